@@ -1,0 +1,1 @@
+"""``roost validate`` and ``roost schema`` (placeholder until the flow-language work lands)."""

@@ -1,0 +1,108 @@
+"""roost's exception hierarchy.
+
+Every failure a user can cause or meet is one of these, so the CLI catches
+``RoostError`` once, prints ``str(error)`` as one line and exits with
+``error.exit_code``. Foreign exceptions (YAML, SDKs, SQLAlchemy) are translated
+at the edge that meets them, with ``raise ... from exc``.
+
+    RoostError                     exit 1: anything not listed below
+    ├── FlowError                  exit 2: the flow file is wrong (carries Problems)
+    ├── UsageError                 exit 2: bad command-line use or API misuse
+    │   └── RunStateError          exit 2: a run that cannot be continued or retried
+    ├── RunNotFoundError           exit 2: no such run id or event file
+    ├── ProviderError              a model call failed (after retries and fallbacks)
+    ├── ToolFailure                a tool could not be set up (not a tool's own error result)
+    ├── TemplateRenderError        a template failed to render (sandbox refusal, undefined)
+    ├── EventLogError              an event log that cannot be read or appended to
+    └── StoreError                 the database failed, is locked or is not roost's
+        └── ConcurrentRunError     another process advanced the same run
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+Severity = Literal["error", "warning"]
+
+
+class RoostError(Exception):
+    """Base of every error roost raises on purpose."""
+
+    exit_code: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """One located finding about a flow file: ``FILE:LINE:COL: error: MESSAGE``."""
+
+    file: str
+    line: int
+    col: int
+    message: str
+    severity: Severity = "error"
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.col}: {self.severity}: {self.message}"
+
+
+class FlowError(RoostError):
+    """A flow that does not load or validate; ``problems`` holds every finding."""
+
+    exit_code = 2
+
+    def __init__(self, problems: list[Problem]) -> None:
+        self.problems = problems
+        errors = [p for p in problems if p.severity == "error"] or problems
+        super().__init__("\n".join(str(p) for p in errors))
+
+    @property
+    def errors(self) -> list[Problem]:
+        return [p for p in self.problems if p.severity == "error"]
+
+
+class UsageError(RoostError):
+    """The command or API was used in a way that cannot work."""
+
+    exit_code = 2
+
+
+class RunStateError(UsageError):
+    """The run is not in a state that allows the requested step."""
+
+
+class RunNotFoundError(RoostError):
+    """No stored run or event file answers to the given name."""
+
+    exit_code = 2
+
+
+class ProviderError(RoostError):
+    """A model call failed; ``provider`` names the flow's provider entry."""
+
+    def __init__(self, provider: str, message: str, *, retryable: bool = False) -> None:
+        self.provider = provider
+        self.retryable = retryable
+        super().__init__(f"provider {provider!r}: {message}")
+
+
+class ToolFailure(RoostError):
+    """A tool could not be prepared (import, MCP start-up); not a tool's own error result."""
+
+
+class TemplateRenderError(RoostError):
+    """A Jinja2 template failed to render at run time."""
+
+
+class EventLogError(RoostError):
+    """An event log file that cannot be read or written."""
+
+
+class StoreError(RoostError):
+    """The run store failed, is locked, unreachable or not a roost database."""
+
+
+class ConcurrentRunError(StoreError):
+    """Another process appended to the same run first."""
+
+    exit_code = 2

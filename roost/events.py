@@ -1,0 +1,163 @@
+"""The event log's types (FLOW-LANGUAGE.md section 7).
+
+A run is an append-only list of these. Each event has ``seq`` (0, 1, 2, ...
+within its run), ``type``, ``run`` and ``ts`` (ISO 8601, UTC). Field names are
+a contract with programs outside roost: they may be added to, never renamed.
+``from`` is a Python keyword, so models name the field ``from_`` and
+serialise it as ``from``.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+
+def now_iso() -> str:
+    """The current time as the log writes it: ISO 8601 in UTC with microseconds."""
+    return datetime.now(UTC).isoformat().replace("+00:00", "Z")
+
+
+class _Event(BaseModel):
+    # Unknown fields are kept (extra="allow") so that a log written by a newer roost loads.
+    model_config = ConfigDict(extra="allow", frozen=True, populate_by_name=True)
+
+    seq: int
+    run: str
+    ts: str
+
+
+class MessageEvent(_Event):
+    type: Literal["message"] = "message"
+    from_: str = Field(alias="from")
+    to: str
+    content: str
+    state: Literal["success"] = "success"
+
+
+class InterruptEvent(_Event):
+    type: Literal["interrupt"] = "interrupt"
+    from_: str = Field(alias="from")
+    to: str
+    state: Literal["interrupt"] = "interrupt"
+    # What the person is asked; absent for a plain human turn.
+    reason: Literal["human", "manual_select", "tool_approval"] | None = None
+    tool_call: dict[str, Any] | None = None  # for tool_approval: {id, name, arguments}
+
+
+class ErrorEvent(_Event):
+    type: Literal["error"] = "error"
+    from_: str = Field(alias="from")
+    to: str
+    content: str
+    state: Literal["error"] = "error"
+
+
+class FlowRecord(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    path: str
+    name: str
+    hash: str
+    text: str
+
+
+class RunStartEvent(_Event):
+    type: Literal["run_start"] = "run_start"
+    flow: FlowRecord
+    parent: str | None = None  # the run this one was forked from or called by
+    fork_at: int | None = None
+    parent_tool_call: str | None = None
+
+
+class TerminateEvent(_Event):
+    type: Literal["terminate"] = "terminate"
+    node: str
+    reason: str | None = None
+
+
+class ResumeEvent(_Event):
+    type: Literal["resume"] = "resume"
+    from_: str = Field(alias="from")
+    to: str
+    feedback: str
+
+
+class RetryEvent(_Event):
+    type: Literal["retry"] = "retry"
+    from_: str = Field(alias="from")
+    to: str
+
+
+class SelectEvent(_Event):
+    type: Literal["select"] = "select"
+    channel: str
+    candidates: list[str]
+    chosen: str
+    by: Literal["llm", "llm_retry", "fallback", "only_candidate", "round_robin", "random", "manual"]
+
+
+class ToolCallEvent(_Event):
+    type: Literal["tool_call"] = "tool_call"
+    agent: str
+    id: str
+    name: str
+    arguments: dict[str, Any]
+
+
+class ToolResultEvent(_Event):
+    type: Literal["tool_result"] = "tool_result"
+    agent: str
+    id: str
+    name: str
+    content: str
+    is_error: bool = False
+    child_run: str | None = None  # a sub-flow tool's run
+
+
+class LlmCallEvent(_Event):
+    type: Literal["llm_call"] = "llm_call"
+    node: str
+    provider: str
+    model: str
+    tools: list[str] = Field(default_factory=list)
+    request_digest: str
+    response: dict[str, Any] | None = None  # {text, tool_calls, reasoning}
+    usage: dict[str, int] | None = None
+    error: str | None = None
+    attempts: list[dict[str, Any]] = Field(default_factory=list)
+
+
+Event = Annotated[
+    MessageEvent
+    | InterruptEvent
+    | ErrorEvent
+    | RunStartEvent
+    | TerminateEvent
+    | ResumeEvent
+    | RetryEvent
+    | SelectEvent
+    | ToolCallEvent
+    | ToolResultEvent
+    | LlmCallEvent,
+    Field(discriminator="type"),
+]
+
+EVENT_ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)
+
+
+def parse_event(data: str | bytes | dict[str, Any]) -> Event:
+    """One event from a JSON line or a dict; raises pydantic.ValidationError when malformed."""
+    if isinstance(data, dict):
+        return EVENT_ADAPTER.validate_python(data)
+    return EVENT_ADAPTER.validate_json(data)
+
+
+def event_json(event: BaseModel) -> str:
+    """The event as one JSON line (no newline), ``from`` spelt as in the contract."""
+    return event.model_dump_json(by_alias=True, exclude_none=True)
+
+
+def event_dict(event: BaseModel) -> dict[str, Any]:
+    return event.model_dump(by_alias=True, exclude_none=True, mode="json")

@@ -1,0 +1,261 @@
+"""Pydantic models of the flow language (FLOW-LANGUAGE.md section 1).
+
+These models are the single source of the JSON Schema (``roost schema``).
+Every model forbids unknown keys. Cross-references (a member naming an agent,
+a provider naming a fallback) are checked later by ``roost.flow.validate``,
+which knows where each key stands in the file.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+
+InterruptPolicy = Literal["NEVER", "ALWAYS"]
+
+
+class Strict(BaseModel):
+    """Base for every flow model: unknown keys are errors, models are immutable."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+# --------------------------------------------------------------------------- defaults
+
+
+class Defaults(Strict):
+    provider: str | None = Field(
+        None, description="Provider used by agents and directors that name none."
+    )
+    max_rounds: int = Field(
+        100,
+        ge=1,
+        description="Cap on success messages between two agents (both directions), "
+        "and on each member's own messages into a channel.",
+    )
+    interrupt: InterruptPolicy = Field("NEVER", description="Interrupt policy of agents that set none.")
+    max_tool_calls: int = Field(10, ge=0, description="Tool rounds per reply.")
+    timestamps: bool = Field(
+        False, description="Start each user message with its event's recorded time."
+    )
+    tool_result_limit: int = Field(
+        16000, ge=1, description="Characters of a tool result shown to a model; the log keeps all."
+    )
+
+
+# --------------------------------------------------------------------------- providers
+
+
+class ThinkingConfig(Strict):
+    budget_tokens: int = Field(..., ge=1)
+
+
+class ReasoningConfig(Strict):
+    effort: Literal["low", "medium", "high"]
+
+
+class _ModelProvider(Strict):
+    model: str = Field(..., description="The model name the API expects.")
+    base_url: str | None = Field(None, description="Any compatible server.")
+    api_key: str | None = Field(None, description='Usually "${OPENAI_API_KEY}" or similar.')
+    max_tokens: int | None = Field(None, ge=1)
+    temperature: float | None = Field(None, ge=0, le=2)
+    timeout: float | None = Field(None, gt=0, description="Seconds for one call.")
+    max_retries: int | None = Field(None, ge=0)
+    stream: bool = True
+    fallback: list[str] = Field(default_factory=list, description="Providers tried in order when this one fails.")
+    thinking: ThinkingConfig | None = None
+    reasoning: ReasoningConfig | None = None
+    context_window: int | None = Field(None, ge=1, description="Tokens; used to decide when to compress history.")
+
+
+class OpenAIProviderConfig(_ModelProvider):
+    kind: Literal["openai"]
+
+
+class OpenAIResponsesProviderConfig(_ModelProvider):
+    kind: Literal["openai-responses"]
+
+
+class AnthropicProviderConfig(_ModelProvider):
+    kind: Literal["anthropic"]
+
+
+class ScriptedToolCall(Strict):
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    id: str | None = None
+
+
+class ScriptedToolCalls(Strict):
+    tool_calls: list[ScriptedToolCall] = Field(..., min_length=1)
+
+
+class ScriptedError(Strict):
+    error: str
+
+
+class ScriptedEcho(Strict):
+    echo: Literal["system", "last"]
+
+
+ScriptedReply = str | ScriptedToolCalls | ScriptedError | ScriptedEcho
+
+
+class ScriptedProviderConfig(Strict):
+    kind: Literal["scripted"]
+    model: str = "scripted"
+    replies: list[ScriptedReply] = Field(default_factory=list)
+    when_exhausted: Literal["error", "repeat_last", "cycle"] = "error"
+    fallback: list[str] = Field(default_factory=list)
+    # Accepted so that a flow can switch kinds by editing one line; unused by scripted.
+    base_url: str | None = None
+    api_key: str | None = None
+    max_tokens: int | None = Field(None, ge=1)
+    temperature: float | None = Field(None, ge=0, le=2)
+    timeout: float | None = Field(None, gt=0)
+    max_retries: Literal[0] | None = None
+    stream: bool = True
+    thinking: ThinkingConfig | None = None
+    reasoning: ReasoningConfig | None = None
+    context_window: int | None = Field(None, ge=1)
+
+
+ProviderConfig = Annotated[
+    OpenAIProviderConfig
+    | OpenAIResponsesProviderConfig
+    | AnthropicProviderConfig
+    | ScriptedProviderConfig,
+    Field(discriminator="kind"),
+]
+
+# --------------------------------------------------------------------------- tools
+
+
+class _ToolCommon(Strict):
+    description: str | None = None
+    parameters: dict[str, Any] | None = Field(
+        None, description="JSON Schema of the arguments; derived from type hints when absent."
+    )
+    direct_output: bool = Field(False, description="The tool's result becomes the reply.")
+    approval: Literal["never", "always"] = Field("never", description="always: a human says yes first.")
+    timeout: float = Field(60, gt=0, description="Seconds.")
+
+
+class PythonTool(_ToolCommon):
+    python: str = Field(..., pattern=r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$", description='"module:function"')
+
+
+class FlowTool(_ToolCommon):
+    flow: str = Field(..., description="Path of another flow, run as a sub-agent.")
+
+
+class McpTool(_ToolCommon):
+    mcp: str = Field(..., description="Name of a server under mcp_servers.")
+
+
+class ToolGroup(Strict):
+    description: str | None = None
+    tools: dict[str, PythonTool | FlowTool | McpTool]
+
+
+ToolConfig = PythonTool | FlowTool | McpTool | ToolGroup
+
+
+class StdioServer(Strict):
+    command: str
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)
+    timeout: float = Field(60, gt=0)
+
+
+class HttpServer(Strict):
+    url: str
+    headers: dict[str, str] = Field(default_factory=dict)
+    timeout: float = Field(60, gt=0)
+
+
+McpServerConfig = StdioServer | HttpServer
+
+# --------------------------------------------------------------------------- nodes
+
+
+class Agent(Strict):
+    role: str = Field("", description="Jinja2 template; the system prompt.")
+    description: str | None = Field(None, description="Shown to directors choosing a speaker.")
+    provider: str | None = None
+    functions: list[str] = Field(default_factory=list, description='Tools: "name", "group#child" or "@@name".')
+    interrupt: InterruptPolicy | None = None
+    context: list[str] = Field(default_factory=list, description="Files (globs) re-read at every reply.")
+    tool_limit: int | None = Field(None, ge=1, description="Offer only the best-matching N tools.")
+    max_tool_calls: int | None = Field(None, ge=0)
+
+
+class Director(Strict):
+    strategy: Literal["llm", "round_robin", "random", "manual"] = "llm"
+    provider: str | None = None
+    prompt: str | None = Field(None, description="Jinja2 template replacing the built-in selection prompt.")
+    allow_repeat: bool = False
+    seed: int | None = None
+
+
+class Channel(Strict):
+    members: list[str] = Field(..., description="Agents that speak in this channel.")
+    max_rounds: int = Field(10, ge=1, description="Member-authored messages into the channel.")
+    role: str = Field("", description="The director's system prompt (Jinja2).")
+    description: str | None = None
+    director: Director = Field(default_factory=Director)
+    transitions: dict[str, list[str]] | None = None
+
+
+class Start(Strict):
+    from_: str = Field(..., alias="from")
+    to: str
+    content: str = ""
+
+
+# --------------------------------------------------------------------------- the file
+
+
+class Flow(Strict):
+    roost: Literal[1] = Field(..., description="Format version.")
+    name: str
+    description: str | None = None
+    vars: dict[str, Any] = Field(default_factory=dict)
+    defaults: Defaults = Field(default_factory=Defaults)
+    providers: dict[str, ProviderConfig] = Field(default_factory=dict)
+    tools: dict[str, ToolConfig] = Field(default_factory=dict)
+    mcp_servers: dict[str, McpServerConfig] = Field(default_factory=dict)
+    agents: dict[str, Agent] = Field(default_factory=dict)
+    channels: dict[str, Channel] = Field(default_factory=dict)
+    start: Start | None = None
+
+    # Where the flow came from; set by the loader, not part of the schema.
+    _path: str = PrivateAttr(default="<string>")
+    _text: str = PrivateAttr(default="")
+    _secrets: frozenset[str] = PrivateAttr(default=frozenset())
+
+    @property
+    def path(self) -> str:
+        return self._path
+
+    @property
+    def text(self) -> str:
+        """The file as written, placeholders unexpanded (recorded in ``run_start``)."""
+        return self._text
+
+    @property
+    def secrets(self) -> frozenset[str]:
+        """Values substituted from the environment, to be kept out of every output."""
+        return self._secrets
+
+    def node_kind(self, name: str) -> Literal["agent", "channel"] | None:
+        if name in self.agents:
+            return "agent"
+        if name in self.channels:
+            return "channel"
+        return None
+
+    def interrupt_of(self, agent: str) -> InterruptPolicy:
+        return self.agents[agent].interrupt or self.defaults.interrupt

@@ -1,0 +1,129 @@
+"""The neutral message model shared by the engine, the providers and the store.
+
+A model request is a system prompt, a list of ``ChatMessage`` and the tools on
+offer; an answer is a ``ModelResponse``. Nothing here knows any SDK: each
+provider maps these types to and from its wire format, and anything only one
+provider needs (a thinking signature, an encrypted reasoning item) rides along
+in ``provider_details`` or in a ``ReasoningPart``.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class ToolCall(_Frozen):
+    """A model's request to run one tool; ``arguments`` is the parsed JSON object.
+
+    ``raw_arguments`` keeps the text as the model sent it when it was not valid
+    JSON, so the tool loop can answer with an error result instead of guessing.
+    """
+
+    id: str
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    raw_arguments: str | None = None
+    provider_details: dict[str, Any] | None = None
+
+
+class ReasoningPart(_Frozen):
+    """Thinking or reasoning a model produced; sent back unchanged, never shown to others.
+
+    ``kind`` says whose format it is: Anthropic ``thinking`` (with ``signature``)
+    and ``redacted_thinking`` (with opaque ``data``), OpenAI Responses
+    ``reasoning`` (``data`` holds the encrypted content, ``id`` the item id) or
+    ``reasoning_content`` (DeepSeek-style text on a chat completion).
+    """
+
+    kind: Literal["thinking", "redacted_thinking", "reasoning", "reasoning_content"]
+    text: str = ""
+    signature: str | None = None
+    data: str | None = None
+    id: str | None = None
+    provider_details: dict[str, Any] | None = None
+
+
+class UserMessage(_Frozen):
+    role: Literal["user"] = "user"
+    content: str
+
+
+class AssistantMessage(_Frozen):
+    """What a model said: text, tool calls and reasoning, in the model's order."""
+
+    role: Literal["assistant"] = "assistant"
+    content: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+    reasoning: tuple[ReasoningPart, ...] = ()
+    provider: str | None = None  # the provider entry that produced it (reasoning is not portable)
+
+
+class ToolResultMessage(_Frozen):
+    """One tool's result, answering the call with ``tool_call_id``."""
+
+    role: Literal["tool"] = "tool"
+    tool_call_id: str
+    name: str
+    content: str
+    is_error: bool = False
+
+
+ChatMessage = Annotated[
+    UserMessage | AssistantMessage | ToolResultMessage, Field(discriminator="role")
+]
+
+
+class ToolSpec(_Frozen):
+    """A tool as a model sees it: a name, a description and a JSON Schema of its arguments."""
+
+    name: str
+    description: str = ""
+    parameters: dict[str, Any] = Field(
+        default_factory=lambda: {"type": "object", "properties": {}}
+    )
+
+
+class Usage(_Frozen):
+    """Token counts of one call (or a sum of calls, with ``calls`` counting them)."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_tokens: int = 0
+    reasoning_tokens: int = 0
+    calls: int = 1
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
+            completion_tokens=self.completion_tokens + other.completion_tokens,
+            cached_tokens=self.cached_tokens + other.cached_tokens,
+            reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
+            calls=self.calls + other.calls,
+        )
+
+
+class ModelRequest(_Frozen):
+    """Everything a provider needs for one call."""
+
+    system: str = ""
+    messages: tuple[ChatMessage, ...] = ()
+    tools: tuple[ToolSpec, ...] = ()
+    node: str = ""  # who speaks; for logs and the scripted provider's errors
+
+
+class ModelResponse(_Frozen):
+    """A provider's answer: the assistant message, its usage and the model that gave it."""
+
+    message: AssistantMessage
+    usage: Usage = Field(default_factory=Usage)
+    model: str = ""
+    provider: str = ""  # the provider entry that answered (a fallback's name when one did)
+    attempts: tuple[dict[str, Any], ...] = ()  # each attempt: provider, model, outcome
+
+

@@ -1,0 +1,36 @@
+"""The interface the engine's tool loop sees for every kind of tool."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+from roost.messages import ToolSpec
+
+
+@dataclass(frozen=True, slots=True)
+class ToolOutcome:
+    """What one tool call gave: text for the model, whether it failed, a child run if any."""
+
+    content: str
+    is_error: bool = False
+    child_run: str | None = None
+
+
+@runtime_checkable
+class Tool(Protocol):
+    """One callable tool as an agent is offered it.
+
+    ``spec.name`` is the name the model calls (``add``, ``math#add`` becomes
+    the wire-safe name the toolbox chose); ``call`` validates ``arguments``
+    against ``spec.parameters`` and never raises for the tool's own failures:
+    those come back as ``ToolOutcome(is_error=True)``. The tool loop applies
+    ``timeout`` around ``call``.
+    """
+
+    spec: ToolSpec
+    direct_output: bool
+    approval: bool
+    timeout: float
+
+    async def call(self, arguments: dict[str, Any]) -> ToolOutcome: ...

@@ -1,0 +1,1 @@
+"""roost.visualize."""
