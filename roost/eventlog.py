@@ -1,0 +1,54 @@
+"""Where a run's events go: the small interface every log backend satisfies.
+
+The engine appends the events of one step together (no model, tool or person
+is awaited between them) and each backend makes that batch durable as a unit:
+the JSON Lines file flushes it, the SQL store commits it in one transaction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
+from roost.errors import ConcurrentRunError
+from roost.events import Event
+
+
+@runtime_checkable
+class EventLog(Protocol):
+    """An append-only list of one run's events."""
+
+    @property
+    def run_id(self) -> str: ...
+
+    def load(self) -> list[Event]:
+        """Every event of the run, in seq order."""
+        ...
+
+    def append(self, events: Sequence[Event]) -> None:
+        """Adds one step's events; raises ConcurrentRunError when a seq is already taken."""
+        ...
+
+
+class MemoryLog:
+    """A log kept in a list: for tests, embedding and benchmarks."""
+
+    def __init__(self, run_id: str, events: Sequence[Event] = ()) -> None:
+        self._run_id = run_id
+        self._events: list[Event] = list(events)
+
+    @property
+    def run_id(self) -> str:
+        return self._run_id
+
+    def load(self) -> list[Event]:
+        return list(self._events)
+
+    def append(self, events: Sequence[Event]) -> None:
+        expected = len(self._events)
+        for offset, event in enumerate(events):
+            if event.seq != expected + offset:
+                raise ConcurrentRunError(
+                    f"run {self._run_id}: event seq {event.seq} is not the next ({expected + offset})"
+                )
+        self._events.extend(events)
