@@ -14,7 +14,12 @@ from roost.cli.app import app
 from roost.errors import RoostError
 
 # Importing the command modules registers their commands on ``app``.
-from roost.cli import flow_commands  # noqa: E402,F401  isort: skip
+from roost.cli import (  # noqa: E402,F401  isort: skip
+    flow_commands,
+    render_command,
+    run_commands,
+    store_commands,
+)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -1,0 +1,1 @@
+"""Placeholder: registers no command until its helper writes it."""
