@@ -21,7 +21,7 @@ at the edge that meets them, with ``raise ... from exc``.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 Severity = Literal["error", "warning"]
 
@@ -78,11 +78,24 @@ class RunNotFoundError(RoostError):
 
 
 class ProviderError(RoostError):
-    """A model call failed; ``provider`` names the flow's provider entry."""
+    """A model call failed; ``provider`` names the flow's provider entry.
 
-    def __init__(self, provider: str, message: str, *, retryable: bool = False) -> None:
+    ``attempts`` lists every request tried before giving up (provider, model,
+    outcome), as in ``ModelResponse.attempts``, so a failed ``llm_call`` can
+    record them too.
+    """
+
+    def __init__(
+        self,
+        provider: str,
+        message: str,
+        *,
+        retryable: bool = False,
+        attempts: tuple[dict[str, Any], ...] = (),
+    ) -> None:
         self.provider = provider
         self.retryable = retryable
+        self.attempts = attempts
         super().__init__(f"provider {provider!r}: {message}")
 
 
