@@ -1,0 +1,110 @@
+"""What every HTTP backend shares: its settings, secret redaction and the text sink.
+
+The wire mapping of each API lives in its own module; this one holds the
+parts that do not depend on any SDK, so they are written (and tested) once.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from roost.errors import ProviderError
+from roost.providers.base import TextCallback
+from roost.providers.registry import ProviderContext
+
+DEFAULT_TIMEOUT = 600.0
+DEFAULT_MAX_RETRIES = 2
+ANTHROPIC_DEFAULT_MAX_TOKENS = 8192
+# Local servers (Ollama, vLLM, llama.cpp) ignore the key, but the SDKs insist on one.
+LOCAL_SERVER_KEY = "not-needed"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """One provider entry of a flow, resolved: key read, defaults applied."""
+
+    name: str
+    kind: str
+    model: str
+    key_env: str
+    base_url: str | None = None
+    api_key: str | None = None
+    max_tokens: int | None = None
+    temperature: float | None = None
+    timeout: float = DEFAULT_TIMEOUT
+    max_retries: int = DEFAULT_MAX_RETRIES
+    stream: bool = True
+    thinking_budget: int | None = None
+    reasoning_effort: str | None = None
+    secrets: frozenset[str] = field(default_factory=frozenset)
+
+    @property
+    def deadline(self) -> float:
+        """Seconds one ``complete`` may take in all, retries included."""
+        return self.timeout * (self.max_retries + 1)
+
+    def where(self) -> str:
+        """The server this provider talks to, for error messages."""
+        return self.base_url or "the default endpoint"
+
+
+def settings_from(name: str, config: Any, context: ProviderContext, *, key_env: str) -> Settings:
+    """Resolve a flow's provider config: the key from the config or ``key_env``."""
+    api_key = config.api_key or os.environ.get(key_env) or None
+    if api_key is None and config.base_url:
+        api_key = LOCAL_SERVER_KEY
+    secrets = set(context.secrets)
+    if api_key and api_key != LOCAL_SERVER_KEY:
+        secrets.add(api_key)
+    return Settings(
+        name=name,
+        kind=config.kind,
+        model=config.model,
+        key_env=key_env,
+        base_url=config.base_url,
+        api_key=api_key,
+        max_tokens=config.max_tokens,
+        temperature=config.temperature,
+        timeout=config.timeout or DEFAULT_TIMEOUT,
+        max_retries=DEFAULT_MAX_RETRIES if config.max_retries is None else config.max_retries,
+        stream=config.stream,
+        thinking_budget=config.thinking.budget_tokens if config.thinking else None,
+        reasoning_effort=config.reasoning.effort if config.reasoning else None,
+        secrets=frozenset(secrets),
+    )
+
+
+def require_key(settings: Settings) -> str:
+    """The API key, or a ProviderError saying where to put one."""
+    if settings.api_key:
+        return settings.api_key
+    raise ProviderError(
+        settings.name,
+        f"no API key: set {settings.key_env} in the environment or api_key in the "
+        f'provider entry (api_key: "${{{settings.key_env}}}")',
+    )
+
+
+def redact(text: str, secrets: frozenset[str]) -> str:
+    """``text`` with every secret value replaced by ``***``."""
+    for secret in sorted(secrets, key=len, reverse=True):
+        if len(secret) >= 4:
+            text = text.replace(secret, "***")
+    return text
+
+
+class TextSink:
+    """Passes streamed text on and remembers whether any reached the caller."""
+
+    def __init__(self, on_text: TextCallback | None) -> None:
+        self._on_text = on_text
+        self.emitted = False
+        self.opened = False  # the server answered and the stream began
+
+    def __call__(self, chunk: str) -> None:
+        if not chunk or self._on_text is None:
+            return
+        self.emitted = True
+        self._on_text(chunk)

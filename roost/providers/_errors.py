@@ -1,0 +1,183 @@
+"""Translating the OpenAI and Anthropic SDKs' exceptions into ``ProviderError``.
+
+Both SDKs share one exception shape (``APIStatusError`` with ``status_code``
+and ``body``, ``APIConnectionError``, ``APITimeoutError``), so one translator
+serves both; it is given the SDK module whose classes to match. Every message
+names the provider, says what to check and never holds a secret.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
+
+from roost.errors import ProviderError
+from roost.providers._common import Settings, redact
+
+# Statuses worth another try once the SDK's own retries are spent (they are
+# not: the SDK has done them), and stream error types worth a new request.
+RETRYABLE_STREAM_ERRORS = frozenset(
+    {"overloaded_error", "api_error", "server_error", "rate_limit_error", "internal_error"}
+)
+
+
+@dataclass(frozen=True)
+class Failure:
+    """A translated failure: the error to raise, a short outcome, whether to try again."""
+
+    error: ProviderError
+    outcome: str
+    retryable: bool
+    retry_after: float | None = None
+
+
+def html_error(settings: Settings, status: int | None = None) -> ProviderError:
+    """The server answered with a web page: almost always a wrong base_url."""
+    code = f" (HTTP {status})" if status else ""
+    return ProviderError(
+        settings.name,
+        f"{settings.where()} answered with an HTML page instead of the API{code}; check "
+        "base_url (OpenAI-compatible servers usually end in /v1)",
+    )
+
+
+def stream_error(settings: Settings, message: str, error_type: str) -> ProviderError:
+    """An error event inside a stream; retryable when the server says it was its fault."""
+    return _error(
+        settings,
+        f"the stream failed: {_short(message)}",
+        retryable=error_type in RETRYABLE_STREAM_ERRORS,
+    )
+
+
+def translate(
+    exc: BaseException, settings: Settings, sdk: ModuleType, *, streaming: bool
+) -> Failure:
+    """A Failure for ``exc``; ``streaming`` says the server had begun answering."""
+    if isinstance(exc, ProviderError):
+        return Failure(exc, _short(str(exc)), exc.retryable)
+    if isinstance(exc, sdk.APITimeoutError):
+        error = _error(
+            settings,
+            f"no answer from {settings.where()} within {settings.timeout:g} s; check that the "
+            "server is up, or raise the provider's timeout",
+        )
+        return Failure(error, "timeout", retryable=streaming)
+    if isinstance(exc, sdk.APIConnectionError):
+        error = _error(
+            settings,
+            f"cannot reach {settings.where()} ({_cause(exc)}); check base_url and that the "
+            "server is running",
+        )
+        return Failure(error, "connection error", retryable=streaming)
+    if isinstance(exc, sdk.APIStatusError):
+        return _status_failure(exc, settings)
+    if isinstance(exc, sdk.APIError):
+        message = _server_message(getattr(exc, "body", None)) or str(exc)
+        error = _error(settings, f"the stream failed: {message}")
+        return Failure(error, "stream error", retryable=streaming)
+    error = _error(settings, f"unexpected failure: {type(exc).__name__}: {exc}")
+    return Failure(error, f"error {type(exc).__name__}", retryable=False)
+
+
+def _status_failure(exc: Any, settings: Settings) -> Failure:
+    status: int = exc.status_code
+    response = getattr(exc, "response", None)
+    body = getattr(exc, "body", None)
+    if _is_html(response, body):
+        return Failure(html_error(settings, status), f"http {status} html", retryable=False)
+    detail = _server_message(body) or _short(str(getattr(exc, "message", exc)))
+    error_type = _error_type(body)
+    if status == 200:  # an error event inside a 200 stream
+        retry = error_type in RETRYABLE_STREAM_ERRORS
+        return Failure(_error(settings, f"the stream failed: {detail}"), "stream error", retry)
+    return Failure(
+        _error(settings, _status_text(status, detail, settings)),
+        f"http {status}",
+        retryable=False,
+        retry_after=_retry_after(response),
+    )
+
+
+def _status_text(status: int, detail: str, settings: Settings) -> str:
+    if status == 401:
+        return (
+            f"the server refused the API key (HTTP 401: {detail}); check {settings.key_env} "
+            "or the provider's api_key"
+        )
+    if status == 403:
+        return f"access denied (HTTP 403: {detail}); check the key's access to {settings.model!r}"
+    if status == 404:
+        return (
+            f"not found (HTTP 404: {detail}); check the model name {settings.model!r} and "
+            f"base_url ({settings.where()})"
+        )
+    if status == 429:
+        return f"rate limited (HTTP 429: {detail}) after its retries; wait, or add a fallback"
+    if status >= 500:
+        return f"server error (HTTP {status}: {detail}) after its retries; try `roost retry` later"
+    return f"request refused (HTTP {status}: {detail})"
+
+
+def _error(settings: Settings, message: str, *, retryable: bool = False) -> ProviderError:
+    return ProviderError(settings.name, redact(message, settings.secrets), retryable=retryable)
+
+
+def _is_html(response: Any, body: object) -> bool:
+    content_type = ""
+    if response is not None:
+        content_type = str(response.headers.get("content-type", ""))
+    if "html" in content_type:
+        return True
+    return isinstance(body, str) and body.lstrip().lower().startswith(("<!doctype", "<html"))
+
+
+def _server_message(body: object) -> str:
+    if isinstance(body, str):
+        try:
+            body = json.loads(body)
+        except ValueError:
+            return _short(str(body))
+    if not isinstance(body, dict):
+        return ""
+    inner = body.get("error", body)
+    if isinstance(inner, dict) and isinstance(inner.get("message"), str):
+        return _short(inner["message"])
+    if isinstance(inner, str):
+        return _short(inner)
+    return _short(json.dumps(body))
+
+
+def _error_type(body: object) -> str:
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict):
+            return str(inner.get("type") or inner.get("code") or "")
+    return ""
+
+
+def _retry_after(response: Any) -> float | None:
+    if response is None:
+        return None
+    for header, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        value = response.headers.get(header)
+        if value is not None:
+            try:
+                return max(0.0, float(value) * scale)
+            except ValueError:
+                return None
+    return None
+
+
+def _cause(exc: BaseException) -> str:
+    cause = exc.__cause__ or exc.__context__
+    if cause is None:
+        return "connection failed"
+    return _short(f"{type(cause).__name__}: {cause}".rstrip(": "))
+
+
+def _short(text: str, limit: int = 300) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -1,0 +1,62 @@
+"""The part of ``complete`` every SDK backend shares: attempts, retries, the answer.
+
+A backend subclasses ``HttpProvider`` and writes one method, ``_attempt``:
+one request (streamed or not) turned into an ``Answer``. Retries, attempt
+records and error translation happen here, around it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import ModuleType
+
+from roost.messages import AssistantMessage, ModelRequest, ModelResponse, Usage
+from roost.providers._common import Settings, TextSink
+from roost.providers._retry import AttemptHooks, call_with_retries
+from roost.providers.base import TextCallback
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What one successful request gave."""
+
+    message: AssistantMessage
+    usage: Usage = field(default_factory=Usage)
+    model: str = ""
+
+
+class HttpProvider:
+    """A Provider that reaches a model through an SDK; see ``roost.providers.base``."""
+
+    sdk: ModuleType  # the SDK module whose exceptions ``_attempt`` may raise
+
+    def __init__(self, settings: Settings) -> None:
+        self.name = settings.name
+        self.model = settings.model
+        self._settings = settings
+        self._hooks = AttemptHooks(settings)
+
+    @property
+    def settings(self) -> Settings:
+        return self._settings
+
+    async def complete(
+        self, request: ModelRequest, *, on_text: TextCallback | None = None
+    ) -> ModelResponse:
+        """One whole answer to ``request``; streamed text goes to ``on_text`` as it comes."""
+
+        async def attempt(sink: TextSink) -> Answer:
+            return await self._attempt(request, sink)
+
+        answer, attempts = await call_with_retries(self._settings, self.sdk, attempt, on_text)
+        message = answer.message.model_copy(update={"provider": self.name})
+        return ModelResponse(
+            message=message,
+            usage=answer.usage,
+            model=answer.model or self.model,
+            provider=self.name,
+            attempts=attempts,
+        )
+
+    async def _attempt(self, request: ModelRequest, sink: TextSink) -> Answer:
+        raise NotImplementedError

@@ -1,0 +1,276 @@
+"""Anthropic Messages API.
+
+The system prompt goes in the ``system`` parameter; every ``tool_use`` is
+answered by a ``tool_result`` block in the very next user message; thinking
+blocks (with their signatures) and redacted thinking blocks are sent back
+unchanged to the provider that made them. ``max_tokens`` defaults to 8192,
+and with thinking on no temperature is sent (the API refuses one).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, assert_never
+
+import anthropic
+
+from roost.errors import ProviderError
+from roost.messages import (
+    AssistantMessage,
+    ModelRequest,
+    ReasoningPart,
+    ToolCall,
+    ToolResultMessage,
+    Usage,
+    UserMessage,
+)
+from roost.providers._common import (
+    ANTHROPIC_DEFAULT_MAX_TOKENS,
+    Settings,
+    TextSink,
+    require_key,
+    settings_from,
+)
+from roost.providers._errors import html_error
+from roost.providers._history import OwnReasoning, paired
+from roost.providers._http import Answer, HttpProvider
+from roost.providers._toolcalls import make_call
+from roost.providers.registry import ProviderContext
+
+EMPTY_TURN = "(no answer)"  # the API refuses an assistant turn without content
+
+
+def create(name: str, config: Any, context: ProviderContext) -> AnthropicProvider:
+    """An Anthropic Messages provider for the flow's entry ``name``."""
+    return AnthropicProvider(settings_from(name, config, context, key_env="ANTHROPIC_API_KEY"))
+
+
+class AnthropicProvider(HttpProvider):
+    """``kind: anthropic``: the Messages API."""
+
+    sdk = anthropic
+
+    def __init__(self, settings: Settings) -> None:
+        super().__init__(settings)
+        self._client: anthropic.AsyncAnthropic | None = None
+
+    def _sdk_client(self) -> anthropic.AsyncAnthropic:
+        if self._client is None:
+            http_client = anthropic.DefaultAsyncHttpxClient(event_hooks=self._hooks.event_hooks())
+            self._client = anthropic.AsyncAnthropic(
+                api_key=require_key(self.settings),
+                base_url=self.settings.base_url,
+                timeout=self.settings.timeout,
+                max_retries=self.settings.max_retries,
+                http_client=http_client,
+            )
+        return self._client
+
+    async def _attempt(self, request: ModelRequest, sink: TextSink) -> Answer:
+        body = _to_wire(request, self.settings)
+        result: Any = await self._sdk_client().messages.create(**body)
+        sink.opened = True
+        if isinstance(result, str):
+            raise html_error(self.settings)
+        if not self.settings.stream:
+            return _from_wire(result.model_dump(), self.settings)
+        if "html" in result.response.headers.get("content-type", ""):
+            raise html_error(self.settings)
+        return await _read_stream(result, sink, self.settings)
+
+
+# --------------------------------------------------------------------------- to the wire
+
+
+def _to_wire(request: ModelRequest, settings: Settings) -> dict[str, Any]:
+    """The keyword arguments of ``messages.create`` for ``request``."""
+    max_tokens = settings.max_tokens or ANTHROPIC_DEFAULT_MAX_TOKENS
+    body: dict[str, Any] = {
+        "model": settings.model,
+        "messages": _messages(request, settings.name),
+        "stream": settings.stream,
+    }
+    if request.system:
+        body["system"] = request.system
+    if request.tools:
+        body["tools"] = [
+            {"name": t.name, "description": t.description, "input_schema": t.parameters}
+            for t in request.tools
+        ]
+    if settings.thinking_budget:
+        body["thinking"] = {"type": "enabled", "budget_tokens": settings.thinking_budget}
+        if settings.max_tokens is None and max_tokens <= settings.thinking_budget:
+            max_tokens = settings.thinking_budget + ANTHROPIC_DEFAULT_MAX_TOKENS
+    elif settings.temperature is not None:
+        body["temperature"] = settings.temperature
+    body["max_tokens"] = max_tokens
+    return body
+
+
+def _messages(request: ModelRequest, name: str) -> list[dict[str, Any]]:
+    """Turns of alternating roles; tool results open the user turn after the tool calls."""
+    turns: list[dict[str, Any]] = []
+    own = OwnReasoning(name)
+    for message in paired(request.messages, name):
+        match message:
+            case UserMessage():
+                _add(turns, "user", [{"type": "text", "text": message.content}])
+            case AssistantMessage():
+                _add(turns, "assistant", _assistant_blocks(message, own.parts(message)))
+            case ToolResultMessage():
+                block: dict[str, Any] = {
+                    "type": "tool_result",
+                    "tool_use_id": message.tool_call_id,
+                    "content": message.content,
+                }
+                if message.is_error:
+                    block["is_error"] = True
+                _add(turns, "user", [block])
+            case _:
+                assert_never(message)
+    return turns
+
+
+def _add(turns: list[dict[str, Any]], role: str, blocks: list[dict[str, Any]]) -> None:
+    if turns and turns[-1]["role"] == role:
+        turns[-1]["content"].extend(blocks)
+    else:
+        turns.append({"role": role, "content": blocks})
+
+
+def _assistant_blocks(
+    message: AssistantMessage, reasoning: tuple[ReasoningPart, ...]
+) -> list[dict[str, Any]]:
+    blocks: list[dict[str, Any]] = []
+    for part in reasoning:
+        match part.kind:
+            case "thinking":
+                blocks.append(
+                    {"type": "thinking", "thinking": part.text, "signature": part.signature or ""}
+                )
+            case "redacted_thinking":
+                blocks.append({"type": "redacted_thinking", "data": part.data or ""})
+            case "reasoning" | "reasoning_content":
+                pass  # another API's format: this one could not read it
+            case _:
+                assert_never(part.kind)
+    if message.content:
+        blocks.append({"type": "text", "text": message.content})
+    blocks += [_tool_use(call) for call in message.tool_calls]
+    return blocks or [{"type": "text", "text": EMPTY_TURN}]
+
+
+def _tool_use(call: ToolCall) -> dict[str, Any]:
+    # Arguments that were not a JSON object are sent as {}: ``input`` must be one.
+    return {"type": "tool_use", "id": call.id, "name": call.name, "input": call.arguments}
+
+
+# --------------------------------------------------------------------------- from the wire
+
+
+@dataclass
+class _Block:
+    kind: str
+    text: list[str] = field(default_factory=list)
+    signature: str = ""
+    data: str = ""
+    id: str = ""
+    name: str = ""
+    input: dict[str, Any] = field(default_factory=dict)
+
+
+def _from_wire(data: dict[str, Any], settings: Settings) -> Answer:
+    """An Answer from a whole (non-streamed) message."""
+    blocks = [_block_of(raw) for raw in data.get("content") or []]
+    return _answer(blocks, data.get("usage") or {}, data.get("model") or "", settings)
+
+
+def _block_of(raw: dict[str, Any]) -> _Block:
+    block = _Block(kind=str(raw.get("type")))
+    block.text = [raw.get("text") or raw.get("thinking") or ""]
+    block.signature = raw.get("signature") or ""
+    block.data = raw.get("data") or ""
+    block.id = raw.get("id") or ""
+    block.name = raw.get("name") or ""
+    block.input = raw.get("input") or {}
+    return block
+
+
+def _answer(blocks: list[_Block], usage: dict[str, Any], model: str, settings: Settings) -> Answer:
+    text: list[str] = []
+    calls: list[ToolCall] = []
+    reasoning: list[ReasoningPart] = []
+    for block in blocks:
+        joined = "".join(block.text)
+        if block.kind == "text":
+            text.append(joined)
+        elif block.kind == "thinking":
+            reasoning.append(ReasoningPart(kind="thinking", text=joined, signature=block.signature))
+        elif block.kind == "redacted_thinking":
+            reasoning.append(ReasoningPart(kind="redacted_thinking", data=block.data))
+        elif block.kind == "tool_use":
+            arguments = joined if block.text and any(block.text) else json.dumps(block.input)
+            calls.append(make_call(block.id, block.name, arguments))
+        else:
+            raise ProviderError(
+                settings.name, f"the answer holds a {block.kind!r} block, which roost cannot use"
+            )
+    message = AssistantMessage(
+        content="".join(text), tool_calls=tuple(calls), reasoning=tuple(reasoning)
+    )
+    return Answer(message=message, usage=_usage(usage), model=model)
+
+
+async def _read_stream(stream: Any, sink: TextSink, settings: Settings) -> Answer:
+    """Accumulate a Messages event stream into one Answer."""
+    blocks: list[_Block] = []
+    by_index: dict[int, _Block] = {}
+    usage: dict[str, Any] = {}
+    model = ""
+    async for event in stream:
+        data = event.model_dump()
+        kind = data.get("type")
+        if kind == "message_start":
+            message = data.get("message") or {}
+            model = message.get("model") or model
+            usage.update({k: v for k, v in (message.get("usage") or {}).items() if v is not None})
+        elif kind == "content_block_start":
+            block = _block_of(data.get("content_block") or {})
+            if block.kind == "tool_use":
+                block.text = []  # the input comes as JSON fragments
+            blocks.append(block)
+            by_index[data.get("index", len(blocks) - 1)] = block
+        elif kind == "content_block_delta":
+            _apply_delta(by_index.get(data.get("index", -1)), data.get("delta") or {}, sink)
+        elif kind == "message_delta":
+            usage.update({k: v for k, v in (data.get("usage") or {}).items() if v is not None})
+    return _answer(blocks, usage, model, settings)
+
+
+def _apply_delta(block: _Block | None, delta: dict[str, Any], sink: TextSink) -> None:
+    if block is None:
+        return
+    kind = delta.get("type")
+    if kind == "text_delta":
+        block.text.append(delta.get("text") or "")
+        sink(delta.get("text") or "")
+    elif kind == "thinking_delta":
+        block.text.append(delta.get("thinking") or "")
+    elif kind == "signature_delta":
+        block.signature += delta.get("signature") or ""
+    elif kind == "input_json_delta":
+        block.text.append(delta.get("partial_json") or "")
+
+
+def _usage(usage: dict[str, Any]) -> Usage:
+    """Usage from a message's ``usage``: the prompt counts cached and cache-written tokens."""
+    cached = usage.get("cache_read_input_tokens") or 0
+    written = usage.get("cache_creation_input_tokens") or 0
+    details = usage.get("output_tokens_details") or {}
+    return Usage(
+        prompt_tokens=(usage.get("input_tokens") or 0) + cached + written,
+        completion_tokens=usage.get("output_tokens") or 0,
+        cached_tokens=cached,
+        reasoning_tokens=details.get("thinking_tokens") or 0,
+    )

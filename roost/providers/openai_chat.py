@@ -1,0 +1,245 @@
+"""OpenAI Chat Completions, and every server that speaks it.
+
+DeepSeek, vLLM, Ollama and llama.cpp all answer ``/chat/completions`` when
+``base_url`` points at them. The system prompt is the first message; every
+assistant tool call is followed by its ``tool`` message, in order; the
+DeepSeek-style ``reasoning_content`` of the running tool loop is sent back.
+"""
+
+from __future__ import annotations
+
+from typing import Any, assert_never
+
+import openai
+
+from roost.errors import ProviderError
+from roost.messages import (
+    AssistantMessage,
+    ModelRequest,
+    ReasoningPart,
+    ToolResultMessage,
+    ToolSpec,
+    Usage,
+    UserMessage,
+)
+from roost.providers._common import Settings, TextSink, require_key, settings_from
+from roost.providers._errors import html_error
+from roost.providers._history import (
+    OwnReasoning,
+    current_loop_start,
+    paired,
+    result_text,
+)
+from roost.providers._http import Answer, HttpProvider
+from roost.providers._retry import AttemptHooks
+from roost.providers._toolcalls import ToolCallAccumulator, arguments_text, make_call
+from roost.providers.registry import ProviderContext
+
+
+def create(name: str, config: Any, context: ProviderContext) -> OpenAIChatProvider:
+    """A Chat Completions provider for the flow's entry ``name``."""
+    return OpenAIChatProvider(settings_from(name, config, context, key_env="OPENAI_API_KEY"))
+
+
+def openai_client(settings: Settings, hooks: AttemptHooks) -> openai.AsyncOpenAI:
+    """An SDK client whose every HTTP request is recorded as an attempt."""
+    http_client = openai.DefaultAsyncHttpxClient(event_hooks=hooks.event_hooks())
+    return openai.AsyncOpenAI(
+        api_key=require_key(settings),
+        base_url=settings.base_url,
+        timeout=settings.timeout,
+        max_retries=settings.max_retries,
+        http_client=http_client,
+    )
+
+
+class OpenAIChatProvider(HttpProvider):
+    """``kind: openai``: the Chat Completions API."""
+
+    sdk = openai
+
+    def __init__(self, settings: Settings) -> None:
+        super().__init__(settings)
+        self._client: openai.AsyncOpenAI | None = None
+
+    async def _attempt(self, request: ModelRequest, sink: TextSink) -> Answer:
+        if self._client is None:
+            self._client = openai_client(self.settings, self._hooks)
+        body = _to_wire(request, self.settings)
+        result: Any = await self._client.chat.completions.create(**body)
+        sink.opened = True
+        if isinstance(result, str):
+            raise html_error(self.settings)
+        if not self.settings.stream:
+            return _from_wire(result.model_dump(), self.settings)
+        if "html" in result.response.headers.get("content-type", ""):
+            raise html_error(self.settings)
+        return await _read_stream(result, sink, self.settings)
+
+
+# --------------------------------------------------------------------------- to the wire
+
+
+def _to_wire(request: ModelRequest, settings: Settings) -> dict[str, Any]:
+    """The keyword arguments of ``chat.completions.create`` for ``request``."""
+    body: dict[str, Any] = {
+        "model": settings.model,
+        "messages": _messages(request, settings.name),
+        "stream": settings.stream,
+    }
+    if settings.stream:
+        body["stream_options"] = {"include_usage": True}
+    if request.tools:
+        body["tools"] = [_tool(spec) for spec in request.tools]
+    if settings.max_tokens:
+        key = "max_completion_tokens" if settings.reasoning_effort else "max_tokens"
+        body[key] = settings.max_tokens
+    if settings.reasoning_effort:
+        body["reasoning_effort"] = settings.reasoning_effort
+    thinking = settings.reasoning_effort or settings.thinking_budget
+    if settings.temperature is not None and not thinking:
+        body["temperature"] = settings.temperature
+    return body
+
+
+def _messages(request: ModelRequest, name: str) -> list[dict[str, Any]]:
+    wire: list[dict[str, Any]] = []
+    if request.system:
+        wire.append({"role": "system", "content": request.system})
+    history = paired(request.messages, name)
+    loop_start = current_loop_start(history)
+    own = OwnReasoning(name)
+    for index, message in enumerate(history):
+        match message:
+            case UserMessage():
+                wire.append({"role": "user", "content": message.content})
+            case AssistantMessage():
+                reasoning = own.parts(message) if index >= loop_start else ()
+                wire.append(_assistant(message, reasoning))
+            case ToolResultMessage():
+                wire.append(
+                    {
+                        "role": "tool",
+                        "tool_call_id": message.tool_call_id,
+                        "content": result_text(message),
+                    }
+                )
+            case _:
+                assert_never(message)
+    return wire
+
+
+def _assistant(message: AssistantMessage, reasoning: tuple[ReasoningPart, ...]) -> dict[str, Any]:
+    wire: dict[str, Any] = {"role": "assistant", "content": message.content or None}
+    if message.tool_calls:
+        wire["tool_calls"] = [
+            {
+                "id": call.id,
+                "type": "function",
+                "function": {"name": call.name, "arguments": arguments_text(call)},
+            }
+            for call in message.tool_calls
+        ]
+    texts: list[str] = []
+    for part in reasoning:
+        match part.kind:
+            case "reasoning_content":
+                texts.append(part.text)
+            case "thinking" | "redacted_thinking" | "reasoning":
+                pass  # another API's format: this one could not read it
+            case _:
+                assert_never(part.kind)
+    if texts:
+        wire["reasoning_content"] = "".join(texts)
+    return wire
+
+
+def _tool(spec: ToolSpec) -> dict[str, Any]:
+    return {
+        "type": "function",
+        "function": {
+            "name": spec.name,
+            "description": spec.description,
+            "parameters": spec.parameters,
+        },
+    }
+
+
+# --------------------------------------------------------------------------- from the wire
+
+
+def _from_wire(data: dict[str, Any], settings: Settings) -> Answer:
+    """An Answer from a whole (non-streamed) chat completion."""
+    choices = data.get("choices") or []
+    if not choices:
+        raise ProviderError(settings.name, f"{settings.where()} answered with no choices")
+    message = choices[0].get("message") or {}
+    calls = tuple(
+        make_call(call.get("id") or f"call_{n}", fn.get("name") or "", fn.get("arguments") or "")
+        for n, call in enumerate(message.get("tool_calls") or [])
+        if (fn := call.get("function") or {})
+    )
+    reasoning_text = message.get("reasoning_content") or message.get("reasoning") or ""
+    return Answer(
+        message=AssistantMessage(
+            content=message.get("content") or "",
+            tool_calls=calls,
+            reasoning=_reasoning(reasoning_text),
+        ),
+        usage=_usage(data.get("usage")),
+        model=data.get("model") or "",
+    )
+
+
+async def _read_stream(stream: Any, sink: TextSink, settings: Settings) -> Answer:
+    """Accumulate a streamed chat completion into one Answer."""
+    text: list[str] = []
+    reasoning: list[str] = []
+    calls = ToolCallAccumulator()
+    usage: dict[str, Any] | None = None
+    model = ""
+    chunks = 0
+    async for chunk in stream:
+        chunks += 1
+        data = chunk.model_dump()
+        model = data.get("model") or model
+        usage = data.get("usage") or usage
+        for choice in data.get("choices") or []:
+            if choice.get("index", 0) != 0:
+                continue
+            delta = choice.get("delta") or {}
+            if piece := delta.get("reasoning_content") or delta.get("reasoning"):
+                reasoning.append(piece)
+            if piece := delta.get("content"):
+                text.append(piece)
+                sink(piece)
+            for call in delta.get("tool_calls") or []:
+                fn = call.get("function") or {}
+                calls.add(call.get("index"), call.get("id"), fn.get("name"), fn.get("arguments"))
+    if not chunks:
+        raise ProviderError(
+            settings.name, f"{settings.where()} sent an empty stream; check base_url and model"
+        )
+    message = AssistantMessage(
+        content="".join(text), tool_calls=calls.calls(), reasoning=_reasoning("".join(reasoning))
+    )
+    return Answer(message=message, usage=_usage(usage), model=model)
+
+
+def _reasoning(text: str) -> tuple[ReasoningPart, ...]:
+    return (ReasoningPart(kind="reasoning_content", text=text),) if text else ()
+
+
+def _usage(usage: dict[str, Any] | None) -> Usage:
+    """Usage from a chat completion's ``usage`` (DeepSeek's cache field included)."""
+    if not usage:
+        return Usage()
+    prompt_details = usage.get("prompt_tokens_details") or {}
+    completion_details = usage.get("completion_tokens_details") or {}
+    cached = prompt_details.get("cached_tokens") or usage.get("prompt_cache_hit_tokens") or 0
+    return Usage(
+        prompt_tokens=usage.get("prompt_tokens") or 0,
+        completion_tokens=usage.get("completion_tokens") or 0,
+        cached_tokens=cached,
+        reasoning_tokens=completion_details.get("reasoning_tokens") or 0,
+    )

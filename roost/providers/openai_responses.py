@@ -1,0 +1,243 @@
+"""OpenAI Responses API, used statelessly.
+
+Nothing is stored on OpenAI's side (``store: false``): every call sends the
+whole conversation, the system prompt as ``instructions``, tool calls as
+``function_call`` items followed by their ``function_call_output``, and the
+reasoning items of earlier answers with their encrypted content (asked for
+with ``include: ["reasoning.encrypted_content"]``) so reasoning models keep
+their train of thought through a tool loop.
+"""
+
+from __future__ import annotations
+
+from typing import Any, assert_never
+
+import openai
+
+from roost.errors import ProviderError
+from roost.messages import (
+    AssistantMessage,
+    ModelRequest,
+    ReasoningPart,
+    ToolCall,
+    ToolResultMessage,
+    Usage,
+    UserMessage,
+)
+from roost.providers._common import Settings, TextSink, settings_from
+from roost.providers._errors import html_error, stream_error
+from roost.providers._history import OwnReasoning, paired, result_text
+from roost.providers._http import Answer, HttpProvider
+from roost.providers._toolcalls import arguments_text, make_call
+from roost.providers.openai_chat import openai_client
+from roost.providers.registry import ProviderContext
+
+
+def create(name: str, config: Any, context: ProviderContext) -> OpenAIResponsesProvider:
+    """A Responses API provider for the flow's entry ``name``."""
+    return OpenAIResponsesProvider(settings_from(name, config, context, key_env="OPENAI_API_KEY"))
+
+
+class OpenAIResponsesProvider(HttpProvider):
+    """``kind: openai-responses``: the Responses API, stateless."""
+
+    sdk = openai
+
+    def __init__(self, settings: Settings) -> None:
+        super().__init__(settings)
+        self._client: openai.AsyncOpenAI | None = None
+
+    async def _attempt(self, request: ModelRequest, sink: TextSink) -> Answer:
+        if self._client is None:
+            self._client = openai_client(self.settings, self._hooks)
+        body = _to_wire(request, self.settings)
+        result: Any = await self._client.responses.create(**body)
+        sink.opened = True
+        if isinstance(result, str):
+            raise html_error(self.settings)
+        if not self.settings.stream:
+            return _from_wire(result.model_dump(), self.settings)
+        if "html" in result.response.headers.get("content-type", ""):
+            raise html_error(self.settings)
+        return await _read_stream(result, sink, self.settings)
+
+
+# --------------------------------------------------------------------------- to the wire
+
+
+def _to_wire(request: ModelRequest, settings: Settings) -> dict[str, Any]:
+    """The keyword arguments of ``responses.create`` for ``request``."""
+    body: dict[str, Any] = {
+        "model": settings.model,
+        "input": _items(request, settings.name),
+        "store": False,
+        "include": ["reasoning.encrypted_content"],
+        "stream": settings.stream,
+    }
+    if request.system:
+        body["instructions"] = request.system
+    if request.tools:
+        body["tools"] = [
+            {
+                "type": "function",
+                "name": t.name,
+                "description": t.description,
+                "parameters": t.parameters,
+                "strict": False,
+            }
+            for t in request.tools
+        ]
+    if settings.max_tokens:
+        body["max_output_tokens"] = settings.max_tokens
+    if settings.reasoning_effort:
+        body["reasoning"] = {"effort": settings.reasoning_effort, "summary": "auto"}
+    thinking = settings.reasoning_effort or settings.thinking_budget
+    if settings.temperature is not None and not thinking:
+        body["temperature"] = settings.temperature
+    return body
+
+
+def _items(request: ModelRequest, name: str) -> list[dict[str, Any]]:
+    items: list[dict[str, Any]] = []
+    own = OwnReasoning(name)
+    for message in paired(request.messages, name):
+        match message:
+            case UserMessage():
+                items.append({"type": "message", "role": "user", "content": message.content})
+            case AssistantMessage():
+                items += _assistant_items(message, own.parts(message))
+            case ToolResultMessage():
+                items.append(
+                    {
+                        "type": "function_call_output",
+                        "call_id": message.tool_call_id,
+                        "output": result_text(message),
+                    }
+                )
+            case _:
+                assert_never(message)
+    return items
+
+
+def _assistant_items(
+    message: AssistantMessage, reasoning: tuple[ReasoningPart, ...]
+) -> list[dict[str, Any]]:
+    items: list[dict[str, Any]] = []
+    for part in reasoning:
+        match part.kind:
+            case "reasoning":
+                items.append(_reasoning_item(part))
+            case "thinking" | "redacted_thinking" | "reasoning_content":
+                pass  # another API's format: this one could not read it
+            case _:
+                assert_never(part.kind)
+    if message.content:
+        items.append({"type": "message", "role": "assistant", "content": message.content})
+    items += [_call_item(call) for call in message.tool_calls]
+    return items
+
+
+def _reasoning_item(part: ReasoningPart) -> dict[str, Any]:
+    item: dict[str, Any] = {
+        "type": "reasoning",
+        "summary": [{"type": "summary_text", "text": part.text}] if part.text else [],
+        "encrypted_content": part.data,
+    }
+    if part.id:
+        item["id"] = part.id
+    return item
+
+
+def _call_item(call: ToolCall) -> dict[str, Any]:
+    return {
+        "type": "function_call",
+        "call_id": call.id,
+        "name": call.name,
+        "arguments": arguments_text(call),
+    }
+
+
+# --------------------------------------------------------------------------- from the wire
+
+
+def _from_wire(data: dict[str, Any], settings: Settings) -> Answer:
+    """An Answer from a whole response object."""
+    if data.get("status") == "failed":
+        error = data.get("error") or {}
+        raise stream_error(settings, str(error.get("message") or "failed"), str(error.get("code")))
+    text: list[str] = []
+    calls: list[ToolCall] = []
+    reasoning: list[ReasoningPart] = []
+    for item in data.get("output") or []:
+        kind = item.get("type")
+        if kind == "message":
+            for part in item.get("content") or []:
+                text.append(part.get("text") or part.get("refusal") or "")
+        elif kind == "function_call":
+            details = {"id": item["id"]} if item.get("id") else None
+            calls.append(
+                make_call(
+                    item.get("call_id") or "",
+                    item.get("name") or "",
+                    item.get("arguments") or "",
+                    details,
+                )
+            )
+        elif kind == "reasoning":
+            reasoning.append(_reasoning_part(item))
+        else:
+            raise ProviderError(
+                settings.name, f"the answer holds a {kind!r} item, which roost cannot use"
+            )
+    message = AssistantMessage(
+        content="".join(text), tool_calls=tuple(calls), reasoning=tuple(reasoning)
+    )
+    return Answer(message=message, usage=_usage(data.get("usage")), model=data.get("model") or "")
+
+
+def _reasoning_part(item: dict[str, Any]) -> ReasoningPart:
+    summary = "".join(s.get("text") or "" for s in item.get("summary") or [])
+    return ReasoningPart(
+        kind="reasoning", text=summary, data=item.get("encrypted_content"), id=item.get("id")
+    )
+
+
+async def _read_stream(stream: Any, sink: TextSink, settings: Settings) -> Answer:
+    """Accumulate a Responses event stream into one Answer."""
+    done_items: list[dict[str, Any]] = []
+    final: dict[str, Any] | None = None
+    async for event in stream:
+        data = event.model_dump()
+        kind = data.get("type")
+        if kind == "response.output_text.delta":
+            sink(data.get("delta") or "")
+        elif kind == "response.output_item.done":
+            done_items.append(data.get("item") or {})
+        elif kind in ("response.completed", "response.incomplete", "response.failed"):
+            final = data.get("response") or {}
+        elif kind == "error":
+            message = str(data.get("message") or "error event")
+            raise stream_error(settings, message, str(data.get("code") or ""))
+    if final is None:
+        raise ProviderError(
+            settings.name,
+            f"{settings.where()} ended the stream before the response completed",
+            retryable=True,
+        )
+    if not final.get("output"):
+        final = {**final, "output": done_items}
+    return _from_wire(final, settings)
+
+
+def _usage(usage: dict[str, Any] | None) -> Usage:
+    """Usage from a response's ``usage``."""
+    if not usage:
+        return Usage()
+    input_details = usage.get("input_tokens_details") or {}
+    output_details = usage.get("output_tokens_details") or {}
+    return Usage(
+        prompt_tokens=usage.get("input_tokens") or 0,
+        completion_tokens=usage.get("output_tokens") or 0,
+        cached_tokens=input_details.get("cached_tokens") or 0,
+        reasoning_tokens=output_details.get("reasoning_tokens") or 0,
+    )

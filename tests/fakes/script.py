@@ -1,0 +1,112 @@
+"""What a test scripts the fake LLM server to answer: replies and faults.
+
+A ``Reply`` is neutral: the server renders it in the wire format of whichever
+API was called (Chat Completions, Responses or Anthropic Messages), as JSON
+or as server-sent events depending on the request's ``stream`` flag. So one
+script serves the contract tests of all three backends.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+
+@dataclass(frozen=True)
+class FakeCall:
+    """A tool call the fake model makes; ``arguments`` as a str is sent verbatim (may be broken)."""
+
+    name: str
+    arguments: dict[str, Any] | str = field(default_factory=dict)
+    id: str | None = None
+
+    def arguments_text(self) -> str:
+        if isinstance(self.arguments, str):
+            return self.arguments
+        return json.dumps(self.arguments)
+
+
+@dataclass(frozen=True)
+class Thinking:
+    """Reasoning: Anthropic thinking, Chat ``reasoning_content``, a Responses reasoning item.
+
+    ``signature`` is Anthropic's signature or the Responses item's encrypted
+    content. ``redacted`` makes an Anthropic ``redacted_thinking`` block whose
+    opaque data is ``signature``.
+    """
+
+    text: str = ""
+    signature: str = "sig-0"
+    redacted: bool = False
+
+
+@dataclass(frozen=True)
+class FakeUsage:
+    prompt: int = 12
+    completion: int = 7
+    cached: int = 0
+    reasoning: int = 0
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One successful answer."""
+
+    text: str = ""
+    calls: tuple[FakeCall, ...] = ()
+    thinking: tuple[Thinking, ...] = ()
+    usage: FakeUsage = field(default_factory=FakeUsage)
+    model: str = ""  # defaults to the model of the request
+    chunk_size: int = 4  # characters per streamed text or argument fragment
+    # Habits of OpenAI-compatible servers: repeat the id and name on every
+    # fragment, give every call index 0, send the whole argument text again.
+    repeat_ids: bool = False
+    reuse_index: bool = False
+    repeat_arguments: bool = False
+
+
+@dataclass(frozen=True)
+class Status:
+    """An HTTP error answer (or any non-streamed body with a content type)."""
+
+    status: int
+    message: str = "fake failure"
+    error_type: str = "server_error"
+    # A short server-directed wait keeps the SDKs' own retries fast in tests.
+    headers: dict[str, str] = field(default_factory=lambda: {"retry-after-ms": "5"})
+    body: str | None = None  # sent verbatim instead of the API's error JSON
+    content_type: str = "application/json"
+
+
+def html(status: int = 200) -> Status:
+    """A web page where an API was expected (a wrong base_url)."""
+    page = "<!DOCTYPE html><html><head><title>Welcome</title></head><body>Hi</body></html>"
+    return Status(status, body=page, content_type="text/html; charset=utf-8")
+
+
+def rate_limited(retry_after: str = "0.01") -> Status:
+    return Status(429, "Rate limit reached", "rate_limit_error", {"retry-after": retry_after})
+
+
+def overloaded() -> Status:
+    return Status(529, "Overloaded", "overloaded_error")
+
+
+@dataclass(frozen=True)
+class Broken:
+    """A streamed reply that goes wrong after ``after`` events.
+
+    ``how``: ``reset`` closes the connection with a TCP reset, ``error`` sends
+    the API's error event inside the 200 stream, ``stall`` stops sending for
+    ``seconds`` (past the client's timeout) and then closes.
+    """
+
+    reply: Reply
+    after: int
+    how: Literal["reset", "error", "stall"] = "reset"
+    error_type: str = "overloaded_error"
+    seconds: float = 3.0
+
+
+Action = Reply | Status | Broken

@@ -1,0 +1,367 @@
+"""Rendering a scripted Reply in each API's exact wire format, JSON or SSE.
+
+The event sequences follow what the real services send (and the SDKs'
+own recorded fixtures): Chat Completions chunks ending with a usage chunk and
+``[DONE]``; Responses ``response.*`` events from ``response.created`` to
+``response.completed``; Anthropic ``message_start``, content block events,
+``ping``, ``message_delta`` and ``message_stop``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+from fakes.script import FakeCall, Reply, Status, Thinking
+
+Api = Literal["chat", "responses", "anthropic"]
+Event = tuple[str | None, str]  # (event name, data)
+
+
+def api_of(path: str) -> Api | None:
+    if path.endswith("/chat/completions"):
+        return "chat"
+    if path.endswith("/responses"):
+        return "responses"
+    if path.endswith("/messages"):
+        return "anthropic"
+    return None
+
+
+def pieces(text: str, size: int) -> list[str]:
+    return [text[i : i + size] for i in range(0, len(text), size)] or []
+
+
+def call_id(call: FakeCall, n: int, api: Api) -> str:
+    return call.id or (f"toolu_{n:02d}" if api == "anthropic" else f"call_{n:02d}")
+
+
+# --------------------------------------------------------------------------- errors
+
+
+def status_body(api: Api, status: Status) -> str:
+    if status.body is not None:
+        return status.body
+    if api == "anthropic":
+        error = {"type": status.error_type, "message": status.message}
+        return json.dumps({"type": "error", "error": error})
+    error = {"message": status.message, "type": status.error_type, "param": None, "code": None}
+    return json.dumps({"error": error})
+
+
+def error_event(api: Api, error_type: str, message: str = "stream failed") -> Event:
+    if api == "anthropic":
+        data = {"type": "error", "error": {"type": error_type, "message": message}}
+        return "error", json.dumps(data)
+    if api == "responses":
+        data = {"type": "error", "code": error_type, "message": message, "sequence_number": 99}
+        return "error", json.dumps(data)
+    return None, json.dumps({"error": {"message": message, "type": error_type, "code": None}})
+
+
+# --------------------------------------------------------------------------- chat
+
+
+def chat_json(reply: Reply, model: str) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": reply.text or None}
+    if reply.calls:
+        message["tool_calls"] = [
+            {
+                "id": call_id(c, n, "chat"),
+                "type": "function",
+                "function": {"name": c.name, "arguments": c.arguments_text()},
+            }
+            for n, c in enumerate(reply.calls)
+        ]
+    if reply.thinking:
+        message["reasoning_content"] = "".join(t.text for t in reply.thinking)
+    return {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion",
+        "created": 1700000000,
+        "model": model,
+        "choices": [{"index": 0, "message": message, "finish_reason": _finish(reply)}],
+        "usage": chat_usage(reply),
+    }
+
+
+def chat_usage(reply: Reply) -> dict[str, Any]:
+    u = reply.usage
+    return {
+        "prompt_tokens": u.prompt,
+        "completion_tokens": u.completion,
+        "total_tokens": u.prompt + u.completion,
+        "prompt_tokens_details": {"cached_tokens": u.cached},
+        "completion_tokens_details": {"reasoning_tokens": u.reasoning},
+    }
+
+
+def _finish(reply: Reply) -> str:
+    return "tool_calls" if reply.calls else "stop"
+
+
+def chat_events(reply: Reply, model: str) -> list[Event]:
+    base = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 1700000000}
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> Event:
+        choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
+        return None, json.dumps({**base, "model": model, "choices": [choice]})
+
+    events = [chunk({"role": "assistant", "content": ""})]
+    for t in reply.thinking:
+        events += [chunk({"reasoning_content": p}) for p in pieces(t.text, reply.chunk_size)]
+    events += [chunk({"content": p}) for p in pieces(reply.text, reply.chunk_size)]
+    for n, c in enumerate(reply.calls):
+        events += [chunk({"tool_calls": [d]}) for d in _chat_call_deltas(reply, c, n)]
+    events.append(chunk({}, _finish(reply)))
+    usage = {**base, "model": model, "choices": [], "usage": chat_usage(reply)}
+    events += [(None, json.dumps(usage)), (None, "[DONE]")]
+    return events
+
+
+def _chat_call_deltas(reply: Reply, call: FakeCall, n: int) -> list[dict[str, Any]]:
+    index = 0 if reply.reuse_index else n
+    ident = {"id": call_id(call, n, "chat"), "type": "function"}
+    first = {"index": index, **ident, "function": {"name": call.name, "arguments": ""}}
+    deltas = [first]
+    fragments = pieces(call.arguments_text(), reply.chunk_size)
+    if reply.repeat_arguments:
+        fragments.append(call.arguments_text())
+    for fragment in fragments:
+        delta: dict[str, Any] = {"index": index, "function": {"arguments": fragment}}
+        if reply.repeat_ids:
+            delta.update(ident)
+            delta["function"]["name"] = call.name
+        deltas.append(delta)
+    return deltas
+
+
+# --------------------------------------------------------------------------- responses
+
+
+def responses_items(reply: Reply) -> list[dict[str, Any]]:
+    items: list[dict[str, Any]] = []
+    for n, t in enumerate(reply.thinking):
+        summary = [{"type": "summary_text", "text": t.text}] if t.text else []
+        items.append(
+            {
+                "type": "reasoning",
+                "id": f"rs_{n:02d}",
+                "summary": summary,
+                "encrypted_content": t.signature,
+            }
+        )
+    if reply.text:
+        content = [{"type": "output_text", "text": reply.text, "annotations": [], "logprobs": []}]
+        items.append(
+            {
+                "type": "message",
+                "id": "msg_00",
+                "role": "assistant",
+                "status": "completed",
+                "content": content,
+            }
+        )
+    for n, c in enumerate(reply.calls):
+        items.append(
+            {
+                "type": "function_call",
+                "id": f"fc_{n:02d}",
+                "call_id": call_id(c, n, "responses"),
+                "name": c.name,
+                "arguments": c.arguments_text(),
+                "status": "completed",
+            }
+        )
+    return items
+
+
+def responses_json(reply: Reply, model: str, status: str = "completed") -> dict[str, Any]:
+    u = reply.usage
+    return {
+        "id": "resp_fake",
+        "object": "response",
+        "created_at": 1700000000,
+        "status": status,
+        "model": model,
+        "output": responses_items(reply) if status == "completed" else [],
+        "parallel_tool_calls": True,
+        "tool_choice": "auto",
+        "tools": [],
+        "usage": {
+            "input_tokens": u.prompt,
+            "input_tokens_details": {"cached_tokens": u.cached, "cache_write_tokens": 0},
+            "output_tokens": u.completion,
+            "output_tokens_details": {"reasoning_tokens": u.reasoning},
+            "total_tokens": u.prompt + u.completion,
+        },
+    }
+
+
+def responses_events(reply: Reply, model: str) -> list[Event]:
+    events: list[dict[str, Any]] = [
+        {"type": "response.created", "response": responses_json(reply, model, "in_progress")},
+        {"type": "response.in_progress", "response": responses_json(reply, model, "in_progress")},
+    ]
+    for index, item in enumerate(responses_items(reply)):
+        events += _item_events(reply, index, item)
+    events.append({"type": "response.completed", "response": responses_json(reply, model)})
+    return [(e["type"], json.dumps({**e, "sequence_number": n})) for n, e in enumerate(events)]
+
+
+def _item_events(reply: Reply, index: int, item: dict[str, Any]) -> list[dict[str, Any]]:
+    ref = {"output_index": index, "item_id": item["id"]}
+    if item["type"] == "message":
+        empty = {**item, "status": "in_progress", "content": []}
+        part = {"type": "output_text", "text": "", "annotations": []}
+        events: list[dict[str, Any]] = [
+            {"type": "response.output_item.added", "output_index": index, "item": empty},
+            {"type": "response.content_part.added", **ref, "content_index": 0, "part": part},
+        ]
+        for p in pieces(reply.text, reply.chunk_size):
+            events.append(
+                {
+                    "type": "response.output_text.delta",
+                    **ref,
+                    "content_index": 0,
+                    "delta": p,
+                    "logprobs": [],
+                }
+            )
+        events.append(
+            {
+                "type": "response.output_text.done",
+                **ref,
+                "content_index": 0,
+                "text": reply.text,
+                "logprobs": [],
+            }
+        )
+    elif item["type"] == "function_call":
+        events = [
+            {
+                "type": "response.output_item.added",
+                "output_index": index,
+                "item": {**item, "arguments": "", "status": "in_progress"},
+            }
+        ]
+        for p in pieces(item["arguments"], reply.chunk_size):
+            events.append({"type": "response.function_call_arguments.delta", **ref, "delta": p})
+        events.append(
+            {
+                "type": "response.function_call_arguments.done",
+                **ref,
+                "arguments": item["arguments"],
+                "name": item["name"],
+            }
+        )
+    else:
+        events = [
+            {
+                "type": "response.output_item.added",
+                "output_index": index,
+                "item": {**item, "summary": [], "encrypted_content": None},
+            }
+        ]
+    events.append({"type": "response.output_item.done", "output_index": index, "item": item})
+    return events
+
+
+# --------------------------------------------------------------------------- anthropic
+
+
+def anthropic_blocks(reply: Reply) -> list[dict[str, Any]]:
+    blocks: list[dict[str, Any]] = [_thinking_block(t) for t in reply.thinking]
+    if reply.text:
+        blocks.append({"type": "text", "text": reply.text, "citations": None})
+    for n, c in enumerate(reply.calls):
+        arguments: Any = c.arguments if isinstance(c.arguments, dict) else {}
+        blocks.append(
+            {
+                "type": "tool_use",
+                "id": call_id(c, n, "anthropic"),
+                "name": c.name,
+                "input": arguments,
+            }
+        )
+    return blocks
+
+
+def _thinking_block(t: Thinking) -> dict[str, Any]:
+    if t.redacted:
+        return {"type": "redacted_thinking", "data": t.signature}
+    return {"type": "thinking", "thinking": t.text, "signature": t.signature}
+
+
+def anthropic_usage(reply: Reply) -> dict[str, Any]:
+    u = reply.usage
+    return {
+        "input_tokens": u.prompt - u.cached,
+        "cache_read_input_tokens": u.cached,
+        "cache_creation_input_tokens": 0,
+        "output_tokens": u.completion,
+        "output_tokens_details": {"thinking_tokens": u.reasoning},
+    }
+
+
+def anthropic_json(reply: Reply, model: str) -> dict[str, Any]:
+    return {
+        "id": "msg_fake",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": anthropic_blocks(reply),
+        "stop_reason": "tool_use" if reply.calls else "end_turn",
+        "stop_sequence": None,
+        "usage": anthropic_usage(reply),
+    }
+
+
+def anthropic_events(reply: Reply, model: str) -> list[Event]:
+    start = {**anthropic_json(reply, model), "content": [], "stop_reason": None}
+    start["usage"] = {**anthropic_usage(reply), "output_tokens": 1}
+    events: list[dict[str, Any]] = [{"type": "message_start", "message": start}, {"type": "ping"}]
+    for index, block in enumerate(anthropic_blocks(reply)):
+        events += _block_events(reply, index, block)
+    delta = {"stop_reason": "tool_use" if reply.calls else "end_turn", "stop_sequence": None}
+    events.append(
+        {
+            "type": "message_delta",
+            "delta": delta,
+            "usage": {"output_tokens": reply.usage.completion},
+        }
+    )
+    events.append({"type": "message_stop"})
+    return [(e["type"], json.dumps(e)) for e in events]
+
+
+def _block_events(reply: Reply, index: int, block: dict[str, Any]) -> list[dict[str, Any]]:
+    kind = block["type"]
+    empty = {
+        "text": {"type": "text", "text": ""},
+        "thinking": {"type": "thinking", "thinking": "", "signature": ""},
+        "tool_use": {**block, "input": {}},
+        "redacted_thinking": block,
+    }[kind]
+    events: list[dict[str, Any]] = [
+        {"type": "content_block_start", "index": index, "content_block": empty}
+    ]
+
+    def delta(d: dict[str, Any]) -> None:
+        events.append({"type": "content_block_delta", "index": index, "delta": d})
+
+    if kind == "text":
+        for p in pieces(block["text"], reply.chunk_size):
+            delta({"type": "text_delta", "text": p})
+    elif kind == "thinking":
+        for p in pieces(block["thinking"], reply.chunk_size):
+            delta({"type": "thinking_delta", "thinking": p})
+        delta({"type": "signature_delta", "signature": block["signature"]})
+    elif kind == "tool_use":
+        call = next(
+            c for n, c in enumerate(reply.calls) if call_id(c, n, "anthropic") == block["id"]
+        )
+        for p in pieces(call.arguments_text(), reply.chunk_size):
+            delta({"type": "input_json_delta", "partial_json": p})
+    events.append({"type": "content_block_stop", "index": index})
+    return events
