@@ -1,0 +1,113 @@
+"""Load-time checks of a flow's tools, so that a broken tool fails validation, not a run.
+
+Each finding is a ``Problem`` located at the key that is wrong: a Python tool
+whose module does not import, whose name is not callable or whose parameters
+pydantic cannot describe; a sub-flow file that is missing or invalid, or that
+leads back to a flow already on the way (recursion); an ``mcp:`` tool naming
+an undeclared server; a stdio MCP server whose command cannot be found.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+from roost.errors import Problem, ToolFailure
+from roost.flow.models import Flow, FlowTool, McpTool, PythonTool, StdioServer, ToolGroup
+from roost.tools.names import wire_name
+from roost.tools.python_tool import python_tool
+from roost.tools.subflow import load_subflow
+from roost.tools.toolbox import flow_folder
+
+Keys = tuple[str | int, ...]
+
+
+def check_flow_tools(flow: Flow) -> list[Problem]:
+    """Every problem with ``flow``'s tools and MCP servers, each naming the tool and its line."""
+    folder = flow_folder(flow)
+    problems: list[Problem] = []
+    for name, keys, config in _entries(flow):
+        if isinstance(config, PythonTool):
+            problems += _check_python(flow, name, keys, config, folder)
+        elif isinstance(config, FlowTool):
+            problems += _check_subflow(flow, name, keys, config, folder)
+        elif config.mcp not in flow.mcp_servers:
+            message = f"tool {name!r}: MCP server {config.mcp!r} is not declared under mcp_servers"
+            problems.append(_problem(flow, (*keys, "mcp"), message))
+    for server, settings in flow.mcp_servers.items():
+        if isinstance(settings, StdioServer) and not _command_exists(settings.command, folder):
+            message = f"MCP server {server!r}: command {settings.command!r} not found"
+            problems.append(_problem(flow, ("mcp_servers", server, "command"), message))
+    return problems
+
+
+def _entries(flow: Flow) -> Iterator[tuple[str, Keys, PythonTool | FlowTool | McpTool]]:
+    for name, config in flow.tools.items():
+        if isinstance(config, ToolGroup):
+            for child, member in config.tools.items():
+                yield f"{name}#{child}", ("tools", name, "tools", child), member
+        else:
+            yield name, ("tools", name), config
+
+
+def _check_python(
+    flow: Flow, name: str, keys: Keys, config: PythonTool, folder: Path
+) -> list[Problem]:
+    try:
+        python_tool(name, wire_name(name), config, folder)
+    except ToolFailure as exc:
+        message = str(exc) if str(exc).startswith("tool ") else f"tool {name!r}: {exc}"
+        return [_problem(flow, (*keys, "python"), message)]
+    return []
+
+
+def _check_subflow(
+    flow: Flow, name: str, keys: Keys, config: FlowTool, folder: Path
+) -> list[Problem]:
+    path = (folder / config.flow).resolve()
+    try:
+        cycle = _cycle(path, [Path(flow.path).resolve()] if _has_file(flow) else [])
+    except ToolFailure as exc:
+        return [_problem(flow, (*keys, "flow"), f"tool {name!r}: {exc}")]
+    if cycle:
+        chain = " -> ".join(p.name for p in cycle)
+        return [
+            _problem(flow, (*keys, "flow"), f"tool {name!r}: sub-flows call each other: {chain}")
+        ]
+    return []
+
+
+def _cycle(path: Path, trail: list[Path]) -> list[Path]:
+    """The chain of flow files from ``trail`` that comes back to a file already on it, if any."""
+    if path in trail:
+        return [*trail[trail.index(path) :], path]
+    flow = load_subflow(path)
+    folder = path.parent
+    for _, _, config in _entries(flow):
+        if isinstance(config, FlowTool):
+            child = (folder / config.flow).resolve()
+            if child.is_file() and (found := _cycle(child, [*trail, path])):
+                return found
+    return []
+
+
+def _command_exists(command: str, folder: Path) -> bool:
+    if os.sep in command or "/" in command:
+        candidate = Path(command) if Path(command).is_absolute() else folder / command
+        return candidate.is_file() and os.access(candidate, os.X_OK)
+    return shutil.which(command) is not None
+
+
+def _has_file(flow: Flow) -> bool:
+    return bool(flow.path) and not flow.path.startswith("<")
+
+
+def _problem(flow: Flow, keys: Keys, message: str) -> Problem:
+    located = getattr(flow, "problem", None)
+    if callable(located):
+        problem = located(keys, message)
+        assert isinstance(problem, Problem)
+        return problem
+    return Problem(flow.path, 1, 1, message)

@@ -1,0 +1,110 @@
+"""Finding ``module:function`` for a Python tool: the flow's folder first, then ``sys.path``.
+
+A module found next to the flow file is loaded under a private name
+(``_roost_tools_<digest of the folder>.<module>``) so that two flows in
+different folders may each have their own ``tools.py`` without one hiding the
+other. While such a module executes, its folder is on ``sys.path`` so that it
+can import its own sibling helpers. Loaded modules are cached per folder.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.machinery
+import importlib.util
+import sys
+import threading
+import types
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
+from pathlib import Path
+from typing import Any
+
+from roost.errors import ToolFailure
+
+_CACHE: dict[tuple[str, str], types.ModuleType] = {}
+_LOCK = threading.RLock()
+
+
+def load_callable(target: str, folder: Path) -> Callable[..., Any]:
+    """The callable named by ``"module:function"``; raises ToolFailure saying what is wrong."""
+    module_name, _, attr = target.partition(":")
+    if not module_name or not attr:
+        raise ToolFailure(f'python tool {target!r} is not of the form "module:function"')
+    module = load_module(module_name, folder)
+    try:
+        value = getattr(module, attr)
+    except AttributeError:
+        raise ToolFailure(f"module {module_name!r} has no attribute {attr!r}") from None
+    if not callable(value):
+        raise ToolFailure(f"{target!r} is not callable (it is a {type(value).__name__})")
+    return value  # type: ignore[no-any-return]
+
+
+def load_module(name: str, folder: Path) -> types.ModuleType:
+    """Imports ``name`` from ``folder`` when it lives there, else from ``sys.path``."""
+    folder = folder.resolve()
+    key = (str(folder), name)
+    with _LOCK:
+        if key not in _CACHE:
+            _CACHE[key] = _import(name, folder)
+        return _CACHE[key]
+
+
+def _import(name: str, folder: Path) -> types.ModuleType:
+    top = name.split(".")[0]
+    spec = importlib.machinery.PathFinder.find_spec(top, [str(folder)])
+    try:
+        if spec is None:
+            return importlib.import_module(name)
+        return _import_local(name, folder, spec)
+    except ToolFailure:
+        raise
+    except ModuleNotFoundError as exc:
+        raise ToolFailure(f"cannot import {name!r}: {exc}") from exc
+    except Exception as exc:
+        raise ToolFailure(f"importing {name!r} failed: {type(exc).__name__}: {exc}") from exc
+
+
+def _import_local(
+    name: str, folder: Path, spec: importlib.machinery.ModuleSpec
+) -> types.ModuleType:
+    prefix = "_roost_tools_" + hashlib.sha256(str(folder).encode()).hexdigest()[:12]
+    _ensure_namespace(prefix, folder)
+    top = name.split(".")[0]
+    private = f"{prefix}.{top}"
+    with _on_path(folder):
+        if private not in sys.modules:
+            local = importlib.util.spec_from_file_location(
+                private, spec.origin, submodule_search_locations=spec.submodule_search_locations
+            )
+            if local is None or local.loader is None:
+                raise ToolFailure(f"cannot import {name!r} from {folder.name}/")
+            module = importlib.util.module_from_spec(local)
+            sys.modules[private] = module
+            try:
+                local.loader.exec_module(module)
+            except BaseException:
+                del sys.modules[private]
+                raise
+        return importlib.import_module(f"{prefix}.{name}")
+
+
+def _ensure_namespace(prefix: str, folder: Path) -> None:
+    """A bare parent package so the private module names resolve like real ones."""
+    if prefix not in sys.modules:
+        package = types.ModuleType(prefix)
+        package.__path__ = [str(folder)]
+        sys.modules[prefix] = package
+
+
+@contextmanager
+def _on_path(folder: Path) -> Iterator[None]:
+    """Puts a folder first on ``sys.path`` for the duration of an import."""
+    sys.path.insert(0, str(folder))
+    try:
+        yield
+    finally:
+        with suppress(ValueError):
+            sys.path.remove(str(folder))

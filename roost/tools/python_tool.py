@@ -1,0 +1,131 @@
+"""``python: "module:function"`` tools: a Python callable offered to a model.
+
+The arguments are validated against a pydantic model built from the
+function's signature before the call; a sync function runs in a worker thread
+(so parallel calls overlap and the event loop stays free), an async one is
+awaited. Whatever the function returns is given back as text: a string as it
+is, any other value as JSON.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import inspect
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pydantic
+import pydantic_core
+
+from roost.errors import ToolFailure
+from roost.flow.models import PythonTool as PythonToolConfig
+from roost.messages import ToolSpec
+from roost.tools.base import ToolOutcome
+from roost.tools.loader import load_callable
+from roost.tools.schema import Signature, UndescribableParameters, describe_function
+
+
+class PythonFunctionTool:
+    """A Python callable as a ``Tool``; build one with ``python_tool``."""
+
+    def __init__(
+        self,
+        spec: ToolSpec,
+        fn: Callable[..., Any],
+        signature: Signature | None,
+        config: PythonToolConfig,
+    ) -> None:
+        self.spec = spec
+        self.direct_output = config.direct_output
+        self.approval = config.approval == "always"
+        self.timeout = config.timeout
+        self._fn = fn
+        self._signature = signature
+
+    async def call(self, arguments: dict[str, Any]) -> ToolOutcome:
+        """Validates the arguments, runs the function and turns what it gave into text."""
+        try:
+            args, kwargs = self._bind(arguments)
+        except ValueError as exc:
+            return ToolOutcome(f"invalid arguments for {self.spec.name}: {exc}", is_error=True)
+        try:
+            if _is_async(self._fn):
+                result = await self._fn(*args, **kwargs)
+            else:
+                result = await asyncio.to_thread(self._fn, *args, **kwargs)
+                if inspect.isawaitable(result):
+                    result = await result
+        except Exception as exc:
+            return ToolOutcome(f"{type(exc).__name__}: {exc}", is_error=True)
+        return ToolOutcome(result_text(result))
+
+    def _bind(self, arguments: dict[str, Any]) -> tuple[list[Any], dict[str, Any]]:
+        if self._signature is None:
+            missing = [k for k in self.spec.parameters.get("required", []) if k not in arguments]
+            if missing:
+                raise ValueError(f"missing required argument {missing[0]!r}")
+            return [], dict(arguments)
+        try:
+            model = self._signature.model.model_validate(arguments)
+        except pydantic.ValidationError as exc:
+            raise ValueError(validation_message(exc)) from None
+        values = {name: getattr(model, name) for name in type(model).model_fields}
+        values.update(model.model_extra or {})
+        args = [values.pop(name) for name in self._signature.positional]
+        return args, values
+
+
+def python_tool(name: str, wire: str, config: PythonToolConfig, folder: Path) -> PythonFunctionTool:
+    """Imports the callable and derives its spec; raises ToolFailure naming the tool."""
+    try:
+        fn = load_callable(config.python, folder)
+    except ToolFailure as exc:
+        raise ToolFailure(f"tool {name!r}: {exc}") from exc
+    signature: Signature | None = None
+    try:
+        signature = describe_function(fn, name)
+    except UndescribableParameters:
+        if config.parameters is None:
+            raise
+    except ToolFailure as exc:
+        raise ToolFailure(f"tool {name!r}: {exc}") from exc
+    if config.parameters is not None:
+        parameters = config.parameters
+    else:
+        assert signature is not None  # describe_function raised otherwise
+        parameters = signature.schema
+    description = config.description or (signature.description if signature else "")
+    spec = ToolSpec(name=wire, description=description, parameters=parameters)
+    return PythonFunctionTool(spec, fn, signature, config)
+
+
+def result_text(value: Any) -> str:
+    """A tool's value as the model sees it: a string as it is, anything else as JSON."""
+    if isinstance(value, str):
+        return value
+    return pydantic_core.to_json(value, fallback=str).decode()
+
+
+def validation_message(exc: pydantic.ValidationError) -> str:
+    """One line per bad argument: ``name: what is wrong (got value)``."""
+    parts = []
+    for error in exc.errors():
+        where = ".".join(str(part) for part in error["loc"]) or "arguments"
+        got = "" if error["type"] == "missing" else f" (got {_short(error.get('input'))})"
+        parts.append(f"{where}: {error['msg']}{got}")
+    return "; ".join(parts)
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _is_async(fn: Callable[..., Any]) -> bool:
+    while isinstance(fn, functools.partial):
+        fn = fn.func
+    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
+        getattr(fn, "__call__", None)  # noqa: B004 - an object with an async __call__
+    )

@@ -1,0 +1,122 @@
+"""``flow: other.yaml`` tools: another flow run as a sub-agent.
+
+The tool's arguments become the sub-flow's start: ``message`` is its start
+message (the sub-flow's own ``start.content`` when absent), and an argument
+named like one of the sub-flow's ``vars`` replaces that variable. The sub-flow
+runs to completion or to its first interrupt and its last message is the
+tool's result. Running it is the engine's business: a ``SubflowRunner``
+(``roost.engine.subflow``) does it, and records it as a child run whose id
+comes back in ``ToolOutcome.child_run``.
+"""
+
+from __future__ import annotations
+
+from contextvars import ContextVar
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+from roost.errors import FlowError, ToolFailure
+from roost.flow.models import Flow, FlowTool
+from roost.messages import ToolSpec
+from roost.tools.base import ToolOutcome
+
+# The engine's tool loop may set this to the id of the tool call being run, so
+# that a sub-flow's run names the exact call that started it.
+current_tool_call: ContextVar[str | None] = ContextVar("roost_current_tool_call", default=None)
+
+
+@runtime_checkable
+class SubflowRunner(Protocol):
+    """Runs a sub-flow for a tool call; implemented by ``roost.engine.subflow``."""
+
+    async def run_subflow(
+        self, flow: Flow, message: str | None, *, tool: str, arguments: dict[str, Any]
+    ) -> ToolOutcome:
+        """Runs ``flow`` from ``message`` (None: its own start) and returns its last message."""
+        ...
+
+
+class SubflowTool:
+    """A flow file as a ``Tool``."""
+
+    def __init__(self, spec: ToolSpec, flow: Flow, config: FlowTool, runner: SubflowRunner) -> None:
+        self.spec = spec
+        self.direct_output = config.direct_output
+        self.approval = config.approval == "always"
+        self.timeout = config.timeout
+        self._flow = flow
+        self._runner = runner
+
+    async def call(self, arguments: dict[str, Any]) -> ToolOutcome:
+        """Runs the sub-flow with these arguments as its start message and variables."""
+        message = arguments.get("message")
+        if message is not None and not isinstance(message, str):
+            return ToolOutcome("invalid arguments: message must be a string", is_error=True)
+        flow = self._flow
+        overrides = {k: v for k, v in arguments.items() if k in flow.vars}
+        unknown = sorted(set(arguments) - set(overrides) - {"message"})
+        if unknown:
+            return ToolOutcome(f"invalid arguments: unexpected {unknown[0]!r}", is_error=True)
+        if overrides:
+            flow = flow.model_copy(update={"vars": {**flow.vars, **overrides}})
+        if message is None and (flow.start is None or not flow.start.content):
+            return ToolOutcome("invalid arguments: missing 'message'", is_error=True)
+        return await self._runner.run_subflow(
+            flow, message, tool=self.spec.name, arguments=arguments
+        )
+
+
+def subflow_tool(wire: str, config: FlowTool, folder: Path, runner: SubflowRunner) -> SubflowTool:
+    """Loads the sub-flow file (relative to the calling flow's folder) and describes it."""
+    flow = load_subflow(folder / config.flow)
+    parameters = config.parameters or subflow_parameters(flow)
+    description = config.description or flow.description or f"Runs the flow {flow.name!r}."
+    return SubflowTool(
+        ToolSpec(name=wire, description=description, parameters=parameters), flow, config, runner
+    )
+
+
+def subflow_parameters(flow: Flow) -> dict[str, Any]:
+    """``message`` (required unless the flow has a start message) and one property per var."""
+    properties: dict[str, Any] = {
+        "message": {"type": "string", "description": "The sub-flow's start message."}
+    }
+    for name, value in flow.vars.items():
+        prop: dict[str, Any] = {
+            "description": f"Replaces the variable {name!r} (default {value!r})."
+        }
+        if (kind := _json_type(value)) is not None:
+            prop["type"] = kind
+        properties[name] = prop
+    has_start = flow.start is not None and bool(flow.start.content)
+    schema: dict[str, Any] = {"type": "object", "properties": properties}
+    if not has_start:
+        schema["required"] = ["message"]
+    return schema
+
+
+def load_subflow(path: Path) -> Flow:
+    """The flow at ``path``; raises ToolFailure saying why it cannot be used."""
+    if not path.is_file():
+        raise ToolFailure(f"sub-flow file {path.name!r} does not exist")
+    from roost.flow import load_flow
+
+    try:
+        return load_flow(path)
+    except FlowError as exc:
+        first = exc.errors[0] if exc.errors else None
+        raise ToolFailure(f"sub-flow {path.name!r} is invalid: {first or exc}") from exc
+
+
+def _json_type(value: Any) -> str | None:
+    for kind, types in (
+        ("boolean", (bool,)),
+        ("integer", (int,)),
+        ("number", (float,)),
+        ("string", (str,)),
+        ("array", (list, tuple)),
+        ("object", (dict,)),
+    ):
+        if isinstance(value, types):
+            return kind
+    return None

@@ -1,0 +1,131 @@
+"""An agent's tools: resolving ``functions:`` references, once per run.
+
+``Toolbox(flow)`` is what the engine calls as ``tools(agent, latest_user_text)``.
+Tools are built on first use and kept for the toolbox's life (so an MCP
+server is started and listed once per run); an agent with a ``tool_limit``
+is offered only its best-matching tools for the latest user message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from roost.errors import ToolFailure
+from roost.flow.models import Flow, FlowTool, McpTool, PythonTool, ToolGroup
+from roost.tools.base import Tool
+from roost.tools.mcp_tool import McpHub, McpServerTool
+from roost.tools.names import parse_ref, wire_name
+from roost.tools.python_tool import python_tool
+from roost.tools.ranking import best_matches
+from roost.tools.subflow import SubflowRunner, subflow_tool
+
+
+def flow_folder(flow: Flow) -> Path:
+    """The folder that relative tool paths of ``flow`` start from."""
+    path = flow.path
+    return Path(path).resolve().parent if path and not path.startswith("<") else Path.cwd()
+
+
+class Toolbox:
+    """Every tool a flow's agents use; call it as ``toolbox(agent, latest_user_text)``."""
+
+    def __init__(self, flow: Flow, *, runner: SubflowRunner | None = None) -> None:
+        self.flow = flow
+        self._folder = flow_folder(flow)
+        self._runner = runner
+        self._hub = McpHub(dict(flow.mcp_servers), self._folder)
+        self._built: dict[str, Tool] = {}
+        self._agents: dict[str, list[Tool]] = {}
+
+    def __call__(self, agent: str, text: str = "") -> Sequence[Tool]:
+        """The tools offered to ``agent`` for a reply to ``text``."""
+        tools = self.agent_tools(agent)
+        limit = self.flow.agents[agent].tool_limit if agent in self.flow.agents else None
+        if limit is None or len(tools) <= limit:
+            return tools
+        documents = [f"{tool.spec.name} {tool.spec.description}" for tool in tools]
+        return [tools[i] for i in best_matches(text, documents, limit)]
+
+    def agent_tools(self, agent: str) -> list[Tool]:
+        """Every tool ``agent`` lists under ``functions``, in that order, without duplicates."""
+        if agent not in self._agents:
+            config = self.flow.agents.get(agent)
+            tools: list[Tool] = []
+            for reference in config.functions if config else []:
+                for tool in self.resolve(reference):
+                    if all(tool is not seen for seen in tools):
+                        tools.append(tool)
+            self._agents[agent] = tools
+        return self._agents[agent]
+
+    def resolve(self, reference: str) -> list[Tool]:
+        """The tools one ``functions`` entry names; raises ToolFailure when it names none."""
+        ref = parse_ref(reference)
+        entry = self.flow.tools.get(ref.parent)
+        if entry is None:
+            raise ToolFailure(f"unknown tool {reference!r}")
+        if isinstance(entry, ToolGroup):
+            children = [ref.child] if ref.child is not None else list(entry.tools)
+            missing = [c for c in children if c not in entry.tools]
+            if missing:
+                raise ToolFailure(f"tool group {ref.parent!r} has no tool {missing[0]!r}")
+            tools: list[Tool] = []
+            for child in children:
+                config = entry.tools[child]
+                name = f"{ref.parent}#{child}"
+                if isinstance(config, McpTool):
+                    tools.extend(self._mcp_tools(name, None, config))
+                else:
+                    tools.append(self._build(name, config))
+            return tools
+        if isinstance(entry, McpTool):
+            return self._mcp_tools(ref.parent, ref.child, entry)
+        if ref.child is not None:
+            raise ToolFailure(f"tool {ref.parent!r} is not a group: {reference!r} names nothing")
+        return [self._build(ref.parent, entry)]
+
+    def close(self) -> None:
+        """Stops the MCP servers this toolbox started."""
+        self._hub.close()
+
+    async def aclose(self) -> None:
+        """``close()`` for async callers."""
+        await self._hub.aclose()
+
+    def _build(self, name: str, config: PythonTool | FlowTool) -> Tool:
+        if name not in self._built:
+            wire = self._unique_wire(name)
+            if isinstance(config, PythonTool):
+                self._built[name] = python_tool(name, wire, config, self._folder)
+            else:
+                self._built[name] = subflow_tool(wire, config, self._folder, self._subflows())
+        return self._built[name]
+
+    def _mcp_tools(self, entry: str, child: str | None, config: McpTool) -> list[Tool]:
+        remote = self._hub.list_tools(config.mcp)
+        chosen = [t for t in remote if child is None or t.name == child]
+        if child is not None and not chosen:
+            raise ToolFailure(f"MCP server {config.mcp!r} has no tool {child!r}")
+        tools: list[Tool] = []
+        for item in chosen:
+            name = f"{entry}#{item.name}"
+            if name not in self._built:
+                wire = self._unique_wire(name)
+                self._built[name] = McpServerTool(wire, item, config.mcp, self._hub, config)
+            tools.append(self._built[name])
+        return tools
+
+    def _unique_wire(self, name: str) -> str:
+        taken = {tool.spec.name for tool in self._built.values()}
+        wire, n = wire_name(name), 2
+        while wire in taken:
+            wire, n = f"{wire_name(name)[:60]}_{n}", n + 1
+        return wire
+
+    def _subflows(self) -> SubflowRunner:
+        if self._runner is None:
+            from roost.engine.subflow import ChildRuns
+
+            self._runner = ChildRuns()
+        return self._runner

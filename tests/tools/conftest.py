@@ -1,0 +1,24 @@
+"""Helpers for the tools tests: flows built in memory but placed in a real folder."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from roost.flow.models import Flow
+
+DATA = Path(__file__).parent / "data"
+
+
+def make_flow(data: dict[str, Any], folder: Path = DATA, name: str = "flow.yaml") -> Flow:
+    """A Flow from a dict, as if loaded from ``folder/name`` (relative tool paths start there)."""
+    flow = Flow.model_validate({"roost": 1, "name": "test", **data})
+    flow._path = str(folder / name)
+    return flow
+
+
+@pytest.fixture
+def data_dir() -> Path:
+    return DATA

@@ -1,0 +1,36 @@
+"""A small MCP server over stdio, written with the SDK's own server class."""
+
+from mcp.server.mcpserver import MCPServer
+
+server = MCPServer("calc")
+
+
+@server.tool()
+def add(a: int, b: int) -> int:
+    """Add two integers on the server."""
+    return a + b
+
+
+@server.tool()
+def greet(name: str) -> str:
+    """Greet someone."""
+    return f"Hello, {name}!"
+
+
+@server.tool()
+def explode(message: str) -> str:
+    """Always fails."""
+    raise ValueError(message)
+
+
+@server.tool()
+async def wait(seconds: float) -> str:
+    """Sleep, then answer."""
+    import anyio
+
+    await anyio.sleep(seconds)
+    return "done"
+
+
+if __name__ == "__main__":
+    server.run()

@@ -1,0 +1,85 @@
+"""Python tools used by the tools tests (loaded from the flow's folder)."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from dataclasses import dataclass
+from typing import Literal
+
+from sibling_helper import shout
+
+NOT_CALLABLE = 42
+CALLS: list[str] = []
+
+
+def add(a: int, b: int = 2) -> int:
+    """Add two integers.
+
+    Args:
+        a: The first number.
+        b: The second number.
+    """
+    return a + b
+
+
+async def slow_echo(text: str, delay: float = 0.2) -> str:
+    """Echo text after a pause (async)."""
+    await asyncio.sleep(delay)
+    return text
+
+
+def blocking_echo(text: str, delay: float = 0.2) -> str:
+    """Echo text after a pause (sync, runs in a thread)."""
+    time.sleep(delay)
+    return f"{text} from {threading.current_thread().name}"
+
+
+def fail(reason: str) -> str:
+    """Always raises."""
+    raise ValueError(reason)
+
+
+@dataclass
+class Point:
+    x: int
+    y: int
+
+
+def point(x: int, y: int, unit: Literal["cm", "m"] = "m") -> dict[str, object]:
+    """Make a point; returns a mapping (given back as JSON)."""
+    return {"point": Point(x, y), "unit": unit}
+
+
+def loud(word: str) -> str:
+    """Shout a word using a sibling module."""
+    return shout(word)
+
+
+def nothing() -> None:
+    """Returns nothing."""
+
+
+def only_positional(a: int, /, b: int) -> int:
+    """a - b, with a positional-only parameter."""
+    return a - b
+
+
+def with_kwargs(name: str, **extra: int) -> str:
+    """Accepts extra keyword arguments."""
+    return f"{name}:{sorted(extra.items())}"
+
+
+class Opaque:
+    pass
+
+
+def takes_opaque(thing: Opaque) -> str:
+    """Its parameter has a type pydantic cannot describe."""
+    return "never"
+
+
+def untyped(value, count=1):  # type: ignore[no-untyped-def]
+    """No hints: anything goes."""
+    return [value] * count

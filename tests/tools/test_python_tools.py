@@ -1,0 +1,143 @@
+"""Python tools through the Tool objects: schemas, validation, sync/async, errors, results."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from roost.errors import ToolFailure
+from roost.flow.models import PythonTool
+from roost.tools import Tool, ToolOutcome
+from roost.tools.python_tool import python_tool
+
+from .conftest import DATA
+
+
+def tool(target: str, folder: Path = DATA, **config: object) -> Tool:
+    return python_tool(
+        target, target.replace(":", "_"), PythonTool(python=target, **config), folder
+    )
+
+
+def test_schema_from_hints_and_docstring() -> None:
+    add = tool("tools_mod:add")
+    assert isinstance(add, Tool)
+    assert add.spec.description == "Add two integers."
+    params = add.spec.parameters
+    assert params["type"] == "object"
+    assert params["required"] == ["a"]
+    assert params["properties"]["a"] == {"type": "integer", "description": "The first number."}
+    assert params["properties"]["b"]["default"] == 2
+    assert params["additionalProperties"] is False
+
+
+def test_literal_becomes_enum() -> None:
+    params = tool("tools_mod:point").spec.parameters
+    assert params["properties"]["unit"]["enum"] == ["cm", "m"]
+
+
+def test_given_parameters_and_description_win() -> None:
+    schema = {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}
+    add = tool("tools_mod:add", description="Adds.", parameters=schema)
+    assert add.spec.parameters == schema
+    assert add.spec.description == "Adds."
+
+
+async def test_sync_call_and_coercion() -> None:
+    add = tool("tools_mod:add")
+    assert await add.call({"a": 2, "b": 3}) == ToolOutcome("5")
+    assert await add.call({"a": "40"}) == ToolOutcome("42")  # lax JSON coercion, default b
+
+
+async def test_invalid_arguments_name_the_argument() -> None:
+    add = tool("tools_mod:add")
+    bad = await add.call({"a": "x"})
+    assert bad.is_error
+    assert "a: Input should be a valid integer" in bad.content and "'x'" in bad.content
+    missing = await add.call({})
+    assert missing.is_error and "a: Field required" in missing.content
+    extra = await add.call({"a": 1, "c": 3})
+    assert extra.is_error and "c: Extra inputs are not permitted" in extra.content
+
+
+async def test_raising_tool_is_an_error_outcome() -> None:
+    outcome = await tool("tools_mod:fail").call({"reason": "no luck"})
+    assert outcome == ToolOutcome("ValueError: no luck", is_error=True)
+
+
+async def test_non_string_results_are_json() -> None:
+    outcome = await tool("tools_mod:point").call({"x": 1, "y": 2})
+    assert json.loads(outcome.content) == {"point": {"x": 1, "y": 2}, "unit": "m"}
+    assert (await tool("tools_mod:nothing").call({})).content == "null"
+    assert (await tool("tools_mod:untyped").call({"value": "a", "count": 2})).content == '["a","a"]'
+
+
+async def test_async_and_sync_calls_overlap() -> None:
+    slow = tool("tools_mod:slow_echo")
+    blocking = tool("tools_mod:blocking_echo")
+    started = time.perf_counter()
+    outcomes = await asyncio.gather(
+        slow.call({"text": "a", "delay": 0.3}),
+        blocking.call({"text": "b", "delay": 0.3}),
+        blocking.call({"text": "c", "delay": 0.3}),
+    )
+    elapsed = time.perf_counter() - started
+    assert outcomes[0].content == "a"
+    assert outcomes[1].content.startswith("b from ") and "MainThread" not in outcomes[1].content
+    assert elapsed < 0.8, f"calls ran one after another ({elapsed:.2f}s)"
+
+
+async def test_positional_only_and_var_keyword() -> None:
+    assert (await tool("tools_mod:only_positional").call({"a": 5, "b": 2})).content == "3"
+    outcome = await tool("tools_mod:with_kwargs").call({"name": "n", "x": 1})
+    assert outcome.content == "n:[('x', 1)]"
+
+
+async def test_module_sees_its_sibling_modules() -> None:
+    assert (await tool("tools_mod:loud").call({"word": "hi"})).content == "HI!"
+
+
+async def test_same_module_name_in_two_folders_stays_apart() -> None:
+    here = tool("tools_mod:add")
+    there = tool("tools_mod:add", folder=DATA / "other")
+    assert (await here.call({"a": 5, "b": 1})).content == "6"
+    assert (await there.call({"a": 5, "b": 1})).content == "4"
+
+
+async def test_module_from_sys_path() -> None:
+    dumps = tool("json:dumps", parameters={"type": "object", "properties": {"obj": {}}})
+    assert (await dumps.call({"obj": [1]})).content == "[1]"
+
+
+def test_options_are_carried() -> None:
+    add = tool("tools_mod:add", direct_output=True, approval="always", timeout=5)
+    assert (add.direct_output, add.approval, add.timeout) == (True, True, 5)
+
+
+@pytest.mark.parametrize(
+    ("target", "expected"),
+    [
+        ("no_such_module:f", "cannot import 'no_such_module'"),
+        ("tools_mod:missing", "module 'tools_mod' has no attribute 'missing'"),
+        ("tools_mod:NOT_CALLABLE", "is not callable"),
+        ("broken_mod:f", "RuntimeError: this module is broken on purpose"),
+        (
+            "tools_mod:takes_opaque",
+            r"parameter 'thing' has a type that cannot be described as JSON Schema \(Opaque\)",
+        ),
+    ],
+)
+def test_load_failures_say_what_is_wrong(target: str, expected: str) -> None:
+    with pytest.raises(ToolFailure, match=expected):
+        tool(target)
+
+
+async def test_undescribable_parameters_are_fine_with_a_given_schema() -> None:
+    schema = {"type": "object", "properties": {"thing": {}}, "required": ["thing"]}
+    opaque = tool("tools_mod:takes_opaque", parameters=schema)
+    assert (await opaque.call({})).is_error
+    assert (await opaque.call({"thing": 1})).content == "never"
