@@ -1,15 +1,15 @@
 """Where the CLI keeps runs: a new run's log, and a stored run found by id or file.
 
-Every run is stored (under ``.roost/`` of the current folder unless ``--db`` or
-``ROOST_DB`` says otherwise); ``--events PATH`` writes a JSON Lines copy as
-well. A run reference is a stored run's id (or a unique prefix of it) or the
-path of a run's JSON Lines file.
+Every run is stored in the SQL store (``.roost/roost.db`` under the current
+folder unless ``--db`` or ``ROOST_DB`` names another database); ``--events
+PATH`` writes a JSON Lines copy as well. A run reference is a stored run's id
+(or a unique prefix of it) or the path of a run's JSON Lines file.
 """
 
 from __future__ import annotations
 
 import secrets
-from collections.abc import Sequence
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -18,11 +18,13 @@ from roost.errors import EventLogError, RunNotFoundError
 from roost.eventlog import EventLog
 from roost.events import Event, RunStartEvent
 from roost.store.jsonl import JsonlLog
+from roost.store.sql import SqlStore
+from roost.store.tee import TeeLog
 
 if TYPE_CHECKING:
     from roost.flow.models import Flow
 
-RUNS_DIR = Path(".roost") / "runs"
+__all__ = ["TeeLog", "child_logs", "flow_of", "new_run_id", "new_run_log", "open_run", "open_store"]
 
 
 def new_run_id() -> str:
@@ -31,20 +33,40 @@ def new_run_id() -> str:
     return f"{stamp}-{secrets.token_hex(3)}"
 
 
+def open_store(db: str | None, *, create: bool = True) -> SqlStore:
+    """The run store named by ``db``, ``ROOST_DB`` or the default SQLite file.
+
+    With ``create=False`` a missing SQLite file is RunNotFoundError, not a new file.
+    """
+    return SqlStore(db, create=create)
+
+
 def new_run_log(flow: Flow, *, events_path: Path | None, db: str | None) -> EventLog:
     """The log a new run of ``flow`` is written to: the store, plus ``events_path`` if given."""
     run_id = new_run_id()
-    stored = JsonlLog(RUNS_DIR / f"{run_id}.jsonl", run_id)
+    stored = open_store(db).new_log(run_id)
     if events_path is None:
         return stored
+    if events_path.exists() and events_path.is_file():
+        events_path.unlink()  # a new run replaces an old file, as an output option does
     return TeeLog(stored, [JsonlLog(events_path, run_id)])
+
+
+def child_logs(db: str | None) -> Callable[[str], EventLog]:
+    """Logs for sub-flow runs, stored next to their parent run."""
+    store = open_store(db)
+    return store.new_log
 
 
 def open_run(ref: str, *, db: str | None) -> tuple[EventLog, Flow]:
     """The log of the run ``ref`` names and its flow, rebuilt from the run_start event."""
-    log = _find_log(ref)
-    events = log.load()
-    return log, flow_of(events, ref)
+    log: EventLog
+    if _is_file_ref(ref):
+        log = _file_log(ref)
+    else:
+        store = open_store(db, create=False)
+        log = store.log(store.find(ref))
+    return log, flow_of(log.load(), ref)
 
 
 def flow_of(events: list[Event], ref: str) -> Flow:
@@ -58,39 +80,15 @@ def flow_of(events: list[Event], ref: str) -> Flow:
     return flow
 
 
-def _find_log(ref: str) -> JsonlLog:
+def _is_file_ref(ref: str) -> bool:
+    return ref.endswith(".jsonl") or "/" in ref or Path(ref).is_file()
+
+
+def _file_log(ref: str) -> JsonlLog:
     path = Path(ref)
-    if ref.endswith(".jsonl") or path.is_file():
-        if not path.is_file():
-            raise RunNotFoundError(f"{ref}: no such event file")
-        log = JsonlLog(path)
-        if not log.load():
-            raise RunNotFoundError(f"{ref}: the event file holds no run")
-        return log
-    stored = RUNS_DIR / f"{ref}.jsonl"
-    if stored.is_file():
-        return JsonlLog(stored, ref)
-    matches = sorted(RUNS_DIR.glob(f"{ref}*.jsonl")) if ref else []
-    if len(matches) == 1:
-        return JsonlLog(matches[0], matches[0].stem)
-    raise RunNotFoundError(f"no run {ref!r}")
-
-
-class TeeLog:
-    """A log that appends to a primary log and copies every batch to others."""
-
-    def __init__(self, primary: EventLog, copies: list[EventLog]) -> None:
-        self.primary = primary
-        self.copies = copies
-
-    @property
-    def run_id(self) -> str:
-        return self.primary.run_id
-
-    def load(self) -> list[Event]:
-        return self.primary.load()
-
-    def append(self, events: Sequence[Event]) -> None:
-        self.primary.append(events)
-        for copy in self.copies:
-            copy.append(events)
+    if not path.is_file():
+        raise RunNotFoundError(f"{ref}: no such event file")
+    log = JsonlLog(path)
+    if not log.load():
+        raise RunNotFoundError(f"{ref}: the event file holds no run")
+    return log

@@ -72,10 +72,14 @@ class RunInfo:
 class SqlStore:
     """A connection to a run store; creates its tables on first use."""
 
-    def __init__(self, url: str | None = None, *, timeout: float = 5.0) -> None:
+    def __init__(
+        self, url: str | None = None, *, timeout: float = 5.0, create: bool = True
+    ) -> None:
         self.url = resolve_url(url)
         self.timeout = timeout
         self.shown_url = self._shown(self.url)
+        if not create:
+            self._must_exist()
         self.engine = self._create_engine()
         with self.translate("open"):
             self._prepare()
@@ -168,6 +172,14 @@ class SqlStore:
             return make_url(url).render_as_string(hide_password=True)
         except ArgumentError as exc:
             raise StoreError(f"not a database URL: {url!r}") from exc
+
+    def _must_exist(self) -> None:
+        """A SQLite file that is not there holds no run: say so instead of creating it."""
+        url = make_url(self.url)
+        if url.get_backend_name() != "sqlite" or url.database in (None, "", ":memory:"):
+            return
+        if not Path(str(url.database)).exists():
+            raise RunNotFoundError(f"no runs stored yet in {url.database}")
 
     def _create_engine(self) -> Engine:
         url = make_url(self.url)

@@ -1,0 +1,31 @@
+"""A log that writes every batch to a primary log and to copies (``--events PATH``)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from roost.eventlog import EventLog
+from roost.events import Event
+
+
+class TeeLog:
+    """Reads from ``primary``; appends to it first, then to each copy.
+
+    The primary decides: a batch it refuses (a concurrent run) reaches no copy.
+    """
+
+    def __init__(self, primary: EventLog, copies: Sequence[EventLog]) -> None:
+        self.primary = primary
+        self.copies = list(copies)
+
+    @property
+    def run_id(self) -> str:
+        return self.primary.run_id
+
+    def load(self) -> list[Event]:
+        return self.primary.load()
+
+    def append(self, events: Sequence[Event]) -> None:
+        self.primary.append(events)
+        for copy in self.copies:
+            copy.append(events)
