@@ -210,6 +210,9 @@ class SqlStore:
         foreign = tables & {"runs", "events"} if not self._is_sqlite() else tables
         if foreign:
             raise StoreError(f"{self.shown_url}: not a roost database (it has other tables)")
+        if self._is_sqlite():
+            with self.engine.connect() as conn:
+                conn.exec_driver_sql("PRAGMA journal_mode=WAL")
         with self.engine.begin() as conn:
             SQLModel.metadata.create_all(conn, tables=[META, RUNS, EVENTS])
             conn.execute(META.insert().values(key="schema", value=SCHEMA_VERSION))
@@ -227,8 +230,9 @@ class SqlStore:
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+    # journal_mode=WAL is set once when the tables are made (it persists in the file);
+    # synchronous is per connection.
     cursor = dbapi_connection.cursor()
-    cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.close()
 
