@@ -11,11 +11,13 @@ comes back in ``ToolOutcome.child_run``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from roost.errors import FlowError, ToolFailure
+from roost.eventlog import EventLog
 from roost.flow.models import Flow, FlowTool
 from roost.messages import ToolSpec
 from roost.tools.base import ToolOutcome
@@ -34,6 +36,16 @@ class SubflowRunner(Protocol):
     ) -> ToolOutcome:
         """Runs ``flow`` from ``message`` (None: its own start) and returns its last message."""
         ...
+
+
+class ParentRun(Protocol):
+    """What a toolbox needs of the engine's ``Runner`` to make its sub-flows child runs."""
+
+    @property
+    def log(self) -> EventLog: ...
+
+    @property
+    def child_log(self) -> Callable[[str], EventLog]: ...
 
 
 class SubflowTool:

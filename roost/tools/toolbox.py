@@ -18,7 +18,7 @@ from roost.tools.mcp_tool import McpHub, McpServerTool
 from roost.tools.names import parse_ref, wire_name
 from roost.tools.python_tool import python_tool
 from roost.tools.ranking import best_matches
-from roost.tools.subflow import SubflowRunner, subflow_tool
+from roost.tools.subflow import ParentRun, SubflowRunner, subflow_tool
 
 
 def flow_folder(flow: Flow) -> Path:
@@ -30,7 +30,7 @@ def flow_folder(flow: Flow) -> Path:
 class Toolbox:
     """Every tool a flow's agents use; call it as ``toolbox(agent, latest_user_text)``."""
 
-    def __init__(self, flow: Flow, *, runner: SubflowRunner | None = None) -> None:
+    def __init__(self, flow: Flow, *, runner: SubflowRunner | ParentRun | None = None) -> None:
         self.flow = flow
         self._folder = flow_folder(flow)
         self._runner = runner
@@ -124,8 +124,12 @@ class Toolbox:
         return wire
 
     def _subflows(self) -> SubflowRunner:
-        if self._runner is None:
+        if not isinstance(self._runner, SubflowRunner):
             from roost.engine.subflow import ChildRuns
 
-            self._runner = ChildRuns()
+            parent = self._runner  # an engine Runner: its sub-flows become its child runs
+            if parent is None:
+                self._runner = ChildRuns()
+            else:
+                self._runner = ChildRuns(parent=parent.log, child_log=parent.child_log)
         return self._runner

@@ -1,6 +1,7 @@
 """A small MCP server over stdio, written with the SDK's own server class."""
 
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 
 server = MCPServer("calc")
 
@@ -19,8 +20,8 @@ def greet(name: str) -> str:
 
 @server.tool()
 def explode(message: str) -> str:
-    """Always fails."""
-    raise ValueError(message)
+    """Always fails, with a message for the caller."""
+    raise ToolError(message)
 
 
 @server.tool()

@@ -1,0 +1,54 @@
+"""A streamable HTTP MCP server on 127.0.0.1, run by uvicorn in a thread for the tests."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import uvicorn
+from mcp.server.mcpserver import MCPServer
+
+server = MCPServer("weather")
+
+
+@server.tool()
+def forecast(city: str) -> str:
+    """The weather forecast for a city."""
+    return f"Sunny in {city}"
+
+
+@server.tool()
+def temperature(city: str) -> dict[str, object]:
+    """The temperature in a city, as structured data."""
+    return {"city": city, "celsius": 21}
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextmanager
+def running_http_server() -> Iterator[str]:
+    """Serves the MCP app on a free loopback port; yields its URL."""
+    port = _free_port()
+    config = uvicorn.Config(
+        server.streamable_http_app(), host="127.0.0.1", port=port, log_level="warning"
+    )
+    web = uvicorn.Server(config)
+    thread = threading.Thread(target=web.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not web.started:
+        if time.monotonic() > deadline or not thread.is_alive():
+            raise RuntimeError("the test MCP HTTP server did not start")
+        time.sleep(0.05)
+    try:
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        web.should_exit = True
+        thread.join(10)

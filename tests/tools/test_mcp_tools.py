@@ -1,0 +1,157 @@
+"""MCP tools against real servers written with the SDK: one over stdio, one over HTTP."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from collections.abc import Iterator
+
+import pytest
+
+from roost.errors import ToolFailure
+from roost.flow.models import Flow
+from roost.tools import check_flow_tools, toolbox_for
+
+from .conftest import make_flow
+from .mcp_http_server import running_http_server
+
+
+def stdio_flow(**agent: object) -> Flow:
+    return make_flow(
+        {
+            "mcp_servers": {
+                "calc": {"command": sys.executable, "args": ["mcp_stdio_server.py"]},
+                "broken": {"command": sys.executable, "args": ["mcp_crash_server.py"]},
+            },
+            "tools": {"calc": {"mcp": "calc", "timeout": 20}, "broken": {"mcp": "broken"}},
+            "agents": {"a": {"functions": ["calc#add", "calc#greet", "calc#explode"], **agent}},
+        }
+    )
+
+
+@pytest.fixture(scope="module")
+def http_url() -> Iterator[str]:
+    with running_http_server() as url:
+        yield url
+
+
+async def test_stdio_server_tools_are_listed_and_called() -> None:
+    toolbox = toolbox_for(stdio_flow())
+    try:
+        tools = toolbox("a", "")
+        assert [t.spec.name for t in tools] == ["calc__add", "calc__greet", "calc__explode"]
+        add = tools[0]
+        assert add.spec.description == "Add two integers on the server."
+        assert add.spec.parameters["required"] == ["a", "b"]
+        assert add.timeout == 20
+        outcomes = await asyncio.gather(add.call({"a": 2, "b": 3}), tools[1].call({"name": "Ada"}))
+        assert [o.content for o in outcomes] == ["5", "Hello, Ada!"]
+        assert not any(o.is_error for o in outcomes)
+        failed = await tools[2].call({"message": "kaboom"})
+        assert failed.is_error and "kaboom" in failed.content
+        invalid = await add.call({"a": "x", "b": 1})
+        assert invalid.is_error
+    finally:
+        await toolbox.aclose()
+
+
+async def test_whole_server_and_listing_once() -> None:
+    flow = stdio_flow()
+    flow.agents["a"].functions[:] = ["calc"]
+    toolbox = toolbox_for(flow)
+    try:
+        names = [t.spec.name for t in toolbox("a", "")]
+        assert set(names) == {"calc__add", "calc__greet", "calc__explode", "calc__wait"}
+        assert toolbox("a", "") == toolbox("a", "")  # built once per toolbox
+    finally:
+        await toolbox.aclose()
+
+
+async def test_calls_can_be_cancelled_by_a_timeout() -> None:
+    flow = stdio_flow()
+    flow.agents["a"].functions[:] = ["calc#wait", "calc#add"]
+    toolbox = toolbox_for(flow)
+    try:
+        wait, add = toolbox("a", "")
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(wait.call({"seconds": 5}), 0.3)
+        assert (await add.call({"a": 1, "b": 1})).content == "2"  # the session lives on
+    finally:
+        await toolbox.aclose()
+
+
+def test_a_server_that_fails_to_start_is_named() -> None:
+    flow = stdio_flow()
+    flow.agents["a"].functions[:] = ["broken#anything"]
+    toolbox = toolbox_for(flow)
+    try:
+        with pytest.raises(ToolFailure) as caught:
+            toolbox("a", "")
+        message = str(caught.value)
+        assert "MCP server 'broken'" in message and "failed to start" in message
+        assert "cannot open the database" in message
+    finally:
+        toolbox.close()
+
+
+def test_unknown_remote_tool() -> None:
+    flow = stdio_flow()
+    flow.agents["a"].functions[:] = ["calc#nope"]
+    toolbox = toolbox_for(flow)
+    try:
+        with pytest.raises(ToolFailure, match="MCP server 'calc' has no tool 'nope'"):
+            toolbox("a", "")
+    finally:
+        toolbox.close()
+
+
+async def test_http_server(http_url: str) -> None:
+    flow = make_flow(
+        {
+            "mcp_servers": {"weather": {"url": http_url}},
+            "tools": {"weather": {"mcp": "weather"}},
+            "agents": {"a": {"functions": ["weather"]}},
+        }
+    )
+    toolbox = toolbox_for(flow)
+    try:
+        tools = {t.spec.name: t for t in toolbox("a", "")}
+        assert set(tools) == {"weather__forecast", "weather__temperature"}
+        outcomes = await asyncio.gather(
+            tools["weather__forecast"].call({"city": "Oslo"}),
+            tools["weather__temperature"].call({"city": "Rome"}),
+        )
+        assert outcomes[0].content == "Sunny in Oslo"
+        assert json.loads(outcomes[1].content) == {"city": "Rome", "celsius": 21}
+    finally:
+        await toolbox.aclose()
+
+
+def test_http_server_that_is_not_there() -> None:
+    flow = make_flow(
+        {
+            "mcp_servers": {"gone": {"url": "http://127.0.0.1:9/mcp", "timeout": 10}},
+            "tools": {"gone": {"mcp": "gone"}},
+            "agents": {"a": {"functions": ["gone"]}},
+        }
+    )
+    toolbox = toolbox_for(flow)
+    try:
+        with pytest.raises(ToolFailure, match="MCP server 'gone'"):
+            toolbox("a", "")
+    finally:
+        toolbox.close()
+
+
+def test_check_finds_missing_commands_and_servers() -> None:
+    flow = make_flow(
+        {
+            "mcp_servers": {"nope": {"command": "roost-no-such-command-xyz"}},
+            "tools": {"n": {"mcp": "nope"}, "m": {"mcp": "undeclared"}},
+        }
+    )
+    messages = [p.message for p in check_flow_tools(flow)]
+    assert "MCP server 'nope': command 'roost-no-such-command-xyz' not found" in messages
+    assert "tool 'm': MCP server 'undeclared' is not declared under mcp_servers" in messages
+    assert check_flow_tools(stdio_flow()) == []
