@@ -1,0 +1,134 @@
+"""The engine's own cost per message, with the model taken out of the picture.
+
+Two scenarios on scripted providers: a three-member round_robin channel and a
+chat between two agents, each run to 200, 2,000 and 10,000 messages. The
+figures are microseconds per message of ``Runner.start`` (flow loading, imports
+and start-up excluded), first with the log in memory, then with the JSON Lines
+log written to disk; a second pass under ``tracemalloc`` gives peak memory.
+
+    python bench/overhead.py [--sizes 200,2000,10000] [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import sys
+import tempfile
+import time
+import tracemalloc
+from collections.abc import Callable
+from pathlib import Path
+
+import yaml
+
+from roost.engine import Runner
+from roost.eventlog import EventLog, MemoryLog
+from roost.flow.models import Flow
+from roost.store.jsonl import JsonlLog
+
+CHANNEL = """
+roost: 1
+name: bench-channel
+defaults: {{provider: mock, max_rounds: {n}}}
+providers:
+  mock: {{kind: scripted, replies: ["A short reply."], when_exhausted: repeat_last}}
+agents:
+  alice: {{role: You are Alice.}}
+  bob: {{role: You are Bob.}}
+  carol: {{role: You are Carol.}}
+  USER: {{role: A person.}}
+channels:
+  room:
+    members: [alice, bob, carol]
+    max_rounds: {n}
+    director: {{strategy: round_robin}}
+start: {{from: USER, to: room, content: Let us talk.}}
+"""
+
+PAIR = """
+roost: 1
+name: bench-pair
+defaults: {{provider: mock, max_rounds: {n}}}
+providers:
+  mock: {{kind: scripted, replies: ["A short reply."], when_exhausted: repeat_last}}
+agents:
+  alice: {{role: You are Alice.}}
+  bob: {{role: You are Bob.}}
+start: {{from: alice, to: bob, content: Hello Bob.}}
+"""
+
+
+def make_flow(template: str, messages: int) -> Flow:
+    # The channel's cap counts member messages; the start message comes from a non-member.
+    return Flow.model_validate(yaml.safe_load(template.format(n=messages)))
+
+
+def run_once(flow: Flow, log: EventLog) -> tuple[float, int]:
+    """Seconds spent in Runner.start and the number of messages it produced."""
+    runner = Runner(flow, log)
+    gc.collect()
+    began = time.perf_counter()
+    state = asyncio.run(runner.start())
+    elapsed = time.perf_counter() - began
+    assert state.status == "terminated", state.status
+    return elapsed, len(state.history)
+
+
+def peak_memory(flow: Flow, make_log: Callable[[], EventLog]) -> int:
+    """Peak bytes allocated during one run (tracemalloc)."""
+    log = make_log()
+    runner = Runner(flow, log)
+    gc.collect()
+    tracemalloc.start()
+    asyncio.run(runner.start())
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    return peak
+
+
+def measure(sizes: list[int], repeat: int) -> list[tuple[str, str, int, float, float]]:
+    """Rows of (scenario, log, messages, µs per message, peak MiB)."""
+    rows = []
+    with tempfile.TemporaryDirectory() as folder:
+        counter = iter(range(10**9))
+
+        def memory_log() -> EventLog:
+            return MemoryLog("bench")
+
+        def jsonl_log() -> EventLog:
+            return JsonlLog(Path(folder) / f"run-{next(counter)}.jsonl", "bench")
+
+        for scenario, template in (("channel", CHANNEL), ("pair", PAIR)):
+            for size in sizes:
+                flow = make_flow(template, size)
+                for label, make_log in (("memory", memory_log), ("jsonl", jsonl_log)):
+                    best = min(
+                        (run_once(flow, make_log()) for _ in range(repeat)),
+                        key=lambda r: r[0] / r[1],
+                    )
+                    per_message = best[0] / best[1] * 1e6
+                    peak = peak_memory(flow, make_log) / 2**20
+                    rows.append((scenario, label, best[1], per_message, peak))
+                    print(
+                        f"{scenario:8} {label:7} {best[1]:>7,} messages "
+                        f"{per_message:8.1f} µs/message  peak {peak:7.2f} MiB",
+                        flush=True,
+                    )
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="200,2000,10000")
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args(argv)
+    sizes = [int(part) for part in args.sizes.split(",")]
+    print(f"Python {sys.version.split()[0]}; best of {args.repeat} runs per row")
+    measure(sizes, args.repeat)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

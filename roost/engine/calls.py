@@ -1,0 +1,160 @@
+"""One model call as the engine makes it: provider looked up, call made, ``llm_call`` recorded.
+
+A call that fails (after the provider's own retries and fallbacks) records its
+``llm_call`` with the error, then an error entry on the route the caller
+names, and gives None: the run stops there, waiting for a retry.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterable
+from functools import partial
+from hashlib import sha256
+from typing import Any
+
+from roost.engine.recorder import Recorder
+from roost.events import ErrorEvent, LlmCallEvent
+from roost.messages import ChatMessage, ModelRequest, ModelResponse, ToolCall
+from roost.providers.base import Provider
+
+TextSink = Callable[[str, str], None]
+
+
+class Redactor:
+    """Replaces every secret of the flow in a text with ``***``."""
+
+    def __init__(self, secrets: Iterable[str]) -> None:
+        # Longest first, so a secret containing another is replaced whole.
+        self.secrets = sorted((s for s in secrets if s), key=len, reverse=True)
+
+    def __call__(self, text: str) -> str:
+        for secret in self.secrets:
+            if secret in text:
+                text = text.replace(secret, "***")
+        return text
+
+
+def request_digest(
+    system: str, tools: Iterable[str], base: bytes, tail: Iterable[ChatMessage]
+) -> str:
+    """``sha256:<hex>`` of a request: the history's chained digest plus what follows it."""
+    digest = sha256(system.encode())
+    digest.update(b"\x1e" + ",".join(tools).encode() + b"\x1e" + base)
+    for message in tail:
+        digest.update(message.model_dump_json().encode())
+    return "sha256:" + digest.hexdigest()
+
+
+def error_text(exc: BaseException) -> str:
+    """A failure as one line: roost's own errors as they are, others with their type."""
+    from roost.errors import RoostError
+
+    text = str(exc) if isinstance(exc, RoostError) else f"{type(exc).__name__}: {exc}"
+    return " ".join(text.split()) or type(exc).__name__
+
+
+class ModelCaller:
+    """Calls a node's provider and records the call."""
+
+    def __init__(
+        self,
+        recorder: Recorder,
+        providers: Callable[[str], Provider],
+        redact: Redactor,
+        on_text: TextSink | None = None,
+    ) -> None:
+        self.recorder = recorder
+        self.providers = providers
+        self.redact = redact
+        self.on_text = on_text
+
+    async def call(
+        self,
+        node: str,
+        provider_name: str,
+        request: ModelRequest,
+        digest: str,
+        route: tuple[str, str],
+        *,
+        keep_calls: bool = True,
+    ) -> ModelResponse | None:
+        """The provider's answer, or None after recording the failure on ``route``.
+
+        ``keep_calls=False`` records the answer without its tool calls: the last
+        call of a tool loop offers no tools, so any call it asks for is ignored.
+        """
+        rec = self.recorder
+        rec.flush()
+        try:
+            provider = self.providers(provider_name)
+        except Exception as exc:  # a provider that cannot be built (a missing key, say)
+            rec.add(ErrorEvent, from_=route[0], to=route[1], content=self.redact(error_text(exc)))
+            rec.flush()
+            return None
+        on_text = partial(self.on_text, node) if self.on_text is not None else None
+        names = [tool.name for tool in request.tools]
+        try:
+            response = await provider.complete(request, on_text=on_text)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            message = self.redact(error_text(exc))
+            rec.add(
+                LlmCallEvent,
+                node=node,
+                provider=provider_name,
+                model=str(getattr(provider, "model", "")),
+                tools=names,
+                request_digest=digest,
+                error=message,
+                attempts=list(getattr(exc, "attempts", None) or ()),
+            )
+            rec.add(ErrorEvent, from_=route[0], to=route[1], content=message)
+            rec.flush()
+            return None
+        rec.add(
+            LlmCallEvent,
+            node=node,
+            provider=provider_name,
+            model=response.model or provider.model,
+            tools=names,
+            request_digest=digest,
+            response=response_record(response, keep_calls=keep_calls),
+            usage=usage_record(response),
+            attempts=list(response.attempts),
+        )
+        return response
+
+
+def response_record(response: ModelResponse, *, keep_calls: bool) -> dict[str, Any]:
+    """The ``response`` field of an llm_call: text, tool calls and reasoning."""
+    message = response.message
+    return {
+        "text": message.content,
+        "tool_calls": [_call_record(c) for c in message.tool_calls] if keep_calls else [],
+        "reasoning": [part.model_dump(exclude_none=True) for part in message.reasoning],
+    }
+
+
+def _call_record(call: ToolCall) -> dict[str, Any]:
+    record: dict[str, Any] = {"id": call.id, "name": call.name, "arguments": call.arguments}
+    if call.raw_arguments is not None:
+        record["raw_arguments"] = call.raw_arguments
+    if call.provider_details is not None:
+        record["provider_details"] = call.provider_details
+    return record
+
+
+def usage_record(response: ModelResponse) -> dict[str, int] | None:
+    """Token counts of the call, or None when the provider counted none."""
+    usage = response.usage
+    if not (usage.prompt_tokens or usage.completion_tokens):
+        return None
+    return {
+        "prompt_tokens": usage.prompt_tokens,
+        "completion_tokens": usage.completion_tokens,
+        "cached_tokens": usage.cached_tokens,
+        "reasoning_tokens": usage.reasoning_tokens,
+        "calls": 1,
+    }

@@ -1,0 +1,146 @@
+"""Who speaks next in a channel (FLOW-LANGUAGE.md section 4).
+
+Candidates are the members under their own cap, minus the last speaker
+(unless ``allow_repeat``), narrowed to the last speaker's ``transitions``. The
+strategies here are pure functions of the flow and the state; the ``llm``
+strategy asks a model through an ``ask`` callback the interpreter supplies.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Awaitable, Callable
+from typing import Literal
+
+from roost.engine.state import RunState
+from roost.flow.models import Channel, Flow
+from roost.messages import AssistantMessage, ChatMessage, UserMessage
+from roost.nodes.agent import transcript
+from roost.nodes.roles import render, role_context
+
+By = Literal["llm", "llm_retry", "fallback", "only_candidate", "round_robin", "random", "manual"]
+Ask = Callable[[list[ChatMessage]], Awaitable[str | None]]
+
+SELECTION_PROMPT = """\
+You are choosing who speaks next in {{ channel }}.
+
+The members who may speak next:
+{% for candidate in candidates -%}
+- {{ candidate.name }}{% if candidate.role %}: {{ candidate.role }}{% endif %}
+{% endfor %}
+The conversation so far:
+{% for line in conversation %}{{ line }}
+{% else %}(nothing has been said yet)
+{% endfor %}
+Answer with the name of the one member who should speak next, and nothing else.
+Choose one of: {{ candidates | map(attribute="name") | join(", ") }}."""
+
+CORRECTION = (
+    "{answer!r} is not one of the members who may speak next. "
+    "Answer with exactly one of these names and nothing else: {names}."
+)
+
+
+def last_member(state: RunState, channel: str, members: list[str]) -> str | None:
+    """The member who spoke into the channel last, or None before any member has."""
+    last = state.last_into.get(channel)
+    return last if last in members else None
+
+
+def candidates(flow: Flow, state: RunState, channel: str) -> list[str]:
+    """The members that may speak next in ``channel``, in member order."""
+    config = flow.channels[channel]
+    cap = flow.defaults.max_rounds
+    sent = state.sent
+    found = [m for m in config.members if sent.get((m, channel), 0) < cap]
+    last = last_member(state, channel, config.members)
+    if last is None:
+        return found
+    if not config.director.allow_repeat:
+        found = [m for m in found if m != last]
+    allowed = (config.transitions or {}).get(last)
+    if config.transitions is not None and allowed is not None:
+        found = [m for m in found if m in allowed]
+    return found
+
+
+def channel_count(state: RunState, channel: Channel, name: str) -> int:
+    """Member-authored success messages into the channel (a member's start message included)."""
+    sent = state.sent
+    return sum(sent.get((member, name), 0) for member in channel.members)
+
+
+def round_robin(members: list[str], found: list[str], last: str | None) -> str:
+    """The next candidate after ``last`` in member order (the first one before anyone spoke)."""
+    if last is None or last not in members:
+        return found[0]
+    start = members.index(last)
+    ordered = members[start + 1 :] + members[: start + 1]
+    return next(member for member in ordered if member in found)
+
+
+def seeded_choice(flow: Flow, state: RunState, channel: str, found: list[str]) -> str:
+    """A random candidate, the same in every process for the same seed and select count.
+
+    The generator is derived from the seed, the channel and the number of
+    selects the channel already made, so a run continued elsewhere draws the
+    same as one that never stopped.
+    """
+    seed = flow.channels[channel].director.seed
+    selects = state.selects.get(channel, 0)
+    rng = random.Random(f"{seed if seed is not None else 0}:{channel}:{selects}")
+    return rng.choice(found)
+
+
+def parse_answer(text: str, found: list[str]) -> str | None:
+    """The candidate an answer names (a leading ``@`` and white space ignored), else None."""
+    name = text.strip().lstrip("@").strip()
+    return name if name in found else None
+
+
+def selection_prompt(flow: Flow, state: RunState, channel: str, found: list[str]) -> str:
+    """The director's selection prompt: the flow's ``director.prompt`` or the built-in one."""
+    config = flow.channels[channel]
+    agents = flow.agents
+    listed = [
+        {
+            "name": name,
+            "role": (agents[name].description or agents[name].role) if name in agents else "",
+        }
+        for name in found
+    ]
+    context = role_context(flow, state, channel, list(config.members))
+    source = config.director.prompt or SELECTION_PROMPT
+    return render(
+        source,
+        **context,
+        channel=channel,
+        candidates=listed,
+        conversation=transcript(state, channel),
+    )
+
+
+async def choose_by_llm(
+    flow: Flow, state: RunState, channel: str, found: list[str], ask: Ask
+) -> tuple[str, By] | None:
+    """Asks the director's model; one corrective retry, then a seeded random candidate.
+
+    Returns None when a call failed (``ask`` has then recorded the error).
+    """
+    prompt = selection_prompt(flow, state, channel, found)
+    messages: list[ChatMessage] = [UserMessage(content=prompt)]
+    answer = await ask(messages)
+    if answer is None:
+        return None
+    chosen = parse_answer(answer, found)
+    if chosen is not None:
+        return chosen, "llm"
+    note = CORRECTION.format(answer=answer.strip(), names=", ".join(found))
+    messages += [AssistantMessage(content=answer), UserMessage(content=note)]
+    second = await ask(messages)
+    if second is None:
+        return None
+    chosen = parse_answer(second, found)
+    if chosen is not None:
+        return chosen, "llm_retry"
+    return seeded_choice(flow, state, channel, found), "fallback"

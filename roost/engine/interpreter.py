@@ -1,0 +1,285 @@
+"""start, chat and reply (FLOW-LANGUAGE.md section 3), as an explicit loop.
+
+``chat(from, to)`` returns the next step instead of calling itself, and
+``run_from`` iterates until the run pauses, stops at an error or terminates,
+so a conversation of any length runs in constant stack depth.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from roost.engine.calls import ModelCaller, Redactor, error_text, request_digest
+from roost.engine.directors import By, choose_by_llm
+from roost.engine.recorder import Recorder, build_event
+from roost.engine.tool_loop import Reply, ToolLoop
+from roost.errors import RoostError, RunStateError, UsageError
+from roost.events import (
+    ErrorEvent,
+    FlowRecord,
+    InterruptEvent,
+    MessageEvent,
+    ResumeEvent,
+    RetryEvent,
+    RunStartEvent,
+    SelectEvent,
+    TerminateEvent,
+)
+from roost.flow.models import Flow
+from roost.messages import ChatMessage, ModelRequest
+from roost.nodes.agent import seen_by
+from roost.nodes.channel import channel_turn
+from roost.nodes.human import check_self_answer, is_human, manual_choice, provider_of
+from roost.nodes.roles import agent_system, render, role_context
+from roost.tools.base import Tool
+
+Step = tuple[str, str] | None
+ToolsFor = Callable[[str, str], Sequence[Tool]]
+TERMINATE = "TERMINATE"
+INTERRUPT = "INTERRUPT"
+
+
+class Interpreter:
+    """Drives one run of a flow, recording every step through a Recorder."""
+
+    def __init__(
+        self,
+        flow: Flow,
+        recorder: Recorder,
+        caller: ModelCaller,
+        tools_for: ToolsFor,
+        redact: Redactor,
+        flow_record: Callable[[], FlowRecord],
+    ) -> None:
+        self.flow = flow
+        self.rec = recorder
+        self.state = recorder.state
+        self.caller = caller
+        self.tools_for = tools_for
+        self.redact = redact
+        self.loop = ToolLoop(recorder, caller, redact)
+        self._flow_record = flow_record
+        self._max_rounds = flow.defaults.max_rounds
+
+    # ------------------------------------------------------------------ the three entry points
+
+    async def start(self, content: str | None, frm: str | None, to: str | None) -> None:
+        """Records the start message and lets its addressee answer."""
+        state, flow = self.state, self.flow
+        if state.status != "new":
+            raise RunStateError(f"run {self.rec.run_id} has already started ({state.status})")
+        default = flow.start
+        frm = frm or (default.from_ if default else None)
+        to = to or (default.to if default else None)
+        if not frm or not to:
+            raise UsageError(f"{flow.name}: the flow has no start; give both --from and --to")
+        for name in (frm, to):
+            if flow.node_kind(name) is None:
+                raise UsageError(f"{flow.name}: no agent or channel is called {name!r}")
+        if content is None:
+            content = default.content if default else ""
+        if state.next_seq == 0:
+            self.rec.add(RunStartEvent, flow=self._flow_record())
+        self.rec.add(MessageEvent, from_=frm, to=to, content=content)
+        if is_human(flow, to):
+            self._pause(to, frm)
+            return
+        await self.run_from(to, frm)
+
+    async def continue_(self, feedback: str) -> None:
+        """Answers the pending interrupt (section 3, continue)."""
+        pending = self.state.pending
+        if self.state.status != "paused" or not isinstance(pending, InterruptEvent):
+            raise RunStateError(
+                f"run {self.rec.run_id} is not paused at an interrupt ({self.state.status}); "
+                "nothing to continue"
+            )
+        frm, to = pending.from_, pending.to
+        if pending.reason == "manual_select":
+            await self._continue_manual(frm, to, feedback)
+            return
+        if pending.reason == "tool_approval":
+            self.rec.add(ResumeEvent, from_=frm, to=to, feedback=feedback)
+            await self.run_from(frm, to)
+            return
+        if not feedback:
+            check_self_answer(self.flow, frm)
+        self.rec.add(ResumeEvent, from_=frm, to=to, feedback=feedback)
+        agents = self.flow.agents
+        if frm in agents and to in agents and self.state.pair_count(frm, to) >= self._max_rounds:
+            self._terminate(frm, "max_rounds")
+            return
+        if feedback:
+            self.rec.add(MessageEvent, from_=frm, to=to, content=feedback)
+            await self.run_from(to, frm)
+        else:
+            await self.run_from(frm, to)
+
+    async def retry(self) -> None:
+        """Redoes the step that stopped at an error, or that a dead process left running."""
+        state = self.state
+        if state.status == "error" and isinstance(state.pending, ErrorEvent):
+            frm, to = state.pending.from_, state.pending.to
+        elif state.status == "running" and state.step is not None:
+            frm, to = state.step
+        else:
+            raise RunStateError(
+                f"run {self.rec.run_id} is {state.status}: only a run stopped at an error "
+                "(or left running by a process that stopped) can be retried"
+            )
+        self.rec.add(RetryEvent, from_=frm, to=to)
+        self.loop.close_open_calls()
+        await self.run_from(frm, to)
+
+    # ------------------------------------------------------------------ chat
+
+    async def run_from(self, frm: str, to: str) -> None:
+        """Runs chat steps from ``chat(frm, to)`` until the run stops moving."""
+        step: Step = (frm, to)
+        channels = self.flow.channels
+        while step is not None:
+            frm, to = step
+            if frm in channels:
+                step = await self._channel_speaks(frm, to)
+            else:
+                step = await self._agent_speaks(frm, to)
+        self.rec.flush()
+
+    async def _agent_speaks(self, frm: str, to: str) -> Step:
+        text = await self._reply(frm, to)
+        if text is None:
+            return None
+        self.rec.add(MessageEvent, from_=frm, to=to, content=text)
+        word = text.strip()
+        agents = self.flow.agents
+        if word == TERMINATE:
+            self._terminate(to, TERMINATE)
+            return None
+        if frm in agents and to in agents and self.state.pair_count(frm, to) >= self._max_rounds:
+            self._terminate(to, "max_rounds")
+            return None
+        if word == INTERRUPT or is_human(self.flow, to):
+            self._pause(to, frm)
+            return None
+        return (to, frm)
+
+    async def _channel_speaks(self, channel: str, to: str) -> Step:
+        turn = channel_turn(self.flow, self.state, channel)
+        if turn.ended is not None:
+            self._terminate(channel, turn.ended)
+            return None
+        chosen, by = turn.chosen, turn.by
+        if turn.ask == "manual":
+            self.rec.add(InterruptEvent, from_=channel, to=to, reason="manual_select")
+            self.rec.flush()
+            return None
+        if turn.ask == "llm":
+            decided = await self._ask_director(channel, to, turn.found)
+            if decided is None:
+                return None
+            chosen, by = decided
+        assert chosen is not None and by is not None
+        return self._selected(channel, turn.found, chosen, by)
+
+    def _selected(self, channel: str, found: list[str], chosen: str, by: By) -> Step:
+        self.rec.add(SelectEvent, channel=channel, candidates=found, chosen=chosen, by=by)
+        if is_human(self.flow, chosen):
+            self._pause(chosen, channel)
+            return None
+        return (chosen, channel)
+
+    async def _continue_manual(self, channel: str, to: str, answer: str) -> None:
+        turn = channel_turn(self.flow, self.state, channel)
+        members = list(self.flow.channels[channel].members)
+        chosen = manual_choice(answer, channel, members, turn.found)
+        self.rec.add(ResumeEvent, from_=channel, to=to, feedback=answer)
+        step = self._selected(channel, turn.found, chosen, "manual")
+        if step is None:
+            self.rec.flush()
+            return
+        await self.run_from(*step)
+
+    # ------------------------------------------------------------------ reply
+
+    async def _reply(self, frm: str, to: str) -> str | None:
+        """The reply of agent ``frm`` to ``to``, or None when the run stopped or paused."""
+        flow, state = self.flow, self.state
+        agent = flow.agents.get(frm)
+        if agent is None:
+            self._fail(frm, to, f"no agent is called {frm!r}")
+            return None
+        provider = provider_of(flow, frm)
+        if provider is None:
+            self._fail(frm, to, f"agent {frm} has no provider (set provider or defaults.provider)")
+            return None
+        try:
+            system = agent_system(flow, state, frm, to)
+            seen = seen_by(flow, state, frm, to)
+            tools = self.tools_for(frm, self._latest_text(frm, to)) if agent.functions else ()
+        except RoostError as exc:
+            self._fail(frm, to, error_text(exc))
+            return None
+        limit = agent.max_tool_calls
+        job = Reply(
+            agent=frm,
+            to=to,
+            provider=provider,
+            system=system,
+            seen=seen,
+            tools=tools,
+            max_rounds=flow.defaults.max_tool_calls if limit is None else limit,
+            result_limit=flow.defaults.tool_result_limit,
+        )
+        return await self.loop.run(job)
+
+    def _latest_text(self, frm: str, to: str) -> str:
+        state = self.state
+        thread = state.inbox_of(to) if to in self.flow.channels else state.pair_thread(frm, to)
+        for index in reversed(thread.indices):
+            entry = state.history[index]
+            if entry.from_ != frm:
+                return entry.content
+        return ""
+
+    async def _ask_director(self, channel: str, to: str, found: list[str]) -> tuple[str, By] | None:
+        flow, state = self.flow, self.state
+        config = flow.channels[channel]
+        provider = config.director.provider or flow.defaults.provider
+        if provider is None:
+            self._fail(channel, to, f"the director of {channel} has no provider")
+            return None
+        try:
+            context = role_context(flow, state, channel, list(config.members))
+            system = render(config.role, **context)
+        except RoostError as exc:
+            self._fail(channel, to, error_text(exc))
+            return None
+
+        async def ask(messages: list[ChatMessage]) -> str | None:
+            request = build_event(
+                ModelRequest,
+                {"system": system, "messages": tuple(messages), "tools": (), "node": channel},
+            )
+            digest = request_digest(system, (), b"", messages)
+            response = await self.caller.call(channel, provider, request, digest, (channel, to))
+            return None if response is None else response.message.content
+
+        try:
+            return await choose_by_llm(flow, state, channel, found, ask)
+        except RoostError as exc:
+            self._fail(channel, to, error_text(exc))
+            return None
+
+    # ------------------------------------------------------------------ endings
+
+    def _fail(self, frm: str, to: str, message: str) -> None:
+        self.rec.add(ErrorEvent, from_=frm, to=to, content=self.redact(message))
+        self.rec.flush()
+
+    def _pause(self, frm: str, to: str) -> None:
+        self.rec.add(InterruptEvent, from_=frm, to=to, reason="human")
+        self.rec.flush()
+
+    def _terminate(self, node: str, reason: str) -> None:
+        self.rec.add(TerminateEvent, node=node, reason=reason)
+        self.rec.flush()

@@ -1,0 +1,101 @@
+"""Records events: builds them cheaply, applies them to the state, appends them in batches.
+
+An event is applied to the live state the moment it is made, so the
+interpreter's next decision already sees it; the log receives the batch when
+the engine is about to wait for a model, a tool or a person (``flush``), so a
+step's events become durable together.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
+from pydantic_core import PydanticUndefined
+
+from roost.engine.state import RunState, apply
+from roost.eventlog import EventLog
+from roost.events import Event, now_iso
+
+E = TypeVar("E", bound=BaseModel)
+
+_TEMPLATES: dict[type[BaseModel], tuple[dict[str, Any], list[tuple[str, Any]]]] = {}
+_set_attr = object.__setattr__
+
+
+def build_event(cls: type[E], fields: dict[str, Any]) -> E:
+    """An event of type ``cls`` from trusted fields, without pydantic's validation pass.
+
+    The engine makes every event itself from values of the right types, so
+    validating them again would only cost time on every turn; the result is
+    the same frozen model ``cls(**fields)`` would give.
+    """
+    template = _TEMPLATES.get(cls)
+    if template is None:
+        template = _TEMPLATES[cls] = _template(cls)
+    data, factories = template[0].copy(), template[1]
+    data.update(fields)
+    for name, factory in factories:
+        if name not in fields:
+            data[name] = factory()
+    event = cls.__new__(cls)
+    _set_attr(event, "__dict__", data)
+    _set_attr(event, "__pydantic_fields_set__", set(fields))
+    _set_attr(event, "__pydantic_extra__", {} if cls.model_config.get("extra") == "allow" else None)
+    _set_attr(event, "__pydantic_private__", None)
+    return event
+
+
+def _template(cls: type[BaseModel]) -> tuple[dict[str, Any], list[tuple[str, Any]]]:
+    # Every field in declaration order (so the JSON reads seq, type, run, ts, ...),
+    # required ones as None placeholders that the caller always fills.
+    data: dict[str, Any] = {}
+    factories: list[tuple[str, Any]] = []
+    for name, info in cls.model_fields.items():
+        if info.default_factory is not None:
+            factories.append((name, info.default_factory))
+            data[name] = None
+        else:
+            data[name] = None if info.default is PydanticUndefined else info.default
+    return data, factories
+
+
+class Recorder:
+    """Makes the run's events, keeps the state current and appends them batch by batch."""
+
+    def __init__(
+        self,
+        state: RunState,
+        log: EventLog,
+        notify: Callable[[list[Event]], None] | None = None,
+    ) -> None:
+        self.state = state
+        self.log = log
+        self.run_id = log.run_id
+        self.batch: list[Event] = []
+        self._notify = notify
+        self._ts = ""
+
+    def add(self, cls: type[E], **fields: Any) -> E:
+        """Makes one event, applies it to the state and queues it for the log."""
+        if not self.batch:
+            # One timestamp per batch: its events happen with nothing awaited between them.
+            self._ts = now_iso()
+        fields["seq"] = self.state.next_seq
+        fields["run"] = self.run_id
+        fields["ts"] = self._ts
+        event = build_event(cls, fields)
+        apply(self.state, event)  # type: ignore[arg-type]
+        self.batch.append(event)  # type: ignore[arg-type]
+        return event
+
+    def flush(self) -> None:
+        """Appends the queued events to the log as one batch."""
+        batch = self.batch
+        if not batch:
+            return
+        self.batch = []
+        self.log.append(batch)
+        if self._notify is not None:
+            self._notify(batch)

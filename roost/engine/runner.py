@@ -1,0 +1,159 @@
+"""The Python API: ``Runner(flow, log)`` starts, continues and retries a run.
+
+The Runner owns the run's state (folded from the log once, then kept current
+by applying each event it records), the providers (built lazily, positioned
+from the state) and the tools (imported only when the flow has any). It
+never prompts a person: a paused run waits for ``continue_``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import importlib
+from collections.abc import AsyncIterator, Callable, Sequence
+from typing import Any
+
+from roost.engine.calls import ModelCaller, Redactor, TextSink
+from roost.engine.interpreter import Interpreter, ToolsFor
+from roost.engine.recorder import Recorder
+from roost.engine.state import RunState, fold
+from roost.errors import RoostError
+from roost.eventlog import EventLog, MemoryLog
+from roost.events import Event, FlowRecord
+from roost.flow.models import Flow
+from roost.providers.base import Provider
+from roost.providers.registry import ProviderContext, build_provider
+from roost.tools.base import Tool
+
+EventSink = Callable[[Event], None]
+
+
+class Runner:
+    """Runs one flow against one event log."""
+
+    def __init__(
+        self,
+        flow: Flow,
+        log: EventLog,
+        *,
+        providers: Callable[[str], Provider] | None = None,
+        tools: ToolsFor | None = None,
+        child_log: Callable[[str], EventLog] | None = None,
+        on_event: EventSink | None = None,
+        on_text: TextSink | None = None,
+    ) -> None:
+        self.flow = flow
+        self.log = log
+        self.on_event = on_event
+        self.child_log: Callable[[str], EventLog] = child_log or (lambda run_id: MemoryLog(run_id))
+        self._provider_factory = providers
+        self._tools = tools
+        self._providers: dict[str, Provider] = {}
+        self._queues: list[asyncio.Queue[Event | None]] = []
+        self._lock = asyncio.Lock()
+        self._stale = False
+        self._state = fold(log.load())
+        redact = Redactor(flow.secrets)
+        self._recorder = Recorder(self._state, log, self._notify)
+        caller = ModelCaller(self._recorder, self._provider, redact, on_text)
+        self._interpreter = Interpreter(
+            flow, self._recorder, caller, self._tools_for, redact, self._flow_record
+        )
+
+    @property
+    def state(self) -> RunState:
+        """The run's current state."""
+        return self._state
+
+    @property
+    def run_id(self) -> str:
+        return self._recorder.run_id
+
+    async def start(
+        self, message: str | None = None, *, from_: str | None = None, to: str | None = None
+    ) -> RunState:
+        """Starts the run with ``message`` (default: the flow's start content)."""
+        return await self._drive(lambda: self._interpreter.start(message, from_, to))
+
+    async def continue_(self, feedback: str = "") -> RunState:
+        """Answers the pending interrupt; empty feedback lets the interrupted node answer itself."""
+        return await self._drive(lambda: self._interpreter.continue_(feedback))
+
+    async def retry(self) -> RunState:
+        """Redoes the step that failed, or the one a dead process left unfinished."""
+        return await self._drive(self._interpreter.retry)
+
+    async def events(self) -> AsyncIterator[Event]:
+        """The events as they are appended, until the current start/continue/retry returns."""
+        queue: asyncio.Queue[Event | None] = asyncio.Queue()
+        self._queues.append(queue)
+        try:
+            while (event := await queue.get()) is not None:
+                yield event
+        finally:
+            self._queues.remove(queue)
+
+    # ------------------------------------------------------------------ internals
+
+    async def _drive(self, step: Callable[[], Any]) -> RunState:
+        async with self._lock:
+            if self._stale:
+                self._reload()
+            try:
+                await step()
+            except BaseException:
+                # Events made but not appended are dropped; the next call refolds the log.
+                self._recorder.batch = []
+                self._stale = True
+                raise
+            finally:
+                for queue in self._queues:
+                    queue.put_nowait(None)
+            return self._state
+
+    def _reload(self) -> None:
+        fresh = fold(self.log.load())
+        self._state.__dict__.update(fresh.__dict__)
+        self._providers.clear()
+        self._stale = False
+
+    def _notify(self, batch: list[Event]) -> None:
+        if self.on_event is not None:
+            for event in batch:
+                self.on_event(event)
+        for queue in self._queues:
+            for event in batch:
+                queue.put_nowait(event)
+
+    def _provider(self, name: str) -> Provider:
+        provider = self._providers.get(name)
+        if provider is None:
+            if self._provider_factory is not None:
+                provider = self._provider_factory(name)
+            else:
+                if name not in self.flow.providers:
+                    raise RoostError(f"no provider is called {name!r}")
+                context = ProviderContext(
+                    attempts_so_far=dict(self._state.provider_attempts),
+                    secrets=self.flow.secrets,
+                )
+                provider = build_provider(name, self.flow, context)
+            self._providers[name] = provider
+        return provider
+
+    def _tools_for(self, agent: str, text: str) -> Sequence[Tool]:
+        if self._tools is None:
+            module = importlib.import_module("roost.tools")
+            self._tools = module.toolbox_for(self.flow)
+        tools: Sequence[Tool] = self._tools(agent, text)
+        return tools
+
+    def _flow_record(self) -> FlowRecord:
+        text = self.flow.text
+        return FlowRecord(
+            path=self.flow.path,
+            name=self.flow.name,
+            hash="sha256:" + hashlib.sha256(text.encode()).hexdigest(),
+            text=text,
+        )

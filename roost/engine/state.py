@@ -1,0 +1,307 @@
+"""A run's state as a pure function of its events.
+
+``fold(events)`` builds a ``RunState`` from nothing; ``apply(state, event)``
+advances one in place. The live engine keeps its state only by applying each
+event it records, so what a process sees while running and what another
+process folds from the log are the same thing by construction.
+
+Everything the interpreter asks per turn is kept incrementally here, so no
+turn rescans the history: message counts per (from, to), the last sender into
+each node, per-node and per-pair lists of history indices, and a digest
+chained message by message over each of those lists.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from hashlib import sha256
+from typing import Any, Literal
+
+from roost.events import (
+    ErrorEvent,
+    Event,
+    InterruptEvent,
+    LlmCallEvent,
+    MessageEvent,
+    ResumeEvent,
+    RetryEvent,
+    RunStartEvent,
+    SelectEvent,
+    TerminateEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+)
+from roost.messages import AssistantMessage, ReasoningPart, ToolCall, ToolResultMessage, Usage
+
+Status = Literal["new", "running", "paused", "error", "terminated"]
+EntryState = Literal["success", "interrupt", "error"]
+_EMPTY_DIGEST = b""
+
+
+@dataclass(slots=True)
+class HistoryEntry:
+    """One entry of the history: who said what to whom, and whether it succeeded."""
+
+    from_: str
+    to: str
+    content: str
+    state: EntryState
+    seq: int
+    ts: str
+
+
+@dataclass
+class Thread:
+    """An append-only list of history indices with a digest chained over them."""
+
+    indices: list[int] = field(default_factory=list)
+    digest: bytes = _EMPTY_DIGEST
+
+    def add(self, index: int, entry: HistoryEntry) -> None:
+        self.indices.append(index)
+        text = f"{entry.from_}\x1f{entry.to}\x1f{entry.content}"
+        self.digest = sha256(self.digest + text.encode()).digest()
+
+
+@dataclass
+class Turn:
+    """The reply in progress: the tool loop's messages since the node last spoke."""
+
+    node: str = ""
+    messages: list[AssistantMessage | ToolResultMessage] = field(default_factory=list)
+    rounds: int = 0
+    open_calls: dict[str, ToolCallEvent] = field(default_factory=dict)
+    decisions: dict[str, str] = field(default_factory=dict)  # tool call id -> approval answer
+    awaiting: set[str] = field(default_factory=set)  # ids of the latest round without a result
+
+    def last_calls(self) -> tuple[ToolCall, ...]:
+        """The tool calls of the latest model answer in this turn, if any."""
+        for message in reversed(self.messages):
+            if isinstance(message, AssistantMessage):
+                return message.tool_calls
+        return ()
+
+    def result_ids(self) -> set[str]:
+        """Ids of the calls of this turn that have a result."""
+        return {m.tool_call_id for m in self.messages if isinstance(m, ToolResultMessage)}
+
+
+@dataclass
+class RunState:
+    """Everything the engine needs to know about a run, derived from its events."""
+
+    run_id: str = ""
+    status: Status = "new"
+    history: list[HistoryEntry] = field(default_factory=list)
+    pending: InterruptEvent | ErrorEvent | None = None
+    provider_attempts: dict[str, int] = field(default_factory=dict)
+    usage: Usage = field(default_factory=lambda: Usage(calls=0))
+    next_seq: int = 0
+    flow_path: str = ""
+    flow_hash: str = ""
+    terminated_by: str | None = None
+    # (from, to) of the chat step in progress: what a retry after a dead process redoes.
+    step: tuple[str, str] | None = None
+    sent: dict[tuple[str, str], int] = field(default_factory=dict)
+    last_into: dict[str, str] = field(default_factory=dict)
+    inbox: dict[str, Thread] = field(default_factory=dict)
+    pairs: dict[tuple[str, str], Thread] = field(default_factory=dict)
+    selects: dict[str, int] = field(default_factory=dict)
+    turn: Turn = field(default_factory=Turn)
+
+    def pair_count(self, a: str, b: str) -> int:
+        """Success messages between ``a`` and ``b``, both directions."""
+        sent = self.sent
+        return sent.get((a, b), 0) + sent.get((b, a), 0)
+
+    def pair_thread(self, a: str, b: str) -> Thread:
+        key = (a, b) if a <= b else (b, a)
+        thread = self.pairs.get(key)
+        if thread is None:
+            thread = self.pairs[key] = Thread()
+        return thread
+
+    def inbox_of(self, node: str) -> Thread:
+        thread = self.inbox.get(node)
+        if thread is None:
+            thread = self.inbox[node] = Thread()
+        return thread
+
+    @property
+    def last_message(self) -> HistoryEntry | None:
+        """The latest success entry, if any."""
+        for entry in reversed(self.history):
+            if entry.state == "success":
+                return entry
+        return None
+
+
+def fold(events: Iterable[Event]) -> RunState:
+    """The state of a run whose log holds ``events`` (pure: the same events, the same state)."""
+    state = RunState()
+    for event in events:
+        apply(state, event)
+    return state
+
+
+def apply(state: RunState, event: Event) -> RunState:
+    """Advances ``state`` by one event, in place, and returns it."""
+    handler = _HANDLERS.get(event.type)
+    if handler is not None:
+        handler(state, event)
+    state.next_seq = event.seq + 1
+    if not state.run_id:
+        state.run_id = event.run
+    return state
+
+
+def _on_run_start(state: RunState, event: Any) -> None:
+    start: RunStartEvent = event
+    state.flow_path = start.flow.path
+    state.flow_hash = start.flow.hash
+
+
+def _on_message(state: RunState, event: Any) -> None:
+    message: MessageEvent = event
+    frm, to = message.from_, message.to
+    entry = HistoryEntry(frm, to, message.content, "success", message.seq, message.ts)
+    index = len(state.history)
+    state.history.append(entry)
+    key = (frm, to)
+    state.sent[key] = state.sent.get(key, 0) + 1
+    state.last_into[to] = frm
+    state.inbox_of(to).add(index, entry)
+    state.pair_thread(frm, to).add(index, entry)
+    state.status = "running"
+    state.pending = None
+    state.step = (to, frm)
+    if state.turn.node or state.turn.messages:
+        state.turn = Turn()
+
+
+def _on_interrupt(state: RunState, event: Any) -> None:
+    interrupt: InterruptEvent = event
+    state.history.append(
+        HistoryEntry(interrupt.from_, interrupt.to, "", "interrupt", interrupt.seq, interrupt.ts)
+    )
+    state.status = "paused"
+    state.pending = interrupt
+
+
+def _on_error(state: RunState, event: Any) -> None:
+    error: ErrorEvent = event
+    state.history.append(
+        HistoryEntry(error.from_, error.to, error.content, "error", error.seq, error.ts)
+    )
+    state.status = "error"
+    state.pending = error
+    state.step = (error.from_, error.to)
+    state.turn = Turn()
+
+
+def _on_terminate(state: RunState, event: Any) -> None:
+    terminate: TerminateEvent = event
+    state.status = "terminated"
+    state.pending = None
+    state.terminated_by = terminate.node
+    state.step = None
+
+
+def _on_resume(state: RunState, event: Any) -> None:
+    resume: ResumeEvent = event
+    pending = state.pending
+    if isinstance(pending, InterruptEvent) and pending.reason == "tool_approval":
+        call_id = str((pending.tool_call or {}).get("id", ""))
+        state.turn.decisions[call_id] = resume.feedback
+    state.status = "running"
+    state.pending = None
+    state.step = (resume.from_, resume.to)
+
+
+def _on_retry(state: RunState, event: Any) -> None:
+    retry: RetryEvent = event
+    state.status = "running"
+    state.pending = None
+    state.step = (retry.from_, retry.to)
+
+
+def _on_select(state: RunState, event: Any) -> None:
+    select: SelectEvent = event
+    state.selects[select.channel] = state.selects.get(select.channel, 0) + 1
+    state.step = (select.chosen, select.channel)
+    state.status = "running"
+
+
+def _on_llm_call(state: RunState, event: Any) -> None:
+    call: LlmCallEvent = event
+    attempts = state.provider_attempts
+    if call.attempts:
+        for attempt in call.attempts:
+            name = str(attempt.get("provider", call.provider))
+            attempts[name] = attempts.get(name, 0) + 1
+    else:
+        attempts[call.provider] = attempts.get(call.provider, 0) + 1
+    if call.usage:
+        state.usage = state.usage + Usage(**call.usage)
+    response = call.response
+    if response and response.get("tool_calls"):
+        message = _assistant_of(response, call.provider)
+        turn = _turn_for(state, call.node)
+        turn.messages.append(message)
+        turn.awaiting = {tool_call.id for tool_call in message.tool_calls}
+
+
+def _on_tool_call(state: RunState, event: Any) -> None:
+    call: ToolCallEvent = event
+    _turn_for(state, call.agent).open_calls[call.id] = call
+
+
+def _on_tool_result(state: RunState, event: Any) -> None:
+    result: ToolResultEvent = event
+    turn = _turn_for(state, result.agent)
+    turn.open_calls.pop(result.id, None)
+    turn.messages.append(
+        ToolResultMessage(
+            tool_call_id=result.id,
+            name=result.name,
+            content=result.content,
+            is_error=result.is_error,
+        )
+    )
+    if result.id in turn.awaiting:
+        turn.awaiting.discard(result.id)
+        if not turn.awaiting:
+            turn.rounds += 1
+
+
+def _turn_for(state: RunState, node: str) -> Turn:
+    if state.turn.node != node:
+        state.turn = Turn(node=node)
+    return state.turn
+
+
+def _assistant_of(response: dict[str, Any], provider: str) -> AssistantMessage:
+    calls = tuple(ToolCall(**call) for call in response.get("tool_calls") or ())
+    reasoning = tuple(ReasoningPart(**part) for part in response.get("reasoning") or ())
+    return AssistantMessage(
+        content=str(response.get("text") or ""),
+        tool_calls=calls,
+        reasoning=reasoning,
+        provider=provider,
+    )
+
+
+_HANDLERS: dict[str, Any] = {
+    "run_start": _on_run_start,
+    "message": _on_message,
+    "interrupt": _on_interrupt,
+    "error": _on_error,
+    "terminate": _on_terminate,
+    "resume": _on_resume,
+    "retry": _on_retry,
+    "select": _on_select,
+    "llm_call": _on_llm_call,
+    "tool_call": _on_tool_call,
+    "tool_result": _on_tool_result,
+}

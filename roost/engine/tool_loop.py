@@ -1,0 +1,217 @@
+"""The tool loop inside one reply (FLOW-LANGUAGE.md section 6).
+
+The provider is called with the agent's tools; every call of one answer runs
+concurrently, each under its tool's timeout, and the results go back in call
+order. Failures of any kind become error results the model sees. After
+``max_tool_calls`` rounds one last call offers no tools and says why. A
+``direct_output`` tool's result is the reply. A tool needing approval pauses
+the run until a person answers; the loop's progress lives in the state (the
+turn), so it resumes from the log in any process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from roost.engine.calls import ModelCaller, Redactor, error_text, request_digest
+from roost.engine.recorder import Recorder, build_event
+from roost.engine.state import Turn
+from roost.events import InterruptEvent, ToolCallEvent, ToolResultEvent
+from roost.messages import (
+    ChatMessage,
+    ModelRequest,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+)
+from roost.nodes.agent import Seen
+from roost.nodes.views import LazyMessages
+from roost.tools.base import Tool, ToolOutcome
+
+LIMIT_NOTE = (
+    "The tool limit of this reply ({rounds} rounds) is reached: "
+    "no more tools can be called. Answer now with what you have."
+)
+CUT_NOTE = "\n[cut: the first {shown} of {total} characters are shown]"
+STOPPED = "the process running this tool stopped before it finished; it was not retried"
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """One reply to make: who speaks to whom, with which provider, prompt and tools."""
+
+    agent: str
+    to: str
+    provider: str
+    system: str
+    seen: Seen
+    tools: Sequence[Tool]
+    max_rounds: int
+    result_limit: int
+
+
+class ToolLoop:
+    """Runs the reply of an agent, tools included; gives its text, or None when it stopped."""
+
+    def __init__(self, recorder: Recorder, caller: ModelCaller, redact: Redactor) -> None:
+        self.recorder = recorder
+        self.caller = caller
+        self.redact = redact
+
+    async def run(self, job: Reply) -> str | None:
+        """The reply's text; None when the run paused for an approval or stopped at an error."""
+        by_name = {tool.spec.name: tool for tool in job.tools}
+        specs = tuple(tool.spec for tool in job.tools)
+        while True:
+            turn = self._turn(job.agent)
+            if turn.awaiting:
+                outcome = await self._run_round(job, turn, by_name)
+                if outcome is _PAUSED:
+                    return None
+                if isinstance(outcome, str):
+                    return outcome
+                continue
+            final = turn.rounds >= job.max_rounds
+            offered = () if final else specs
+            tail = self._tail(turn, job.result_limit)
+            if final and turn.rounds:
+                tail.append(UserMessage(content=LIMIT_NOTE.format(rounds=turn.rounds)))
+            request = self._request(job, offered, tail)
+            digest = request_digest(job.system, (s.name for s in offered), job.seen.digest, tail)
+            response = await self.caller.call(
+                job.agent,
+                job.provider,
+                request,
+                digest,
+                (job.agent, job.to),
+                keep_calls=not final,
+            )
+            if response is None:
+                return None
+            if final or not response.message.tool_calls:
+                return response.message.content
+
+    def _turn(self, agent: str) -> Turn:
+        turn = self.recorder.state.turn
+        return turn if turn.node == agent else Turn(node=agent)
+
+    @staticmethod
+    def _tail(turn: Turn, limit: int) -> list[ChatMessage]:
+        tail: list[ChatMessage] = []
+        for message in turn.messages:
+            if isinstance(message, ToolResultMessage) and len(message.content) > limit:
+                shown = message.content[:limit] + CUT_NOTE.format(
+                    shown=limit, total=len(message.content)
+                )
+                message = message.model_copy(update={"content": shown})
+            tail.append(message)
+        return tail
+
+    @staticmethod
+    def _request(job: Reply, offered: tuple[Any, ...], tail: list[ChatMessage]) -> ModelRequest:
+        base = job.seen.messages
+        messages: Sequence[ChatMessage] = base
+        if tail:
+            frozen_tail = tuple(tail)
+            messages = LazyMessages(lambda: [*base, *frozen_tail])
+        # Built without validation: ``messages`` stays lazy until a provider reads it.
+        return build_event(
+            ModelRequest,
+            {"system": job.system, "messages": messages, "tools": offered, "node": job.agent},
+        )
+
+    async def _run_round(self, job: Reply, turn: Turn, by_name: dict[str, Tool]) -> object:
+        """Runs the round's calls without a result: _PAUSED, a direct reply, or None."""
+        rec = self.recorder
+        done = turn.result_ids()
+        todo = [call for call in turn.last_calls() if call.id not in done]
+        for call in todo:
+            tool = by_name.get(call.name)
+            if tool is not None and tool.approval and call.id not in turn.decisions:
+                rec.add(
+                    InterruptEvent,
+                    from_=job.agent,
+                    to=job.to,
+                    reason="tool_approval",
+                    tool_call={"id": call.id, "name": call.name, "arguments": call.arguments},
+                )
+                rec.flush()
+                return _PAUSED
+        for call in todo:
+            if call.id not in turn.open_calls:
+                rec.add(
+                    ToolCallEvent,
+                    agent=job.agent,
+                    id=call.id,
+                    name=call.name,
+                    arguments=call.arguments,
+                )
+        rec.flush()
+        outcomes = await asyncio.gather(
+            *(self._execute(call, by_name.get(call.name), turn.decisions) for call in todo)
+        )
+        direct: str | None = None
+        for call, outcome in zip(todo, outcomes, strict=True):
+            fields: dict[str, Any] = {}
+            if outcome.child_run is not None:
+                fields["child_run"] = outcome.child_run
+            rec.add(
+                ToolResultEvent,
+                agent=job.agent,
+                id=call.id,
+                name=call.name,
+                content=outcome.content,
+                is_error=outcome.is_error,
+                **fields,
+            )
+            tool = by_name.get(call.name)
+            if direct is None and tool is not None and tool.direct_output and not outcome.is_error:
+                direct = outcome.content
+        return direct
+
+    async def _execute(
+        self, call: ToolCall, tool: Tool | None, decisions: dict[str, str]
+    ) -> ToolOutcome:
+        if tool is None:
+            return ToolOutcome(f"there is no tool called {call.name!r}", is_error=True)
+        if call.raw_arguments is not None:
+            return ToolOutcome(
+                f"the arguments of {call.name} are not valid JSON: {call.raw_arguments[:200]}",
+                is_error=True,
+            )
+        if tool.approval and not _approved(decisions.get(call.id, "")):
+            answer = decisions.get(call.id, "").strip()
+            said = f": {answer}" if answer else "."
+            return ToolOutcome(f"The person did not approve this call{said}", is_error=True)
+        try:
+            return await asyncio.wait_for(tool.call(call.arguments), timeout=tool.timeout)
+        except asyncio.CancelledError:
+            raise
+        except TimeoutError:
+            return ToolOutcome(f"{call.name} timed out after {tool.timeout:g} s", is_error=True)
+        except Exception as exc:
+            return ToolOutcome(self.redact(f"{call.name} failed: {error_text(exc)}"), is_error=True)
+
+    def close_open_calls(self) -> None:
+        """Gives every tool call left without a result (a dead process) an error result."""
+        rec = self.recorder
+        turn = rec.state.turn
+        for call in list(turn.open_calls.values()):
+            rec.add(
+                ToolResultEvent,
+                agent=call.agent,
+                id=call.id,
+                name=call.name,
+                content=STOPPED,
+                is_error=True,
+            )
+
+
+def _approved(answer: str) -> bool:
+    return answer.strip().lower() in ("yes", "y")
+
+
+_PAUSED = object()

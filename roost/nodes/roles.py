@@ -1,0 +1,39 @@
+"""Renders roles and prompts with the flow language's sandboxed Jinja2 environment."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from roost.engine.state import RunState
+from roost.flow.models import Flow
+
+
+def render(source: str, **context: Any) -> str:
+    """``source`` rendered with ``context``; a source with no template syntax is returned as is."""
+    if "{" not in source:
+        return source
+    templates = importlib.import_module("roost.flow.templates")
+    text: str = templates.render_template(source, **context)
+    return text
+
+
+def role_context(flow: Flow, state: RunState, name: str, members: list[str]) -> dict[str, Any]:
+    """What a role template may use: ``vars``, its node's ``name``, ``members`` and ``now``.
+
+    ``now`` is the time of the latest recorded event rather than the clock, so
+    that replaying a run renders the same prompt.
+    """
+    history = state.history
+    now = history[-1].ts if history else ""
+    return {"vars": flow.vars, "name": name, "members": members, "now": now}
+
+
+def agent_system(flow: Flow, state: RunState, agent: str, to: str) -> str:
+    """The agent's role rendered for a reply to ``to``."""
+    source = flow.agents[agent].role
+    if "{" not in source:
+        return source
+    channel = flow.channels.get(to)
+    members = list(channel.members) if channel is not None else [agent, to]
+    return render(source, **role_context(flow, state, agent, members))

@@ -1,0 +1,48 @@
+"""Helpers for the engine's tests: flows from YAML text, runs on a memory log."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from roost.engine import Runner
+from roost.eventlog import MemoryLog
+from roost.events import Event
+from roost.flow.models import Flow
+
+
+def make_flow(text: str, path: str | Path | None = None) -> Flow:
+    """A Flow from YAML text, with its path and text set as the loader would."""
+    text = textwrap.dedent(text)
+    flow = Flow.model_validate(yaml.safe_load(text))
+    flow._text = text
+    if path is not None:
+        flow._path = str(path)
+    return flow
+
+
+def kinds(events: list[Event]) -> list[str]:
+    return [event.type for event in events]
+
+
+def messages(events: list[Event]) -> list[tuple[str, str, str]]:
+    """(from, to, content) of each message event."""
+    found = []
+    for event in events:
+        if event.type == "message":
+            found.append((event.from_, event.to, event.content))
+    return found
+
+
+def runner_for(text: str, **options: Any) -> tuple[Runner, MemoryLog]:
+    log = MemoryLog("run-1")
+    return Runner(make_flow(text), log, **options), log
+
+
+@pytest.fixture
+def flow_text() -> str:
+    return ""
