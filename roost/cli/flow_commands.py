@@ -1,1 +1,65 @@
-"""``roost validate`` and ``roost schema`` (placeholder until the flow-language work lands)."""
+"""``roost validate`` and ``roost schema``."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any
+
+import typer
+
+from roost.cli.app import app
+from roost.errors import FlowError, Problem, RoostError
+from roost.flow import Flow, load_flow
+
+SCHEMA_ID = "https://json-schema.org/draft/2020-12/schema"
+
+
+class InvalidFlows(RoostError):
+    """Some flow files given to ``roost validate`` have errors (already printed)."""
+
+    exit_code = 2
+
+
+def validate_file(path: str) -> tuple[Flow | None, list[Problem]]:
+    """The flow at ``path`` (None if it has errors) and every problem found, warnings included."""
+    try:
+        flow = load_flow(path)
+    except FlowError as error:
+        return None, error.problems
+    return flow, list(flow.warnings)
+
+
+@app.command()
+def validate(
+    flows: Annotated[list[str], typer.Argument(metavar="FLOW...", help="Flow files to check.")],
+) -> None:
+    """Check flow files without running them: one line per problem, exit 2 on any error."""
+    failed = 0
+    for path in flows:
+        flow, problems = validate_file(path)
+        for problem in problems:
+            typer.echo(str(problem))
+        if flow is None:
+            failed += 1
+        else:
+            typer.echo(f"{path}: ok")
+    if failed:
+        noun = "file has" if failed == 1 else "files have"
+        raise InvalidFlows(f"roost: {failed} of {len(flows)} flow {noun} errors")
+
+
+def flow_schema() -> dict[str, Any]:
+    """The JSON Schema of a flow file, generated from the models."""
+    schema = Flow.model_json_schema(by_alias=True, mode="validation")
+    return {
+        "$schema": SCHEMA_ID,
+        "title": "roost flow",
+        "description": "A roost flow file: agents, channels, providers and tools (format 1).",
+        **{k: v for k, v in schema.items() if k not in ("title", "description")},
+    }
+
+
+@app.command()
+def schema() -> None:
+    """Print the JSON Schema of flow files (for editors: roost schema > roost.schema.json)."""
+    typer.echo(json.dumps(flow_schema(), indent=2))

@@ -12,6 +12,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
+from roost.errors import Problem, Severity
+from roost.flow.redact import redact
+
 InterruptPolicy = Literal["NEVER", "ALWAYS"]
 
 
@@ -34,7 +37,9 @@ class Defaults(Strict):
         description="Cap on success messages between two agents (both directions), "
         "and on each member's own messages into a channel.",
     )
-    interrupt: InterruptPolicy = Field("NEVER", description="Interrupt policy of agents that set none.")
+    interrupt: InterruptPolicy = Field(
+        "NEVER", description="Interrupt policy of agents that set none."
+    )
     max_tool_calls: int = Field(10, ge=0, description="Tool rounds per reply.")
     timestamps: bool = Field(
         False, description="Start each user message with its event's recorded time."
@@ -64,10 +69,14 @@ class _ModelProvider(Strict):
     timeout: float | None = Field(None, gt=0, description="Seconds for one call.")
     max_retries: int | None = Field(None, ge=0)
     stream: bool = True
-    fallback: list[str] = Field(default_factory=list, description="Providers tried in order when this one fails.")
+    fallback: list[str] = Field(
+        default_factory=list, description="Providers tried in order when this one fails."
+    )
     thinking: ThinkingConfig | None = None
     reasoning: ReasoningConfig | None = None
-    context_window: int | None = Field(None, ge=1, description="Tokens; used to decide when to compress history.")
+    context_window: int | None = Field(
+        None, ge=1, description="Tokens; used to decide when to compress history."
+    )
 
 
 class OpenAIProviderConfig(_ModelProvider):
@@ -139,12 +148,16 @@ class _ToolCommon(Strict):
         None, description="JSON Schema of the arguments; derived from type hints when absent."
     )
     direct_output: bool = Field(False, description="The tool's result becomes the reply.")
-    approval: Literal["never", "always"] = Field("never", description="always: a human says yes first.")
+    approval: Literal["never", "always"] = Field(
+        "never", description="always: a human says yes first."
+    )
     timeout: float = Field(60, gt=0, description="Seconds.")
 
 
 class PythonTool(_ToolCommon):
-    python: str = Field(..., pattern=r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$", description='"module:function"')
+    python: str = Field(
+        ..., pattern=r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$", description='"module:function"'
+    )
 
 
 class FlowTool(_ToolCommon):
@@ -185,9 +198,13 @@ class Agent(Strict):
     role: str = Field("", description="Jinja2 template; the system prompt.")
     description: str | None = Field(None, description="Shown to directors choosing a speaker.")
     provider: str | None = None
-    functions: list[str] = Field(default_factory=list, description='Tools: "name", "group#child" or "@@name".')
+    functions: list[str] = Field(
+        default_factory=list, description='Tools: "name", "group#child" or "@@name".'
+    )
     interrupt: InterruptPolicy | None = None
-    context: list[str] = Field(default_factory=list, description="Files (globs) re-read at every reply.")
+    context: list[str] = Field(
+        default_factory=list, description="Files (globs) re-read at every reply."
+    )
     tool_limit: int | None = Field(None, ge=1, description="Offer only the best-matching N tools.")
     max_tool_calls: int | None = Field(None, ge=0)
 
@@ -195,7 +212,9 @@ class Agent(Strict):
 class Director(Strict):
     strategy: Literal["llm", "round_robin", "random", "manual"] = "llm"
     provider: str | None = None
-    prompt: str | None = Field(None, description="Jinja2 template replacing the built-in selection prompt.")
+    prompt: str | None = Field(
+        None, description="Jinja2 template replacing the built-in selection prompt."
+    )
     allow_repeat: bool = False
     seed: int | None = None
 
@@ -235,6 +254,9 @@ class Flow(Strict):
     _path: str = PrivateAttr(default="<string>")
     _text: str = PrivateAttr(default="")
     _secrets: frozenset[str] = PrivateAttr(default=frozenset())
+    # Line and column of every key (by its path of keys and indexes); set by the loader.
+    _positions: dict[tuple[str | int, ...], tuple[int, int]] = PrivateAttr(default_factory=dict)
+    _warnings: tuple[Problem, ...] = PrivateAttr(default=())
 
     @property
     def path(self) -> str:
@@ -249,6 +271,26 @@ class Flow(Strict):
     def secrets(self) -> frozenset[str]:
         """Values substituted from the environment, to be kept out of every output."""
         return self._secrets
+
+    @property
+    def warnings(self) -> tuple[Problem, ...]:
+        """Findings that do not stop the flow from running (e.g. a channel with one member)."""
+        return self._warnings
+
+    def locate(self, *keys: str | int) -> tuple[int, int]:
+        """(line, col) of the key at ``keys``, else of its nearest located parent, else (1, 1)."""
+        for end in range(len(keys), -1, -1):
+            mark = self._positions.get(tuple(keys[:end]))
+            if mark is not None:
+                return mark
+        return (1, 1)
+
+    def problem(
+        self, keys: tuple[str | int, ...], message: str, severity: Severity = "error"
+    ) -> Problem:
+        """A Problem located at ``keys`` in this flow's file, with secrets masked."""
+        line, col = self.locate(*keys)
+        return Problem(self._path, line, col, redact(message, self._secrets), severity)
 
     def node_kind(self, name: str) -> Literal["agent", "channel"] | None:
         if name in self.agents:

@@ -1,0 +1,266 @@
+"""Checks that need the whole flow: names, references, providers, templates, transitions.
+
+Each check reports a located problem and goes on, so that ``roost validate``
+shows every finding at once. Graph-wide warnings live in ``roost.flow.graph``.
+"""
+
+from __future__ import annotations
+
+from roost.errors import Problem, Severity
+from roost.flow.describe import did_you_mean
+from roost.flow.models import Channel, Flow, McpTool, ToolGroup
+from roost.flow.positions import Path, Positions
+from roost.flow.redact import redact
+from roost.flow.templates import TemplateSyntaxProblem, parse_template
+
+
+class Checker:
+    """Collects problems about one flow, located with the loader's positions."""
+
+    def __init__(self, flow: Flow, positions: Positions) -> None:
+        self.flow = flow
+        self.positions = positions
+        self.problems: list[Problem] = []
+
+    def at_key(self, path: Path, message: str, severity: Severity = "error") -> None:
+        self._add(self.positions.key(path), message, severity)
+
+    def at_value(self, path: Path, message: str, severity: Severity = "error") -> None:
+        self._add(self.positions.value(path), message, severity)
+
+    def _add(self, mark: tuple[int, int], message: str, severity: Severity) -> None:
+        text = redact(message, self.flow.secrets)
+        self.problems.append(Problem(self.flow.path, mark[0], mark[1], text, severity))
+
+
+def check_flow(checker: Checker) -> None:
+    """Runs every semantic check of this module."""
+    check_names(checker)
+    check_providers(checker)
+    check_channels(checker)
+    check_start(checker)
+    check_tools(checker)
+    check_templates(checker)
+
+
+def check_names(c: Checker) -> None:
+    """Agent and channel names share one namespace; tool names cannot hold '#' or '@@'."""
+    for name in c.flow.channels:
+        if name in c.flow.agents:
+            c.at_key(
+                ("channels", name),
+                f"{name!r} is both an agent and a channel; node names must be unique",
+            )
+    for name, tool in c.flow.tools.items():
+        children = list(tool.tools) if isinstance(tool, ToolGroup) else []
+        for path, text in [(("tools", name), name)] + [
+            (("tools", name, "tools", ch), ch) for ch in children
+        ]:
+            if "#" in text or text.startswith("@@") or not text.strip():
+                c.at_key(
+                    path, f"tool name {text!r} may not be empty, contain '#' or start with '@@'"
+                )
+
+
+def _provider_ref(c: Checker, path: Path, name: str | None) -> None:
+    if name is not None and name not in c.flow.providers:
+        hint = did_you_mean(name, c.flow.providers)
+        c.at_value(path, f"no provider named {name!r} under providers{hint}")
+
+
+def check_providers(c: Checker) -> None:
+    """Every provider named exists; agents and llm directors have one to use."""
+    flow = c.flow
+    _provider_ref(c, ("defaults", "provider"), flow.defaults.provider)
+    for name, config in flow.providers.items():
+        for index, other in enumerate(config.fallback):
+            if other == name:
+                c.at_value(
+                    ("providers", name, "fallback", index),
+                    f"provider {name!r} lists itself as a fallback",
+                )
+            else:
+                _provider_ref(c, ("providers", name, "fallback", index), other)
+    has_default = flow.defaults.provider is not None
+    for name, agent in flow.agents.items():
+        _provider_ref(c, ("agents", name, "provider"), agent.provider)
+        if agent.provider is None and not has_default and flow.interrupt_of(name) != "ALWAYS":
+            c.at_key(
+                ("agents", name),
+                f"agent {name!r} has no provider and defaults.provider is not set "
+                "(give it 'provider: NAME', or 'interrupt: ALWAYS' if a person answers)",
+            )
+    for name, channel in flow.channels.items():
+        director = channel.director
+        _provider_ref(c, ("channels", name, "director", "provider"), director.provider)
+        if director.strategy == "llm" and director.provider is None and not has_default:
+            c.at_key(
+                ("channels", name, "director")
+                if _written(c, ("channels", name, "director"))
+                else ("channels", name),
+                f"the llm director of channel {name!r} needs a provider "
+                "(set director.provider or defaults.provider, or choose another strategy)",
+            )
+
+
+def _written(c: Checker, path: Path) -> bool:
+    return path in c.positions.keys
+
+
+def check_channels(c: Checker) -> None:
+    """Members are agents, listed once; transitions name members and leave everyone a successor."""
+    for name, channel in c.flow.channels.items():
+        _members(c, name, channel)
+        if len(channel.members) < 2:
+            c.at_key(("channels", name), f"channel {name!r} has fewer than two members", "warning")
+        if channel.transitions is not None:
+            _transitions(c, name, channel)
+
+
+def _members(c: Checker, name: str, channel: Channel) -> None:
+    seen: set[str] = set()
+    for index, member in enumerate(channel.members):
+        path = ("channels", name, "members", index)
+        if member in seen:
+            c.at_value(path, f"{member!r} is listed twice in the members of channel {name!r}")
+        seen.add(member)
+        if member in c.flow.channels and member not in c.flow.agents:
+            c.at_value(
+                path,
+                f"channel {member!r} cannot be a member of channel {name!r}; members are agents",
+            )
+        elif member not in c.flow.agents:
+            hint = did_you_mean(member, c.flow.agents)
+            c.at_value(path, f"member {member!r} of channel {name!r} is not an agent{hint}")
+
+
+def _transitions(c: Checker, name: str, channel: Channel) -> None:
+    members = set(channel.members)
+    base: Path = ("channels", name, "transitions")
+    for speaker, successors in (channel.transitions or {}).items():
+        if speaker not in members:
+            hint = did_you_mean(speaker, members)
+            c.at_key(
+                (*base, speaker),
+                f"transitions of channel {name!r} name {speaker!r}, not a member{hint}",
+            )
+            continue
+        for index, successor in enumerate(successors):
+            if successor not in members:
+                hint = did_you_mean(successor, members)
+                c.at_value(
+                    (*base, speaker, index),
+                    f"transition {speaker!r} -> {successor!r} in channel {name!r}: "
+                    f"{successor!r} is not a member{hint}",
+                )
+        legal = {s for s in successors if s in members}
+        if not channel.director.allow_repeat:
+            legal.discard(speaker)
+        if not legal:
+            why = (
+                ""
+                if channel.director.allow_repeat or speaker not in successors
+                else " (allow_repeat is false)"
+            )
+            c.at_key(
+                (*base, speaker),
+                f"member {speaker!r} of channel {name!r} has no legal successor{why}",
+            )
+
+
+def check_start(c: Checker) -> None:
+    """The start route goes from a node to a node."""
+    start = c.flow.start
+    if start is None:
+        return
+    nodes = [*c.flow.agents, *c.flow.channels]
+    for key, name in (("from", start.from_), ("to", start.to)):
+        if c.flow.node_kind(name) is None:
+            hint = did_you_mean(name, nodes)
+            c.at_value(("start", key), f"start.{key} names no agent or channel: {name!r}{hint}")
+    if start.from_ == start.to and c.flow.node_kind(start.to) is not None:
+        c.at_value(("start", "to"), f"start goes from {start.to!r} to itself")
+
+
+def check_tools(c: Checker) -> None:
+    """``mcp:`` tools name a server; every agent's functions resolve to a tool."""
+    servers = c.flow.mcp_servers
+    for name, tool in c.flow.tools.items():
+        entries = tool.tools.items() if isinstance(tool, ToolGroup) else [(None, tool)]
+        for child, entry in entries:
+            if isinstance(entry, McpTool) and entry.mcp not in servers:
+                path = (
+                    ("tools", name, "mcp")
+                    if child is None
+                    else ("tools", name, "tools", child, "mcp")
+                )
+                c.at_value(
+                    path,
+                    f"no MCP server named {entry.mcp!r} under mcp_servers"
+                    + did_you_mean(entry.mcp, servers),
+                )
+    for agent_name, agent in c.flow.agents.items():
+        for index, reference in enumerate(agent.functions):
+            message = resolve_reference(c.flow, reference)
+            if message:
+                c.at_value(("agents", agent_name, "functions", index), message)
+
+
+def resolve_reference(flow: Flow, reference: str) -> str | None:
+    """None when ``reference`` names a tool of ``flow``, else why it does not.
+
+    ``name`` and ``@@name`` name a tool entry (a group gives all its tools, an
+    ``mcp:`` entry all its server's tools); ``group#child`` names a child of a
+    group; ``ENTRY#tool`` or ``SERVER#tool`` names one tool of an MCP server,
+    where ENTRY is an ``mcp:`` tool entry or SERVER a server some entry exposes
+    (the tool itself is only known once the server runs).
+    """
+    text = reference.removeprefix("@@").strip()
+    parent, sep, child = text.partition("#")
+    tools = flow.tools
+    if not sep:
+        if parent in tools:
+            return None
+        return f"no tool named {parent!r} under tools{did_you_mean(parent, tools)}"
+    entry = tools.get(parent)
+    if isinstance(entry, ToolGroup):
+        if child in entry.tools:
+            return None
+        return f"tool group {parent!r} has no tool {child!r}{did_you_mean(child, entry.tools)}"
+    if isinstance(entry, McpTool) and child:
+        return None
+    if entry is not None:
+        return f"tool {parent!r} is neither a group nor an MCP tool, so {reference!r} names nothing"
+    exposed = {t.mcp for t in tools.values() if isinstance(t, McpTool)}
+    if parent in flow.mcp_servers and parent in exposed and child:
+        return None
+    if parent in flow.mcp_servers:
+        return f"MCP server {parent!r} is not exposed by any tool; add a tool with 'mcp: {parent}'"
+    hint = did_you_mean(parent, [*tools, *flow.mcp_servers])
+    return f"no tool group or MCP server named {parent!r}{hint}"
+
+
+def check_templates(c: Checker) -> None:
+    """Roles, channel roles and director prompts parse as sandboxed Jinja2."""
+    for name, agent in c.flow.agents.items():
+        _template(c, ("agents", name, "role"), agent.role)
+    for name, channel in c.flow.channels.items():
+        _template(c, ("channels", name, "role"), channel.role)
+        _template(c, ("channels", name, "director", "prompt"), channel.director.prompt)
+
+
+def _template(c: Checker, path: Path, source: str | None) -> None:
+    if not source:
+        return
+    try:
+        parse_template(source)
+    except TemplateSyntaxProblem as error:
+        line, col = c.positions.value(path)
+        # A block scalar's text starts on the line after its '|' or '>'.
+        offset = error.lineno if path in c.positions.block else error.lineno - 1
+        where = line + offset
+        c._add(
+            (where, col if offset == 0 else 1),
+            f"template in {'.'.join(map(str, path))}: {error.message}",
+            "error",
+        )

@@ -1,0 +1,95 @@
+"""``${NAME}`` and ``${NAME:-default}`` in string values, filled from the environment.
+
+A value that is only one placeholder takes the YAML type of its expansion
+(``max_rounds: ${ROUNDS}`` with ``ROUNDS=5`` is the integer 5). ``$${`` writes a
+literal ``${``. Values read from the environment are returned as secrets so
+that no message, event or log ever shows them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+from yaml.constructor import SafeConstructor
+from yaml.nodes import ScalarNode
+
+from roost.errors import Problem
+from roost.flow.positions import Path, Positions
+
+_PLACEHOLDER = re.compile(r"\$\$\{|\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+_TYPED = {"int", "float", "bool", "null"}
+_RESOLVER = yaml.resolver.Resolver()
+
+
+@dataclass(slots=True)
+class Substitution:
+    """The outcome of substituting one document: problems and the secrets read."""
+
+    file: str
+    positions: Positions
+    environ: Mapping[str, str]
+    problems: list[Problem] = field(default_factory=list)
+    secrets: set[str] = field(default_factory=set)
+    paths: set[Path] = field(default_factory=set)
+
+    def walk(self, value: Any, path: Path) -> Any:
+        """``value`` with every placeholder in its strings replaced."""
+        if isinstance(value, dict):
+            return {key: self.walk(item, (*path, key)) for key, item in value.items()}
+        if isinstance(value, list):
+            return [self.walk(item, (*path, index)) for index, item in enumerate(value)]
+        if isinstance(value, str) and "${" in value:
+            return self._string(value, path)
+        return value
+
+    def _string(self, text: str, path: Path) -> Any:
+        whole = _PLACEHOLDER.fullmatch(text)
+        expanded = _PLACEHOLDER.sub(lambda match: self._expand(match, path), text)
+        if expanded != text:
+            self.paths.add(path)
+        if whole is not None and whole.group(1) is not None:
+            return typed(expanded)
+        return expanded
+
+    def _expand(self, match: re.Match[str], path: Path) -> str:
+        name, default = match.group(1), match.group(2)
+        if name is None:
+            return "${"  # "$${" escapes a literal "${"
+        value = self.environ.get(name, "")
+        if value:
+            self.secrets.add(value)
+            return value
+        if default is not None:
+            return default
+        line, col = self.positions.value(path)
+        message = (
+            f"environment variable {name!r} is not set "
+            f"(write ${{{name}:-default}} to give a default)"
+        )
+        self.problems.append(Problem(self.file, line, col, message))
+        return ""
+
+
+def typed(text: str) -> Any:
+    """``text`` read as a YAML scalar: ``5`` is an int, ``true`` a bool, ``""`` null, else text."""
+    tag: str = _RESOLVER.resolve(ScalarNode, text, (True, False))  # type: ignore[no-untyped-call]
+    kind = tag.rsplit(":", 1)[-1]
+    if kind not in _TYPED:
+        return text
+    node = ScalarNode(tag, text)
+    try:
+        return getattr(SafeConstructor(), f"construct_yaml_{kind}")(node)
+    except (ValueError, KeyError, OverflowError):
+        return text
+
+
+def substitute(
+    data: dict[str, Any], positions: Positions, file: str, environ: Mapping[str, str]
+) -> tuple[dict[str, Any], Substitution]:
+    """``data`` with every string value substituted, and what the substitution found."""
+    result = Substitution(file, positions, environ)
+    return result.walk(data, ()), result

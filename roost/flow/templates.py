@@ -1,0 +1,57 @@
+"""The one sandboxed Jinja2 environment for roles, channel roles and director prompts.
+
+Templates come from flow files, which may come from anyone, so they run in
+Jinja2's ``ImmutableSandboxedEnvironment`` (no attribute tricks, no mutation
+of passed-in values) with ``StrictUndefined`` (a misspelt variable is an error,
+not an empty string).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+import jinja2
+from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+from roost.errors import TemplateRenderError
+
+_ENV = ImmutableSandboxedEnvironment(
+    undefined=jinja2.StrictUndefined,
+    autoescape=False,
+    keep_trailing_newline=True,
+)
+
+
+class TemplateSyntaxProblem(TemplateRenderError):
+    """A template that does not parse; ``lineno`` is its line within the template (1-based)."""
+
+    def __init__(self, message: str, lineno: int) -> None:
+        self.message = message
+        self.lineno = lineno
+        super().__init__(f"template line {lineno}: {message}")
+
+
+@lru_cache(maxsize=512)
+def parse_template(source: str) -> jinja2.Template:
+    """The compiled template of ``source``; ``TemplateSyntaxProblem`` if it does not parse."""
+    try:
+        return _ENV.from_string(source)
+    except jinja2.TemplateSyntaxError as error:
+        message = " ".join(str(error.message or "syntax error").split())
+        raise TemplateSyntaxProblem(message, error.lineno or 1) from None
+    except (RecursionError, MemoryError, ValueError) as error:
+        raise TemplateSyntaxProblem(f"template too complex ({type(error).__name__})", 1) from None
+
+
+def render_template(source: str, **context: Any) -> str:
+    """``source`` rendered with ``context``; any failure becomes ``TemplateRenderError``."""
+    template = parse_template(source)
+    try:
+        return template.render(**context)
+    except jinja2.exceptions.SecurityError as error:
+        raise TemplateRenderError(f"template refused by the sandbox: {error}") from None
+    except jinja2.UndefinedError as error:
+        raise TemplateRenderError(f"template uses an undefined value: {error.message}") from None
+    except Exception as error:  # a template may raise anything (1/0, bad filters); translate it
+        raise TemplateRenderError(f"template failed: {type(error).__name__}: {error}") from None
