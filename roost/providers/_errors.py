@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
+import httpx2
+
 from roost.errors import ProviderError
 from roost.providers._common import Settings, redact
 
@@ -43,29 +45,32 @@ def html_error(settings: Settings, status: int | None = None) -> ProviderError:
     )
 
 
+class StreamEventError(ProviderError):
+    """The server sent an error event (or a failed status) inside a 200 stream."""
+
+
 def stream_error(settings: Settings, message: str, error_type: str) -> ProviderError:
     """An error event inside a stream; retryable when the server says it was its fault."""
-    return _error(
-        settings,
-        f"the stream failed: {_short(message)}",
-        retryable=error_type in RETRYABLE_STREAM_ERRORS,
-    )
+    text = redact(f"the stream failed: {_short(message)}", settings.secrets)
+    return StreamEventError(settings.name, text, retryable=error_type in RETRYABLE_STREAM_ERRORS)
 
 
 def translate(
     exc: BaseException, settings: Settings, sdk: ModuleType, *, streaming: bool
 ) -> Failure:
     """A Failure for ``exc``; ``streaming`` says the server had begun answering."""
+    if isinstance(exc, StreamEventError):
+        return Failure(exc, "stream error", exc.retryable)
     if isinstance(exc, ProviderError):
-        return Failure(exc, _short(str(exc)), exc.retryable)
-    if isinstance(exc, sdk.APITimeoutError):
+        return Failure(exc, "error", exc.retryable)
+    if isinstance(exc, sdk.APITimeoutError | httpx2.TimeoutException):
         error = _error(
             settings,
             f"no answer from {settings.where()} within {settings.timeout:g} s; check that the "
             "server is up, or raise the provider's timeout",
         )
         return Failure(error, "timeout", retryable=streaming)
-    if isinstance(exc, sdk.APIConnectionError):
+    if isinstance(exc, sdk.APIConnectionError | httpx2.TransportError):
         error = _error(
             settings,
             f"cannot reach {settings.where()} ({_cause(exc)}); check base_url and that the "
@@ -75,9 +80,12 @@ def translate(
     if isinstance(exc, sdk.APIStatusError):
         return _status_failure(exc, settings)
     if isinstance(exc, sdk.APIError):
-        message = _server_message(getattr(exc, "body", None)) or str(exc)
+        body = getattr(exc, "body", None)
+        error_type = _error_type(body)
+        message = _server_message(body) or str(exc)
         error = _error(settings, f"the stream failed: {message}")
-        return Failure(error, "stream error", retryable=streaming)
+        retry = error_type in RETRYABLE_STREAM_ERRORS if error_type else streaming
+        return Failure(error, "stream error", retryable=retry)
     error = _error(settings, f"unexpected failure: {type(exc).__name__}: {exc}")
     return Failure(error, f"error {type(exc).__name__}", retryable=False)
 

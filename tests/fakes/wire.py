@@ -42,6 +42,7 @@ def call_id(call: FakeCall, n: int, api: Api) -> str:
 def status_body(api: Api, status: Status) -> str:
     if status.body is not None:
         return status.body
+    error: dict[str, Any]
     if api == "anthropic":
         error = {"type": status.error_type, "message": status.message}
         return json.dumps({"type": "error", "error": error})
@@ -50,6 +51,7 @@ def status_body(api: Api, status: Status) -> str:
 
 
 def error_event(api: Api, error_type: str, message: str = "stream failed") -> Event:
+    data: dict[str, Any]
     if api == "anthropic":
         data = {"type": "error", "error": {"type": error_type, "message": message}}
         return "error", json.dumps(data)

@@ -19,6 +19,12 @@ API_KEY = "sk-test-SECRET-4242"
 MakeProvider = Callable[..., Provider]
 
 
+@pytest.fixture(autouse=True)
+def _fast_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
+    # roost's own backoff starts at half a second; tests need not wait that long.
+    monkeypatch.setattr("roost.providers._retry.INITIAL_BACKOFF", 0.01)
+
+
 @pytest.fixture
 def server() -> Iterator[FakeLLMServer]:
     with FakeLLMServer() as fake:
