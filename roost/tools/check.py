@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Iterator
+from contextvars import ContextVar
 from pathlib import Path
 
 from roost.errors import Problem, ToolFailure
@@ -23,6 +24,10 @@ from roost.tools.toolbox import flow_folder
 
 Keys = tuple[str | int, ...]
 
+# Set while a flow's sub-flows are being followed: loading a sub-flow may check
+# its tools in turn, and those nested checks leave sub-flows to the outer one.
+_FOLLOWING: ContextVar[bool] = ContextVar("roost_following_subflows", default=False)
+
 
 def check_flow_tools(flow: Flow) -> list[Problem]:
     """Every problem with ``flow``'s tools and MCP servers, each naming the tool and its line."""
@@ -32,7 +37,8 @@ def check_flow_tools(flow: Flow) -> list[Problem]:
         if isinstance(config, PythonTool):
             problems += _check_python(flow, name, keys, config, folder)
         elif isinstance(config, FlowTool):
-            problems += _check_subflow(flow, name, keys, config, folder)
+            if not _FOLLOWING.get():
+                problems += _check_subflow(flow, name, keys, config, folder)
         elif config.mcp not in flow.mcp_servers:
             message = f"tool {name!r}: MCP server {config.mcp!r} is not declared under mcp_servers"
             problems.append(_problem(flow, (*keys, "mcp"), message))
@@ -67,10 +73,13 @@ def _check_subflow(
     flow: Flow, name: str, keys: Keys, config: FlowTool, folder: Path
 ) -> list[Problem]:
     path = (folder / config.flow).resolve()
+    token = _FOLLOWING.set(True)
     try:
         cycle = _cycle(path, [Path(flow.path).resolve()] if _has_file(flow) else [])
     except ToolFailure as exc:
         return [_problem(flow, (*keys, "flow"), f"tool {name!r}: {exc}")]
+    finally:
+        _FOLLOWING.reset(token)
     if cycle:
         chain = " -> ".join(p.name for p in cycle)
         return [

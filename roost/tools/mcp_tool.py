@@ -51,7 +51,7 @@ class McpHub:
 
     def __init__(self, servers: dict[str, McpServerConfig], folder: Path) -> None:
         self._servers = servers
-        self._folder = folder
+        self._folder = folder.resolve()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._connections: dict[str, _Connection] = {}

@@ -22,9 +22,9 @@ from roost.tools.subflow import ParentRun, SubflowRunner, subflow_tool
 
 
 def flow_folder(flow: Flow) -> Path:
-    """The folder that relative tool paths of ``flow`` start from."""
+    """The folder that relative tool paths of ``flow`` start from (as written, not resolved)."""
     path = flow.path
-    return Path(path).resolve().parent if path and not path.startswith("<") else Path.cwd()
+    return Path(path).parent if path and not path.startswith("<") else Path(".")
 
 
 class Toolbox:

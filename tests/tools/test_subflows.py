@@ -1,0 +1,163 @@
+"""Sub-flow tools: child runs started by tool calls, through the engine and scripted replies."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from roost.engine import Runner
+from roost.engine.subflow import ChildRuns
+from roost.eventlog import EventLog, MemoryLog
+from roost.events import Event, RunStartEvent, ToolResultEvent
+from roost.flow import load_flow
+from roost.flow.models import Flow
+from roost.tools import check_flow_tools, toolbox_for
+
+from .conftest import DATA, make_flow
+
+
+def parent_flow(replies: list[Any], **tools: Any) -> Flow:
+    return make_flow(
+        {
+            "defaults": {"provider": "mock"},
+            "providers": {"mock": {"kind": "scripted", "replies": replies}},
+            "tools": {
+                "parrot": {"flow": "echo_last.yaml"},
+                "writer": {"flow": "echo_vars.yaml", "description": "Writes."},
+                "add": {"python": "tools_mod:add"},
+                **tools,
+            },
+            "agents": {
+                "USER": {"interrupt": "ALWAYS"},
+                "boss": {"functions": list({"parrot", "writer", "add", *tools})},
+            },
+            "start": {"from": "USER", "to": "boss", "content": "go"},
+        }
+    )
+
+
+class Logs:
+    """A child_log factory that keeps every log it made."""
+
+    def __init__(self) -> None:
+        self.made: dict[str, MemoryLog] = {}
+
+    def __call__(self, run_id: str) -> EventLog:
+        self.made[run_id] = MemoryLog(run_id)
+        return self.made[run_id]
+
+
+def results(events: list[Event]) -> dict[str, ToolResultEvent]:
+    return {e.name: e for e in events if isinstance(e, ToolResultEvent)}
+
+
+async def run(flow: Flow, logs: Logs, *, link: bool = True) -> MemoryLog:
+    log = MemoryLog("parent")
+    if link:
+        toolbox = toolbox_for(flow, runner=ChildRuns(parent=log, child_log=logs))
+        runner = Runner(flow, log, tools=toolbox, child_log=logs)
+    else:
+        runner = Runner(flow, log)
+    await runner.start()
+    return log
+
+
+def test_spec_comes_from_the_subflow() -> None:
+    tools = {t.spec.name: t.spec for t in toolbox_for(parent_flow([]))("boss", "")}
+    assert tools["parrot"].description == "Answers with the message it was started with."
+    assert tools["parrot"].parameters["required"] == ["message"]
+    writer = tools["writer"].parameters
+    assert writer["properties"]["tone"]["type"] == "string"
+    assert writer["properties"]["words"]["type"] == "integer"
+    assert "required" not in writer  # echo_vars has a start message of its own
+
+
+async def test_parallel_subflows_become_linked_child_runs() -> None:
+    calls = [
+        {"name": "parrot", "arguments": {"message": "hello there"}},
+        {"name": "writer", "arguments": {"tone": "cheerful"}},
+        {"name": "add", "arguments": {"a": 1, "b": 2}},
+    ]
+    flow = parent_flow([{"tool_calls": calls}, "all done"])
+    logs = Logs()
+    log = await run(flow, logs)
+    found = results(log.load())
+    assert found["parrot"].content == "hello there"
+    assert found["writer"].content == "Write 10 words in a cheerful tone."
+    assert found["add"].content == "3" and found["add"].child_run is None
+    assert not any(r.is_error for r in found.values())
+    for name in ("parrot", "writer"):
+        child = logs.made[found[name].child_run or ""].load()
+        start = child[0]
+        assert isinstance(start, RunStartEvent)
+        assert start.parent == "parent" and start.parent_tool_call == found[name].id
+    names = {
+        logs.made[r.child_run or ""].load()[0].flow.name for r in found.values() if r.child_run
+    }  # type: ignore[union-attr]
+    assert names == {"echo-last", "echo-vars"}
+
+
+async def test_default_runner_runs_subflows_without_a_parent_link() -> None:
+    flow = parent_flow([{"tool_calls": [{"name": "parrot", "arguments": {"message": "hi"}}]}, "ok"])
+    log = await run(flow, Logs(), link=False)
+    result = results(log.load())["parrot"]
+    assert result.content == "hi" and result.child_run
+
+
+async def test_a_runner_can_be_given_as_the_parent() -> None:
+    logs = Logs()
+
+    class FakeParent:
+        def __init__(self) -> None:
+            self.log: EventLog = MemoryLog("p1")
+            self.child_log = logs
+
+    flow = parent_flow([])
+    parrot = next(
+        t for t in toolbox_for(flow, runner=FakeParent())("boss", "") if t.spec.name == "parrot"
+    )
+    outcome = await parrot.call({"message": "yo"})
+    assert outcome.content == "yo"
+    start = logs.made[outcome.child_run or ""].load()[0]
+    assert isinstance(start, RunStartEvent) and start.parent == "p1"
+
+
+async def test_failing_subflow_and_bad_arguments_are_error_results() -> None:
+    flow = parent_flow([], broken={"flow": "failing.yaml"})
+    tools = {t.spec.name: t for t in toolbox_for(flow)("boss", "")}
+    failed = await tools["broken"].call({"message": "work"})
+    assert failed.is_error and "the model is down" in failed.content and failed.child_run
+    missing = await tools["parrot"].call({})
+    assert missing.is_error and "message" in missing.content
+    unknown = await tools["writer"].call({"colour": "red"})
+    assert unknown.is_error and "'colour'" in unknown.content
+
+
+def test_check_reports_recursion_missing_and_invalid_subflows() -> None:
+    flow = make_flow(
+        {
+            "tools": {
+                "loop": {"flow": "loop_a.yaml"},
+                "gone": {"flow": "no_such_flow.yaml"},
+                "bad": {"flow": "invalid.yaml"},
+                "fine": {"flow": "echo_last.yaml"},
+            }
+        }
+    )
+    messages = sorted(p.message for p in check_flow_tools(flow))
+    assert len(messages) == 3
+    assert messages[0].startswith("tool 'bad': sub-flow 'invalid.yaml' is invalid: ")
+    assert messages[1] == "tool 'gone': sub-flow file 'no_such_flow.yaml' does not exist"
+    assert messages[2] == (
+        "tool 'loop': sub-flows call each other: loop_a.yaml -> loop_b.yaml -> loop_a.yaml"
+    )
+
+
+def test_a_flow_calling_itself_is_recursion() -> None:
+    flow = load_flow(DATA / "loop_a.yaml")
+    problems = check_flow_tools(flow)
+    assert [p.message for p in problems] == [
+        "tool 'ask_b': sub-flows call each other: loop_a.yaml -> loop_b.yaml -> loop_a.yaml"
+    ]
+    assert (problems[0].line, problems[0].col) != (1, 1)  # located at the tool's key
+    assert Path(problems[0].file).name == "loop_a.yaml"
