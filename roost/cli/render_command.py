@@ -1,1 +1,61 @@
-"""Placeholder: registers no command until its helper writes it."""
+"""``roost render FLOW [--run RUN] -o OUT``: draw a flow, or a run over it.
+
+The format comes from OUT's suffix (.dot, .svg, .png, .pdf or .html); any
+other suffix is a usage error (exit 2) before anything is loaded.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from roost.cli.app import app
+from roost.events import Event
+from roost.flow.models import Flow
+from roost.visualize.output import output_format, write_render
+
+
+@app.command("render")
+def render(
+    flow_path: Path = typer.Argument(..., metavar="FLOW", help="The flow file to draw."),
+    out: Path = typer.Option(
+        ...,
+        "-o",
+        "--output",
+        metavar="OUT",
+        help="The file to write (.dot .svg .png .pdf .html).",
+    ),
+    run: str | None = typer.Option(
+        None,
+        "--run",
+        metavar="RUN",
+        help="A run id or event file to draw over the flow.",
+    ),
+    db: str | None = typer.Option(
+        None, "--db", metavar="URL", help="The run store (default: ROOST_DB or .roost/roost.db)."
+    ),
+) -> None:
+    """Draw FLOW as a graph; with --run, overlay what the run did (counts, tokens, final state)."""
+    output_format(out)  # a wrong suffix fails before any loading
+    flow = _load_flow(flow_path)
+    events: list[Event] | None = None
+    if run is not None:
+        events = _load_events(run, db)
+    written = write_render(flow, events, out)
+    typer.echo(f"wrote {written}")
+
+
+def _load_flow(path: Path) -> Flow:
+    from roost.flow import load_flow  # type: ignore[attr-defined]
+
+    flow: Flow = load_flow(path)
+    return flow
+
+
+def _load_events(ref: str, db: str | None) -> list[Event]:
+    # Imported here so that drawing a bare flow never opens the run store's modules.
+    from roost.cli.logs import open_run
+
+    log, _recorded_flow = open_run(ref, db=db)
+    return log.load()

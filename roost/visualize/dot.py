@@ -1,0 +1,371 @@
+"""A flow, and optionally a run over it, as Graphviz DOT text (a pure function).
+
+Agents are nodes whose shape says what they are: a rounded box for a model
+agent (its provider and model in small print), an oval for a person who is
+asked every turn. Each channel is a cluster around its director node (strategy
+and cap), joined to its members by dashed edges; ``transitions`` are arrows in
+the channel's colour; the start route enters from a black dot. Given events,
+edges carry the number of messages that crossed them, visited nodes are
+filled, each node shows its tokens and a note marks the final state.
+Every node and edge has a stable ``id`` (see ``roost.visualize.ids``) that the
+replay page uses to highlight what an event touched.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from roost.events import Event
+from roost.flow.models import Agent, Channel, Flow, ScriptedProviderConfig
+from roost.visualize import ids
+from roost.visualize.dot_text import Attrs, Html, attrs, esc, quote, small, table, wrap_list
+from roost.visualize.run_summary import (
+    RunSummary,
+    Tokens,
+    is_member_route,
+    names_in,
+    route_edge_id,
+    summarize,
+)
+
+HUMAN = {"fill": "#fdebc8", "line": "#b7791f"}
+MODEL = {"fill": "#dcebfa", "line": "#2f6ea8"}
+DIRECTOR = {"fill": "#ece3f7", "line": "#6b46a3"}
+CHANNEL_COLOURS = ["#6b46a3", "#2c7a7b", "#b83280", "#c05621", "#2b6cb0", "#276749"]
+STATE_COLOURS = {"terminated": "#4a5568", "paused": "#d69e2e", "error": "#c53030"}
+# Past this many members, member edges get staggered lengths so a channel wraps into rows.
+STAGGER_AT = 6
+
+
+def flow_to_dot(flow: Flow, events: Sequence[Event] | None = None) -> str:
+    """The DOT source drawing ``flow``; with ``events``, what that run did over it."""
+    run = summarize(flow, events) if events is not None else None
+    lines = [
+        f"digraph {quote(flow.name)} {{",
+        "  " + _graph_attrs(flow),
+        '  node [fontname="Helvetica", fontsize=12, margin="0.12,0.06"];',
+        '  edge [fontname="Helvetica", fontsize=9, color="#4a5568", arrowsize=0.7];',
+    ]
+    placed = _home_channels(flow)
+    for index, (name, channel) in enumerate(flow.channels.items()):
+        members = [m for m in channel.members if placed.get(m) == name]
+        lines += _cluster(flow, name, channel, members, index, run)
+    for name, agent in flow.agents.items():
+        if name not in placed:
+            lines.append("  " + _agent_node(flow, name, agent, run))
+    if events is not None:
+        lines += _ghost_nodes(flow, events)
+    for index, (name, channel) in enumerate(flow.channels.items()):
+        lines += _member_edges(name, channel, run)
+        lines += _transition_edges(name, channel, index)
+    lines += _start_route(flow)
+    if run is not None:
+        lines += _message_edges(flow, run)
+        lines += _state_note(run)
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def _graph_attrs(flow: Flow) -> str:
+    title = flow.name + (f" — {flow.description}" if flow.description else "")
+    return (
+        "graph "
+        + attrs(
+            {
+                "id": "flow",
+                "charset": "UTF-8",
+                "rankdir": "TB",
+                "fontname": "Helvetica",
+                "labelloc": "t",
+                "label": Html(f"<B>{esc(title, 120)}</B>"),
+                "nodesep": 0.35,
+                "ranksep": 0.5,
+                "newrank": True,
+                "bgcolor": "white",
+                "tooltip": flow.name,
+            }
+        )
+        + ";"
+    )
+
+
+def _home_channels(flow: Flow) -> dict[str, str]:
+    """Agents drawn inside a channel's cluster: those that are members of exactly one."""
+    seen: dict[str, list[str]] = {}
+    for name, channel in flow.channels.items():
+        for member in channel.members:
+            if member in flow.agents:
+                seen.setdefault(member, []).append(name)
+    return {agent: homes[0] for agent, homes in seen.items() if len(homes) == 1}
+
+
+# --------------------------------------------------------------------------- nodes
+
+
+def _agent_node(flow: Flow, name: str, agent: Agent, run: RunSummary | None) -> str:
+    human = flow.interrupt_of(name) == "ALWAYS"
+    look = HUMAN if human else MODEL
+    rows = [f"<B>{esc(name, 40)}</B>"]
+    if human:
+        rows.append(small("person · asked every turn"))
+    if not human or agent.provider:
+        rows.append(small(esc(_provider_text(flow, agent.provider), 48)))
+    rows += _tool_rows(agent, run.tool_calls.get(name, {}) if run else {})
+    if run is not None and name in run.tokens:
+        rows.append(small(esc(_tokens_text(run.tokens[name])), "#1a202c"))
+    return (
+        f"{quote(ids.node_id(name))} "
+        + attrs(
+            {
+                "id": ids.node_id(name),
+                "label": table(rows),
+                "shape": "ellipse" if human else "box",
+                **_node_style(look, name, run, rounded=not human),
+                "tooltip": agent.description or agent.role or name,
+            }
+        )
+        + ";"
+    )
+
+
+def _director_node(flow: Flow, name: str, channel: Channel, run: RunSummary | None) -> str:
+    director = channel.director
+    strategy = director.strategy.replace("_", " ")
+    rows = [small("director", DIRECTOR["line"]), f"<B>{esc(name, 40)}</B>", small(esc(strategy))]
+    if director.strategy == "llm":
+        rows.append(small(esc(_provider_text(flow, director.provider), 48)))
+    cap = f"cap {channel.max_rounds} rounds" + (" · repeats" if director.allow_repeat else "")
+    rows.append(small(esc(cap)))
+    if run is not None and name in run.tokens:
+        rows.append(small(esc(_tokens_text(run.tokens[name])), "#1a202c"))
+    return (
+        f"{quote(ids.node_id(name))} "
+        + attrs(
+            {
+                "id": ids.node_id(name),
+                "label": table(rows),
+                "shape": "box",
+                **_node_style(DIRECTOR, name, run, rounded=False),
+                "tooltip": channel.description or channel.role or name,
+            }
+        )
+        + ";"
+    )
+
+
+def _node_style(look: dict[str, str], name: str, run: RunSummary | None, *, rounded: bool) -> Attrs:
+    """Filled when drawing a flow, or when the run visited the node; the final node outlined."""
+    visited = run is None or name in run.visited
+    style = ["rounded"] if rounded else []
+    style += ["filled"] if visited else ["dashed"]
+    colour = look["line"]
+    width = 1.2
+    if run is not None and run.final.node == name and run.final.status in STATE_COLOURS:
+        colour, width = STATE_COLOURS[run.final.status], 3.0
+    return {
+        "style": ",".join(style),
+        "fillcolor": look["fill"],
+        "color": colour,
+        "penwidth": width,
+        "fontcolor": "#1a202c" if visited else "#718096",
+    }
+
+
+def _provider_text(flow: Flow, provider: str | None) -> str:
+    name = provider or flow.defaults.provider
+    if name is None:
+        return "no provider"
+    config = flow.providers.get(name)
+    if config is None:
+        return f"{name} (not declared)"
+    if isinstance(config, ScriptedProviderConfig):
+        return f"{name} · scripted"
+    return f"{name} · {config.kind} {config.model}"
+
+
+def _tool_rows(agent: Agent, calls: dict[str, int]) -> list[str]:
+    if not agent.functions:
+        return []
+    names = []
+    for ref in agent.functions:
+        short = ref.removeprefix("@@")
+        count = calls.get(short.split("#")[-1], 0) or calls.get(short, 0)
+        names.append(f"{short} ×{count}" if count else short)
+    lines = wrap_list(names)
+    lines[0] = "tools: " + lines[0]
+    return [small(esc(line), "#2d3748") for line in lines]
+
+
+def _tokens_text(tokens: Tokens) -> str:
+    calls = f"{tokens.calls} call" + ("" if tokens.calls == 1 else "s")
+    return f"{tokens.total:,} tokens ({tokens.prompt:,} in, {tokens.completion:,} out) · {calls}"
+
+
+def _ghost_nodes(flow: Flow, events: Sequence[Event]) -> list[str]:
+    """Nodes a run mentions that this flow does not have (the run used another version)."""
+    lines = []
+    for name in names_in(events):
+        if flow.node_kind(name) is None:
+            label = table([f"<B>{esc(name, 40)}</B>", small("not in this flow")])
+            look: Attrs = {"id": ids.node_id(name), "label": label, "shape": "box"}
+            lines.append(
+                f"  {quote(ids.node_id(name))} "
+                + attrs({**look, "style": "dashed", "color": "#a0aec0"})
+                + ";"
+            )
+    return lines
+
+
+# --------------------------------------------------------------------------- clusters and edges
+
+
+def _cluster(
+    flow: Flow, name: str, channel: Channel, members: list[str], index: int, run: RunSummary | None
+) -> list[str]:
+    colour = CHANNEL_COLOURS[index % len(CHANNEL_COLOURS)]
+    lines = [
+        f"  subgraph {quote('cluster_' + ids.slug(name))} {{",
+        "    graph "
+        + attrs(
+            {
+                "id": "cluster-" + ids.slug(name),
+                "label": Html(small(esc(f"channel {name}", 60), colour, 10)),
+                "style": "rounded,filled",
+                "fillcolor": "#faf8fd",
+                "color": colour,
+                "labeljust": "l",
+            }
+        )
+        + ";",
+        "    " + _director_node(flow, name, channel, run),
+    ]
+    for member in members:
+        lines.append("    " + _agent_node(flow, member, flow.agents[member], run))
+    lines.append("  }")
+    return lines
+
+
+def _member_edges(name: str, channel: Channel, run: RunSummary | None) -> list[str]:
+    lines = []
+    for position, member in enumerate(channel.members):
+        count = _member_messages(name, member, run) if run else 0
+        stagger = 1 + position % 3 if len(channel.members) > STAGGER_AT else 1
+        edge: Attrs = {
+            "id": ids.member_edge_id(name, member),
+            "dir": "none",
+            "style": "solid" if count else "dashed",
+            "color": "#2d3748" if count else "#a0aec0",
+            "penwidth": _width(count) if count else 1.0,
+            "minlen": stagger,
+            "label": _count_label(count) if run is not None else None,
+            "tooltip": f"{member} is a member of {name}",
+        }
+        lines.append(_edge(ids.node_id(name), ids.node_id(member), edge))
+    return lines
+
+
+def _member_messages(channel: str, member: str, run: RunSummary) -> int:
+    return run.messages[(member, channel)] + run.messages[(channel, member)]
+
+
+def _transition_edges(name: str, channel: Channel, index: int) -> list[str]:
+    colour = CHANNEL_COLOURS[index % len(CHANNEL_COLOURS)]
+    lines = []
+    for source, targets in (channel.transitions or {}).items():
+        for target in targets:
+            edge: Attrs = {
+                "id": ids.transition_edge_id(name, source, target),
+                "color": colour,
+                "style": "solid",
+                "constraint": False,
+                "tooltip": f"in {name}: {target} may speak after {source}",
+            }
+            lines.append(_edge(ids.node_id(source), ids.node_id(target), edge))
+    return lines
+
+
+def _start_route(flow: Flow) -> list[str]:
+    """A green edge into the start node: from its sender, or from a dot when the sender is
+    a member of the channel it starts (an edge up into one's own channel reads badly)."""
+    if flow.start is None:
+        return []
+    start = flow.start
+    green = "#22543d"
+    text = "start"
+    if start.content:
+        text += f"\n“{start.content}”"
+    edge: Attrs = {
+        "id": ids.START_EDGE_ID,
+        "color": green,
+        "penwidth": 2.0,
+        "tooltip": f"start: {start.from_} -> {start.to}",
+    }
+    if flow.node_kind(start.from_) == "agent" and not is_member_route(flow, start.from_, start.to):
+        edge["label"] = Html(small(esc(text, 60), green, 9))
+        return [_edge(ids.node_id(start.from_), ids.node_id(start.to), edge)]
+    edge["label"] = Html(small(esc(text.replace("start", f"start: {start.from_}", 1), 60), green))
+    dot: Attrs = {"id": ids.START_NODE_ID, "shape": "circle", "style": "filled", "label": ""}
+    dot |= {"fillcolor": green, "color": green, "width": 0.18}
+    return [
+        f"  {quote(ids.START_NODE_ID)} {attrs(dot)};",
+        _edge(ids.START_NODE_ID, ids.node_id(start.to), edge),
+    ]
+
+
+def _message_edges(flow: Flow, run: RunSummary) -> list[str]:
+    """Edges for routes between two nodes that no member edge stands for."""
+    lines = []
+    for source, target in sorted(run.routes):
+        if is_member_route(flow, source, target) is not None:
+            continue
+        count = run.messages[(source, target)]
+        edge: Attrs = {
+            "id": route_edge_id(flow, source, target),
+            "color": "#2d3748" if count else "#c53030",
+            "style": "solid" if count else "dotted",
+            "penwidth": _width(count),
+            "label": _count_label(count),
+            "tooltip": f"{source} -> {target}: {count} message" + ("" if count == 1 else "s"),
+        }
+        lines.append(_edge(ids.node_id(source), ids.node_id(target), edge))
+    return lines
+
+
+def _state_note(run: RunSummary) -> list[str]:
+    final = run.final
+    colour = STATE_COLOURS.get(final.status, "#718096")
+    if final.status == "terminated":
+        text = f"terminated at {final.node}" + (f"\n{final.detail}" if final.detail else "")
+    elif final.status == "paused":
+        text = f"paused: waiting for {final.node}\n(answering {final.peer})"
+    elif final.status == "error":
+        text = f"error at {final.node} → {final.peer}\n{final.detail}"
+    else:
+        text = final.status
+    note: Attrs = {
+        "id": ids.STATE_NODE_ID,
+        "shape": "note",
+        "style": "filled",
+        "fillcolor": "white",
+        "color": colour,
+        "penwidth": 2.0,
+        "label": Html(f'<FONT COLOR="{colour}">{esc(text, 160)}</FONT>'),
+    }
+    lines = [f"  {quote(ids.STATE_NODE_ID)} {attrs(note)};"]
+    if final.node is not None:
+        edge: Attrs = {"style": "dotted", "color": colour, "arrowhead": "none"}
+        edge["id"] = "run-state-edge"
+        lines.append(_edge(ids.STATE_NODE_ID, ids.node_id(final.node), edge))
+    return lines
+
+
+def _edge(source: str, target: str, values: Attrs) -> str:
+    return f"  {quote(source)} -> {quote(target)} {attrs(values)};"
+
+
+def _width(count: int) -> float:
+    return round(float(1.0 + min(count, 40) ** 0.5 * 0.6), 2)
+
+
+def _count_label(count: int) -> str:
+    return f"{count} msg" if count == 1 else (f"{count} msgs" if count else "")

@@ -1,0 +1,97 @@
+"""Spelling DOT: quoted strings, HTML-like labels and attribute lists.
+
+Every piece of text from a flow or a run reaches the DOT source through one of
+these functions, so a name or message holding quotes, backslashes, angle
+brackets, braces or control characters can never break the graph or inject
+attributes.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+# XML 1.0 (which Graphviz's HTML labels are parsed as) forbids these characters.
+_XML_FORBIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+
+
+@dataclass(frozen=True)
+class Html:
+    """An HTML-like label body, already escaped; written as ``<...>``."""
+
+    markup: str
+
+
+AttrValue = str | Html | float | None
+Attrs = dict[str, AttrValue]
+
+
+def quote(text: str) -> str:
+    """A DOT double-quoted string whose escString sequences (``\\N``, ``\\l``...) are inert."""
+    text = _XML_FORBIDDEN.sub("", text)
+    text = text.replace("\\", "\\\\").replace('"', '\\"')
+    return '"' + text.replace("\r\n", "\\n").replace("\n", "\\n").replace("\r", "\\n") + '"'
+
+
+def esc(text: str, limit: int | None = None) -> str:
+    """Text made safe inside an HTML-like label, cut to ``limit`` characters.
+
+    Never empty: Graphviz refuses an empty ``<B></B>`` or ``<FONT></FONT>``.
+    """
+    text = _XML_FORBIDDEN.sub("", text)
+    if not text:
+        return "&#160;"
+    if limit is not None and len(text) > limit:
+        text = text[: max(limit - 1, 0)] + "…"
+    return html.escape(text, quote=True).replace("\n", "<BR/>")
+
+
+def attrs(values: Mapping[str, AttrValue]) -> str:
+    """``[key="value", ...]``; None values are left out."""
+    parts = []
+    for key, value in values.items():
+        if value is None:
+            continue
+        parts.append(f"{key}={_value(value)}")
+    return "[" + ", ".join(parts) + "]" if parts else ""
+
+
+def _value(value: str | Html | float) -> str:
+    if isinstance(value, Html):
+        return "<" + value.markup + ">"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return str(value)
+    return quote(value)
+
+
+def small(text: str, color: str = "#4a4a4a", size: int = 9) -> str:
+    """Escaped text in small print."""
+    return f'<FONT POINT-SIZE="{size}" COLOR="{color}">{text}</FONT>'
+
+
+def table(rows: list[str]) -> Html:
+    """A borderless one-column table of already-escaped rows."""
+    body = "".join(f"<TR><TD>{row}</TD></TR>" for row in rows)
+    return Html(f'<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="0" CELLPADDING="1">{body}</TABLE>')
+
+
+def wrap_list(items: list[str], width: int = 30, max_lines: int = 3) -> list[str]:
+    """Names joined by commas into lines of about ``width`` characters; ``+N more`` at the end."""
+    lines: list[str] = []
+    current = ""
+    for index, item in enumerate(items):
+        candidate = f"{current}, {item}" if current else item
+        if current and len(candidate) > width:
+            lines.append(current + ",")
+            current = item
+            if len(lines) == max_lines:
+                return [*lines[:-1], lines[-1] + f" +{len(items) - index} more"]
+        else:
+            current = candidate
+    if current:
+        lines.append(current)
+    return lines

@@ -1,0 +1,59 @@
+"""Writing drawings to files: ``.dot`` as text, ``.svg``/``.png``/``.pdf`` through Graphviz's
+``dot`` program, ``.html`` as the replay page.
+
+The pure functions (``flow_to_dot``, ``replay_html``) build text; this module is
+the only place that runs a program or writes a file.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from roost.errors import RoostError, UsageError
+from roost.events import Event
+from roost.flow.models import Flow
+from roost.visualize.dot import flow_to_dot
+from roost.visualize.dot_program import INSTALL_GRAPHVIZ, run_dot
+from roost.visualize.replay_page import replay_html
+
+__all__ = ["FORMATS", "INSTALL_GRAPHVIZ", "output_format", "render_bytes", "write_render"]
+
+FORMATS = (".dot", ".svg", ".png", ".pdf", ".html")
+
+
+def output_format(path: Path) -> str:
+    """The format a file name asks for (``dot``, ``svg``, ``png``, ``pdf``, ``html``)."""
+    suffix = path.suffix.lower()
+    if suffix not in FORMATS:
+        shown = suffix or "no suffix"
+        raise UsageError(
+            f"cannot render to {path.name} ({shown}): use a name ending in "
+            + ", ".join(FORMATS[:-1])
+            + f" or {FORMATS[-1]}"
+        )
+    return suffix[1:]
+
+
+def render_bytes(flow: Flow, events: Sequence[Event] | None, fmt: str) -> bytes:
+    """The drawing of ``flow`` (and a run) in ``fmt``, as the file's bytes."""
+    if fmt == "html":
+        return replay_html(flow, list(events or [])).encode("utf-8")
+    source = flow_to_dot(flow, events)
+    if fmt == "dot":
+        return source.encode("utf-8")
+    return run_dot(source, fmt)
+
+
+def write_render(flow: Flow, events: Sequence[Event] | None, out: Path) -> Path:
+    """Draws ``flow`` (and a run) into ``out``, its format taken from the suffix."""
+    data = render_bytes(flow, events, output_format(out))
+    temporary = out.with_name(f".{out.name}.{os.getpid()}.tmp")
+    try:
+        temporary.write_bytes(data)
+        temporary.replace(out)
+    except OSError as exc:
+        temporary.unlink(missing_ok=True)
+        raise RoostError(f"cannot write {out}: {exc.strerror or exc}") from exc
+    return out

@@ -1,0 +1,94 @@
+"""The replay page: one self-contained HTML file that steps through a run over its graph.
+
+The page holds everything it needs: the graph as inline SVG (ids from
+``roost.visualize.ids``), the stylesheet, the script and the events as JSON. It
+loads nothing from the network, so it opens from disk in any browser. The
+script builds the transcript once and, at each step, only toggles classes on
+the elements that change, so stepping stays fast for thousands of events.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from bisect import bisect_right
+from collections.abc import Sequence
+from importlib import resources
+from typing import Any
+
+from roost.events import Event, MessageEvent, event_dict
+from roost.flow.models import Flow
+from roost.visualize import ids
+from roost.visualize.dot import flow_to_dot
+from roost.visualize.dot_program import svg_markup
+from roost.visualize.run_summary import event_targets, summarize, visits
+
+_PLACEHOLDER = re.compile(r"@@ROOST_(TITLE|CSS|SVG|JS|DATA)@@")
+_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
+_SVG_SIZE = re.compile(r'(<svg\b[^>]*?)\s(width|height)="[^"]*"')
+
+
+def replay_html(flow: Flow, events: Sequence[Event]) -> str:
+    """The replay page of a run of ``flow`` (or of the bare flow when ``events`` is empty)."""
+    parts = {
+        "TITLE": html.escape(f"{flow.name} · roost replay"),
+        "CSS": _asset("replay.css"),
+        "SVG": inline_svg(flow_to_dot(flow, events)),
+        "JS": _asset("replay.js"),
+        "DATA": script_json(page_data(flow, events)),
+    }
+    # One pass, so text from the flow or the run that looks like a placeholder stays text.
+    return _PLACEHOLDER.sub(lambda match: parts[match.group(1)], _asset("replay.html"))
+
+
+def inline_svg(source: str) -> str:
+    """The drawing of ``source`` as SVG markup to place inside HTML (no prolog, no comments)."""
+    # dot spells every "-" as "&#45;"; the plain character means the same and reads better.
+    svg = _COMMENT.sub("", svg_markup(source)).replace("&#45;", "-")
+    for _ in range(2):  # the root element's fixed size would stop the page from scaling it
+        svg = _SVG_SIZE.sub(r"\1", svg, count=1)
+    return svg
+
+
+def script_json(data: Any) -> str:
+    """JSON that is safe inside a ``<script>`` element: no ``</script>``, ``<!--`` or ``&`` can
+    appear, and JavaScript's own line separators are escaped."""
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    for char, escape in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026")):
+        text = text.replace(char, escape)
+    return text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+
+
+def page_data(flow: Flow, events: Sequence[Event]) -> dict[str, Any]:
+    """What the page's script needs: the events, where each happened, and the counts."""
+    targets: list[list[Any]] = []
+    first_visit: dict[str, int] = {}
+    edge_messages: dict[str, list[int]] = {}
+    for index, event in enumerate(events):
+        nodes, edge = event_targets(flow, event)
+        targets.append([nodes, edge])
+        for name in visits(event):
+            first_visit.setdefault(ids.node_id(name), index)
+        if isinstance(event, MessageEvent) and edge is not None:
+            edge_messages.setdefault(edge, []).append(index)
+    for name in [*flow.agents, *flow.channels]:
+        first_visit.setdefault(ids.node_id(name), len(events))  # never visited
+    final = summarize(flow, events).final
+    return {
+        "flow": flow.name,
+        "events": [event_dict(event) for event in events],
+        "targets": targets,
+        "firstVisit": first_visit,
+        "edgeMessages": edge_messages,
+        "final": {"status": final.status, "node": final.node, "peer": final.peer},
+    }
+
+
+def messages_until(data: dict[str, Any], edge: str, step: int) -> int:
+    """How many messages crossed ``edge`` up to and including event ``step`` (as the page shows)."""
+    return bisect_right(data["edgeMessages"].get(edge, []), step)
+
+
+def _asset(name: str) -> str:
+    return resources.files("roost.visualize").joinpath(name).read_text(encoding="utf-8")

@@ -1,0 +1,198 @@
+"""What a run's events say about the graph: a pure summary for the drawings.
+
+Both the static overlay (``flow_to_dot(flow, events)``) and the replay page
+read a run through this module, so a message is always drawn on the same
+edge. Nothing here runs a flow: it only counts and classifies events.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from roost.events import (
+    ErrorEvent,
+    Event,
+    InterruptEvent,
+    LlmCallEvent,
+    MessageEvent,
+    ResumeEvent,
+    RetryEvent,
+    SelectEvent,
+    TerminateEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+)
+from roost.flow.models import Flow
+from roost.visualize import ids
+
+Status = Literal["new", "running", "paused", "error", "terminated"]
+RouteEvent = MessageEvent | InterruptEvent | ErrorEvent | ResumeEvent | RetryEvent
+
+
+@dataclass(frozen=True)
+class FinalState:
+    """Where the run stands after its last event."""
+
+    status: Status
+    node: str | None = None  # terminated at / paused waiting for / failed at
+    peer: str | None = None  # the other end of a pause or an error
+    detail: str = ""  # terminate reason, interrupt reason or error message
+
+
+@dataclass(frozen=True)
+class Tokens:
+    """Tokens a node's model calls used (prompt and completion), and how many calls."""
+
+    prompt: int = 0
+    completion: int = 0
+    calls: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.prompt + self.completion
+
+
+@dataclass
+class RunSummary:
+    """Counts per edge and node, and the final state, of one run."""
+
+    messages: Counter[tuple[str, str]] = field(default_factory=Counter)
+    routes: set[tuple[str, str]] = field(default_factory=set)  # every from/to pair seen
+    visited: set[str] = field(default_factory=set)
+    tokens: dict[str, Tokens] = field(default_factory=dict)
+    tool_calls: dict[str, Counter[str]] = field(default_factory=dict)
+    picks: Counter[tuple[str, str]] = field(default_factory=Counter)  # (channel, chosen)
+    final: FinalState = field(default_factory=lambda: FinalState("new"))
+
+
+def is_member_route(flow: Flow, source: str, target: str) -> tuple[str, str] | None:
+    """``(channel, member)`` when a route runs between a channel and one of its members."""
+    for channel, member in ((target, source), (source, target)):
+        spec = flow.channels.get(channel)
+        if spec is not None and member in spec.members:
+            return channel, member
+    return None
+
+
+def route_edge_id(flow: Flow, source: str, target: str) -> str:
+    """The id of the edge a message from ``source`` to ``target`` is drawn on."""
+    member = is_member_route(flow, source, target)
+    if member is not None:
+        return ids.member_edge_id(*member)
+    return ids.message_edge_id(source, target)
+
+
+def event_targets(flow: Flow, event: Event) -> tuple[list[str], str | None]:
+    """The node ids and the edge id (if any) an event happened on."""
+    match event:
+        case MessageEvent() | InterruptEvent() | ErrorEvent() | ResumeEvent() | RetryEvent():
+            edge = route_edge_id(flow, event.from_, event.to)
+            return [ids.node_id(event.from_), ids.node_id(event.to)], edge
+        case SelectEvent():
+            edge = ids.member_edge_id(event.channel, event.chosen)
+            return [ids.node_id(event.channel), ids.node_id(event.chosen)], edge
+        case ToolCallEvent() | ToolResultEvent():
+            return [ids.node_id(event.agent)], None
+        case LlmCallEvent():
+            return [ids.node_id(event.node)], None
+        case TerminateEvent():
+            return [ids.node_id(event.node)], None
+        case _:
+            return [], None
+
+
+def summarize(flow: Flow, events: Iterable[Event]) -> RunSummary:
+    """Counts messages per route, visited nodes, tokens, tool calls and the final state."""
+    summary = RunSummary()
+    for event in events:
+        _count(summary, event)
+        summary.final = _next_state(summary.final, event)
+    return summary
+
+
+def visits(event: Event) -> tuple[str, ...]:
+    """The nodes an event shows to have taken part in the run (drawn filled)."""
+    match event:
+        case MessageEvent():
+            return (event.from_, event.to)
+        case SelectEvent():
+            return (event.channel, event.chosen)
+        case ToolCallEvent():
+            return (event.agent,)
+        case LlmCallEvent():
+            return (event.node,)
+        case _:
+            return ()
+
+
+def _count(summary: RunSummary, event: Event) -> None:
+    summary.visited.update(visits(event))
+    match event:
+        case MessageEvent():
+            summary.messages[(event.from_, event.to)] += 1
+            summary.routes.add((event.from_, event.to))
+        case InterruptEvent() | ErrorEvent() | ResumeEvent() | RetryEvent():
+            summary.routes.add((event.from_, event.to))
+        case SelectEvent():
+            summary.picks[(event.channel, event.chosen)] += 1
+        case ToolCallEvent():
+            summary.tool_calls.setdefault(event.agent, Counter())[event.name] += 1
+        case LlmCallEvent():
+            old = summary.tokens.get(event.node, Tokens())
+            prompt, completion = _usage(event.usage or {})
+            summary.tokens[event.node] = Tokens(
+                old.prompt + prompt, old.completion + completion, old.calls + 1
+            )
+        case _:
+            pass
+
+
+def _usage(usage: dict[str, int]) -> tuple[int, int]:
+    """Prompt and completion tokens, whichever spelling the provider recorded."""
+    prompt = usage.get("prompt_tokens", usage.get("input_tokens", 0))
+    completion = usage.get("completion_tokens", usage.get("output_tokens", 0))
+    if not prompt and not completion and "total_tokens" in usage:
+        return usage["total_tokens"], 0
+    return prompt, completion
+
+
+def _next_state(state: FinalState, event: Event) -> FinalState:
+    match event:
+        case TerminateEvent():
+            return FinalState("terminated", event.node, None, event.reason or "")
+        case InterruptEvent():
+            return FinalState("paused", event.from_, event.to, event.reason or "human")
+        case ErrorEvent():
+            return FinalState("error", event.from_, event.to, event.content)
+        case _ if state.status in ("terminated",):
+            return state
+        case _:
+            return FinalState("running")
+
+
+def names_in(events: Sequence[Event]) -> list[str]:
+    """Every node name the events mention, in order of first mention."""
+    seen: dict[str, None] = {}
+    for event in events:
+        for name in _names(event):
+            seen.setdefault(name, None)
+    return list(seen)
+
+
+def _names(event: Event) -> tuple[str, ...]:
+    match event:
+        case MessageEvent() | InterruptEvent() | ErrorEvent() | ResumeEvent() | RetryEvent():
+            return (event.from_, event.to)
+        case SelectEvent():
+            return (event.channel, event.chosen, *event.candidates)
+        case ToolCallEvent() | ToolResultEvent():
+            return (event.agent,)
+        case LlmCallEvent():
+            return (event.node,)
+        case TerminateEvent():
+            return (event.node,)
+        case _:
+            return ()

@@ -1,0 +1,174 @@
+"""flow_to_dot: the structure of the drawing, checked on what Graphviz itself parses."""
+
+from __future__ import annotations
+
+import itertools
+import re
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from roost.flow.models import Flow
+from roost.visualize import flow_to_dot, ids
+from roost.visualize.dot_program import run_dot
+from tests.visualize import flows
+from tests.visualize.graphs import laid_out, svg_texts
+
+WRITER = 'writer "quoted" <b>&{x}'
+
+
+def test_two_agents_person_and_model_look_different() -> None:
+    graph = laid_out(flow_to_dot(flows.load("two.yaml")))
+    user, assistant = graph.nodes["node-USER"], graph.nodes["node-assistant"]
+    assert user["shape"] == "ellipse" and "person" in user["label"]
+    assert assistant["shape"] == "box" and "rounded" in assistant["style"]
+    assert "mock · scripted" in assistant["label"]
+    assert user["fillcolor"] != assistant["fillcolor"]
+    # The start route runs from its sender to its addressee and carries the message.
+    assert graph.ends(ids.START_EDGE_ID) == ("node-USER", "node-assistant")
+    assert "How much is 2 + 2?" in graph.edges[ids.START_EDGE_ID]["label"]
+
+
+def test_channel_is_a_cluster_with_director_members_and_transitions() -> None:
+    flow = flows.load("team.yaml")
+    graph = laid_out(flow_to_dot(flow))
+    members = {ids.node_id(m) for m in ["mathematician", "reviewer", "USER", WRITER]}
+    assert graph.clusters["cluster-team"] == {"node-team", *members}
+    director = graph.nodes["node-team"]["label"]
+    assert "director" in director and "llm" in director and "cap 10 rounds" in director
+    assert "gpt · openai gpt-4o-mini" in director
+    member_edges = {e for e in graph.edges if e.startswith("member-team-")}
+    assert {graph.ends(e) for e in member_edges} == {("node-team", m) for m in members}
+    assert all(graph.edges[e]["dir"] == "none" for e in member_edges)
+    transitions = {graph.ends(e) for e in graph.edges if e.startswith("transition-")}
+    expected = {
+        (ids.node_id(source), ids.node_id(target))
+        for source, targets in (flow.channels["team"].transitions or {}).items()
+        for target in targets
+    }
+    assert transitions == expected and len(expected) == 6
+    # The start message goes into the channel from a dot (its sender is a member).
+    assert graph.ends(ids.START_EDGE_ID) == (ids.START_NODE_ID, "node-team")
+    assert "start: USER" in graph.edges[ids.START_EDGE_ID]["label"]
+
+
+def test_tools_and_providers_in_small_print() -> None:
+    svg = run_dot(flow_to_dot(flows.load("team.yaml")), "svg")
+    texts = svg_texts(svg)
+    assert "tools: math#add, math#multiply," in texts["node-mathematician"]
+    assert "lookup" in texts["node-mathematician"]
+    assert "claude · anthropic claude-sonnet-4-5" in texts["node-reviewer"]
+    assert "person · asked every turn" in texts["node-USER"]
+    # A name full of DOT and HTML syntax is drawn exactly as written.
+    assert texts[ids.node_id(WRITER)].startswith(WRITER)
+
+
+def test_dot_source_is_deterministic() -> None:
+    flow = flows.load("team.yaml")
+    events = flows.team_run()
+    assert flow_to_dot(flow, events) == flow_to_dot(flow, events)
+
+
+def test_run_overlay_counts_messages_tokens_and_visits() -> None:
+    graph = laid_out(flow_to_dot(flows.load("team.yaml"), flows.team_run()))
+    assert graph.edges["member-team-mathematician"]["label"] == "2 msgs"
+    assert graph.edges["member-team-USER"]["label"] == "2 msgs"
+    assert graph.edges["member-team-reviewer"]["label"] == "1 msg"
+    assert graph.edges[ids.member_edge_id("team", WRITER)].get("label", "") == ""
+    # Visited nodes are filled; the writer never took part.
+    assert "filled" in graph.nodes["node-reviewer"]["style"]
+    assert "filled" not in graph.nodes[ids.node_id(WRITER)]["style"]
+    assert "dashed" in graph.nodes[ids.node_id(WRITER)]["style"]
+    # Tokens per node: the sum of llm_call usage (prompt + completion).
+    assert "257 tokens (240 in, 17 out) · 3 calls" in graph.nodes["node-mathematician"]["label"]
+    assert "42 tokens" in graph.nodes["node-team"]["label"]
+    assert "math#add ×1" in graph.nodes["node-mathematician"]["label"]
+
+
+def test_final_state_terminated_paused_and_error() -> None:
+    flow = flows.load("team.yaml")
+    ended = laid_out(flow_to_dot(flow, flows.team_run("terminated")))
+    assert "terminated at team" in ended.nodes[ids.STATE_NODE_ID]["label"]
+    assert ended.ends("run-state-edge") == (ids.STATE_NODE_ID, "node-team")
+    assert float(ended.nodes["node-team"]["penwidth"]) == 3.0
+
+    paused = laid_out(flow_to_dot(flow, flows.team_run("paused")))
+    assert "paused: waiting for USER" in paused.nodes[ids.STATE_NODE_ID]["label"]
+    assert paused.ends("run-state-edge") == (ids.STATE_NODE_ID, "node-USER")
+
+    failed = laid_out(flow_to_dot(flow, flows.team_run("error")))
+    label = failed.nodes[ids.STATE_NODE_ID]["label"]
+    assert "error at mathematician → team" in label and "rate limited" in label
+    assert failed.ends("run-state-edge") == (ids.STATE_NODE_ID, "node-mathematician")
+
+
+def test_two_agent_run_draws_message_edges_both_ways() -> None:
+    graph = laid_out(flow_to_dot(flows.load("two.yaml"), flows.two_run()))
+    assert graph.ends("message-USER-assistant") == ("node-USER", "node-assistant")
+    assert graph.edges["message-USER-assistant"]["label"] == "2 msgs"
+    assert graph.edges["message-assistant-USER"]["label"] == "2 msgs"
+    assert "30 tokens" in graph.nodes["node-assistant"]["label"]
+    assert "terminated at USER" in graph.nodes[ids.STATE_NODE_ID]["label"]
+
+
+def test_nodes_a_run_names_but_the_flow_lacks_are_drawn_as_ghosts() -> None:
+    events = flows.Log().message("USER", "stranger", "hello?").events
+    graph = laid_out(flow_to_dot(flows.load("two.yaml"), events))
+    assert "not in this flow" in graph.nodes["node-stranger"]["label"]
+    assert graph.ends("message-USER-stranger") == ("node-USER", "node-stranger")
+
+
+def test_empty_run_marks_nothing_visited() -> None:
+    graph = laid_out(flow_to_dot(flows.load("two.yaml"), []))
+    assert "filled" not in graph.nodes["node-assistant"]["style"]
+    assert "new" in graph.nodes[ids.STATE_NODE_ID]["label"]
+
+
+def _boxes(graph: flows.Any) -> dict[str, tuple[float, float, float, float]]:
+    boxes = {}
+    for node_id, node in graph.nodes.items():
+        x, y = (float(v) for v in node["pos"].split(","))
+        w, h = float(node["width"]) * 72 / 2, float(node["height"]) * 72 / 2
+        boxes[node_id] = (x - w, y - h, x + w, y + h)
+    return boxes
+
+
+def test_thirty_agents_are_all_drawn_without_overlap() -> None:
+    flow = flows.big_flow(30)
+    graph = laid_out(flow_to_dot(flow))
+    agents = {ids.node_id(name) for name in flow.agents}
+    assert len(agents) == 30 and agents <= set(graph.nodes)
+    for index in range(3):
+        assert f"node-room{index}" in graph.clusters[f"cluster-room{index}"]
+    boxes = _boxes(graph)
+    for (a, box_a), (b, box_b) in itertools.combinations(boxes.items(), 2):
+        apart = box_a[2] <= box_b[0] or box_b[2] <= box_a[0] or box_a[3] <= box_b[1]
+        assert apart or box_b[3] <= box_a[1], f"{a} overlaps {b}"
+    # Readable: the picture is no more than about five times wider than tall.
+    x0, y0, x1, y1 = (float(v) for v in graph.attrs["bb"].split(","))
+    assert (x1 - x0) / (y1 - y0) < 5.5
+
+
+names = st.text(st.characters(exclude_categories=("Cs",)), min_size=1, max_size=12)
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(first=names, second=names, content=st.text(max_size=40))
+def test_any_names_and_text_make_valid_dot(first: str, second: str, content: str) -> None:
+    if first == second:
+        second += "x"
+    flow = Flow.model_validate(
+        {
+            "roost": 1,
+            "name": first + second,
+            "description": content,
+            "agents": {first: {"role": content, "functions": [second]}, second: {}},
+            "channels": {"c" + first: {"members": [first, second]}},
+            "start": {"from": first, "to": second, "content": content},
+        }
+    )
+    events = flows.Log().message(first, second, content).message(second, first, content).events
+    texts = svg_texts(run_dot(flow_to_dot(flow, events), "svg"))
+    drawn = "".join(texts[ids.node_id(first)].split())
+    visible = "".join(re.sub("[\x00-\x08\x0b\x0c\x0e-\x1f]", "", first).split())
+    assert visible[:38] in drawn
