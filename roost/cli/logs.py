@@ -71,7 +71,7 @@ def open_run(ref: str, *, db: str | None) -> tuple[EventLog, Flow]:
 
 def flow_of(events: list[Event], ref: str) -> Flow:
     """The flow a run was started with, loaded again from its recorded text."""
-    from roost.flow import load_flow_text  # type: ignore[attr-defined]
+    from roost.flow import load_flow_text
 
     if not events or not isinstance(events[0], RunStartEvent):
         raise EventLogError(f"{ref}: the run has no run_start event")
