@@ -7,7 +7,7 @@ shows every finding at once. Graph-wide warnings live in ``roost.flow.graph``.
 from __future__ import annotations
 
 from roost.errors import Problem, Severity
-from roost.flow.describe import did_you_mean
+from roost.flow.describe import did_you_mean, label
 from roost.flow.models import Channel, Flow, McpTool, ToolGroup
 from roost.flow.positions import Path, Positions
 from roost.flow.redact import redact
@@ -153,7 +153,9 @@ def _transitions(c: Checker, name: str, channel: Channel) -> None:
                     f"transition {speaker!r} -> {successor!r} in channel {name!r}: "
                     f"{successor!r} is not a member{hint}",
                 )
-        legal = {s for s in successors if s in members}
+        if any(s not in members for s in successors):
+            continue  # already reported; a successor-less member would only repeat it
+        legal = set(successors)
         if not channel.director.allow_repeat:
             legal.discard(speaker)
         if not legal:
@@ -261,6 +263,6 @@ def _template(c: Checker, path: Path, source: str | None) -> None:
         where = line + offset
         c._add(
             (where, col if offset == 0 else 1),
-            f"template in {'.'.join(map(str, path))}: {error.message}",
+            f"{label(path)}: template does not parse: {error.message}",
             "error",
         )

@@ -103,19 +103,22 @@ def compose(text: str, file: str) -> Node:
     if "\0" in text:
         line = text.count("\n", 0, text.index("\0")) + 1
         raise fail(file, line, 1, "binary file (NUL byte): a flow is UTF-8 text")
-    loader = _Loader(text)
+    loader: _Loader | None = None
     try:
+        loader = _Loader(text)
         node = loader.get_single_node()
     except yaml.MarkedYAMLError as error:
         raise _syntax_error(error, file) from None
     except yaml.reader.ReaderError as error:
         line = text.count("\n", 0, error.position) + 1
         col = error.position - (text.rfind("\n", 0, error.position) + 1) + 1
-        raise fail(file, line, col, f"invalid character {error.character!r} in YAML") from None
+        char = error.character if isinstance(error.character, int) else ord(error.character)
+        raise fail(file, line, col, f"character U+{char:04X} is not allowed in YAML") from None
     except yaml.YAMLError as error:  # any other PyYAML error has no position
         raise fail(file, 1, 1, f"invalid YAML: {_one_line(str(error))}") from None
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()
     if node is None:
         raise fail(file, 1, 1, "empty file: a flow needs at least 'roost: 1' and 'name'")
     return node
@@ -154,6 +157,10 @@ def build(node: Node, file: str) -> tuple[dict[str, Any], Positions]:
     return data, builder.positions
 
 
+def _short(tag: str) -> str:
+    return "!!" + tag.removeprefix(_YAML) if tag.startswith(_YAML) else tag
+
+
 def _mark(node: Node) -> tuple[int, int]:
     return node.start_mark.line + 1, node.start_mark.column + 1
 
@@ -189,7 +196,7 @@ class _Builder:
                 self.positions.block.add(path)
             return self._scalar(node)
         if node.tag not in (f"{_YAML}seq", f"{_YAML}map"):
-            self._problem(node, f"YAML tag {node.tag!r} is not allowed in a flow")
+            self._problem(node, f"YAML tag {_short(node.tag)!r} is not allowed in a flow")
         if isinstance(node, SequenceNode):
             return self._sequence(node, path, depth)
         assert isinstance(node, MappingNode)
@@ -198,7 +205,7 @@ class _Builder:
     def _scalar(self, node: ScalarNode) -> Any:
         tag = node.tag
         if tag not in _SCALAR_TAGS:
-            self._problem(node, f"YAML tag {tag!r} is not allowed in a flow")
+            self._problem(node, f"YAML tag {_short(tag)!r} is not allowed in a flow")
             return node.value
         if tag in (f"{_YAML}str", f"{_YAML}timestamp"):
             return node.value

@@ -1,0 +1,103 @@
+"""Every broken flow in the corpus fails with the exact line, column and words expected."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from roost.errors import FlowError
+from roost.flow import load_flow
+
+CORPUS = Path(__file__).parent / "corpus"
+
+# file: (line, col, words that must all appear in the message)
+EXPECTED: dict[str, tuple[int, int, tuple[str, ...]]] = {
+    "agent_without_provider.yaml": (5, 3, ("agent 'helper'", "no provider")),
+    "bad_indent.yaml": (3, 9, ("invalid YAML", "mapping values")),
+    "bad_int_literal.yaml": (4, 15, ("cannot read", "'ten'")),
+    "bad_interrupt.yaml": (5, 16, ("interrupt of agent 'a'", "NEVER, ALWAYS")),
+    "bad_merge.yaml": (5, 9, ("'<<'", "mapping")),
+    "bad_provider_kind.yaml": (4, 15, ("kind", "openai, openai-responses, anthropic, scripted")),
+    "bad_strategy.yaml": (9, 26, ("strategy", "llm, round_robin, random, manual")),
+    "billion_laughs.yaml": (4, 25, ("more than", "aliases")),
+    "binary.yaml": (2, 8, ("binary file",)),
+    "channel_member.yaml": (9, 18, ("channel 'inner'", "cannot be a member", "'outer'")),
+    "comments_only.yaml": (1, 1, ("empty file",)),
+    "control_char.yaml": (2, 8, ("U+0007", "not allowed")),
+    "custom_tag.yaml": (2, 7, ("tag", "'!secret'", "not allowed")),
+    "director_prompt_syntax.yaml": (10, 15, ("director.prompt of channel 'c'", "does not parse")),
+    "duplicate_key.yaml": (5, 3, ("duplicate key 'a'", "line 4")),
+    "duplicate_node_name.yaml": (7, 3, ("'a'", "both an agent and a channel")),
+    "empty.yaml": (1, 1, ("empty file",)),
+    "invalid_utf8.yaml": (2, 10, ("invalid UTF-8", "0xe9")),
+    "list_doc.yaml": (1, 1, ("must be a mapping", "not a list")),
+    "llm_director_without_provider.yaml": (5, 3, ("llm director", "channel 'c'", "provider")),
+    "max_rounds_zero.yaml": (4, 15, ("max_rounds", "at least 1")),
+    "max_tokens_text.yaml": (7, 17, ("max_tokens of provider 'gpt'", "expected an integer")),
+    "mcp_server_typo.yaml": (5, 5, ("unknown key 'comand'", "did you mean 'command'")),
+    "mcp_unknown_server.yaml": (5, 10, ("no MCP server", "'filesystem'")),
+    "members_not_list.yaml": (6, 14, ("members of channel 'c'", "expected a list")),
+    "missing_name.yaml": (1, 1, ("needs the key 'name'",)),
+    "missing_version.yaml": (1, 1, ("format version", "roost: 1")),
+    "no_successor.yaml": (11, 7, ("member 'b'", "no legal successor")),
+    "non_string_key.yaml": (4, 3, ("key must be plain text",)),
+    "only_self_successor.yaml": (10, 7, ("member 'a'", "no legal successor", "allow_repeat")),
+    "provider_missing_model.yaml": (4, 3, ("provider 'claude'", "needs the key 'model'")),
+    "provider_without_kind.yaml": (4, 3, ("provider 'gpt'", "needs a 'kind'", "scripted")),
+    "python_tag.yaml": (2, 7, ("'!!python/object/apply:os.system'", "not allowed")),
+    "recursive_alias.yaml": (3, 7, ("nesting deeper",)),
+    "scalar_doc.yaml": (1, 1, ("must be a mapping", "single value")),
+    "scripted_bad_echo.yaml": (6, 22, ("echo", "system, last")),
+    "scripted_bad_reply.yaml": (8, 10, ("unknown key 'tool_call'", "did you mean 'tool_calls'")),
+    "self_fallback.yaml": (4, 44, ("lists itself as a fallback",)),
+    "start_from_nothing.yaml": (5, 9, ("start.from", "'ghost'")),
+    "start_missing_to.yaml": (4, 1, ("start needs the key 'to'",)),
+    "start_to_nothing.yaml": (4, 25, ("start.to", "'nobody'")),
+    "temperature_high.yaml": (4, 46, ("temperature of provider 'gpt'", "at most 2")),
+    "template_syntax.yaml": (9, 1, ("role of agent 'a'", "does not parse", "endif")),
+    "too_deep.yaml": (4, 68, ("nesting deeper",)),
+    "tool_bad_python.yaml": (5, 13, ("python of tool 'lookup'", "module:function")),
+    "tool_no_kind.yaml": (4, 3, ("tool 'lookup'", "python, flow, mcp or tools")),
+    "tool_two_kinds.yaml": (4, 3, ("tool 'lookup'", "only one of", "flow or python")),
+    "transition_key_unknown.yaml": (10, 7, ("'q'", "not a member")),
+    "transition_unknown.yaml": (11, 11, ("'b' -> 'z'", "not a member")),
+    "two_docs.yaml": (3, 1, ("several YAML documents",)),
+    "unknown_default_provider.yaml": (4, 13, ("no provider named 'nowhere'",)),
+    "unknown_fallback.yaml": (4, 44, ("no provider named 'claude'",)),
+    "unknown_group_child.yaml": (10, 17, ("group 'math'", "no tool 'sub'")),
+    "unknown_member.yaml": (8, 23, ("member 'critc'", "did you mean 'critic'")),
+    "unknown_provider_key.yaml": (4, 23, ("unknown key 'modle' in provider 'gpt'", "'model'")),
+    "unknown_provider_ref.yaml": (6, 15, ("no provider named 'gtp'", "did you mean 'gpt'")),
+    "unknown_tool_ref.yaml": (8, 25, ("no tool named 'serch'",)),
+    "unknown_top_key.yaml": (3, 1, ("unknown key 'agent'", "did you mean 'agents'")),
+    "unset_variable.yaml": (7, 14, ("'ROOST_TEST_UNSET_KEY'", "not set")),
+    "wrong_version.yaml": (1, 8, ("unsupported format version",)),
+    "yaml_syntax.yaml": (5, 1, ("invalid YAML", "flow mapping")),
+    "yaml_tab.yaml": (4, 1, ("invalid YAML", "'\\t'")),
+}
+
+
+def test_every_corpus_file_has_an_expectation() -> None:
+    files = {p.name for p in CORPUS.glob("*.yaml")}
+    assert files == set(EXPECTED)
+    assert len(files) >= 40
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_broken_flow_is_reported_where_it_is_wrong(name: str) -> None:
+    line, col, words = EXPECTED[name]
+    path = CORPUS / name
+    with pytest.raises(FlowError) as caught:
+        load_flow(path, environ={})
+    errors = caught.value.errors
+    assert errors, "a broken flow must have at least one error"
+    located = [p for p in errors if (p.line, p.col) == (line, col)]
+    assert located, f"no error at {line}:{col}; got {[str(p) for p in errors]}"
+    message = located[0].message
+    for word in words:
+        assert word in message, f"{word!r} not in {message!r}"
+    assert located[0].file == str(path)
+    text = str(caught.value)
+    assert text.startswith(f"{path}:"), text
+    assert "Traceback" not in text
