@@ -1,1 +1,245 @@
-"""Placeholder: registers no command until its helper writes it."""
+"""``roost run``, ``roost continue`` and ``roost retry`` (FLOW-LANGUAGE.md section 8).
+
+Exit status: 0 terminated or paused at an interrupt, 3 stopped at an error,
+2 invalid flow or use (or a run that cannot be continued or retried), 1 anything else.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shlex
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from roost.cli.app import app
+from roost.cli.console import RunConsole, describe_wait
+from roost.engine import Runner, RunState
+from roost.engine.directors import candidates
+from roost.errors import RunStateError, UsageError
+from roost.eventlog import EventLog
+from roost.events import InterruptEvent
+from roost.flow.models import Flow
+
+AnswerOption = Annotated[
+    list[str] | None,
+    typer.Option("--answer", help='Answers the next interrupt; repeat for more. "" = no feedback.'),
+]
+NoInputOption = Annotated[
+    bool, typer.Option("--no-input", help="Never ask: leave the run paused at the next interrupt.")
+]
+DbOption = Annotated[
+    str | None, typer.Option("--db", help="Run store URL (default: ROOST_DB or .roost/roost.db).")
+]
+
+
+@app.command()
+def run(
+    flow_path: Annotated[str, typer.Argument(metavar="FLOW", help="The flow file to run.")],
+    message: Annotated[
+        str | None, typer.Option("--message", help="Overrides start.content.")
+    ] = None,
+    from_: Annotated[
+        str | None, typer.Option("--from", help="Who sends the start message.")
+    ] = None,
+    to: Annotated[str | None, typer.Option("--to", help="Who receives it.")] = None,
+    answer: AnswerOption = None,
+    events: Annotated[
+        Path | None,
+        typer.Option("--events", help="Also write the event log to this JSON Lines file."),
+    ] = None,
+    no_input: NoInputOption = False,
+    db: DbOption = None,
+) -> None:
+    """Start a run of FLOW."""
+    from roost.cli.logs import child_logs, new_run_log
+    from roost.flow import load_flow
+
+    flow = load_flow(flow_path)
+    _check_tools(flow)
+    log = new_run_log(flow, events_path=events, db=db)
+    session = Session(flow, log, db=db, answers=list(answer or []), no_input=no_input)
+    session.child_log = child_logs(db)
+    session.out.out.print(f"[dim]run {log.run_id} of {flow.name}[/]")
+    session.finish(session.drive(lambda runner: runner.start(message, from_=from_, to=to)))
+
+
+@app.command(name="continue")
+def continue_command(
+    run_ref: Annotated[str, typer.Argument(metavar="RUN", help="Run id or JSON Lines event file.")],
+    answer: AnswerOption = None,
+    no_input: NoInputOption = False,
+    db: DbOption = None,
+) -> None:
+    """Continue a run paused at an interrupt."""
+    from roost.cli.logs import open_run
+
+    log, flow = open_run(run_ref, db=db)
+    session = Session(flow, log, db=db, answers=list(answer or []), no_input=no_input, ref=run_ref)
+    state = session.runner().state
+    if answer is None and not session.interactive:
+        _require_answer(state, session)
+    session.finish(session.drive(lambda runner: session.answer_next(runner)))
+
+
+@app.command()
+def retry(
+    run_ref: Annotated[str, typer.Argument(metavar="RUN", help="Run id or JSON Lines event file.")],
+    db: DbOption = None,
+) -> None:
+    """Retry a run stopped at an error (or left running by a process that stopped)."""
+    from roost.cli.logs import open_run
+
+    log, flow = open_run(run_ref, db=db)
+    session = Session(flow, log, db=db, answers=[], no_input=False, ref=run_ref)
+    session.finish(session.drive(lambda runner: runner.retry()))
+
+
+class Session:
+    """One command's use of a Runner: answers from --answer, then the terminal, or a pause."""
+
+    def __init__(
+        self,
+        flow: Flow,
+        log: EventLog,
+        *,
+        db: str | None,
+        answers: list[str],
+        no_input: bool,
+        ref: str | None = None,
+    ) -> None:
+        self.flow = flow
+        self.log = log
+        self.db = db
+        self.answers = answers
+        self.interactive = not no_input and sys.stdin.isatty()
+        self.ref = ref or log.run_id
+        self.out = RunConsole()
+        self.child_log: Callable[[str], EventLog] | None = None
+        self._runner: Runner | None = None
+
+    def runner(self) -> Runner:
+        if self._runner is None:
+            self._runner = Runner(
+                self.flow,
+                self.log,
+                on_event=self.out.on_event,
+                on_text=self.out.on_text,
+                child_log=self.child_log,
+            )
+        return self._runner
+
+    def drive(self, first: Callable[[Runner], Awaitable[RunState]]) -> RunState:
+        """Runs the first step, then answers interrupts while answers or a person are there."""
+        runner = self.runner()
+
+        async def go() -> RunState:
+            try:
+                state = await first(runner)
+            except _LeftPaused:
+                return runner.state
+            while state.status == "paused" and (self.answers or self.interactive):
+                try:
+                    state = await self.answer_next(runner)
+                except _LeftPaused:
+                    break
+            return state
+
+        try:
+            return asyncio.run(go())
+        except KeyboardInterrupt:
+            self.out.out.print()
+            state = runner.state
+            if state.status == "paused":
+                return state
+            sys.stderr.write(
+                f"roost: interrupted; the run is saved. Resume it with: {self.command('retry')}\n"
+            )
+            raise typer.Exit(1) from None
+
+    async def answer_next(self, runner: Runner) -> RunState:
+        """Answers the pending interrupt with the next --answer, or asks the person."""
+        state = runner.state
+        if self.answers:
+            return await runner.continue_(self.answers.pop(0))
+        interrupt = state.pending
+        if not self.interactive or not isinstance(interrupt, InterruptEvent):
+            raise _LeftPaused
+        try:
+            text = await asyncio.to_thread(
+                self.out.ask, interrupt, state, _choices(self.flow, state, interrupt)
+            )
+        except (KeyboardInterrupt, EOFError):
+            raise _LeftPaused from None
+        try:
+            return await runner.continue_(text)
+        except RunStateError as error:
+            self.out.out.print(f"[red]{error}[/]")
+            return runner.state
+
+    def command(self, verb: str, answer: str | None = None) -> str:
+        """The exact command line that does ``verb`` to this run."""
+        parts = ["roost", verb, self.ref]
+        if self.db:
+            parts += ["--db", self.db]
+        if answer is not None:
+            parts += ["--answer", answer]
+        return shlex.join(parts)
+
+    def finish(self, state: RunState) -> None:
+        """Reports how the run stands and exits with its status."""
+        self.out.usage(state)
+        if state.status == "paused" and isinstance(state.pending, InterruptEvent):
+            pending = state.pending
+            self.out.out.print(
+                f"paused: {describe_wait(pending, _choices(self.flow, state, pending))}\n"
+                f"continue with: {self.command('continue', 'TEXT')}"
+            )
+        elif state.status == "error" and state.pending is not None:
+            sys.stderr.write(
+                f"roost: error at {state.pending.from_}: {getattr(state.pending, 'content', '')}\n"
+                f"retry with: {self.command('retry')}\n"
+            )
+            raise typer.Exit(3)
+        elif state.status == "running":
+            sys.stderr.write(
+                f"roost: the run stopped mid-step; resume it with: {self.command('retry')}\n"
+            )
+            raise typer.Exit(1)
+
+
+class _LeftPaused(Exception):
+    """The person chose to leave the run paused."""
+
+
+def _choices(flow: Flow, state: RunState, interrupt: InterruptEvent) -> list[str]:
+    if interrupt.reason == "manual_select" and interrupt.from_ in flow.channels:
+        return candidates(flow, state, interrupt.from_)
+    return []
+
+
+def _require_answer(state: RunState, session: Session) -> None:
+    if state.status != "paused" or not isinstance(state.pending, InterruptEvent):
+        raise RunStateError(f"run {session.ref} is {state.status}, not paused at an interrupt")
+    pending = state.pending
+    waiting = describe_wait(pending, _choices(session.flow, state, pending))
+    raise UsageError(
+        f"run {session.ref} is paused ({waiting})"
+        f" and there is no terminal to ask in: answer with {session.command('continue', 'TEXT')}"
+        f" or let {pending.from_} answer by itself with {session.command('continue', '')}"
+    )
+
+
+def _check_tools(flow: Flow) -> None:
+    """Refuses a flow whose tools cannot work, before anything runs."""
+    if not flow.tools:
+        return
+    from roost.errors import FlowError
+    from roost.tools import check_flow_tools
+
+    problems = check_flow_tools(flow)
+    if any(problem.severity == "error" for problem in problems):
+        raise FlowError(problems)

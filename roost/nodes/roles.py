@@ -2,20 +2,18 @@
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
 from roost.engine.state import RunState
 from roost.flow.models import Flow
+from roost.flow.templates import render_template
 
 
 def render(source: str, **context: Any) -> str:
     """``source`` rendered with ``context``; a source with no template syntax is returned as is."""
     if "{" not in source:
         return source
-    templates = importlib.import_module("roost.flow.templates")
-    text: str = templates.render_template(source, **context)
-    return text
+    return render_template(source, **context)
 
 
 def role_context(flow: Flow, state: RunState, name: str, members: list[str]) -> dict[str, Any]:

@@ -1,0 +1,145 @@
+"""The terminal side of a run: messages as they happen, and the prompt at each interrupt.
+
+Each speaker gets a colour of its own; streamed text is shown as it arrives
+and the finished message is not printed again. The engine never prompts: the
+run commands ask here and pass the answer to ``Runner.continue_``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+
+from roost.engine import RunState
+from roost.events import (
+    ErrorEvent,
+    Event,
+    InterruptEvent,
+    MessageEvent,
+    SelectEvent,
+    TerminateEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+)
+
+PALETTE = [
+    "cyan",
+    "magenta",
+    "green",
+    "yellow",
+    "blue",
+    "bright_red",
+    "bright_cyan",
+    "bright_magenta",
+]
+
+
+class RunConsole:
+    """Prints a run's events and asks a person for answers."""
+
+    def __init__(self, console: Console | None = None, *, verbose: bool = False) -> None:
+        self.out = console or Console(highlight=False, soft_wrap=True)
+        self.verbose = verbose
+        self._colours: dict[str, str] = {}
+        self._streaming: str | None = None
+
+    def colour(self, node: str) -> str:
+        """The colour of ``node``, the same for the whole run."""
+        colour = self._colours.get(node)
+        if colour is None:
+            colour = self._colours[node] = PALETTE[len(self._colours) % len(PALETTE)]
+        return colour
+
+    def name(self, node: str) -> str:
+        return f"[bold {self.colour(node)}]{escape(node)}[/]"
+
+    def on_text(self, node: str, chunk: str) -> None:
+        """Shows streamed text as it arrives."""
+        if self._streaming != node:
+            self._end_stream()
+            self.out.print(f"{self.name(node)}: ", end="")
+            self._streaming = node
+        self.out.print(escape(chunk), end="")
+
+    def _end_stream(self) -> None:
+        if self._streaming is not None:
+            self.out.print()
+            self._streaming = None
+
+    def on_event(self, event: Event) -> None:
+        """Shows one recorded event."""
+        if isinstance(event, MessageEvent):
+            self._message(event)
+        elif isinstance(event, SelectEvent) and self.verbose:
+            self.out.print(f"[dim]{escape(event.channel)} picks {escape(event.chosen)}[/]")
+        elif isinstance(event, ToolCallEvent):
+            self._end_stream()
+            arguments = escape(json.dumps(event.arguments, ensure_ascii=False))
+            self.out.print(
+                f"[dim]  {escape(event.agent)} calls {escape(event.name)}({arguments})[/]"
+            )
+        elif isinstance(event, ToolResultEvent):
+            mark = "[red]error[/] " if event.is_error else ""
+            text = escape(_short(event.content))
+            self.out.print(f"[dim]  {escape(event.name)} → {mark}{text}[/]")
+        elif isinstance(event, ErrorEvent):
+            self._end_stream()
+            where = self.name(event.from_)
+            self.out.print(f"[bold red]error[/] at {where}: {escape(event.content)}")
+        elif isinstance(event, TerminateEvent):
+            self._end_stream()
+            why = escape(event.reason or "done")
+            self.out.print(f"[dim]— terminated at {escape(event.node)} ({why}) —[/]")
+
+    def _message(self, event: MessageEvent) -> None:
+        if self._streaming == event.from_:
+            self._end_stream()
+            return
+        self._end_stream()
+        self.out.print(f"{self.name(event.from_)} → {self.name(event.to)}: {escape(event.content)}")
+
+    def ask(self, interrupt: InterruptEvent, state: RunState, choices: list[str]) -> str:
+        """Asks the person at an interrupt; Enter gives no feedback (Ctrl-C: KeyboardInterrupt)."""
+        self._end_stream()
+        self.out.print(f"[bold]{escape(describe_wait(interrupt, choices))}[/]")
+        hint = _hint(interrupt)
+        return self.out.input(f"[bold]> [/][dim]{escape(hint)}[/] ")
+
+    def usage(self, state: RunState) -> None:
+        """Prints the run's token usage, if any was reported."""
+        usage = state.usage
+        if usage.prompt_tokens or usage.completion_tokens:
+            self.out.print(
+                f"[dim]usage: {usage.calls} calls, {usage.prompt_tokens} prompt tokens, "
+                f"{usage.completion_tokens} completion tokens"
+                + (f", {usage.cached_tokens} cached" if usage.cached_tokens else "")
+                + "[/]"
+            )
+
+
+def describe_wait(interrupt: InterruptEvent, choices: list[str]) -> str:
+    """Who waits for whom at this interrupt, in one line."""
+    frm, to = interrupt.from_, interrupt.to
+    if interrupt.reason == "manual_select":
+        return f"{frm} waits for you to name who speaks next (one of: {', '.join(choices)})"
+    if interrupt.reason == "tool_approval":
+        call: dict[str, Any] = interrupt.tool_call or {}
+        arguments = json.dumps(call.get("arguments", {}), ensure_ascii=False)
+        return f"{frm} asks to run {call.get('name')}({arguments}): answer yes to run it"
+    return f"{to} waits for {frm}: answer as {frm}"
+
+
+def _hint(interrupt: InterruptEvent) -> str:
+    if interrupt.reason == "manual_select":
+        return "(a name; Ctrl-C leaves the run paused)"
+    if interrupt.reason == "tool_approval":
+        return "(yes runs it, anything else refuses; Ctrl-C leaves the run paused)"
+    return f"(Enter: {interrupt.from_} answers by itself; Ctrl-C leaves the run paused)"
+
+
+def _short(text: str, limit: int = 200) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
