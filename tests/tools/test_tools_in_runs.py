@@ -1,0 +1,99 @@
+"""Tools through the engine: the scripted provider asks for them by name, in parallel."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from roost.engine import Runner
+from roost.eventlog import MemoryLog
+from roost.events import LlmCallEvent, MessageEvent, ToolResultEvent
+from roost.flow.models import Flow
+
+from .conftest import make_flow
+
+TOOLS: dict[str, Any] = {
+    "math": {"tools": {"add": {"python": "tools_mod:add"}}},
+    "slow": {"python": "tools_mod:slow_echo", "timeout": 0.2},
+    "blocking": {"python": "tools_mod:blocking_echo"},
+    "fail": {"python": "tools_mod:fail"},
+    "weather": {"python": "tools_mod:loud", "description": "Weather forecast for a city"},
+    "point": {"python": "tools_mod:point", "description": "Make a point"},
+}
+
+
+def flow_with(
+    replies: list[Any],
+    functions: list[str],
+    *,
+    start: str = "please compute",
+    tools: dict[str, Any] | None = None,
+    **agent: Any,
+) -> Flow:
+    return make_flow(
+        {
+            "defaults": {"provider": "mock"},
+            "providers": {"mock": {"kind": "scripted", "replies": replies}},
+            "tools": {**TOOLS, **(tools or {})},
+            "agents": {
+                "USER": {"interrupt": "ALWAYS"},
+                "a": {"functions": functions, **agent},
+            },
+            "start": {"from": "USER", "to": "a", "content": start},
+        }
+    )
+
+
+async def run(flow: Flow) -> list[Any]:
+    log = MemoryLog("r")
+    await Runner(flow, log).start()
+    return log.load()
+
+
+def tool_results(events: list[Any]) -> list[ToolResultEvent]:
+    return [e for e in events if isinstance(e, ToolResultEvent)]
+
+
+async def test_parallel_calls_keep_call_order_and_errors_go_on() -> None:
+    calls = [
+        {"name": "blocking", "arguments": {"text": "first", "delay": 0.4}},
+        {"name": "math__add", "arguments": {"a": 2, "b": 2}},
+        {"name": "blocking", "arguments": {"text": "third", "delay": 0.4}},
+        {"name": "fail", "arguments": {"reason": "nope"}},
+        {"name": "math__add", "arguments": {"a": "two"}},
+        {"name": "not_mine", "arguments": {}},
+        {"name": "slow", "arguments": {"text": "late", "delay": 2}},
+    ]
+    functions = ["math#add", "@@slow", "blocking", "fail"]
+    flow = flow_with([{"tool_calls": calls}, "4, probably"], functions)
+    started = time.perf_counter()
+    events = await run(flow)
+    elapsed = time.perf_counter() - started
+    results = tool_results(events)
+    assert [r.id for r in results] == [f"call_0_{i}" for i in range(7)]
+    assert results[0].content.startswith("first") and results[2].content.startswith("third")
+    assert results[1].content == "4"
+    assert results[3].is_error and results[3].content == "ValueError: nope"
+    assert results[4].is_error and "a: Input should be a valid integer" in results[4].content
+    assert results[5].is_error and "not_mine" in results[5].content
+    assert results[6].is_error and "timed out" in results[6].content
+    assert [r.is_error for r in results[:3]] == [False, False, False]
+    assert elapsed < 1.5, f"the two 0.4 s calls did not overlap ({elapsed:.2f}s)"
+    reply = [e for e in events if isinstance(e, MessageEvent)][-1]
+    assert reply.content == "4, probably"
+
+
+async def test_tool_limit_offers_the_best_matches_to_the_model() -> None:
+    question = "what is the weather forecast? make a point"
+    flow = flow_with(["ok"], ["math#add", "slow", "weather", "point"], start=question, tool_limit=2)
+    events = await run(flow)
+    offered = next(e for e in events if isinstance(e, LlmCallEvent)).tools
+    assert offered == ["weather", "point"]
+
+
+async def test_direct_output_result_is_the_reply() -> None:
+    shout = {"shout": {"python": "tools_mod:loud", "direct_output": True}}
+    call = {"name": "shout", "arguments": {"word": "done"}}
+    flow = flow_with([{"tool_calls": [call]}], ["shout"], tools=shout)
+    events = await run(flow)
+    assert [e.content for e in events if isinstance(e, MessageEvent)][-1] == "DONE!"
