@@ -38,7 +38,9 @@ def load_callable(target: str, folder: Path) -> Callable[..., Any]:
     except AttributeError:
         raise ToolFailure(f"module {module_name!r} has no attribute {attr!r}") from None
     if not callable(value):
-        raise ToolFailure(f"{target!r} is not callable (it is a {type(value).__name__})")
+        raise ToolFailure(
+            f"{target!r} is not callable (it is a value of type {type(value).__name__})"
+        )
     return value  # type: ignore[no-any-return]
 
 

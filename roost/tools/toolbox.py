@@ -13,6 +13,7 @@ from pathlib import Path
 
 from roost.errors import ToolFailure
 from roost.flow.models import Flow, FlowTool, McpTool, PythonTool, ToolGroup
+from roost.flow.redact import redact
 from roost.tools.base import Tool
 from roost.tools.mcp_tool import McpHub, McpServerTool
 from roost.tools.names import parse_ref, wire_name
@@ -40,7 +41,11 @@ class Toolbox:
 
     def __call__(self, agent: str, text: str = "") -> Sequence[Tool]:
         """The tools offered to ``agent`` for a reply to ``text``."""
-        tools = self.agent_tools(agent)
+        try:
+            tools = self.agent_tools(agent)
+        except ToolFailure as exc:
+            # A server URL or command may hold a value read from the environment.
+            raise ToolFailure(redact(str(exc), self.flow.secrets)) from None
         limit = self.flow.agents[agent].tool_limit if agent in self.flow.agents else None
         if limit is None or len(tools) <= limit:
             return tools

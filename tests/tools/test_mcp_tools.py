@@ -155,3 +155,21 @@ def test_check_finds_missing_commands_and_servers() -> None:
     assert "MCP server 'nope': command 'roost-no-such-command-xyz' not found" in messages
     assert "tool 'm': MCP server 'undeclared' is not declared under mcp_servers" in messages
     assert check_flow_tools(stdio_flow()) == []
+
+
+def test_start_failures_keep_secrets_out() -> None:
+    flow = make_flow(
+        {
+            "mcp_servers": {"gone": {"url": "http://127.0.0.1:9/mcp?key=s3cr3t-value"}},
+            "tools": {"gone": {"mcp": "gone"}},
+            "agents": {"a": {"functions": ["gone"]}},
+        }
+    )
+    flow._secrets = frozenset({"s3cr3t-value"})
+    toolbox = toolbox_for(flow)
+    try:
+        with pytest.raises(ToolFailure) as caught:
+            toolbox("a", "")
+        assert "s3cr3t-value" not in str(caught.value) and "key=***" in str(caught.value)
+    finally:
+        toolbox.close()
