@@ -103,7 +103,8 @@ def _to_wire(request: ModelRequest, settings: Settings) -> dict[str, Any]:
         if settings.max_tokens is None and max_tokens <= settings.thinking_budget:
             max_tokens = settings.thinking_budget + ANTHROPIC_DEFAULT_MAX_TOKENS
     elif settings.temperature is not None:
-        body["temperature"] = settings.temperature
+        # The SDK no longer lists temperature among its arguments; the API still takes it.
+        body["extra_body"] = {"temperature": settings.temperature}
     body["max_tokens"] = max_tokens
     return body
 

@@ -1,0 +1,108 @@
+"""Fallback chains: the next provider answers when one fails, never after text was shown."""
+
+from __future__ import annotations
+
+import pytest
+from fakes.llm_server import FakeLLMServer
+from fakes.script import Broken, Reply, Status
+
+from roost.errors import ProviderError
+from roost.flow.models import Flow
+from roost.messages import ModelRequest, UserMessage
+from roost.providers._retry import StreamInterruptedError
+from roost.providers.fallback import FallbackProvider, with_fallbacks
+from roost.providers.registry import ProviderContext, build_provider
+
+from .conftest import API_KEY, MakeProvider
+
+ASK = ModelRequest(messages=(UserMessage(content="hi"),))
+
+
+async def test_primary_failing_hands_over_to_the_fallback(
+    server: FakeLLMServer, make_provider: MakeProvider
+) -> None:
+    chain = with_fallbacks(
+        [
+            make_provider("openai", name="gpt", max_retries=1),
+            make_provider("anthropic", name="claude"),
+        ]
+    )
+    assert (chain.name, chain.model) == ("gpt", "openai-model")
+    server.script(Status(500), Status(500), Reply(text="from claude"))
+    response = await chain.complete(ASK)
+    assert response.message.content == "from claude"
+    assert response.provider == "claude" and response.message.provider == "claude"
+    assert [(a["provider"], a["outcome"]) for a in response.attempts] == [
+        ("gpt", "http 500"),
+        ("gpt", "http 500"),
+        ("claude", "ok"),
+    ]
+    assert [r.path for r in server.requests] == [
+        "/v1/chat/completions",
+        "/v1/chat/completions",
+        "/v1/messages",
+    ]
+
+
+async def test_every_provider_failing_gives_one_error_with_all_attempts(
+    server: FakeLLMServer, make_provider: MakeProvider
+) -> None:
+    chain = with_fallbacks(
+        [
+            make_provider("openai", name="a", max_retries=0),
+            make_provider("openai-responses", name="b", max_retries=0),
+        ]
+    )
+    server.script(Status(500, "down"), Status(404, "no model"))
+    with pytest.raises(ProviderError) as caught:
+        await chain.complete(ASK)
+    message = str(caught.value)
+    assert message.startswith("provider 'a': it and every fallback failed")
+    assert "HTTP 500" in message and "HTTP 404" in message
+    assert [a["provider"] for a in caught.value.attempts] == ["a", "b"]
+
+
+async def test_no_fallback_after_text_was_shown(
+    server: FakeLLMServer, make_provider: MakeProvider
+) -> None:
+    chain = with_fallbacks(
+        [make_provider("openai", name="a"), make_provider("anthropic", name="b")]
+    )
+    reply = Reply(text="Hello world")
+    server.script(Broken(reply, after=2, how="reset"), Reply(text="never"))
+    with pytest.raises(StreamInterruptedError):
+        await chain.complete(ASK, on_text=lambda _: None)
+    assert len(server.requests) == 1
+
+
+async def test_registry_builds_the_chain_from_the_flow(
+    server: FakeLLMServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_KEY", API_KEY)
+    flow = Flow.model_validate(
+        {
+            "roost": 1,
+            "name": "f",
+            "providers": {
+                "gpt": {
+                    "kind": "openai",
+                    "model": "m1",
+                    "base_url": server.url + "/v1",
+                    "api_key": API_KEY,
+                    "max_retries": 0,
+                    "fallback": ["claude"],
+                },
+                "claude": {
+                    "kind": "anthropic",
+                    "model": "m2",
+                    "base_url": server.url,
+                    "api_key": API_KEY,
+                },
+            },
+        }
+    )
+    provider = build_provider("gpt", flow, ProviderContext(secrets=frozenset({API_KEY})))
+    assert isinstance(provider, FallbackProvider)
+    server.script(Status(503), Reply(text="claude here"))
+    response = await provider.complete(ASK)
+    assert response.message.content == "claude here" and response.model == "m2"
