@@ -1,0 +1,22 @@
+"""Helpers shared by the flow tests."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from roost.errors import FlowError
+from roost.flow import Flow, load_flow_text
+
+
+def load(text: str, **environ: str) -> Flow:
+    """Loads dedented ``text`` as ``flow.yaml`` with exactly ``environ`` as the environment."""
+    return load_flow_text(textwrap.dedent(text), "flow.yaml", environ=environ)
+
+
+def problems(text: str, **environ: str) -> list[str]:
+    """The problem lines of a flow that must fail."""
+    with pytest.raises(FlowError) as caught:
+        load(text, **environ)
+    return [str(p) for p in caught.value.problems]
