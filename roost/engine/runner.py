@@ -49,6 +49,7 @@ class Runner:
         self.child_log: Callable[[str], EventLog] = child_log or (lambda run_id: MemoryLog(run_id))
         self._provider_factory = providers
         self._tools = tools
+        self._toolbox: Any = None  # the default toolbox, when this runner made one
         self._providers: dict[str, Provider] = {}
         self._queues: list[asyncio.Queue[Event | None]] = []
         self._lock = asyncio.Lock()
@@ -108,6 +109,7 @@ class Runner:
                 self._stale = True
                 raise
             finally:
+                await self._close_tools()
                 for queue in self._queues:
                     queue.put_nowait(None)
             return self._state
@@ -144,10 +146,18 @@ class Runner:
 
     def _tools_for(self, agent: str, text: str) -> Sequence[Tool]:
         if self._tools is None:
+            # Imported only now: a flow without tools never pays for the tool machinery.
             module = importlib.import_module("roost.tools")
-            self._tools = module.toolbox_for(self.flow)
+            self._toolbox = module.toolbox_for(self.flow, runner=self)
+            self._tools = self._toolbox
         tools: Sequence[Tool] = self._tools(agent, text)
         return tools
+
+    async def _close_tools(self) -> None:
+        toolbox, self._toolbox = self._toolbox, None
+        if toolbox is not None:
+            self._tools = None
+            await toolbox.aclose()
 
     def _flow_record(self) -> FlowRecord:
         text = self.flow.text

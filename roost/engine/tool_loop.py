@@ -12,6 +12,7 @@ turn), so it resumes from the log in any process.
 from __future__ import annotations
 
 import asyncio
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -186,6 +187,8 @@ class ToolLoop:
             answer = decisions.get(call.id, "").strip()
             said = f": {answer}" if answer else "."
             return ToolOutcome(f"The person did not approve this call{said}", is_error=True)
+        # A sub-flow tool names the call that started it (a context var, so only this task sees it).
+        _current_call(call.id)
         try:
             return await asyncio.wait_for(tool.call(call.arguments), timeout=tool.timeout)
         except asyncio.CancelledError:
@@ -208,6 +211,12 @@ class ToolLoop:
                 content=STOPPED,
                 is_error=True,
             )
+
+
+def _current_call(call_id: str) -> None:
+    subflow = sys.modules.get("roost.tools.subflow")
+    if subflow is not None:
+        subflow.current_tool_call.set(call_id)
 
 
 def _approved(answer: str) -> bool:

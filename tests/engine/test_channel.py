@@ -1,0 +1,235 @@
+"""Channels and their directors (sections 3 and 4)."""
+
+from __future__ import annotations
+
+import pytest
+
+from roost.engine import Runner, fold
+from roost.errors import RunStateError
+from roost.eventlog import MemoryLog
+from tests.engine.conftest import make_flow, messages, runner_for
+
+
+def channel(
+    *,
+    replies: str = "[a, b, c, d, e, f, g, h]",
+    strategy: str = "round_robin",
+    members: str = "[x, y, z]",
+    extra: str = "",
+    director_extra: str = "",
+    max_rounds: int = 4,
+    defaults: str = "",
+    start_from: str = "USER",
+    user: str = "{role: A person.}",
+) -> str:
+    return f"""
+roost: 1
+name: chan
+defaults: {{provider: mock{defaults}}}
+providers:
+  mock: {{kind: scripted, replies: {replies}}}
+  boss: {{kind: scripted, replies: []}}
+agents:
+  x: {{role: X role.}}
+  y: {{role: Y role., description: the y expert}}
+  z: {{role: Z role.}}
+  USER: {user}
+channels:
+  team:
+    members: {members}
+    max_rounds: {max_rounds}
+    role: You direct the team.
+    director: {{strategy: {strategy}{director_extra}}}
+{extra}
+start: {{from: {start_from}, to: team, content: Go}}
+"""
+
+
+def selects(log: MemoryLog) -> list[tuple[str, str]]:
+    return [(e.chosen, e.by) for e in log.load() if e.type == "select"]
+
+
+async def test_round_robin_goes_in_member_order_and_the_cap_terminates() -> None:
+    runner, log = runner_for(channel())
+    state = await runner.start()
+    assert state.status == "terminated"
+    assert selects(log) == [
+        ("x", "round_robin"),
+        ("y", "round_robin"),
+        ("z", "round_robin"),
+        ("x", "round_robin"),
+    ]
+    assert log.load()[-1].node == "team" and log.load()[-1].reason == "max_rounds"
+
+
+async def test_a_members_start_message_counts_toward_the_channel_cap() -> None:
+    runner, log = runner_for(channel(start_from="x", max_rounds=3))
+    await runner.start()
+    authored = [m for m in messages(log.load()) if m[1] == "team"]
+    assert len(authored) == 3  # the start message from x, then two replies
+    # x spoke first, so round robin continues after x
+    assert [c for c, _ in selects(log)] == ["y", "z"]
+
+
+async def test_the_only_candidate_is_chosen_without_asking() -> None:
+    runner, log = runner_for(
+        channel(strategy="llm", members="[x, y]", start_from="x", max_rounds=2)
+    )
+    await runner.start()
+    assert selects(log) == [("y", "only_candidate")]
+    assert [e.node for e in log.load() if e.type == "llm_call"] == ["y"]
+
+
+async def test_allow_repeat_keeps_the_last_speaker_a_candidate() -> None:
+    runner, log = runner_for(
+        channel(director_extra=", allow_repeat: true", start_from="x", max_rounds=2)
+    )
+    await runner.start()
+    assert log.load()[2].candidates == ["x", "y", "z"]
+
+
+async def test_transitions_narrow_the_candidates() -> None:
+    extra = "    transitions: {x: [z], z: [y], y: [x]}"
+    runner, log = runner_for(channel(extra=extra, start_from="x", max_rounds=4))
+    await runner.start()
+    assert [c for c, _ in selects(log)] == ["z", "y", "x"]
+    assert [e.candidates for e in log.load() if e.type == "select"][0] == ["z"]
+
+
+async def test_members_at_their_own_cap_stop_being_candidates() -> None:
+    runner, log = runner_for(
+        channel(
+            members="[x, y]", defaults=", max_rounds: 2", max_rounds=10, replies="[a, b, c, d, e]"
+        )
+    )
+    state = await runner.start()
+    assert state.status == "terminated"
+    assert log.load()[-1].reason == "no_candidate"
+    authored = [m[0] for m in messages(log.load()) if m[1] == "team"]
+    assert authored.count("x") == 2 and authored.count("y") == 2
+
+
+async def test_random_is_seeded_and_the_same_in_a_new_process() -> None:
+    text = channel(
+        strategy="random",
+        director_extra=", seed: 7",
+        max_rounds=6,
+        replies="[a, INTERRUPT, c, d, e, f, g]",
+    )
+    whole, whole_log = runner_for(text.replace("INTERRUPT", "b"))
+    await whole.start()
+    log = MemoryLog("r")
+    flow = make_flow(text)
+    state = await Runner(flow, log).start()
+    while state.status == "paused":
+        state = await Runner(flow, log).continue_("")  # a fresh runner, as a new process would
+    assert [c for c, _ in selects(log)] == [c for c, _ in selects(whole_log)]
+    assert {by for _, by in selects(log)} <= {"random", "only_candidate"}
+
+
+async def test_an_always_member_chosen_by_the_director_pauses_the_run() -> None:
+    runner, log = runner_for(
+        channel(members="[x, USER]", user="{interrupt: ALWAYS}", start_from="x", max_rounds=3)
+    )
+    state = await runner.start()
+    assert state.status == "paused"
+    assert (state.pending.from_, state.pending.to) == ("USER", "team")  # type: ignore[union-attr]
+    state = await runner.continue_("my view")
+    assert ("USER", "team", "my view") in messages(log.load())
+    assert state.status == "terminated"
+
+
+async def test_a_member_that_says_interrupt_gets_feedback_from_the_channel() -> None:
+    runner, log = runner_for(channel(replies="[INTERRUPT, {echo: last}, c, d]", max_rounds=3))
+    state = await runner.start()
+    assert (state.pending.from_, state.pending.to) == ("team", "x")  # type: ignore[union-attr]
+    state = await runner.continue_("use metric units")
+    msgs = messages(log.load())
+    assert ("team", "x", "use metric units") in msgs
+    echoed = msgs[-2][2] if msgs[-1][0] != "x" else msgs[-1][2]
+    transcript = next(m[2] for m in msgs if m[2].startswith("The conversation"))
+    assert "@team: use metric units" in transcript and "@USER: Go" in transcript
+    assert echoed
+
+
+async def test_manual_director_pauses_and_a_non_member_answer_is_an_error() -> None:
+    runner, log = runner_for(channel(strategy="manual", max_rounds=2))
+    state = await runner.start()
+    assert state.status == "paused"
+    assert state.pending.reason == "manual_select"  # type: ignore[union-attr]
+    before = len(log.load())
+    with pytest.raises(RunStateError, match="not a member"):
+        await runner.continue_("nobody")
+    assert runner.state.status == "paused" and len(log.load()) == before
+    state = await runner.continue_("@z")
+    assert selects(log)[0] == ("z", "manual")
+    assert messages(log.load())[1][0] == "z"
+
+
+async def test_llm_director_answers_are_parsed_corrected_then_replaced() -> None:
+    text = channel(
+        strategy="llm",
+        director_extra=", provider: boss, seed: 3",
+        max_rounds=4,
+    ).replace(
+        "boss: {kind: scripted, replies: []}",
+        'boss: {kind: scripted, replies: [" @y ", nobody, z, x, x, wrong]}',
+    )
+    runner, log = runner_for(text)
+    await runner.start()
+    got = selects(log)
+    assert got[0] == ("y", "llm")
+    assert got[1] == ("z", "llm_retry")
+    assert got[2] == ("x", "llm")
+    assert got[3][1] == "fallback" and got[3][0] in ("y", "z")
+    boss_calls = [e for e in log.load() if e.type == "llm_call" and e.node == "team"]
+    assert len(boss_calls) == 6
+
+
+async def test_llm_director_sees_candidates_and_conversation() -> None:
+    text = channel(strategy="llm", director_extra=", provider: boss", max_rounds=1).replace(
+        "boss: {kind: scripted, replies: []}", "boss: {kind: scripted, replies: [{echo: last}, x]}"
+    )
+    runner, log = runner_for(text)
+    await runner.start()
+    # the echo is no candidate, so a corrective retry followed and named x
+    assert selects(log) == [("x", "llm_retry")]
+
+
+async def test_a_flow_may_replace_the_selection_prompt() -> None:
+    text = channel(
+        strategy="llm",
+        director_extra=", provider: boss, prompt: \"Pick from {{ candidates | map(attribute='name') | join('/') }}\"",
+        max_rounds=1,
+    ).replace(
+        "boss: {kind: scripted, replies: []}", "boss: {kind: scripted, replies: [{echo: last}, y]}"
+    )
+    runner, log = runner_for(text)
+    await runner.start()
+    calls = [e for e in log.load() if e.type == "llm_call" and e.node == "team"]
+    assert calls[0].response["text"] == "Pick from x/y/z"
+
+
+async def test_a_failing_director_records_an_error_on_the_channel_route() -> None:
+    text = channel(strategy="llm", director_extra=", provider: boss").replace(
+        "boss: {kind: scripted, replies: []}", "boss: {kind: scripted, replies: [{error: down}, y]}"
+    )
+    runner, log = runner_for(text)
+    state = await runner.start()
+    assert state.status == "error"
+    error = log.load()[-1]
+    assert (error.from_, error.to) == ("team", "USER")
+    state = await runner.retry()
+    assert selects(log)[0] == ("y", "llm")
+    assert fold(log.load()) == state
+
+
+async def test_a_channel_member_sees_one_transcript() -> None:
+    runner, log = runner_for(
+        channel(replies="[hello, {echo: last}]", max_rounds=3, members="[x, y]")
+    )
+    await runner.start()
+    shown = messages(log.load())[2][2]
+    assert shown.splitlines()[1:3] == ["@USER: Go", "@x: hello"]
+    assert "without" not in shown or "y" in shown
+    assert "as y" in shown
