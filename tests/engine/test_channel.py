@@ -45,6 +45,9 @@ start: {{from: {start_from}, to: team, content: Go}}
 """
 
 
+PICK = "\"Pick from {{ candidates | map(attribute='name') | join('/') }}\""
+
+
 def selects(log: MemoryLog) -> list[tuple[str, str]]:
     return [(e.chosen, e.by) for e in log.load() if e.type == "select"]
 
@@ -93,7 +96,7 @@ async def test_transitions_narrow_the_candidates() -> None:
     runner, log = runner_for(channel(extra=extra, start_from="x", max_rounds=4))
     await runner.start()
     assert [c for c, _ in selects(log)] == ["z", "y", "x"]
-    assert [e.candidates for e in log.load() if e.type == "select"][0] == ["z"]
+    assert next(e.candidates for e in log.load() if e.type == "select") == ["z"]
 
 
 async def test_members_at_their_own_cap_stop_being_candidates() -> None:
@@ -199,7 +202,7 @@ async def test_llm_director_sees_candidates_and_conversation() -> None:
 async def test_a_flow_may_replace_the_selection_prompt() -> None:
     text = channel(
         strategy="llm",
-        director_extra=", provider: boss, prompt: \"Pick from {{ candidates | map(attribute='name') | join('/') }}\"",
+        director_extra=", provider: boss, prompt: " + PICK,
         max_rounds=1,
     ).replace(
         "boss: {kind: scripted, replies: []}", "boss: {kind: scripted, replies: [{echo: last}, y]}"

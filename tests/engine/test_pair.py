@@ -44,7 +44,7 @@ async def test_terminate_keyword_is_trimmed() -> None:
 
 
 async def test_interrupt_keyword_pauses_with_the_pair_reversed() -> None:
-    runner, log = runner_for(pair("[INTERRUPT, after, TERMINATE]"))
+    runner, _log = runner_for(pair("[INTERRUPT, after, TERMINATE]"))
     state = await runner.start()
     assert state.status == "paused"
     assert state.pending is not None
@@ -141,7 +141,7 @@ async def test_a_provider_error_stops_the_run_and_retry_goes_on() -> None:
     assert error.type == "error"
     assert (error.from_, error.to) == ("assistant", "USER")
     assert "boom" in error.content
-    llm = [e for e in log.load() if e.type == "llm_call"][0]
+    llm = next(e for e in log.load() if e.type == "llm_call")
     assert llm.error and "boom" in llm.error
     state = await runner.retry()
     assert state.status == "terminated"

@@ -94,7 +94,7 @@ async def test_calls_run_concurrently_and_results_come_back_in_call_order() -> N
     replies = (
         f"[{{tool_calls: [{call('slow', n=1)}, {call('fast', n=2)}]}}, {{echo: last}}, TERMINATE]"
     )
-    runner, log = await run(flow_with(replies), slow, fast)
+    _runner, log = await run(flow_with(replies), slow, fast)
     assert shared == ["start", "start", "end", "end"]  # both started before either ended
     assert [r[0] for r in results(log)] == ["slow", "fast"]
     kinds = [e.type for e in log.load()]
@@ -108,7 +108,7 @@ async def test_calls_run_concurrently_and_results_come_back_in_call_order() -> N
 async def test_errors_become_error_results_and_the_loop_goes_on() -> None:
     broken, slow = FakeTool("fast", fail=True), FakeTool("slow", delay=1.0, timeout=0.05)
     replies = f"[{{tool_calls: [{call('fast')}, {call('slow')}, {call('nope')}]}}, done, TERMINATE]"
-    runner, log = await run(flow_with(replies), broken, slow)
+    _runner, log = await run(flow_with(replies), broken, slow)
     got = results(log)
     assert got[0][0] == "fast" and got[0][2] and "it broke" in got[0][1]
     assert got[1][2] and "timed out" in got[1][1]
@@ -120,7 +120,7 @@ async def test_the_tool_limit_ends_with_one_call_without_tools() -> None:
     fast = FakeTool("fast")
     again = f"{{tool_calls: [{call('fast')}]}}"
     replies = f"[{again}, {again}, {{echo: last}}, TERMINATE]"
-    runner, log = await run(flow_with(replies, agent_extra=", max_tool_calls: 2"), fast)
+    _runner, log = await run(flow_with(replies, agent_extra=", max_tool_calls: 2"), fast)
     calls = [e for e in log.load() if e.type == "llm_call"]
     assert [c.tools for c in calls[:3]] == [["fast"], ["fast"], []]
     assert "tool limit" in messages(log.load())[1][2]
@@ -130,7 +130,7 @@ async def test_the_tool_limit_ends_with_one_call_without_tools() -> None:
 async def test_a_direct_output_result_is_the_reply() -> None:
     fast = FakeTool("fast", result="straight", direct_output=True)
     replies = f"[{{tool_calls: [{call('fast', q=1)}]}}, TERMINATE]"
-    runner, log = await run(flow_with(replies), fast)
+    _runner, log = await run(flow_with(replies), fast)
     assert messages(log.load())[1] == ("assistant", "USER", "straight:{'q': 1}")
     assert len([e for e in log.load() if e.type == "llm_call"]) == 2  # no call after the tool
 
@@ -167,7 +167,7 @@ async def test_a_refused_call_is_given_to_the_model_as_the_refusal() -> None:
 async def test_long_results_are_cut_for_the_model_but_logged_whole() -> None:
     fast = FakeTool("fast", result="x" * 100)
     replies = f"[{{tool_calls: [{call('fast')}]}}, {{echo: last}}, TERMINATE]"
-    runner, log = await run(flow_with(replies, extra=", tool_result_limit: 10"), fast)
+    _runner, log = await run(flow_with(replies, extra=", tool_result_limit: 10"), fast)
     assert len(results(log)[0][1]) > 100
     shown = messages(log.load())[1][2]
     assert shown.startswith("xxxxxxxxxx\n[cut: the first 10 of")
@@ -211,7 +211,7 @@ async def test_retry_after_a_dead_process_closes_open_calls_and_goes_on() -> Non
     fast = FakeTool("fast")
     replies = f"[{{tool_calls: [{call('fast')}]}}, {{echo: last}}, TERMINATE]"
     text = flow_with(replies)
-    runner, log = await run(text, fast)
+    _runner, log = await run(text, fast)
     events = log.load()
     cut = next(i for i, e in enumerate(events) if e.type == "tool_result")
     dead = MemoryLog("r", events[:cut])  # the process died while the tool ran
@@ -220,7 +220,7 @@ async def test_retry_after_a_dead_process_closes_open_calls_and_goes_on() -> Non
     again = FakeTool("fast")
     state = await Runner(make_flow(text), dead, tools=tools_of(again)).retry()
     assert again.calls == []  # not run twice
-    result = [e for e in dead.load() if e.type == "tool_result"][0]
+    result = next(e for e in dead.load() if e.type == "tool_result")
     assert result.is_error and "stopped" in result.content
     assert state.status == "terminated"
     assert [e.type for e in dead.load()][cut] == "retry"
