@@ -16,7 +16,6 @@ import atexit
 import concurrent.futures
 import tempfile
 import threading
-import weakref
 from contextlib import AsyncExitStack, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,7 +32,8 @@ from roost.messages import ToolSpec
 from roost.tools.base import ToolOutcome
 from roost.tools.python_tool import result_text
 
-_HUBS: weakref.WeakSet[McpHub] = weakref.WeakSet()
+# Hubs with live servers, so that the ones nobody closed are closed at exit.
+_LIVE: set[McpHub] = set()
 _CLOSE_WAIT = 10.0
 
 
@@ -56,7 +56,6 @@ class McpHub:
         self._thread: threading.Thread | None = None
         self._connections: dict[str, _Connection] = {}
         self._lock = threading.Lock()
-        _HUBS.add(self)
 
     def list_tools(self, server: str) -> list[mcp_types.Tool]:
         """The server's tools, starting it on first use; raises ToolFailure naming it."""
@@ -94,6 +93,7 @@ class McpHub:
         if not thread.is_alive():
             loop.close()
         self._loop = self._thread = None
+        _LIVE.discard(self)
 
     async def aclose(self) -> None:
         """``close()`` without blocking the caller's event loop."""
@@ -120,6 +120,7 @@ class McpHub:
                 target=self._loop.run_forever, name="roost-mcp", daemon=True
             )
             self._thread.start()
+            _LIVE.add(self)
         return self._loop
 
 
@@ -267,5 +268,5 @@ def _wait_done(connection: _Connection, loop: asyncio.AbstractEventLoop) -> None
 
 @atexit.register
 def _close_all() -> None:
-    for hub in list(_HUBS):
+    for hub in list(_LIVE):
         hub.close()

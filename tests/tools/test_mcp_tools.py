@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
 from collections.abc import Iterator
 
@@ -62,7 +63,13 @@ async def test_whole_server_and_listing_once() -> None:
     toolbox = toolbox_for(flow)
     try:
         names = [t.spec.name for t in toolbox("a", "")]
-        assert set(names) == {"calc__add", "calc__greet", "calc__explode", "calc__wait"}
+        assert set(names) == {
+            "calc__add",
+            "calc__greet",
+            "calc__explode",
+            "calc__wait",
+            "calc__pid",
+        }
         assert toolbox("a", "") == toolbox("a", "")  # built once per toolbox
     finally:
         await toolbox.aclose()
@@ -173,3 +180,16 @@ def test_start_failures_keep_secrets_out() -> None:
         assert "s3cr3t-value" not in str(caught.value) and "key=***" in str(caught.value)
     finally:
         toolbox.close()
+
+
+async def test_closing_the_toolbox_stops_the_server_process() -> None:
+    flow = stdio_flow()
+    flow.agents["a"].functions[:] = ["calc#pid"]
+    toolbox = toolbox_for(flow)
+    (pid_tool,) = toolbox("a", "")
+    pid = int((await pid_tool.call({})).content)
+    os.kill(pid, 0)  # alive while the toolbox is open
+    await toolbox.aclose()
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+    await toolbox.aclose()  # closing twice is harmless

@@ -33,5 +33,13 @@ async def wait(seconds: float) -> str:
     return "done"
 
 
+@server.tool()
+def pid() -> int:
+    """The server process's id."""
+    import os
+
+    return os.getpid()
+
+
 if __name__ == "__main__":
     server.run()
