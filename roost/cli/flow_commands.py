@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from roost.cli.app import app
-from roost.errors import FlowError, Problem, RoostError
+from roost.errors import FlowError, Problem, RoostError, UsageError
 from roost.flow import Flow, load_flow
 
 SCHEMA_ID = "https://json-schema.org/draft/2020-12/schema"
@@ -31,9 +31,13 @@ def validate_file(path: str) -> tuple[Flow | None, list[Problem]]:
 
 @app.command()
 def validate(
-    flows: Annotated[list[str], typer.Argument(metavar="FLOW...", help="Flow files to check.")],
+    flows: Annotated[
+        list[str] | None, typer.Argument(metavar="FLOW...", help="Flow files to check.")
+    ] = None,
 ) -> None:
     """Check flow files without running them: one line per problem, exit 2 on any error."""
+    if not flows:
+        raise UsageError("roost validate: give at least one flow file")
     failed = 0
     for path in flows:
         flow, problems = validate_file(path)
