@@ -46,7 +46,7 @@ def check_flow_tools(flow: Flow) -> list[Problem]:
         if isinstance(settings, StdioServer) and not _command_exists(settings.command, folder):
             message = f"MCP server {server!r}: command {settings.command!r} not found"
             problems.append(_problem(flow, ("mcp_servers", server, "command"), message))
-    return problems
+    return sorted(problems, key=lambda p: (p.line, p.col))
 
 
 def _entries(flow: Flow) -> Iterator[tuple[str, Keys, PythonTool | FlowTool | McpTool]]:
