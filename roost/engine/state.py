@@ -64,6 +64,10 @@ class Thread:
         self.digest = sha256(self.digest + text.encode()).digest()
 
 
+# What readers get for a thread no message has started yet; never written to.
+_NO_THREAD = Thread()
+
+
 @dataclass
 class Turn:
     """The reply in progress: the tool loop's messages since the node last spoke."""
@@ -116,17 +120,12 @@ class RunState:
         return sent.get((a, b), 0) + sent.get((b, a), 0)
 
     def pair_thread(self, a: str, b: str) -> Thread:
-        key = (a, b) if a <= b else (b, a)
-        thread = self.pairs.get(key)
-        if thread is None:
-            thread = self.pairs[key] = Thread()
-        return thread
+        """The success messages between ``a`` and ``b`` (read only)."""
+        return self.pairs.get((a, b) if a <= b else (b, a)) or _NO_THREAD
 
     def inbox_of(self, node: str) -> Thread:
-        thread = self.inbox.get(node)
-        if thread is None:
-            thread = self.inbox[node] = Thread()
-        return thread
+        """The success messages addressed to ``node`` (read only)."""
+        return self.inbox.get(node) or _NO_THREAD
 
     @property
     def last_message(self) -> HistoryEntry | None:
@@ -171,8 +170,15 @@ def _on_message(state: RunState, event: Any) -> None:
     key = (frm, to)
     state.sent[key] = state.sent.get(key, 0) + 1
     state.last_into[to] = frm
-    state.inbox_of(to).add(index, entry)
-    state.pair_thread(frm, to).add(index, entry)
+    inbox = state.inbox.get(to)
+    if inbox is None:
+        inbox = state.inbox[to] = Thread()
+    inbox.add(index, entry)
+    pair_key = (frm, to) if frm <= to else (to, frm)
+    pair = state.pairs.get(pair_key)
+    if pair is None:
+        pair = state.pairs[pair_key] = Thread()
+    pair.add(index, entry)
     state.status = "running"
     state.pending = None
     state.step = (to, frm)
