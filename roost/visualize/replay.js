@@ -14,6 +14,7 @@
   let step = -1;
   let lit = [];
   let texts = null;
+  let framePending = false;
 
   // ------------------------------------------------------------------ describing events
   function short(value, limit) {
@@ -128,14 +129,14 @@
       const element = document.getElementById(id);
       if (element) element.classList.toggle("hidden", !done);
     }
-    callout(i, nodes);
   }
 
   // A note beside the node where a tool call or a director's choice happened.
-  function callout(i, nodes) {
+  function callout(i) {
     const old = document.getElementById("callout");
     if (old) old.remove();
     const e = events[i];
+    const nodes = data.targets[i][0];
     if (!svg || !["tool_call", "tool_result", "select"].includes(e.type)) return;
     const anchor = document.getElementById(nodes[nodes.length > 1 && e.type === "select" ? 1 : 0]);
     if (!anchor) return;
@@ -172,19 +173,35 @@
     }
     step = i;
     rows[i].classList.add("current");
-    rows[i].scrollIntoView({ block: "nearest" });
     slider.value = String(i);
     $("counter").textContent = (i + 1) + " / " + total;
     const [head, body] = describe(events[i]);
     $("now").textContent = "#" + events[i].seq + " " + head + ": " + short(body, 200);
     paintGraph(i);
+    if (!framePending) {
+      framePending = true;
+      requestAnimationFrame(frame);
+    }
+  }
+
+  // Work that needs layout (scrolling, measuring) runs once per frame, however many steps
+  // were taken since the last one: holding an arrow key never queues up layouts.
+  function frame() {
+    framePending = false;
+    rows[step].scrollIntoView({ block: "nearest" });
+    callout(step);
   }
 
   function find(query) {
     const needle = query.trim().toLowerCase();
     const found = $("found");
     if (!needle || total === 0) { found.textContent = ""; return; }
-    if (texts === null) texts = events.map((e) => describe(e).slice(0, 2).join("\n").toLowerCase());
+    if (texts === null) {
+      // Messages and what tools and errors said; a resume's feedback is found as its message.
+      const searched = new Set(["message", "tool_call", "tool_result", "error"]);
+      texts = events.map((e) =>
+        searched.has(e.type) ? describe(e).slice(0, 2).join("\n").toLowerCase() : "");
+    }
     for (let k = 1; k <= total; k++) {
       const i = (step + k) % total;
       if (texts[i].includes(needle)) {

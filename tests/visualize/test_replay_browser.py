@@ -1,0 +1,307 @@
+"""The replay page in a real browser: stepping, highlighting, search, isolation, speed."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, Page
+
+from roost.events import (
+    ErrorEvent,
+    Event,
+    InterruptEvent,
+    MessageEvent,
+    ResumeEvent,
+    SelectEvent,
+    ToolCallEvent,
+)
+from roost.flow.models import Flow
+from roost.visualize import replay_html
+from roost.visualize.ids import slug
+from tests.visualize import flows
+from tests.visualize.graphs import distinct_colours, non_background_share
+
+
+@dataclass
+class Opened:
+    """A page opened from disk, with everything it tried to fetch and every console error."""
+
+    page: Page
+    url: str
+    requests: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+    def foreign_requests(self) -> list[str]:
+        return [url for url in self.requests if url != self.url]
+
+
+def open_page(browser: Browser, path: Path, flow: Flow, events: list[Event]) -> Iterator[Opened]:
+    path.write_text(replay_html(flow, events), encoding="utf-8")
+    page = browser.new_page(viewport={"width": 1100, "height": 700})
+    opened = Opened(page, path.resolve().as_uri())
+    page.on("request", lambda request: opened.requests.append(request.url))
+    page.on("console", lambda msg: opened.errors.append(msg.text) if msg.type == "error" else None)
+    page.on("pageerror", lambda error: opened.errors.append(str(error)))
+    # Anything but the file itself is refused, so a leak would also show as a failure.
+    page.route(
+        "**/*",
+        lambda route: route.continue_() if route.request.url == opened.url else route.abort(),
+    )
+    page.goto(opened.url)
+    yield opened
+    page.close()
+
+
+@pytest.fixture
+def team_page(browser: Browser, tmp_path: Path) -> Iterator[Opened]:
+    yield from open_page(browser, tmp_path / "team.html", flows.load("team.yaml"), flows.team_run())
+
+
+def state(page: Page) -> dict[str, object]:
+    """What the page shows now: counter, current transcript row, highlighted ids, caption."""
+    return page.evaluate(
+        """async () => {
+        await new Promise((done) => requestAnimationFrame(() => done()));
+        return {
+        counter: document.getElementById('counter').textContent,
+        current: [...document.querySelectorAll('.ev.current')].map(e => e.id),
+        body: (document.querySelector('.ev.current .body') || {}).textContent,
+        edges: [...document.querySelectorAll('g.edge.hl')].map(e => e.id),
+        nodes: [...document.querySelectorAll('g.node.hl')].map(e => e.id).sort(),
+        now: document.getElementById('now').textContent,
+        callout: (document.getElementById('callout') || {}).textContent || null,
+        future: document.querySelectorAll('.ev.future').length,
+        stateShown: !document.getElementById('run-state').classList.contains('hidden'),
+      }}"""
+    )
+
+
+def expected_edge(event: Event) -> str | None:
+    """The edge a team.yaml event should light up, worked out from the event alone."""
+    if isinstance(event, MessageEvent | InterruptEvent | ResumeEvent | ErrorEvent):
+        member = event.to if event.from_ == "team" else event.from_
+        return f"member-team-{slug(member)}"
+    if isinstance(event, SelectEvent):
+        return f"member-team-{slug(event.chosen)}"
+    return None
+
+
+def test_every_step_highlights_the_events_edge_and_message(team_page: Opened) -> None:
+    page, events = team_page.page, flows.team_run()
+    assert state(page)["counter"] == f"1 / {len(events)}"
+    counts: dict[str, int] = {}
+    for index, event in enumerate(events):
+        if index:
+            page.keyboard.press("ArrowRight")
+        shown = state(page)
+        assert shown["counter"] == f"{index + 1} / {len(events)}"
+        assert shown["current"] == [f"ev-{index}"]
+        assert shown["future"] == len(events) - index - 1
+        edge = expected_edge(event)
+        assert shown["edges"] == ([edge] if edge else [])
+        if isinstance(event, MessageEvent):
+            assert shown["body"] == event.content
+            assert event.content[:50] in str(shown["now"])
+            counts[edge or ""] = counts.get(edge or "", 0) + 1
+            label = page.evaluate(
+                f"document.getElementById('{edge}').querySelector('text').textContent"
+            )
+            assert label == f"{counts[edge or '']} msg" + ("s" if counts[edge or ""] > 1 else "")
+            assert shown["nodes"] == sorted({f"node-{slug(event.from_)}", f"node-{slug(event.to)}"})
+        assert shown["stateShown"] == (index == len(events) - 1)
+    assert team_page.foreign_requests() == [] and team_page.errors == []
+
+
+def test_buttons_and_keys_go_back_and_forth(team_page: Opened) -> None:
+    page = team_page.page
+    page.click("#next")
+    page.click("#next")
+    assert state(page)["current"] == ["ev-2"]
+    page.click("#prev")
+    assert state(page)["current"] == ["ev-1"]
+    page.click("#last")
+    assert state(page)["current"] == [f"ev-{len(flows.team_run()) - 1}"]
+    page.keyboard.press("ArrowLeft")
+    page.keyboard.press("ArrowLeft")
+    assert state(page)["current"] == [f"ev-{len(flows.team_run()) - 3}"]
+    page.keyboard.press("Home")
+    assert state(page)["current"] == ["ev-0"]
+    page.click("#prev")  # stays at the first event
+    assert state(page)["current"] == ["ev-0"]
+    page.evaluate(
+        "() => { const s = document.getElementById('slider'); s.value = '9';"
+        " s.dispatchEvent(new Event('input')); }"
+    )
+    assert state(page)["current"] == ["ev-9"]
+    page.click("#ev-3")  # a transcript row is a way to jump too
+    assert state(page)["current"] == ["ev-3"]
+    assert team_page.foreign_requests() == [] and team_page.errors == []
+
+
+def test_tool_calls_and_director_choices_show_where_they_happened(team_page: Opened) -> None:
+    page, events = team_page.page, flows.team_run()
+    select = next(i for i, e in enumerate(events) if isinstance(e, SelectEvent))
+    tool = next(i for i, e in enumerate(events) if isinstance(e, ToolCallEvent))
+    for _ in range(select):
+        page.keyboard.press("ArrowRight")
+    shown = state(page)
+    assert shown["callout"] == "chosen by team (llm)"
+    assert shown["nodes"] == ["node-mathematician", "node-team"]
+    assert "chose mathematician (llm) from mathematician, reviewer" in str(shown["now"])
+    for _ in range(tool - select):
+        page.keyboard.press("ArrowRight")
+    shown = state(page)
+    assert shown["callout"] == 'add({"a":2,"b":2})'
+    assert shown["nodes"] == ["node-mathematician"] and shown["edges"] == []
+    # The callout sits just below the node it belongs to.
+    boxes = page.evaluate(
+        """() => [document.getElementById('node-mathematician').getBoundingClientRect().bottom,
+                  document.getElementById('callout').getBoundingClientRect().top]"""
+    )
+    assert 0 <= boxes[1] - boxes[0] < 40
+
+
+def test_search_jumps_to_a_message(team_page: Opened) -> None:
+    page = team_page.page
+    page.fill("#query", "3 + 3")
+    page.keyboard.press("Enter")
+    shown = state(page)
+    events = flows.team_run()
+    index = int(str(shown["current"][0]).removeprefix("ev-"))  # type: ignore[index]
+    assert isinstance(events[index], MessageEvent) and "3 + 3" in events[index].content
+    assert page.text_content("#found") == f"event #{events[index].seq}"
+    page.fill("#query", "no such words anywhere")
+    page.keyboard.press("Enter")
+    assert page.text_content("#found") == "no match"
+    assert state(page)["current"] == shown["current"]
+
+
+def test_hostile_text_is_shown_as_text(team_page: Opened) -> None:
+    page = team_page.page
+    page.click("#last")
+    assert page.evaluate("document.querySelectorAll('#transcript b:not(.head b)').length") == 0
+    bodies = page.evaluate("[...document.querySelectorAll('.ev .body')].map(e => e.textContent)")
+    assert "Correct </script><b>bold</b>" in bodies
+    assert team_page.errors == []
+
+
+def test_screenshot_is_not_blank(team_page: Opened, tmp_path: Path) -> None:
+    page = team_page.page
+    for _ in range(8):
+        page.keyboard.press("ArrowRight")
+    shot = page.screenshot(path=str(tmp_path / "replay.png"))
+    assert distinct_colours(shot) > 20
+    assert non_background_share(shot) > 0.05
+    assert team_page.foreign_requests() == [] and team_page.errors == []
+
+
+def test_two_agent_page_lights_direct_message_edges(browser: Browser, tmp_path: Path) -> None:
+    events = flows.two_run()
+    for opened in open_page(browser, tmp_path / "two.html", flows.load("two.yaml"), events):
+        page = opened.page
+        page.keyboard.press("ArrowRight")
+        assert state(page)["edges"] == ["message-USER-assistant"]
+        page.keyboard.press("ArrowRight")
+        page.keyboard.press("ArrowRight")
+        assert state(page)["edges"] == ["message-assistant-USER"]
+        assert state(page)["body"] == "4"
+        assert opened.errors == [] and opened.foreign_requests() == []
+
+
+def test_bare_flow_page_has_the_graph_and_no_steps(browser: Browser, tmp_path: Path) -> None:
+    for opened in open_page(browser, tmp_path / "flow.html", flows.load("team.yaml"), []):
+        page = opened.page
+        assert page.is_disabled("#next")
+        assert page.locator("svg g.node").count() >= 6
+        assert "flow as written" in (page.text_content("#now") or "")
+        assert opened.errors == [] and opened.foreign_requests() == []
+
+
+def long_run(size: int) -> list[Event]:
+    """``size`` events of team.yaml: rounds of director choice, model call, tool, message."""
+    log = flows.Log().add(
+        "run_start", flow={"path": "team.yaml", "name": "math-team", "hash": "sha256:0", "text": ""}
+    )
+    log.message("USER", "team", "Count with me.")
+    speakers = ["mathematician", "reviewer", "mathematician", 'writer "quoted" <b>&{x}']
+    turn = 0
+    while len(log.events) < size - 1:
+        who = speakers[turn % len(speakers)]
+        log.add("select", channel="team", candidates=speakers[:2], chosen=who, by="round_robin")
+        log.llm(who, f"turn {turn}")
+        log.add("tool_call", agent=who, id=f"c{turn}", name="add", arguments={"a": turn, "b": 1})
+        log.add("tool_result", agent=who, id=f"c{turn}", name="add", content=str(turn + 1))
+        log.message(who, "team", f"turn {turn}: the sum is {turn + 1}")
+        turn += 1
+    log.add("terminate", node="team", reason="max_rounds")
+    return log.events
+
+
+def test_five_thousand_events_step_fast(browser: Browser, tmp_path: Path) -> None:
+    events = long_run(5000)
+    started = time.perf_counter()
+    for opened in open_page(browser, tmp_path / "long.html", flows.load("team.yaml"), events):
+        page = opened.page
+        page.wait_for_selector("#ev-4999")
+        loaded = time.perf_counter() - started
+        timing = json.loads(
+            page.evaluate(
+                """async () => {
+                const key = (k) => document.dispatchEvent(new KeyboardEvent('keydown', {key: k}));
+                const frame = () => new Promise((done) => requestAnimationFrame(() => done()));
+                let t = performance.now();
+                for (let i = 0; i < 1000; i++) key('ArrowRight');
+                await frame();
+                const burst = performance.now() - t;
+                t = performance.now();
+                for (let i = 0; i < 100; i++) { key('ArrowRight'); await frame(); }
+                const shown = (performance.now() - t) / 100;
+                t = performance.now();
+                key('End'); await frame(); key('Home'); await frame(); key('End'); await frame();
+                const jumps = performance.now() - t;
+                return JSON.stringify({burst, shown, jumps,
+                  counter: document.getElementById('counter').textContent});
+            }"""
+            )
+        )
+        assert timing["counter"] == f"{len(events)} / {len(events)}"
+        # Generous bounds for a shared 2-core machine: 1,000 held-down steps in well under
+        # a second, each single step on screen within a few frames, whole-log jumps at once.
+        assert timing["burst"] < 3000, timing
+        assert timing["shown"] < 250, timing
+        assert timing["jumps"] < 3000, timing
+        # The real guarantee, free of timing noise: one step touches a handful of elements,
+        # however long the log is (the transcript is built once, never rebuilt).
+        changed = page.evaluate(
+            """async () => {
+            const seen = new Set();
+            const observer = new MutationObserver((records) => {
+              for (const r of records) seen.add(r.target);
+            });
+            observer.observe(document.body, {subtree: true, attributes: true, childList: true,
+                                             characterData: true});
+            document.dispatchEvent(new KeyboardEvent('keydown', {key: 'Home'}));
+            await new Promise((done) => requestAnimationFrame(() => done()));
+            await new Promise((done) => setTimeout(done, 0));
+            seen.clear();
+            for (let i = 0; i < 50; i++) {
+              document.dispatchEvent(new KeyboardEvent('keydown', {key: 'ArrowRight'}));
+            }
+            await new Promise((done) => requestAnimationFrame(() => done()));
+            await new Promise((done) => setTimeout(done, 0));
+            observer.disconnect();
+            return [...seen].filter((n) => n.closest && n.closest('#transcript')).length;
+        }"""
+        )
+        assert changed <= 2 + 50 * 2, changed
+        assert loaded < 30
+        page.fill("#query", "the sum is 1000")
+        page.keyboard.press("Enter")
+        current = state(page)["body"]
+        assert current == "turn 999: the sum is 1000"
+        assert opened.errors == [] and opened.foreign_requests() == []
