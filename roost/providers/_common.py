@@ -19,6 +19,8 @@ DEFAULT_MAX_RETRIES = 2
 ANTHROPIC_DEFAULT_MAX_TOKENS = 8192
 # Local servers (Ollama, vLLM, llama.cpp) ignore the key, but the SDKs insist on one.
 LOCAL_SERVER_KEY = "not-needed"
+# The key of ``ReasoningPart.provider_details`` naming the provider that produced the part.
+OWNER = "provider"
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from roost.messages import (
     ToolResultMessage,
     UserMessage,
 )
+from roost.providers._common import OWNER
 
 MISSING_RESULT = "no result was recorded for this call (the run stopped before it finished)"
 
@@ -77,9 +78,17 @@ class OwnReasoning:
         """The message's reasoning when this provider produced it, else nothing.
 
         Reasoning is not portable: another provider could not read it, and
-        would refuse a signature it did not make.
+        would refuse a signature it did not make. Each part names its maker in
+        ``provider_details`` (a fallback may have produced it); a part without
+        that mark belongs to the message's provider.
         """
-        return message.reasoning if message.provider == self.name else ()
+        return tuple(part for part in message.reasoning if _owner(part, message) == self.name)
+
+
+def _owner(part: ReasoningPart, message: AssistantMessage) -> str | None:
+    details = part.provider_details or {}
+    owner = details.get(OWNER)
+    return owner if isinstance(owner, str) else message.provider
 
 
 def current_loop_start(messages: Sequence[ChatMessage]) -> int:

@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from types import ModuleType
 
-from roost.messages import AssistantMessage, ModelRequest, ModelResponse, Usage
-from roost.providers._common import Settings, TextSink
+from roost.messages import AssistantMessage, ModelRequest, ModelResponse, ReasoningPart, Usage
+from roost.providers._common import OWNER, Settings, TextSink
 from roost.providers._retry import AttemptHooks, call_with_retries
 from roost.providers.base import TextCallback
 
@@ -49,7 +49,9 @@ class HttpProvider:
             return await self._attempt(request, sink)
 
         answer, attempts = await call_with_retries(self._settings, self.sdk, attempt, on_text)
-        message = answer.message.model_copy(update={"provider": self.name})
+        message = answer.message.model_copy(
+            update={"provider": self.name, "reasoning": _tagged(answer.message, self.name)}
+        )
         return ModelResponse(
             message=message,
             usage=answer.usage,
@@ -60,3 +62,16 @@ class HttpProvider:
 
     async def _attempt(self, request: ModelRequest, sink: TextSink) -> Answer:
         raise NotImplementedError
+
+
+def _tagged(message: AssistantMessage, name: str) -> tuple[ReasoningPart, ...]:
+    """The message's reasoning, each part marked with the provider that produced it.
+
+    The mark travels with the part through the event log, so the part goes
+    back to its maker even when the engine files the answer under the name of
+    a fallback chain.
+    """
+    return tuple(
+        part.model_copy(update={"provider_details": {**(part.provider_details or {}), OWNER: name}})
+        for part in message.reasoning
+    )

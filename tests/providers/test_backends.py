@@ -18,6 +18,7 @@ from roost.messages import (
 
 from .conftest import MakeProvider
 
+MINE = {"provider": "llm"}  # each reasoning part names the provider that made it
 ADD = ToolSpec(name="add", description="Add", parameters={"type": "object"})
 
 
@@ -55,8 +56,10 @@ async def test_anthropic_thinking_and_redacted_thinking_round_trip(
         "anthropic", server, make_provider, stream=stream, thinking={"budget_tokens": 2000}
     )
     assert first.message.reasoning == (
-        ReasoningPart(kind="thinking", text="I should add.", signature="SIG-1"),
-        ReasoningPart(kind="redacted_thinking", data="OPAQUE"),
+        ReasoningPart(
+            kind="thinking", text="I should add.", signature="SIG-1", provider_details=MINE
+        ),
+        ReasoningPart(kind="redacted_thinking", data="OPAQUE", provider_details=MINE),
     )
     assert second.message.content == "It is 1."
     assistant = server.requests[1].body["messages"][1]
@@ -126,7 +129,7 @@ async def test_deepseek_reasoning_content_round_trip_within_the_tool_loop(
 ) -> None:
     first, _ = await tool_loop("openai", server, make_provider, stream=stream)
     assert first.message.reasoning == (
-        ReasoningPart(kind="reasoning_content", text="I should add."),
+        ReasoningPart(kind="reasoning_content", text="I should add.", provider_details=MINE),
     )
     sent = server.requests[1].body["messages"]
     assert sent[2]["reasoning_content"] == "I should add."
@@ -186,7 +189,7 @@ async def test_responses_is_stateless_and_round_trips_reasoning_items(
         "openai-responses", server, make_provider, stream=stream, reasoning={"effort": "low"}
     )
     assert first.message.reasoning[0] == ReasoningPart(
-        kind="reasoning", text="I should add.", data="SIG-1", id="rs_00"
+        kind="reasoning", text="I should add.", data="SIG-1", id="rs_00", provider_details=MINE
     )
     for received in server.requests:
         assert received.body["store"] is False

@@ -180,8 +180,16 @@ async def test_reasoning_goes_back_only_to_the_provider_that_made_it(
     assert len(first.message.reasoning) == 1
     result = ToolResultMessage(tool_call_id="c1", name="add", content="1")
     server.script(Reply(text="one"), Reply(text="one"))
-    await provider.complete(request(UserMessage(content="x"), first.message, result))
-    foreign = first.message.model_copy(update={"provider": "someone-else"})
+    assert all(part.provider_details == {"provider": "mine"} for part in first.message.reasoning)
+    # Filed under another provider's name (the engine does that with fallbacks), the
+    # parts still go back to their maker; parts another provider made do not.
+    filed = first.message.model_copy(update={"provider": "chain"})
+    foreign_parts = tuple(
+        p.model_copy(update={"provider_details": {"provider": "other"}})
+        for p in first.message.reasoning
+    )
+    foreign = first.message.model_copy(update={"reasoning": foreign_parts})
+    await provider.complete(request(UserMessage(content="x"), filed, result))
     await provider.complete(request(UserMessage(content="x"), foreign, result))
     own_wire, foreign_wire = str(server.requests[1].body), str(server.requests[2].body)
     secret = "S1" if kind != "openai" else "let me add"
