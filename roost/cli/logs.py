@@ -24,7 +24,17 @@ from roost.store.tee import TeeLog
 if TYPE_CHECKING:
     from roost.flow.models import Flow
 
-__all__ = ["TeeLog", "child_logs", "flow_of", "new_run_id", "new_run_log", "open_run", "open_store"]
+__all__ = [
+    "TeeLog",
+    "child_logs",
+    "file_log",
+    "flow_of",
+    "is_file_ref",
+    "new_run_id",
+    "new_run_log",
+    "open_run",
+    "open_store",
+]
 
 
 def new_run_id() -> str:
@@ -61,8 +71,8 @@ def child_logs(db: str | None) -> Callable[[str], EventLog]:
 def open_run(ref: str, *, db: str | None) -> tuple[EventLog, Flow]:
     """The log of the run ``ref`` names and its flow, rebuilt from the run_start event."""
     log: EventLog
-    if _is_file_ref(ref):
-        log = _file_log(ref)
+    if is_file_ref(ref):
+        log = file_log(ref)
     else:
         store = open_store(db, create=False)
         log = store.log(store.find(ref))
@@ -80,11 +90,13 @@ def flow_of(events: list[Event], ref: str) -> Flow:
     return flow
 
 
-def _is_file_ref(ref: str) -> bool:
+def is_file_ref(ref: str) -> bool:
+    """True when ``ref`` names a JSON Lines file rather than a stored run."""
     return ref.endswith(".jsonl") or "/" in ref or Path(ref).is_file()
 
 
-def _file_log(ref: str) -> JsonlLog:
+def file_log(ref: str) -> JsonlLog:
+    """The log of a run's JSON Lines file; RunNotFoundError when there is none."""
     path = Path(ref)
     if not path.is_file():
         raise RunNotFoundError(f"{ref}: no such event file")

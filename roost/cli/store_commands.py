@@ -1,1 +1,285 @@
-"""Placeholder: registers no command until its helper writes it."""
+"""``roost runs``, ``show``, ``replay``, ``fork``, ``export`` and ``import`` (section 8).
+
+RUN is a stored run's id (or a unique prefix) or a run's JSON Lines file; the
+store is ``--db``, else ``ROOST_DB``, else ``.roost/roost.db`` here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from roost.cli import chat_command  # noqa: F401  (registers `roost chat`)
+from roost.cli.app import app
+from roost.cli.logs import (
+    child_logs,
+    file_log,
+    flow_of,
+    is_file_ref,
+    new_run_id,
+    open_store,
+)
+from roost.cli.transcript import age, clip, print_transcript
+from roost.errors import (
+    EventLogError,
+    RoostError,
+    RunNotFoundError,
+    RunStateError,
+    UsageError,
+)
+from roost.events import Event, event_json
+from roost.store.jsonl import JsonlLog
+from roost.store.sql import RunInfo, SqlStore
+
+DbOption = Annotated[
+    str | None, typer.Option("--db", help="Run store URL (default: ROOST_DB or .roost/roost.db).")
+]
+RunArgument = Annotated[
+    str, typer.Argument(metavar="RUN", help="Run id (or unique prefix) or JSON Lines event file.")
+]
+STATUSES = ("new", "running", "paused", "error", "terminated")
+
+
+def console() -> Console:
+    return Console(highlight=False, soft_wrap=True)
+
+
+def recorded(ref: str, db: str | None) -> tuple[list[Event], RunInfo | None, SqlStore | None]:
+    """The events of the run ``ref`` names, with its store row when it is stored."""
+    if is_file_ref(ref):
+        log = file_log(ref)
+        events = log.load()
+        for warning in log.warnings:
+            print(f"roost: warning: {warning}", file=sys.stderr)
+        return events, None, None
+    store = open_store(db, create=False)
+    run_id = store.find(ref)
+    return store.log(run_id).load(), store.run(run_id), store
+
+
+@app.command()
+def runs(
+    flow: Annotated[str | None, typer.Option("--flow", help="Only runs of this flow.")] = None,
+    status: Annotated[
+        str | None,
+        typer.Option("--status", help="Only runs in this status: " + ", ".join(STATUSES)),
+    ] = None,
+    db: DbOption = None,
+) -> None:
+    """List stored runs, newest first."""
+    if status is not None and status not in STATUSES:
+        raise UsageError(f"--status {status!r}: use one of {', '.join(STATUSES)}")
+    try:
+        found = open_store(db, create=False).runs(flow=flow, status=status)
+    except RunNotFoundError:
+        found = []
+    if not found:
+        print("no runs stored")
+        return
+    table = Table(box=None)
+    table.add_column("id", no_wrap=True)
+    table.add_column("flow")
+    for name in ("status", "messages", "tokens", "age"):
+        table.add_column(name, no_wrap=True)
+    for run in found:
+        name = run.flow_name + (f" — {run.title}" if run.title else "")
+        fork = f" (fork at {run.fork_at})" if run.fork_at is not None else ""
+        table.add_row(
+            run.id, escape(name + fork), run.status, str(run.messages), str(run.tokens),
+            age(run.created),
+        )  # fmt: skip
+    console().print(table)
+
+
+@app.command()
+def show(run_ref: RunArgument, db: DbOption = None) -> None:
+    """Print a run's transcript, its state and how to continue it."""
+    events, info, store = recorded(run_ref, db)
+    family: tuple[RunInfo | None, list[RunInfo]] = (None, [])
+    if info is not None and store is not None:
+        family = (_parent(store, info), store.children(info.id))
+    ref = info.id if info is not None else run_ref
+    print_transcript(console(), events, ref=ref, db=db, info=info, family=family)
+
+
+def _parent(store: SqlStore, info: RunInfo) -> RunInfo | None:
+    if info.parent is None:
+        return None
+    try:
+        return store.run(info.parent)
+    except RunNotFoundError:
+        return None
+
+
+@app.command()
+def replay(
+    run_ref: RunArgument,
+    until: Annotated[
+        int | None, typer.Option("--until", help="Compare events up to this seq only.")
+    ] = None,
+    flow_file: Annotated[
+        str | None, typer.Option("--flow", help="Replay with this flow file instead.")
+    ] = None,
+    live_tools: Annotated[
+        bool, typer.Option("--live-tools", help="Run the tools instead of their recorded results.")
+    ] = False,
+    db: DbOption = None,
+) -> None:
+    """Re-execute a run against its recorded model answers; exit 4 when it differs."""
+    from roost.engine.replay import replay_run
+
+    events, _, _ = recorded(run_ref, db)
+    if until is not None and not 0 <= until < len(events):
+        raise UsageError(f"--until {until}: the run has events 0 to {len(events) - 1}")
+    flow = _load_flow(flow_file) if flow_file else flow_of(events, run_ref)
+    tools = _live_tools(flow) if live_tools else None
+    report = asyncio.run(replay_run(flow, events, until=until, live_tools=tools))
+    out = console()
+    if report.identical:
+        out.print(f"identical: {report.compared} events")
+        return
+    assert report.difference is not None
+    diff = report.difference
+    out.print(f"[bold red]diverged[/] at event {diff.index} (of {report.compared} recorded)")
+    if report.stopped:
+        out.print(f"the replay stopped: {escape(report.stopped)}")
+    out.print(side_by_side(diff.recorded, diff.replayed))
+    raise ReplayDiverged(f"replay diverged at event {diff.index}")
+
+
+class ReplayDiverged(RoostError):
+    """A replay that did not give the recorded events (exit 4)."""
+
+    exit_code = 4
+
+
+def _load_flow(path: str) -> Any:
+    from roost.flow import load_flow
+
+    return load_flow(path)
+
+
+def _live_tools(flow: Any) -> Callable[[str, str], Any]:
+    if not flow.tools:
+        return lambda agent, text: []
+    from roost.tools import toolbox_for
+
+    return toolbox_for(flow)
+
+
+def side_by_side(old: Event | None, new: Event | None) -> Table:
+    """The two events field by field, differing fields marked."""
+    from roost.engine.replay import comparable
+
+    left = comparable(old) if old is not None else {}
+    right = comparable(new) if new is not None else {}
+    table = Table("field", "recorded", "replayed", show_lines=False)
+    if old is None or new is None:
+        table.add_row("", "(no event)" if old is None else "", "(no event)" if new is None else "")
+    for key in [*left, *(k for k in right if k not in left)]:
+        a, b = left.get(key, "—"), right.get(key, "—")
+        style = "bold red" if a != b else "dim"
+        table.add_row(f"[{style}]{key}[/]", escape(_value(a)), escape(_value(b)))
+    return table
+
+
+def _value(value: Any) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return clip(text, 600)
+
+
+@app.command()
+def fork(
+    run_ref: RunArgument,
+    at: Annotated[int, typer.Option("--at", help="Share the events before this seq.")],
+    message: Annotated[
+        str | None,
+        typer.Option("--message", help="The new start message, or the answer at an interrupt."),
+    ] = None,
+    answer: Annotated[
+        list[str] | None, typer.Option("--answer", help="Answers the next interrupt; repeat.")
+    ] = None,
+    no_input: Annotated[bool, typer.Option("--no-input", help="Never ask a person.")] = False,
+    db: DbOption = None,
+) -> None:
+    """Start a new run that shares the first SEQ events of RUN and goes on live."""
+    from roost.cli.run_commands import Session
+    from roost.engine import fold
+
+    if is_file_ref(run_ref):
+        raise UsageError(f"{run_ref}: fork needs a stored run; store it with roost import first")
+    store = open_store(db, create=False)
+    parent = store.find(run_ref)
+    log = store.fork(parent, at, new_run_id())
+    prefix = log.load()
+    flow = flow_of(prefix, run_ref)
+    state = fold(prefix)
+    answers = list(answer or [])
+    first = _first_step(state.status, message, answers)
+    log.materialize()
+    session = Session(flow, log, db=db, answers=answers, no_input=no_input)
+    session.child_log = child_logs(db)
+    session.out.out.print(f"[dim]run {log.run_id}: fork of {parent} at {at}[/]")
+    session.finish(session.drive(lambda runner: first(session, runner)))
+
+
+def _first_step(
+    status: str, message: str | None, answers: list[str]
+) -> Callable[..., Awaitable[Any]]:
+    """What the fork does first, given the state its shared events leave it in."""
+    if status == "new":
+        return lambda session, runner: runner.start(message)
+    if status == "paused":
+        if message is not None:
+            answers.insert(0, message)
+        return lambda session, runner: session.answer_next(runner)
+    if message is not None:
+        raise UsageError(
+            f"at this point the run is {status}: --message needs a fork point where the run "
+            "waits for a person, or --at 1 for a new start message"
+        )
+    if status in ("error", "running"):
+        return lambda session, runner: runner.retry()
+    raise RunStateError("the run has terminated by then: fork at an earlier event")
+
+
+@app.command()
+def export(run_ref: RunArgument, db: DbOption = None) -> None:
+    """Print a run's events as JSON Lines."""
+    events, _, _ = recorded(run_ref, db)
+    sys.stdout.write("".join(event_json(event) + "\n" for event in events))
+
+
+@app.command(name="import")
+def import_command(
+    file: Annotated[str, typer.Argument(metavar="FILE", help="A run's JSON Lines file.")],
+    db: DbOption = None,
+) -> None:
+    """Store a run from a JSON Lines file."""
+    path = Path(file)
+    if not path.is_file():
+        raise RunNotFoundError(f"{file}: no such event file")
+    log = JsonlLog(path)
+    events = log.load()
+    if log.warnings:
+        raise EventLogError(f"{log.warnings[0]}; nothing imported")
+    if not events:
+        raise UsageError(f"{file}: holds no events; nothing imported")
+    store = open_store(db)
+    run_id = events[0].run
+    try:
+        store.run(run_id)
+    except RunNotFoundError:
+        store.import_events(events)
+        print(f"imported run {run_id} ({len(events)} events)")
+        return
+    raise UsageError(f"run {run_id} is already in the store; nothing imported")

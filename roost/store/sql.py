@@ -315,6 +315,19 @@ class SqlLog:
         if self.info is None:
             self.info = self.store.run(self._run_id)
 
+    def materialize(self) -> None:
+        """Stores a new fork's row now, before any event of its own (a fork left paused)."""
+        if self.info is not None or self._fork_of is None:
+            return
+        try:
+            with self.store.translate("write"), self.store.engine.begin() as conn:
+                self._insert_row(conn, [])
+        except StoreError as exc:
+            if isinstance(exc.__cause__, IntegrityError):
+                raise self._conflict(self._fork_of[1]) from exc
+            raise
+        self.info = self.store.run(self._run_id)
+
     # ------------------------------------------------------------------ internals
 
     def _conflict(self, first: int) -> ConcurrentRunError:

@@ -231,3 +231,14 @@ def test_sqlite_store_uses_wal(tmp_path: Path) -> None:
     SqlStore(str(tmp_path / "roost.db")).new_log("r").append(run_events("r", 1))
     with sqlite3.connect(tmp_path / "roost.db") as conn:
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_a_fork_can_be_stored_before_its_first_event(store: SqlStore) -> None:
+    stored_run(store, "p", 4)
+    fork = store.fork("p", 2, "f")
+    fork.materialize()
+    info = store.run("f")
+    assert (info.parent, info.fork_at, info.next_seq, info.messages) == ("p", 2, 2, 1)
+    assert len(store.log("f").load()) == 2
+    fork.append([message(2, "f")])
+    assert store.run("f").next_seq == 3

@@ -1,0 +1,152 @@
+"""``roost show``: a run's transcript, its state, how to go on, and its family."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from datetime import UTC, datetime
+
+from rich.console import Console
+from rich.markup import escape
+
+from roost.engine import RunState, fold
+from roost.events import (
+    ErrorEvent,
+    Event,
+    InterruptEvent,
+    LlmCallEvent,
+    MessageEvent,
+    ResumeEvent,
+    RetryEvent,
+    RunStartEvent,
+    SelectEvent,
+    TerminateEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+)
+from roost.store.sql import RunInfo
+
+_CLIP = 400
+
+
+def clip(text: str, limit: int = _CLIP) -> str:
+    """``text`` on one line, cut to ``limit`` characters."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def event_line(event: Event) -> str | None:
+    """One event as a transcript line (rich markup), or None for events not shown."""
+    seq = f"[dim]{event.seq:>4}[/] "
+    if isinstance(event, MessageEvent):
+        return f"{seq}[bold]{escape(event.from_)}[/] → {escape(event.to)}: {escape(event.content)}"
+    if isinstance(event, InterruptEvent):
+        why = f" ({event.reason})" if event.reason and event.reason != "human" else ""
+        return f"{seq}[yellow]⏸ {escape(event.to)} waits for {escape(event.from_)}{why}[/]"
+    if isinstance(event, ErrorEvent):
+        where = f"{escape(event.from_)} → {escape(event.to)}"
+        return f"{seq}[bold red]✗ error[/] {where}: {escape(event.content)}"
+    if isinstance(event, ResumeEvent):
+        said = f": {escape(event.feedback)}" if event.feedback else " (no feedback)"
+        return f"{seq}[yellow]↪ {escape(event.from_)} answered[/]{said}"
+    if isinstance(event, RetryEvent):
+        return f"{seq}[yellow]↻ retry {escape(event.from_)} → {escape(event.to)}[/]"
+    if isinstance(event, SelectEvent):
+        chosen, by = escape(event.chosen), escape(event.by)
+        return f"{seq}[dim]{escape(event.channel)} picks {chosen} ({by})[/]"
+    if isinstance(event, ToolCallEvent):
+        arguments = escape(clip(json.dumps(event.arguments, ensure_ascii=False), 200))
+        return f"{seq}[cyan]  {escape(event.agent)} calls {escape(event.name)}({arguments})[/]"
+    if isinstance(event, ToolResultEvent):
+        mark = "[red]error[/] " if event.is_error else ""
+        return f"{seq}[cyan]  {escape(event.name)} →[/] {mark}{escape(clip(event.content))}"
+    if isinstance(event, LlmCallEvent) and event.error:
+        return f"{seq}[dim]{escape(event.node)} asked {escape(event.provider)}: failed[/]"
+    if isinstance(event, TerminateEvent):
+        why = escape(event.reason or "done")
+        return f"{seq}[dim]■ terminated at {escape(event.node)} ({why})[/]"
+    return None
+
+
+def next_step(state: RunState, ref: str, db: str | None) -> str:
+    """The status in words and the command that continues the run."""
+
+    def command(*parts: str) -> str:
+        return shlex.join(["roost", *parts[:1], ref, *parts[1:], *(["--db", db] if db else [])])
+
+    if state.status == "paused" and isinstance(state.pending, InterruptEvent):
+        pending = state.pending
+        return (
+            f"paused: {pending.to} waits for {pending.from_}\n"
+            f"continue with: {command('continue', '--answer', 'TEXT')}"
+        )
+    if state.status == "error":
+        return f"stopped at an error\nretry with: {command('retry')}"
+    if state.status == "running":
+        return f"left running by a process that stopped\nresume with: {command('retry')}"
+    if state.status == "terminated":
+        if ref.endswith(".jsonl"):
+            return f"terminated\nbranch off: roost import {shlex.quote(ref)}, then roost fork RUN"
+        return f"terminated\nbranch off with: {command('fork', '--at', 'SEQ')}"
+    return state.status
+
+
+def print_transcript(
+    console: Console,
+    events: list[Event],
+    *,
+    ref: str,
+    db: str | None,
+    info: RunInfo | None = None,
+    family: tuple[RunInfo | None, list[RunInfo]] = (None, []),
+) -> RunState:
+    """Prints the whole transcript of a run; returns its state."""
+    state = fold(events)
+    start = events[0] if events and isinstance(events[0], RunStartEvent) else None
+    title = f" — {info.title}" if info and info.title else ""
+    flow = f"{start.flow.name} ({start.flow.path})" if start else "?"
+    console.print(f"[bold]run {escape(ref)}[/]{escape(title)}  flow {escape(flow)}")
+    if info is not None:
+        console.print(f"[dim]created {info.created}, updated {info.updated}[/]")
+    for event in events:
+        line = event_line(event)
+        if line is not None:
+            console.print(line, soft_wrap=True)
+    usage = state.usage
+    console.print(
+        f"usage: {usage.calls} model calls, {usage.prompt_tokens} prompt tokens, "
+        f"{usage.completion_tokens} completion tokens"
+    )
+    console.print(escape(next_step(state, ref, db)))
+    print_family(console, ref, *family)
+    return state
+
+
+def print_family(
+    console: Console, ref: str, parent: RunInfo | None, children: list[RunInfo]
+) -> None:
+    """The run's parent and its forks, as a small tree."""
+    if parent is None and not children:
+        return
+    console.print("family:")
+    indent = ""
+    if parent is not None:
+        console.print(f"  {escape(parent.id)} [dim]({parent.status}, parent)[/]")
+        indent = "  "
+    console.print(f"  {indent}└─ [bold]{escape(ref)}[/] [dim](this run)[/]")
+    for child in children:
+        at = f"fork at {child.fork_at}" if child.fork_at is not None else "imported fork"
+        console.print(f"  {indent}   └─ {escape(child.id)} [dim]({child.status}, {at})[/]")
+
+
+def age(iso: str, now: datetime | None = None) -> str:
+    """How long ago ``iso`` was, in the largest sensible unit."""
+    try:
+        then = datetime.fromisoformat(iso.replace("Z", "+00:00"))
+    except ValueError:
+        return "?"
+    seconds = max(0, int(((now or datetime.now(UTC)) - then).total_seconds()))
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds // size}{unit}"
+    return f"{seconds}s"
