@@ -1,0 +1,70 @@
+"""Docstring parsing and BM25 ranking, including properties over generated inputs."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from roost.tools.ranking import best_matches
+from roost.tools.schema import describe_function, parse_docstring
+
+
+def test_google_docstring_with_continuation_lines() -> None:
+    summary, args = parse_docstring(
+        """Look a word up.
+
+        Uses the big dictionary.
+
+        Args:
+            word (str): The word to look up.
+                Case does not matter: it is folded.
+            **options: Ignored.
+
+        Returns:
+            The definition.
+        """
+    )
+    assert summary.splitlines()[0] == "Look a word up."
+    assert "Uses the big dictionary." in summary and "Returns" not in summary
+    assert args == {
+        "word": "The word to look up. Case does not matter: it is folded.",
+        "options": "Ignored.",
+    }
+
+
+def test_sphinx_docstring() -> None:
+    summary, args = parse_docstring("Add.\n\n:param a: first\n:param int b: second\n  more")
+    assert summary == "Add."
+    assert args == {"a": "first", "b": "second more"}
+
+
+def test_async_function_schema() -> None:
+    async def fetch(url: str, retries: int = 3) -> str:
+        """Fetch a page."""
+        return url
+
+    signature = describe_function(fetch, "fetch")
+    assert signature.description == "Fetch a page."
+    assert signature.schema["required"] == ["url"]
+
+
+words = st.sampled_from(["add", "sum", "weather", "city", "file", "read", "write", "time"])
+documents = st.lists(st.lists(words, max_size=6).map(" ".join), min_size=1, max_size=12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(documents, st.lists(words, max_size=5).map(" ".join), st.integers(1, 15))
+def test_best_matches_is_a_sorted_selection_of_the_right_size(
+    docs: list[str], query: str, limit: int
+) -> None:
+    chosen = best_matches(query, docs, limit)
+    assert chosen == sorted(set(chosen))
+    assert len(chosen) == min(limit, len(docs))
+    assert all(0 <= i < len(docs) for i in chosen)
+
+
+@settings(max_examples=60, deadline=None)
+@given(documents)
+def test_a_unique_matching_tool_is_always_offered(docs: list[str]) -> None:
+    docs = [*docs, "zebra crossing"]
+    assert len(docs) - 1 in best_matches("where is the zebra", docs, 1)
