@@ -9,8 +9,9 @@ from roost.engine import Runner
 from roost.eventlog import MemoryLog
 from roost.events import LlmCallEvent, MessageEvent, ToolResultEvent
 from roost.flow.models import Flow
+from roost.tools.loader import load_module
 
-from .conftest import make_flow
+from .conftest import DATA, make_flow
 
 TOOLS: dict[str, Any] = {
     "math": {"tools": {"add": {"python": "tools_mod:add"}}},
@@ -97,3 +98,35 @@ async def test_direct_output_result_is_the_reply() -> None:
     flow = flow_with([{"tool_calls": [call]}], ["shout"], tools=shout)
     events = await run(flow)
     assert [e.content for e in events if isinstance(e, MessageEvent)][-1] == "DONE!"
+
+
+async def test_approval_runs_the_call_once_after_yes_in_a_new_runner() -> None:
+    calls_made = load_module("tools_mod", DATA).CALLS
+    calls_made.clear()
+    gated = {"record": {"python": "tools_mod:record", "approval": "always"}}
+    call = {"name": "record", "arguments": {"word": "launch"}}
+    flow = flow_with([{"tool_calls": [call]}, "recorded it"], ["record"], tools=gated)
+    log = MemoryLog("r")
+    state = await Runner(flow, log).start()
+    assert state.status == "paused" and calls_made == []
+    pending = state.pending
+    assert getattr(pending, "reason", None) == "tool_approval"
+    assert getattr(pending, "tool_call", {})["name"] == "record"
+    state = await Runner(flow, log).continue_("yes")  # as a new process would
+    assert calls_made == ["launch"]
+    assert [r.content for r in tool_results(log.load())] == ["recorded launch"]
+    assert [e.content for e in log.load() if isinstance(e, MessageEvent)][-1] == "recorded it"
+
+
+async def test_a_refused_call_is_not_run_and_the_model_hears_why() -> None:
+    calls_made = load_module("tools_mod", DATA).CALLS
+    calls_made.clear()
+    gated = {"record": {"python": "tools_mod:record", "approval": "always"}}
+    call = {"name": "record", "arguments": {"word": "launch"}}
+    flow = flow_with([{"tool_calls": [call]}, "fine, not now"], ["record"], tools=gated)
+    log = MemoryLog("r")
+    await Runner(flow, log).start()
+    await Runner(flow, log).continue_("no, too risky")
+    assert calls_made == []
+    (result,) = tool_results(log.load())
+    assert result.is_error and "too risky" in result.content

@@ -80,6 +80,12 @@ def takes_opaque(thing: Opaque) -> str:
     return "never"
 
 
+def record(word: str) -> str:
+    """Remembers a word (a side effect that shows how often it ran)."""
+    CALLS.append(word)
+    return f"recorded {word}"
+
+
 def untyped(value, count=1):  # type: ignore[no-untyped-def]
     """No hints: anything goes."""
     return [value] * count
