@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -16,12 +17,13 @@ from roost.flow.models import Flow
 
 from .conftest import API_KEY
 
+LoadFlow = Callable[[str], Flow]
 FLOW = Path(__file__).parent / "data" / "adder.yaml"
 PATHS = {"chat": "/v1/chat/completions", "responses": "/v1/responses", "claude": "/v1/messages"}
 
 
 @pytest.fixture
-def adder(server: FakeLLMServer, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+def adder(server: FakeLLMServer, monkeypatch: pytest.MonkeyPatch) -> LoadFlow:
     monkeypatch.setenv("FAKE_LLM_URL", server.url)
     monkeypatch.setenv("FAKE_LLM_KEY", API_KEY)
 
@@ -44,8 +46,8 @@ def tool_turn() -> list[Reply]:
 @pytest.mark.parametrize("provider", ["chat", "responses", "claude"])
 async def test_flow_with_a_tool_runs_on_each_backend(
     provider: str,
-    adder,
-    server: FakeLLMServer,  # type: ignore[no-untyped-def]
+    adder: LoadFlow,
+    server: FakeLLMServer,
 ) -> None:
     server.script(*tool_turn())
     log = MemoryLog("run-1")
@@ -62,7 +64,7 @@ async def test_flow_with_a_tool_runs_on_each_backend(
     assert result.content == "5" and not result.is_error
     calls = [e for e in events if e.type == "llm_call"]
     assert all(c.attempts and c.attempts[-1]["outcome"] == "ok" for c in calls)
-    assert calls[0].response["reasoning"]  # thinking recorded in the event
+    assert calls[0].response and calls[0].response["reasoning"]  # thinking recorded in the event
     assert [r.path for r in server.requests] == [PATHS[provider]] * 2
     second = str(server.requests[1].body)
     assert "'5'" in second and "c1" in second  # the tool result went back, paired
@@ -76,8 +78,8 @@ async def test_flow_with_a_tool_runs_on_each_backend(
 
 
 async def test_fallback_chain_answers_when_the_primary_fails(
-    adder,
-    server: FakeLLMServer,  # type: ignore[no-untyped-def]
+    adder: LoadFlow,
+    server: FakeLLMServer,
 ) -> None:
     first, second = tool_turn()
     server.script(Status(500), first, Status(500), second)
@@ -101,8 +103,8 @@ async def test_fallback_chain_answers_when_the_primary_fails(
 
 
 async def test_failed_provider_stops_the_run_and_retry_resumes_it(
-    adder,
-    server: FakeLLMServer,  # type: ignore[no-untyped-def]
+    adder: LoadFlow,
+    server: FakeLLMServer,
 ) -> None:
     server.script(Status(401, f"bad key {API_KEY}", "authentication_error"))
     log = MemoryLog("run-3")
