@@ -5,11 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from roost.engine import Runner
-from roost.engine.subflow import ChildRuns
 from roost.eventlog import EventLog, MemoryLog
 from roost.events import ToolCallEvent, ToolResultEvent
 from roost.flow import load_flow
-from roost.tools import check_flow_tools, toolbox_for
+from roost.tools import check_flow_tools
 
 EXAMPLE = Path(__file__).parents[2] / "flows" / "tools" / "tools.yaml"
 
@@ -27,12 +26,7 @@ async def test_example_flow_runs_offline() -> None:
         children[run_id] = MemoryLog(run_id)
         return children[run_id]
 
-    toolbox = toolbox_for(flow, runner=ChildRuns(parent=log, child_log=child_log))
-    runner = Runner(flow, log, tools=toolbox, child_log=child_log)
-    try:
-        state = await runner.start()
-    finally:
-        await toolbox.aclose()
+    state = await Runner(flow, log, child_log=child_log).start()
     assert state.status == "terminated"
     events = log.load()
     calls = [e.name for e in events if isinstance(e, ToolCallEvent)]
@@ -41,5 +35,6 @@ async def test_example_flow_runs_offline() -> None:
     assert found["math__add"].content == "215"
     assert found["units__convert"].content == "215 km = 133.6 mi"
     assert found["summarize"].content.startswith("Summary: ")
-    assert found["summarize"].child_run in children
+    child = children[found["summarize"].child_run or ""].load()
+    assert child[0].parent == "demo"  # type: ignore[union-attr]
     assert not any(e.is_error for e in found.values())

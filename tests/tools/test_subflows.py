@@ -51,13 +51,13 @@ def results(events: list[Event]) -> dict[str, ToolResultEvent]:
     return {e.name: e for e in events if isinstance(e, ToolResultEvent)}
 
 
-async def run(flow: Flow, logs: Logs, *, link: bool = True) -> MemoryLog:
+async def run(flow: Flow, logs: Logs, *, explicit: bool = True) -> MemoryLog:
     log = MemoryLog("parent")
-    if link:
+    if explicit:
         toolbox = toolbox_for(flow, runner=ChildRuns(parent=log, child_log=logs))
         runner = Runner(flow, log, tools=toolbox, child_log=logs)
     else:
-        runner = Runner(flow, log)
+        runner = Runner(flow, log, child_log=logs)  # its own toolbox, with itself as parent
     await runner.start()
     return log
 
@@ -97,11 +97,22 @@ async def test_parallel_subflows_become_linked_child_runs() -> None:
     assert names == {"echo-last", "echo-vars"}
 
 
-async def test_default_runner_runs_subflows_without_a_parent_link() -> None:
+async def test_the_runners_own_toolbox_links_child_runs() -> None:
     flow = parent_flow([{"tool_calls": [{"name": "parrot", "arguments": {"message": "hi"}}]}, "ok"])
-    log = await run(flow, Logs(), link=False)
+    logs = Logs()
+    log = await run(flow, logs, explicit=False)
     result = results(log.load())["parrot"]
     assert result.content == "hi" and result.child_run
+    start = logs.made[result.child_run].load()[0]
+    assert isinstance(start, RunStartEvent)
+    assert (start.parent, start.parent_tool_call) == ("parent", result.id)
+
+
+async def test_without_a_runner_subflows_still_run_in_memory() -> None:
+    flow = parent_flow([])
+    parrot = next(t for t in toolbox_for(flow)("boss", "") if t.spec.name == "parrot")
+    outcome = await parrot.call({"message": "alone"})
+    assert outcome.content == "alone" and outcome.child_run
 
 
 async def test_a_runner_can_be_given_as_the_parent() -> None:
