@@ -112,7 +112,7 @@ def test_schema_is_json_schema_for_editors() -> None:
 
 
 def test_schema_accepts_the_contract_example() -> None:
-    import jsonschema
+    import jsonschema  # type: ignore[import-untyped]
     import yaml
 
     schema = json.loads(CliRunner().invoke(app, ["schema"]).stdout)
