@@ -71,7 +71,7 @@ class PythonFunctionTool:
             model = self._signature.model.model_validate(arguments)
         except pydantic.ValidationError as exc:
             raise ValueError(validation_message(exc)) from None
-        values = {name: getattr(model, name) for name in type(model).model_fields}
+        values = {param: getattr(model, field) for field, param in self._signature.fields}
         values.update(model.model_extra or {})
         args = [values.pop(name) for name in self._signature.positional]
         return args, values

@@ -38,6 +38,9 @@ class Signature:
     model: type[BaseModel]
     schema: dict[str, Any]
     positional: tuple[str, ...]  # positional-only parameters, passed in this order
+    # (model field, parameter): fields are p0, p1... aliased to the parameter names, so
+    # that parameters called like BaseModel attributes (json, schema, _x) work too.
+    fields: tuple[tuple[str, str], ...]
 
 
 def describe_function(fn: Callable[..., Any], name: str) -> Signature:
@@ -51,7 +54,7 @@ def describe_function(fn: Callable[..., Any], name: str) -> Signature:
     fields: dict[str, Any] = {}
     positional: list[str] = []
     extra: typing.Literal["allow", "forbid"] = "forbid"
-    for param in signature.parameters.values():
+    for index, param in enumerate(signature.parameters.values()):
         if param.kind is param.VAR_KEYWORD:
             extra = "allow"
             continue
@@ -61,9 +64,11 @@ def describe_function(fn: Callable[..., Any], name: str) -> Signature:
             positional.append(param.name)
         annotation = hints.get(param.name, Any)
         default = ... if param.default is param.empty else param.default
-        fields[param.name] = (annotation, Field(default, description=arg_docs.get(param.name)))
+        described = Field(default, alias=param.name, description=arg_docs.get(param.name))
+        fields[f"p{index}"] = (annotation, described)
     model = _build_model(name, fields, extra)
-    return Signature(summary, model, _json_schema(model, name), tuple(positional))
+    pairs = tuple((field, info.alias or field) for field, info in model.model_fields.items())
+    return Signature(summary, model, _json_schema(model, name), tuple(positional), pairs)
 
 
 _UNDESCRIBABLE = (
@@ -81,15 +86,16 @@ def _build_model(name: str, fields: dict[str, Any], extra: str) -> type[BaseMode
     try:
         return pydantic.create_model(model_name, __config__=config, **fields)
     except _UNDESCRIBABLE as exc:
-        raise _undescribable(name, fields, exc) from exc
+        params = {info.alias or key: annotation for key, (annotation, info) in fields.items()}
+        raise _undescribable(name, params, exc) from exc
 
 
 def _json_schema(model: type[BaseModel], name: str) -> dict[str, Any]:
     try:
         schema = model.model_json_schema()
     except _UNDESCRIBABLE as exc:
-        fields = {k: (f.annotation, None) for k, f in model.model_fields.items()}
-        raise _undescribable(name, fields, exc) from exc
+        params = {f.alias or k: f.annotation for k, f in model.model_fields.items()}
+        raise _undescribable(name, params, exc) from exc
     schema.pop("title", None)
     for prop in schema.get("properties", {}).values():
         if isinstance(prop, dict):
@@ -126,9 +132,9 @@ def parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
     return "\n".join(summary).strip(), args
 
 
-def _undescribable(name: str, fields: dict[str, Any], exc: Exception) -> UndescribableParameters:
+def _undescribable(name: str, params: dict[str, Any], exc: Exception) -> UndescribableParameters:
     """Names the first parameter whose type has no JSON Schema, and the type."""
-    for param, (annotation, _) in fields.items():
+    for param, annotation in params.items():
         try:
             pydantic.TypeAdapter(annotation).json_schema()
         except _UNDESCRIBABLE:

@@ -141,3 +141,13 @@ async def test_undescribable_parameters_are_fine_with_a_given_schema() -> None:
     opaque = tool("tools_mod:takes_opaque", parameters=schema)
     assert (await opaque.call({})).is_error
     assert (await opaque.call({"thing": 1})).content == "never"
+
+
+async def test_parameters_named_like_model_attributes() -> None:
+    odd = tool("tools_mod:odd_names")
+    assert set(odd.spec.parameters["properties"]) == {"json", "schema", "model_config", "_hidden"}
+    assert odd.spec.parameters["required"] == ["json"]
+    outcome = await odd.call({"json": True, "model_config": 3})
+    assert outcome == ToolOutcome("True s 3 1")
+    bad = await odd.call({"json": "maybe", "p0": True})
+    assert bad.is_error and "json:" in bad.content and "p0: Extra inputs" in bad.content

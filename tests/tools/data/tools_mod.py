@@ -86,6 +86,11 @@ def record(word: str) -> str:
     return f"recorded {word}"
 
 
+def odd_names(json: bool, schema: str = "s", model_config: int = 0, _hidden: int = 1) -> str:
+    """Parameters named like pydantic's own attributes."""
+    return f"{json} {schema} {model_config} {_hidden}"
+
+
 def untyped(value, count=1):  # type: ignore[no-untyped-def]
     """No hints: anything goes."""
     return [value] * count
