@@ -158,7 +158,7 @@ class Session:
             sys.stderr.write(
                 f"roost: interrupted; the run is saved. Resume it with: {self.command('retry')}\n"
             )
-            raise typer.Exit(1) from None
+            raise SystemExit(1) from None
 
     async def answer_next(self, runner: Runner) -> RunState:
         """Answers the pending interrupt with the next --answer, or asks the person."""
@@ -203,12 +203,12 @@ class Session:
                 f"roost: error at {state.pending.from_}: {getattr(state.pending, 'content', '')}\n"
                 f"retry with: {self.command('retry')}\n"
             )
-            raise typer.Exit(3)
+            raise SystemExit(3)
         elif state.status == "running":
             sys.stderr.write(
                 f"roost: the run stopped mid-step; resume it with: {self.command('retry')}\n"
             )
-            raise typer.Exit(1)
+            raise SystemExit(1)
 
 
 class _LeftPaused(Exception):

@@ -1,0 +1,145 @@
+"""roost run, continue and retry as a user runs them: real processes, exit codes, no tracebacks."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+FLOWS = REPO / "flows"
+
+ASK = """
+roost: 1
+name: ask
+defaults: {provider: mock}
+providers:
+  mock: {kind: scripted, replies: [four, own words, five, TERMINATE]}
+agents:
+  USER: {interrupt: ALWAYS, role: the person}
+  bot: {role: b}
+start: {from: USER, to: bot, content: "2 + 2?"}
+"""
+
+BROKEN = ASK.replace("[four, own words, five, TERMINATE]", "[{error: down}, fine, TERMINATE]")
+
+
+def roost(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    code = "import sys; from roost.cli import main; main(sys.argv[1:])"
+    result = subprocess.run(
+        [sys.executable, "-c", code, *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=120,
+    )
+    assert "Traceback" not in result.stderr, result.stderr
+    return result
+
+
+@pytest.fixture
+def ask(tmp_path: Path) -> Path:
+    path = tmp_path / "ask.yaml"
+    path.write_text(ASK)
+    return path
+
+
+def seqs(path: Path) -> list[int]:
+    return [json.loads(line)["seq"] for line in path.read_text().splitlines()]
+
+
+def test_the_readme_flow_runs_to_the_end_offline(tmp_path: Path) -> None:
+    result = roost("run", str(FLOWS / "hello.yaml"), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "terminated" in result.stdout
+
+
+def test_without_a_terminal_the_run_pauses_and_says_how_to_continue(
+    tmp_path: Path, ask: Path
+) -> None:
+    events = tmp_path / "run.jsonl"
+    result = roost("run", str(ask), "--events", str(events), cwd=tmp_path)
+    assert result.returncode == 0
+    run_id = json.loads(events.read_text().splitlines()[0])["run"]
+    assert f"roost continue {run_id} --answer TEXT" in result.stdout
+    assert "bot waits for USER" in result.stdout
+
+
+def test_answers_are_used_in_order_and_empty_means_no_feedback(tmp_path: Path, ask: Path) -> None:
+    events = tmp_path / "run.jsonl"
+    result = roost(
+        "run", str(ask), "--answer", "", "--answer", "ok", "--events", str(events), cwd=tmp_path
+    )
+    assert result.returncode == 0, result.stderr
+    lines = [json.loads(line) for line in events.read_text().splitlines()]
+    said = [(e["from"], e["content"]) for e in lines if e["type"] == "message"]
+    assert said == [
+        ("USER", "2 + 2?"),
+        ("bot", "four"),
+        ("USER", "own words"),
+        ("bot", "five"),
+        ("USER", "ok"),
+        ("bot", "TERMINATE"),
+    ]
+    assert lines[-1]["type"] == "terminate"
+
+
+def test_two_processes_continue_in_turn_and_seq_stays_contiguous(tmp_path: Path, ask: Path) -> None:
+    events = tmp_path / "run.jsonl"
+    assert (
+        roost("run", str(ask), "--events", str(events), "--no-input", cwd=tmp_path).returncode == 0
+    )
+    first = roost("continue", str(events), "--answer", "hm", cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    second = roost("continue", str(events), "--answer", "thanks", cwd=tmp_path)
+    assert second.returncode == 0, second.stderr
+    assert seqs(events) == list(range(len(seqs(events))))
+    lines = [json.loads(line) for line in events.read_text().splitlines()]
+    assert [e["content"] for e in lines if e["type"] == "message"][-2:] == ["thanks", "five"]
+
+
+def test_continue_without_an_answer_or_terminal_shows_both_ways(tmp_path: Path, ask: Path) -> None:
+    events = tmp_path / "run.jsonl"
+    roost("run", str(ask), "--events", str(events), cwd=tmp_path)
+    result = roost("continue", str(events), cwd=tmp_path)
+    assert result.returncode == 2
+    assert "--answer TEXT" in result.stderr and "--answer ''" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_an_error_exits_3_and_retry_goes_on(tmp_path: Path) -> None:
+    flow = tmp_path / "broken.yaml"
+    flow.write_text(BROKEN)
+    events = tmp_path / "run.jsonl"
+    result = roost("run", str(flow), "--events", str(events), cwd=tmp_path)
+    assert result.returncode == 3
+    assert "down" in result.stderr and "roost retry" in result.stderr
+    again = roost("retry", str(events), cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert roost("retry", str(events), cwd=tmp_path).returncode == 2
+
+
+def test_the_stored_run_can_be_continued_by_its_id(tmp_path: Path, ask: Path) -> None:
+    events = tmp_path / "run.jsonl"
+    roost("run", str(ask), "--events", str(events), cwd=tmp_path)
+    run_id = json.loads(events.read_text().splitlines()[0])["run"]
+    result = roost("continue", run_id, "--answer", "", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "own words" in result.stdout
+
+
+def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, ask: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("roost: 1\nname: x\nagents: {a: {nope: 1}}\n")
+    result = roost("run", str(bad), cwd=tmp_path)
+    assert result.returncode == 2 and "bad.yaml:" in result.stderr
+    result = roost("run", str(ask), "--to", "nobody", cwd=tmp_path)
+    assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1
+    result = roost("continue", "no-such-run", "--answer", "x", cwd=tmp_path)
+    assert result.returncode == 2
+    result = roost("run", str(tmp_path / "missing.yaml"), cwd=tmp_path)
+    assert result.returncode == 2
