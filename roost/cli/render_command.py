@@ -12,7 +12,7 @@ import typer
 
 from roost.cli.app import app
 from roost.events import Event
-from roost.flow.models import Flow
+from roost.flow import load_flow
 from roost.visualize.output import output_format, write_render
 
 
@@ -38,19 +38,12 @@ def render(
 ) -> None:
     """Draw FLOW as a graph; with --run, overlay what the run did (counts, tokens, final state)."""
     output_format(out)  # a wrong suffix fails before any loading
-    flow = _load_flow(flow_path)
+    flow = load_flow(flow_path)
     events: list[Event] | None = None
     if run is not None:
         events = _load_events(run, db)
     written = write_render(flow, events, out)
     typer.echo(f"wrote {written}")
-
-
-def _load_flow(path: Path) -> Flow:
-    from roost.flow import load_flow  # type: ignore[attr-defined]
-
-    flow: Flow = load_flow(path)
-    return flow
 
 
 def _load_events(ref: str, db: str | None) -> list[Event]:

@@ -78,7 +78,7 @@ def _graph_attrs(flow: Flow) -> str:
                 "fontname": "Helvetica",
                 "labelloc": "t",
                 "label": Html(f"<B>{esc(title, 120)}</B>"),
-                "nodesep": 0.35,
+                "nodesep": 0.5,
                 "ranksep": 0.5,
                 "newrank": True,
                 "bgcolor": "white",
@@ -197,7 +197,9 @@ def _tool_rows(agent: Agent, calls: dict[str, int]) -> list[str]:
 
 
 def _tokens_text(tokens: Tokens) -> str:
-    calls = f"{tokens.calls} call" + ("" if tokens.calls == 1 else "s")
+    calls = f"{tokens.calls} model call" + ("" if tokens.calls == 1 else "s")
+    if tokens.total == 0:  # the scripted provider, or a server that reports no usage
+        return calls
     return f"{tokens.total:,} tokens ({tokens.prompt:,} in, {tokens.completion:,} out) · {calls}"
 
 
@@ -368,4 +370,5 @@ def _width(count: int) -> float:
 
 
 def _count_label(count: int) -> str:
-    return f"{count} msg" if count == 1 else (f"{count} msgs" if count else "")
+    # Padded with spaces so the label stands clear of the edge it belongs to.
+    return f" {count} msg " if count == 1 else (f" {count} msgs " if count else "")

@@ -122,7 +122,7 @@
     for (const [group, first] of nodeVisits) group.classList.toggle("pending", first > i);
     for (const { label, steps } of Object.values(edgeLabels)) {
       const n = upperBound(steps, i);
-      label.textContent = n === 0 ? "" : n + (n === 1 ? " msg" : " msgs");
+      label.textContent = n === 0 ? "" : " " + n + (n === 1 ? " msg " : " msgs ");
     }
     const done = i === total - 1;
     for (const id of ["run-state", "run-state-edge"]) {

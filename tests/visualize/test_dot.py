@@ -71,16 +71,18 @@ def test_dot_source_is_deterministic() -> None:
 
 def test_run_overlay_counts_messages_tokens_and_visits() -> None:
     graph = laid_out(flow_to_dot(flows.load("team.yaml"), flows.team_run()))
-    assert graph.edges["member-team-mathematician"]["label"] == "2 msgs"
-    assert graph.edges["member-team-USER"]["label"] == "2 msgs"
-    assert graph.edges["member-team-reviewer"]["label"] == "1 msg"
+    assert graph.edges["member-team-mathematician"]["label"].strip() == "2 msgs"
+    assert graph.edges["member-team-USER"]["label"].strip() == "2 msgs"
+    assert graph.edges["member-team-reviewer"]["label"].strip() == "1 msg"
     assert graph.edges[ids.member_edge_id("team", WRITER)].get("label", "") == ""
     # Visited nodes are filled; the writer never took part.
     assert "filled" in graph.nodes["node-reviewer"]["style"]
     assert "filled" not in graph.nodes[ids.node_id(WRITER)]["style"]
     assert "dashed" in graph.nodes[ids.node_id(WRITER)]["style"]
     # Tokens per node: the sum of llm_call usage (prompt + completion).
-    assert "257 tokens (240 in, 17 out) · 3 calls" in graph.nodes["node-mathematician"]["label"]
+    assert (
+        "257 tokens (240 in, 17 out) · 3 model calls" in graph.nodes["node-mathematician"]["label"]
+    )
     assert "42 tokens" in graph.nodes["node-team"]["label"]
     assert "math#add ×1" in graph.nodes["node-mathematician"]["label"]
 
@@ -105,8 +107,8 @@ def test_final_state_terminated_paused_and_error() -> None:
 def test_two_agent_run_draws_message_edges_both_ways() -> None:
     graph = laid_out(flow_to_dot(flows.load("two.yaml"), flows.two_run()))
     assert graph.ends("message-USER-assistant") == ("node-USER", "node-assistant")
-    assert graph.edges["message-USER-assistant"]["label"] == "2 msgs"
-    assert graph.edges["message-assistant-USER"]["label"] == "2 msgs"
+    assert graph.edges["message-USER-assistant"]["label"].strip() == "2 msgs"
+    assert graph.edges["message-assistant-USER"]["label"].strip() == "2 msgs"
     assert "30 tokens" in graph.nodes["node-assistant"]["label"]
     assert "terminated at USER" in graph.nodes[ids.STATE_NODE_ID]["label"]
 
