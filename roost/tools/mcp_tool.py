@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, TextIO, cast
 
+import httpx2
 import mcp_types
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
@@ -167,7 +168,7 @@ async def _serve(
     errlog = cast(TextIO, tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace"))  # noqa: SIM115
     try:
         async with AsyncExitStack() as stack:
-            read, write = await stack.enter_async_context(_transport(config, folder, errlog))
+            read, write = await _transport(stack, config, folder, errlog)
             session = await stack.enter_async_context(ClientSession(read, write))
             await session.initialize()
             tools = await _list_all(session)
@@ -181,7 +182,10 @@ async def _serve(
         errlog.close()
 
 
-def _transport(config: McpServerConfig, folder: Path, errlog: TextIO) -> Any:
+async def _transport(
+    stack: AsyncExitStack, config: McpServerConfig, folder: Path, errlog: TextIO
+) -> Any:
+    """Opens the server's transport on ``stack``; gives its (read, write) streams."""
     if isinstance(config, StdioServer):
         command = config.command
         if "/" in command and not Path(command).is_absolute():
@@ -189,14 +193,15 @@ def _transport(config: McpServerConfig, folder: Path, errlog: TextIO) -> Any:
         params = StdioServerParameters(
             command=command, args=list(config.args), env=dict(config.env) or None, cwd=folder
         )
-        return stdio_client(params, errlog=errlog)
+        return await stack.enter_async_context(stdio_client(params, errlog=errlog))
     assert isinstance(config, HttpServer)
+    client = None
     if config.headers:
-        import httpx2
-
-        client = httpx2.AsyncClient(headers=config.headers, timeout=httpx2.Timeout(30, read=300))
-        return streamable_http_client(config.url, http_client=client)
-    return streamable_http_client(config.url)
+        # The SDK leaves a client it was given open, so the stack closes it.
+        client = await stack.enter_async_context(
+            httpx2.AsyncClient(headers=config.headers, timeout=httpx2.Timeout(30, read=300))
+        )
+    return await stack.enter_async_context(streamable_http_client(config.url, http_client=client))
 
 
 async def _list_all(session: ClientSession) -> list[mcp_types.Tool]:

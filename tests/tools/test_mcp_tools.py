@@ -116,7 +116,7 @@ def test_unknown_remote_tool() -> None:
 async def test_http_server(http_url: str) -> None:
     flow = make_flow(
         {
-            "mcp_servers": {"weather": {"url": http_url}},
+            "mcp_servers": {"weather": {"url": http_url, "headers": {"X-Roost-Test": "1"}}},
             "tools": {"weather": {"mcp": "weather"}},
             "agents": {"a": {"functions": ["weather"]}},
         }
