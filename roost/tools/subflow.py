@@ -11,6 +11,7 @@ comes back in ``ToolOutcome.child_run``.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from contextvars import ContextVar
 from pathlib import Path
@@ -58,6 +59,7 @@ class SubflowTool:
         self.timeout = config.timeout
         self._flow = flow
         self._runner = runner
+        self._free_form = config.parameters is not None
 
     async def call(self, arguments: dict[str, Any]) -> ToolOutcome:
         """Runs the sub-flow with these arguments as its start message and variables."""
@@ -66,9 +68,14 @@ class SubflowTool:
             return ToolOutcome("invalid arguments: message must be a string", is_error=True)
         flow = self._flow
         overrides = {k: v for k, v in arguments.items() if k in flow.vars}
-        unknown = sorted(set(arguments) - set(overrides) - {"message"})
-        if unknown:
-            return ToolOutcome(f"invalid arguments: unexpected {unknown[0]!r}", is_error=True)
+        rest = {k: v for k, v in arguments.items() if k not in overrides and k != "message"}
+        if rest and not self._free_form:
+            unknown = sorted(rest)[0]
+            return ToolOutcome(f"invalid arguments: unexpected {unknown!r}", is_error=True)
+        if rest:
+            # With parameters of the flow's own design, the other arguments are the message.
+            shown = json.dumps(rest, ensure_ascii=False)
+            message = shown if message is None else f"{message}\n\n{shown}"
         if overrides:
             flow = flow.model_copy(update={"vars": {**flow.vars, **overrides}})
         if message is None and (flow.start is None or not flow.start.content):

@@ -172,3 +172,13 @@ def test_a_flow_calling_itself_is_recursion() -> None:
     ]
     assert (problems[0].line, problems[0].col) != (1, 1)  # located at the tool's key
     assert Path(problems[0].file).name == "loop_a.yaml"
+
+
+async def test_given_parameters_turn_other_arguments_into_the_message() -> None:
+    schema = {"type": "object", "properties": {"city": {"type": "string"}}}
+    flow = parent_flow([], trip={"flow": "echo_last.yaml", "parameters": schema})
+    trip = next(t for t in toolbox_for(flow)("boss", "") if t.spec.name == "trip")
+    assert trip.spec.parameters == schema
+    assert (await trip.call({"city": "Köln"})).content == '{"city": "Köln"}'
+    both = await trip.call({"message": "Plan a trip.", "city": "Oslo"})
+    assert both.content == 'Plan a trip.\n\n{"city": "Oslo"}'
