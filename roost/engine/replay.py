@@ -239,11 +239,9 @@ class RecordedTools:
     """
 
     def __init__(self, flow: Flow, recorded: Sequence[Event]) -> None:
-        self.results = {e.id: e for e in recorded if isinstance(e, ToolResultEvent)}
-        self.calls: dict[tuple[str, str], list[ToolCallEvent]] = defaultdict(list)
-        for event in recorded:
-            if isinstance(event, ToolCallEvent):
-                self.calls[(event.agent, event.name)].append(event)
+        self.calls: dict[tuple[str, str], list[tuple[ToolCallEvent, ToolResultEvent]]] = {}
+        for call, result in _pairs(recorded):
+            self.calls.setdefault((call.agent, call.name), []).append((call, result))
         self._live: Any = None
         if flow.tools:
             from roost.tools import toolbox_for
@@ -259,12 +257,9 @@ class RecordedTools:
     def answer(self, agent: str, name: str, arguments: dict[str, Any]) -> ToolOutcome:
         """The recorded result of the first unanswered recorded call with these arguments."""
         pending = self.calls.get((agent, name), [])
-        for index, call in enumerate(pending):
+        for index, (call, result) in enumerate(pending):
             if call.arguments == arguments:
                 del pending[index]
-                result = self.results.get(call.id)
-                if result is None:
-                    break
                 return ToolOutcome(result.content, result.is_error, result.child_run)
         return ToolOutcome(f"replay: no recorded result for this call of {name}", is_error=True)
 
@@ -272,6 +267,19 @@ class RecordedTools:
         closer = getattr(self._live, "aclose", None)
         if closer is not None:
             await closer()
+
+
+def _pairs(recorded: Sequence[Event]) -> list[tuple[ToolCallEvent, ToolResultEvent]]:
+    """Each recorded tool call with the result that answered it (ids may repeat across turns)."""
+    open_calls: dict[str, deque[ToolCallEvent]] = defaultdict(deque)
+    pairs: list[tuple[ToolCallEvent, ToolResultEvent]] = []
+    for event in recorded:
+        if isinstance(event, ToolCallEvent):
+            open_calls[event.id].append(event)
+        elif isinstance(event, ToolResultEvent) and open_calls[event.id]:
+            pairs.append((open_calls[event.id].popleft(), event))
+    pairs.sort(key=lambda pair: pair[0].seq)
+    return pairs
 
 
 class RecordedTool:
