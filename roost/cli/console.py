@@ -8,6 +8,7 @@ run commands ask here and pass the answer to ``Runner.continue_``.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from rich.console import Console
@@ -40,9 +41,19 @@ PALETTE = [
 class RunConsole:
     """Prints a run's events and asks a person for answers."""
 
-    def __init__(self, console: Console | None = None, *, verbose: bool = False) -> None:
+    def __init__(
+        self,
+        console: Console | None = None,
+        *,
+        verbose: bool = False,
+        channels: Iterable[str] = (),
+        step: Callable[[], tuple[str, str] | None] | None = None,
+    ) -> None:
         self.out = console or Console(highlight=False, soft_wrap=True)
         self.verbose = verbose
+        # A director's answer is a name, shown through the select event, never streamed.
+        self.channels = frozenset(channels)
+        self.step = step
         self._colours: dict[str, str] = {}
         self._streaming: str | None = None
 
@@ -58,9 +69,13 @@ class RunConsole:
 
     def on_text(self, node: str, chunk: str) -> None:
         """Shows streamed text as it arrives."""
+        if node in self.channels:
+            return
         if self._streaming != node:
             self._end_stream()
-            self.out.print(f"{self.name(node)}: ", end="")
+            step = self.step() if self.step is not None else None
+            to = f" → {self.name(step[1])}" if step is not None and step[0] == node else ""
+            self.out.print(f"{self.name(node)}{to}: ", end="")
             self._streaming = node
         self.out.print(escape(chunk), end="")
 

@@ -117,9 +117,12 @@ class Session:
         self.answers = answers
         self.interactive = not no_input and sys.stdin.isatty()
         self.ref = ref or log.run_id
-        self.out = RunConsole()
+        self.out = RunConsole(channels=flow.channels, step=self._step)
         self.child_log: Callable[[str], EventLog] | None = None
         self._runner: Runner | None = None
+
+    def _step(self) -> tuple[str, str] | None:
+        return self._runner.state.step if self._runner is not None else None
 
     def runner(self) -> Runner:
         if self._runner is None:
