@@ -213,9 +213,9 @@ def resolve_reference(flow: Flow, reference: str) -> str | None:
 
     ``name`` and ``@@name`` name a tool entry (a group gives all its tools, an
     ``mcp:`` entry all its server's tools); ``group#child`` names a child of a
-    group; ``ENTRY#tool`` or ``SERVER#tool`` names one tool of an MCP server,
-    where ENTRY is an ``mcp:`` tool entry or SERVER a server some entry exposes
-    (the tool itself is only known once the server runs).
+    group; ``ENTRY#tool`` names one tool of the MCP server that the ``mcp:``
+    entry ENTRY exposes (the tool itself is only known once the server runs).
+    The parent is always a tool entry, as the toolbox resolves it at run time.
     """
     text = reference.removeprefix("@@").strip()
     parent, sep, child = text.partition("#")
@@ -233,13 +233,13 @@ def resolve_reference(flow: Flow, reference: str) -> str | None:
         return None
     if entry is not None:
         return f"tool {parent!r} is neither a group nor an MCP tool, so {reference!r} names nothing"
-    exposed = {t.mcp for t in tools.values() if isinstance(t, McpTool)}
-    if parent in flow.mcp_servers and parent in exposed and child:
-        return None
     if parent in flow.mcp_servers:
-        return f"MCP server {parent!r} is not exposed by any tool; add a tool with 'mcp: {parent}'"
-    hint = did_you_mean(parent, [*tools, *flow.mcp_servers])
-    return f"no tool group or MCP server named {parent!r}{hint}"
+        return (
+            f"{parent!r} is an MCP server, not a tool entry; expose it with "
+            f"'tools: {{{parent}: {{mcp: {parent}}}}}' and refer to that entry"
+        )
+    hint = did_you_mean(parent, tools)
+    return f"no tool group or MCP tool named {parent!r}{hint}"
 
 
 def check_templates(c: Checker) -> None:

@@ -130,7 +130,7 @@ def test_mcp_and_group_references_resolve() -> None:
           remote: {mcp: web}
           math: {tools: {add: {python: "m:add"}}}
         agents:
-          a: {functions: [fs, "fs#read", "files#write", "@@math", "math#add", "web#get"]}
+          a: {functions: [fs, "fs#read", "@@remote", "@@math", "math#add", "remote#get"]}
         """
     )
     assert isinstance(flow.tools["fs"], McpTool)
@@ -151,8 +151,8 @@ def test_unexposed_mcp_server_reference_is_an_error() -> None:
         """
     )
     assert lines == [
-        "flow.yaml:7:19: error: MCP server 'files' is not exposed by any tool; "
-        "add a tool with 'mcp: files'"
+        "flow.yaml:7:19: error: 'files' is an MCP server, not a tool entry; "
+        "expose it with 'tools: {files: {mcp: files}}' and refer to that entry"
     ]
 
 
