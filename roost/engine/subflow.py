@@ -15,9 +15,10 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from roost.engine.state import fold
 from roost.errors import RoostError
 from roost.eventlog import EventLog, MemoryLog
-from roost.events import Event, RunStartEvent, ToolCallEvent, ToolResultEvent
+from roost.events import Event, InterruptEvent, RunStartEvent, ToolCallEvent, ToolResultEvent
 from roost.flow.models import Flow
 from roost.tools.base import ToolOutcome
 from roost.tools.subflow import current_tool_call
@@ -94,14 +95,20 @@ class ChildRuns:
 
 
 def outcome_of(events: Sequence[Event], name: str, run_id: str) -> ToolOutcome:
-    """The child's last message as the tool's result; a child stopped at an error is an error."""
-    from roost.engine import fold
+    """The child's last message as the tool's result; a child stopped at an error is an error.
 
+    A child paused because one of its own tools waits for approval has no answer
+    yet: that is an error result too, naming the tool and the run to continue.
+    """
     state = fold(events)
+    pending = state.pending
     if state.status == "error":
-        pending = state.pending
         why = getattr(pending, "content", "") or "it stopped at an error"
         return ToolOutcome(f"sub-flow {name!r} failed: {why}", is_error=True, child_run=run_id)
+    if isinstance(pending, InterruptEvent) and pending.reason == "tool_approval":
+        tool = (pending.tool_call or {}).get("name", "?")
+        text = f"sub-flow {name!r} is waiting for approval of its tool {tool!r} (run {run_id})"
+        return ToolOutcome(text, is_error=True, child_run=run_id)
     for entry in reversed(state.history):
         if entry.state == "success":
             return ToolOutcome(entry.content, child_run=run_id)

@@ -182,3 +182,11 @@ async def test_given_parameters_turn_other_arguments_into_the_message() -> None:
     assert (await trip.call({"city": "Köln"})).content == '{"city": "Köln"}'
     both = await trip.call({"message": "Plan a trip.", "city": "Oslo"})
     assert both.content == 'Plan a trip.\n\n{"city": "Oslo"}'
+
+
+async def test_a_subflow_waiting_for_tool_approval_says_so() -> None:
+    flow = parent_flow([], gated={"flow": "gated.yaml"})
+    gated = next(t for t in toolbox_for(flow)("boss", "") if t.spec.name == "gated")
+    outcome = await gated.call({"message": "note it"})
+    assert outcome.is_error and outcome.child_run
+    assert "waiting for approval of its tool 'record'" in outcome.content
