@@ -31,7 +31,11 @@ def keys_text(path: Path) -> str:
     """``('replies', 0, 'name')`` as ``replies[0].name``."""
     text = ""
     for part in path:
-        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+        if isinstance(part, int):
+            text += f"[{part}]"
+            continue
+        shown = part if part.isprintable() and part.strip() == part and part else repr(part)
+        text += f".{shown}" if text else shown
     return text
 
 

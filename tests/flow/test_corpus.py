@@ -40,6 +40,7 @@ EXPECTED: dict[str, tuple[int, int, tuple[str, ...]]] = {
     "members_not_list.yaml": (6, 14, ("members of channel 'c'", "expected a list")),
     "missing_name.yaml": (1, 1, ("needs the key 'name'",)),
     "missing_version.yaml": (1, 1, ("format version", "roost: 1")),
+    "newline_in_key.yaml": (8, 28, ("transitions.'a\\nb'[0] of channel 'c'", "expected a string")),
     "no_successor.yaml": (11, 7, ("member 'b'", "no legal successor")),
     "non_string_key.yaml": (4, 3, ("key must be plain text",)),
     "only_self_successor.yaml": (10, 7, ("member 'a'", "no legal successor", "allow_repeat")),
@@ -101,3 +102,4 @@ def test_broken_flow_is_reported_where_it_is_wrong(name: str) -> None:
     text = str(caught.value)
     assert text.startswith(f"{path}:"), text
     assert "Traceback" not in text
+    assert all("\n" not in p.message for p in caught.value.problems)
