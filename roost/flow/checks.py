@@ -10,7 +10,7 @@ from roost.errors import Problem, Severity
 from roost.flow.describe import did_you_mean, label
 from roost.flow.models import Channel, Flow, McpTool, ToolGroup
 from roost.flow.positions import Path, Positions
-from roost.flow.redact import redact
+from roost.flow.redact import clean
 from roost.flow.templates import TemplateSyntaxProblem, parse_template
 
 
@@ -29,7 +29,7 @@ class Checker:
         self._add(self.positions.value(path), message, severity)
 
     def _add(self, mark: tuple[int, int], message: str, severity: Severity) -> None:
-        text = redact(message, self.flow.secrets)
+        text = clean(message, self.flow.secrets)
         self.problems.append(Problem(self.flow.path, mark[0], mark[1], text, severity))
 
 

@@ -14,7 +14,7 @@ from roost.flow.envsubst import substitute
 from roost.flow.graph import check_graph
 from roost.flow.models import Flow
 from roost.flow.positions import Positions
-from roost.flow.redact import redact
+from roost.flow.redact import clean
 from roost.flow.schema_errors import translate
 from roost.flow.yamlread import build, compose, read_source
 
@@ -60,7 +60,7 @@ def _validate(
     except ValidationError as error:
         problems = translate(error, Flow, positions, file)
         masked = [
-            Problem(p.file, p.line, p.col, redact(p.message, secrets), p.severity) for p in problems
+            Problem(p.file, p.line, p.col, clean(p.message, secrets), p.severity) for p in problems
         ]
         raise FlowError(masked) from None
 

@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from roost.errors import Problem, Severity
-from roost.flow.redact import redact
+from roost.flow.redact import clean
 
 InterruptPolicy = Literal["NEVER", "ALWAYS"]
 
@@ -290,7 +290,7 @@ class Flow(Strict):
     ) -> Problem:
         """A Problem located at ``keys`` in this flow's file, with secrets masked."""
         line, col = self.locate(*keys)
-        return Problem(self._path, line, col, redact(message, self._secrets), severity)
+        return Problem(self._path, line, col, clean(message, self._secrets), severity)
 
     def node_kind(self, name: str) -> Literal["agent", "channel"] | None:
         if name in self.agents:

@@ -19,3 +19,9 @@ def redact(text: str, secrets: Iterable[str]) -> str:
         else:
             text = re.sub(rf"(?<![\w-]){re.escape(secret)}(?![\w-])", MASK, text)
     return text
+
+
+def clean(text: str, secrets: Iterable[str]) -> str:
+    """``text`` with secrets masked and line breaks escaped, fit for one output line."""
+    masked = redact(text, secrets)
+    return "".join(ch if ch.isprintable() or ch == " " else repr(ch)[1:-1] for ch in masked)
