@@ -7,8 +7,10 @@ records and error translation happen here, around it.
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
 from types import ModuleType
+from typing import Generic, TypeVar
 
 from roost.messages import AssistantMessage, ModelRequest, ModelResponse, ReasoningPart, Usage
 from roost.providers._common import OWNER, Settings, TextSink
@@ -25,7 +27,10 @@ class Answer:
     model: str = ""
 
 
-class HttpProvider:
+Client = TypeVar("Client")
+
+
+class HttpProvider(Generic[Client]):
     """A Provider that reaches a model through an SDK; see ``roost.providers.base``."""
 
     sdk: ModuleType  # the SDK module whose exceptions ``_attempt`` may raise
@@ -35,6 +40,22 @@ class HttpProvider:
         self.model = settings.model
         self._settings = settings
         self._hooks = AttemptHooks(settings)
+        self._sdk_client: Client | None = None
+        self._client_loop: asyncio.AbstractEventLoop | None = None
+
+    def client(self) -> Client:
+        """The SDK client, made on first use (so a missing key fails the call, not the run).
+
+        One per event loop: an HTTP connection pool cannot move between loops.
+        """
+        loop = asyncio.get_running_loop()
+        if self._sdk_client is None or self._client_loop is not loop:
+            self._sdk_client = self._new_client()
+            self._client_loop = loop
+        return self._sdk_client
+
+    def _new_client(self) -> Client:
+        raise NotImplementedError
 
     @property
     def settings(self) -> Settings:

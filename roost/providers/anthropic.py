@@ -46,30 +46,24 @@ def create(name: str, config: Any, context: ProviderContext) -> AnthropicProvide
     return AnthropicProvider(settings_from(name, config, context, key_env="ANTHROPIC_API_KEY"))
 
 
-class AnthropicProvider(HttpProvider):
+class AnthropicProvider(HttpProvider[anthropic.AsyncAnthropic]):
     """``kind: anthropic``: the Messages API."""
 
     sdk = anthropic
 
-    def __init__(self, settings: Settings) -> None:
-        super().__init__(settings)
-        self._client: anthropic.AsyncAnthropic | None = None
-
-    def _sdk_client(self) -> anthropic.AsyncAnthropic:
-        if self._client is None:
-            http_client = anthropic.DefaultAsyncHttpxClient(event_hooks=self._hooks.event_hooks())
-            self._client = anthropic.AsyncAnthropic(
-                api_key=require_key(self.settings),
-                base_url=self.settings.base_url,
-                timeout=self.settings.timeout,
-                max_retries=self.settings.max_retries,
-                http_client=http_client,
-            )
-        return self._client
+    def _new_client(self) -> anthropic.AsyncAnthropic:
+        http_client = anthropic.DefaultAsyncHttpxClient(event_hooks=self._hooks.event_hooks())
+        return anthropic.AsyncAnthropic(
+            api_key=require_key(self.settings),
+            base_url=self.settings.base_url,
+            timeout=self.settings.timeout,
+            max_retries=self.settings.max_retries,
+            http_client=http_client,
+        )
 
     async def _attempt(self, request: ModelRequest, sink: TextSink) -> Answer:
         body = _to_wire(request, self.settings)
-        result: Any = await self._sdk_client().messages.create(**body)
+        result: Any = await self.client().messages.create(**body)
         sink.opened = True
         if isinstance(result, str):
             raise html_error(self.settings)

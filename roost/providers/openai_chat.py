@@ -53,20 +53,17 @@ def openai_client(settings: Settings, hooks: AttemptHooks) -> openai.AsyncOpenAI
     )
 
 
-class OpenAIChatProvider(HttpProvider):
+class OpenAIChatProvider(HttpProvider[openai.AsyncOpenAI]):
     """``kind: openai``: the Chat Completions API."""
 
     sdk = openai
 
-    def __init__(self, settings: Settings) -> None:
-        super().__init__(settings)
-        self._client: openai.AsyncOpenAI | None = None
+    def _new_client(self) -> openai.AsyncOpenAI:
+        return openai_client(self.settings, self._hooks)
 
     async def _attempt(self, request: ModelRequest, sink: TextSink) -> Answer:
-        if self._client is None:
-            self._client = openai_client(self.settings, self._hooks)
         body = _to_wire(request, self.settings)
-        result: Any = await self._client.chat.completions.create(**body)
+        result: Any = await self.client().chat.completions.create(**body)
         sink.opened = True
         if isinstance(result, str):
             raise html_error(self.settings)

@@ -38,20 +38,17 @@ def create(name: str, config: Any, context: ProviderContext) -> OpenAIResponsesP
     return OpenAIResponsesProvider(settings_from(name, config, context, key_env="OPENAI_API_KEY"))
 
 
-class OpenAIResponsesProvider(HttpProvider):
+class OpenAIResponsesProvider(HttpProvider[openai.AsyncOpenAI]):
     """``kind: openai-responses``: the Responses API, stateless."""
 
     sdk = openai
 
-    def __init__(self, settings: Settings) -> None:
-        super().__init__(settings)
-        self._client: openai.AsyncOpenAI | None = None
+    def _new_client(self) -> openai.AsyncOpenAI:
+        return openai_client(self.settings, self._hooks)
 
     async def _attempt(self, request: ModelRequest, sink: TextSink) -> Answer:
-        if self._client is None:
-            self._client = openai_client(self.settings, self._hooks)
         body = _to_wire(request, self.settings)
-        result: Any = await self._client.responses.create(**body)
+        result: Any = await self.client().responses.create(**body)
         sink.opened = True
         if isinstance(result, str):
             raise html_error(self.settings)

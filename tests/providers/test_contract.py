@@ -207,3 +207,15 @@ def first_text_event(kind: str, reply: Reply) -> int:
     events = render(reply, "m")
     first_piece = reply.text[: reply.chunk_size]
     return next(n for n, (_, data) in enumerate(events) if f'"{first_piece}"' in data) + 1
+
+
+def test_a_provider_survives_a_new_event_loop(
+    kind: str, server: FakeLLMServer, make_provider: MakeProvider
+) -> None:
+    import asyncio
+
+    provider = make_provider(kind)
+    server.script(Reply(text="one"), Reply(text="two"))
+    ask = request(UserMessage(content="x"))
+    assert asyncio.run(provider.complete(ask)).message.content == "one"
+    assert asyncio.run(provider.complete(ask)).message.content == "two"
