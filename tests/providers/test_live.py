@@ -9,6 +9,7 @@ against the fake server.
 from __future__ import annotations
 
 import os
+from typing import Any
 
 import pytest
 from pydantic import TypeAdapter
@@ -46,7 +47,7 @@ def live_provider(kind: str) -> Provider:
     if not key:
         pytest.skip(f"{KEYS[kind]} is not set")
     data = {"kind": kind, "model": MODELS[kind], "max_tokens": 300, "timeout": 60}
-    config = TypeAdapter(ProviderConfig).validate_python(data)
+    config: Any = TypeAdapter(ProviderConfig).validate_python(data)
     return _factory(kind)("live", config, ProviderContext(secrets=frozenset({key})))
 
 
@@ -94,7 +95,7 @@ async def test_live_wrong_key_is_one_clear_line() -> None:
     if not os.environ.get("OPENAI_API_KEY"):
         pytest.skip("OPENAI_API_KEY is not set")
     data = {"kind": "openai", "model": MODELS["openai"], "api_key": "sk-wrong-key-0000"}
-    config = TypeAdapter(ProviderConfig).validate_python(data)
+    config: Any = TypeAdapter(ProviderConfig).validate_python(data)
     context = ProviderContext(secrets=frozenset({"sk-wrong-key-0000"}))
     provider = _factory("openai")("live", config, context)
     with pytest.raises(ProviderError) as caught:
