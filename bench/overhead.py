@@ -3,7 +3,8 @@
 Two scenarios on scripted providers: a three-member round_robin channel and a
 chat between two agents, each run to 200, 2,000 and 10,000 messages. The
 figures are microseconds per message of ``Runner.start`` (flow loading, imports
-and start-up excluded), first with the log in memory, then with the JSON Lines
+and start-up excluded; wall-clock time and this process's CPU time, which a
+busy machine disturbs less), first with the log in memory, then with the JSON Lines
 log written to disk; a second pass under ``tracemalloc`` gives peak memory.
 
     python bench/overhead.py [--sizes 200,2000,10000] [--repeat 3]
@@ -14,6 +15,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
+import os
 import sys
 import tempfile
 import time
@@ -65,15 +67,15 @@ def make_flow(template: str, messages: int) -> Flow:
     return Flow.model_validate(yaml.safe_load(template.format(n=messages)))
 
 
-def run_once(flow: Flow, log: EventLog) -> tuple[float, int]:
-    """Seconds spent in Runner.start and the number of messages it produced."""
+def run_once(flow: Flow, log: EventLog) -> tuple[float, float, int]:
+    """Wall and CPU seconds spent in Runner.start, and the number of messages it produced."""
     runner = Runner(flow, log)
     gc.collect()
-    began = time.perf_counter()
+    began, began_cpu = time.perf_counter(), time.process_time()
     state = asyncio.run(runner.start())
-    elapsed = time.perf_counter() - began
+    elapsed, cpu = time.perf_counter() - began, time.process_time() - began_cpu
     assert state.status == "terminated", state.status
-    return elapsed, len(state.history)
+    return elapsed, cpu, len(state.history)
 
 
 def peak_memory(flow: Flow, make_log: Callable[[], EventLog]) -> int:
@@ -88,8 +90,8 @@ def peak_memory(flow: Flow, make_log: Callable[[], EventLog]) -> int:
     return peak
 
 
-def measure(sizes: list[int], repeat: int) -> list[tuple[str, str, int, float, float]]:
-    """Rows of (scenario, log, messages, µs per message, peak MiB)."""
+def measure(sizes: list[int], repeat: int) -> list[tuple[str, str, int, float, float, float]]:
+    """Rows of (scenario, log, messages, wall µs and CPU µs per message, peak MiB)."""
     rows = []
     with tempfile.TemporaryDirectory() as folder:
         counter = iter(range(10**9))
@@ -104,16 +106,15 @@ def measure(sizes: list[int], repeat: int) -> list[tuple[str, str, int, float, f
             for size in sizes:
                 flow = make_flow(template, size)
                 for label, make_log in (("memory", memory_log), ("jsonl", jsonl_log)):
-                    best = min(
-                        (run_once(flow, make_log()) for _ in range(repeat)),
-                        key=lambda r: r[0] / r[1],
-                    )
-                    per_message = best[0] / best[1] * 1e6
+                    runs = [run_once(flow, make_log()) for _ in range(repeat)]
+                    count = runs[0][2]
+                    wall = min(r[0] for r in runs) / count * 1e6
+                    cpu = min(r[1] for r in runs) / count * 1e6
                     peak = peak_memory(flow, make_log) / 2**20
-                    rows.append((scenario, label, best[1], per_message, peak))
+                    rows.append((scenario, label, count, wall, cpu, peak))
                     print(
-                        f"{scenario:8} {label:7} {best[1]:>7,} messages "
-                        f"{per_message:8.1f} µs/message  peak {peak:7.2f} MiB",
+                        f"{scenario:8} {label:7} {count:>7,} messages "
+                        f"{wall:7.1f} µs/message wall {cpu:7.1f} µs CPU  peak {peak:7.2f} MiB",
                         flush=True,
                     )
     return rows
@@ -125,7 +126,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args(argv)
     sizes = [int(part) for part in args.sizes.split(",")]
-    print(f"Python {sys.version.split()[0]}; best of {args.repeat} runs per row")
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    print(f"Python {sys.version.split()[0]}; best of {args.repeat} runs per row; load {load}")
     measure(sizes, args.repeat)
     return 0
 

@@ -93,7 +93,7 @@ class ModelCaller:
             rec.flush()
             return None
         on_text = partial(self.on_text, node) if self.on_text is not None else None
-        names = [tool.name for tool in request.tools]
+        names = [tool.name for tool in request.tools] if request.tools else []
         try:
             response = await provider.complete(request, on_text=on_text)
         except asyncio.CancelledError:

@@ -20,7 +20,8 @@ from roost.events import Event, now_iso
 
 E = TypeVar("E", bound=BaseModel)
 
-_TEMPLATES: dict[type[BaseModel], tuple[dict[str, Any], list[tuple[str, Any]]]] = {}
+_Template = tuple[dict[str, Any], list[tuple[str, Any]], frozenset[str]]
+_TEMPLATES: dict[type[BaseModel], _Template] = {}
 _set_attr = object.__setattr__
 
 
@@ -34,20 +35,19 @@ def build_event(cls: type[E], fields: dict[str, Any]) -> E:
     template = _TEMPLATES.get(cls)
     if template is None:
         template = _TEMPLATES[cls] = _template(cls)
-    data, factories = template[0].copy(), template[1]
-    data.update(fields)
-    for name, factory in factories:
+    data = {**template[0], **fields}
+    for name, factory in template[1]:
         if name not in fields:
             data[name] = factory()
     event = cls.__new__(cls)
     _set_attr(event, "__dict__", data)
-    _set_attr(event, "__pydantic_fields_set__", set(fields))
+    _set_attr(event, "__pydantic_fields_set__", set(template[2]))
     _set_attr(event, "__pydantic_extra__", {} if cls.model_config.get("extra") == "allow" else None)
     _set_attr(event, "__pydantic_private__", None)
     return event
 
 
-def _template(cls: type[BaseModel]) -> tuple[dict[str, Any], list[tuple[str, Any]]]:
+def _template(cls: type[BaseModel]) -> _Template:
     # Every field in declaration order (so the JSON reads seq, type, run, ts, ...),
     # required ones as None placeholders that the caller always fills.
     data: dict[str, Any] = {}
@@ -58,7 +58,8 @@ def _template(cls: type[BaseModel]) -> tuple[dict[str, Any], list[tuple[str, Any
             data[name] = None
         else:
             data[name] = None if info.default is PydanticUndefined else info.default
-    return data, factories
+    # Every field counts as set, as when pydantic validates a complete event.
+    return data, factories, frozenset(data)
 
 
 class Recorder:

@@ -58,10 +58,10 @@ class Thread:
     indices: list[int] = field(default_factory=list)
     digest: bytes = _EMPTY_DIGEST
 
-    def add(self, index: int, entry: HistoryEntry) -> None:
+    def add(self, index: int, payload: bytes) -> None:
+        """Appends a history index; ``payload`` is the entry's bytes for the digest chain."""
         self.indices.append(index)
-        text = f"{entry.from_}\x1f{entry.to}\x1f{entry.content}"
-        self.digest = sha256(self.digest + text.encode()).digest()
+        self.digest = sha256(self.digest + payload).digest()
 
 
 # What readers get for a thread no message has started yet; never written to.
@@ -170,15 +170,16 @@ def _on_message(state: RunState, event: Any) -> None:
     key = (frm, to)
     state.sent[key] = state.sent.get(key, 0) + 1
     state.last_into[to] = frm
+    payload = f"{frm}\x1f{to}\x1f{message.content}".encode()
     inbox = state.inbox.get(to)
     if inbox is None:
         inbox = state.inbox[to] = Thread()
-    inbox.add(index, entry)
+    inbox.add(index, payload)
     pair_key = (frm, to) if frm <= to else (to, frm)
     pair = state.pairs.get(pair_key)
     if pair is None:
         pair = state.pairs[pair_key] = Thread()
-    pair.add(index, entry)
+    pair.add(index, payload)
     state.status = "running"
     state.pending = None
     state.step = (to, frm)

@@ -40,7 +40,7 @@ CUT_NOTE = "\n[cut: the first {shown} of {total} characters are shown]"
 STOPPED = "the process running this tool stopped before it finished; it was not retried"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Reply:
     """One reply to make: who speaks to whom, with which provider, prompt and tools."""
 

@@ -28,7 +28,7 @@ TRANSCRIPT_ASK = (
 )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Seen:
     """The history one reply is given: messages built lazily, and their chained digest."""
 

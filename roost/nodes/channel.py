@@ -16,7 +16,7 @@ from roost.engine.state import RunState
 from roost.flow.models import Flow
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Turn:
     """What a channel's turn comes to before any model or person is asked.
 
