@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import sys
 
-import click
+import typer
+from typer.exceptions import TyperException
 
 from roost.cli.app import app
 from roost.errors import RoostError
 
 # Importing the command modules registers their commands on ``app``.
-from roost.cli import (  # noqa: E402,F401  isort: skip
+from roost.cli import (  # noqa: F401  isort: skip
     flow_commands,
     render_command,
     run_commands,
@@ -25,16 +26,27 @@ from roost.cli import (  # noqa: E402,F401  isort: skip
 def main(argv: list[str] | None = None) -> None:
     """Entry point of the ``roost`` console script."""
     try:
-        app(args=argv, standalone_mode=False)
+        # Without standalone mode the parser returns an Exit's code instead of exiting.
+        code = app(args=argv, prog_name="roost", standalone_mode=False)
     except RoostError as error:
         print(str(error), file=sys.stderr)
         sys.exit(error.exit_code)
-    except click.exceptions.Abort:
+    except typer.Abort:
         print("roost: interrupted", file=sys.stderr)
         sys.exit(130)
-    except click.ClickException as error:
-        # Bad use of the command line: one line, exit 2 as the contract says.
-        print(f"roost: error: {error.format_message()}", file=sys.stderr)
-        sys.exit(2)
-    except click.exceptions.Exit as exit_:
+    except typer.Exit as exit_:
         sys.exit(exit_.exit_code)
+    except TyperException as error:
+        sys.exit(_usage_error(error))
+    if isinstance(code, int) and code:
+        sys.exit(code)
+
+
+def _usage_error(error: TyperException) -> int:
+    """Bad use of the command line: one line (or the help when no command was given), exit 2."""
+    message = error.format_message() if hasattr(error, "format_message") else str(error)
+    if type(error).__name__ == "NoArgsIsHelpError":
+        print(message, file=sys.stderr)  # the message is the help text itself
+    else:
+        print(f"roost: error: {message.splitlines()[0] if message else error}", file=sys.stderr)
+    return 2
