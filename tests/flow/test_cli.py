@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
+import sysconfig
 from pathlib import Path
 
 import pytest
@@ -124,15 +123,15 @@ def test_schema_accepts_the_contract_example() -> None:
 
 
 def _console(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    code = "import sys; from roost.cli import main; sys.argv[0] = 'roost'; main()"
-    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[2]))
+    """Runs the installed ``roost`` console script (the one ``pip install`` made)."""
+    script = Path(sysconfig.get_path("scripts")) / "roost"
+    assert script.exists(), "the roost console script is missing: pip install -e ."
     return subprocess.run(
-        [sys.executable, "-c", code, *args],
+        [str(script), *args],
         capture_output=True,
         text=True,
         cwd=cwd,
-        env=env,
-        timeout=60,
+        timeout=120,
         check=False,
     )
 
