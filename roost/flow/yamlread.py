@@ -149,12 +149,49 @@ def build(node: Node, file: str) -> tuple[dict[str, Any], Positions]:
         raise fail(
             file, line, col, f"a flow must be a mapping of keys (roost:, name:, ...), not {what}"
         )
+    _check_expansion(node, file)
     builder = _Builder(file)
     data = builder.value(node, (), 0)
     if builder.problems:
         raise FlowError(builder.problems)
     assert isinstance(data, dict)
     return data, builder.positions
+
+
+def _children(node: Node) -> list[Node]:
+    if isinstance(node, SequenceNode):
+        return list(node.value)
+    if isinstance(node, MappingNode):
+        return [part for pair in node.value for part in pair]
+    return []
+
+
+def _check_expansion(root: Node, file: str) -> None:
+    """Refuses, before building anything, a document whose aliases expand too far."""
+    sizes: dict[int, int] = {}
+    visiting: set[int] = set()
+
+    def size(node: Node, depth: int) -> int:
+        if id(node) in sizes:
+            return sizes[id(node)]
+        if id(node) in visiting:
+            raise fail(file, *_mark(node), "an alias refers to its own anchor (a recursive value)")
+        if depth > MAX_DEPTH:
+            raise fail(file, *_mark(node), f"nesting deeper than {MAX_DEPTH} levels")
+        visiting.add(id(node))
+        sizes[id(node)] = 1 + sum(size(child, depth + 1) for child in _children(node))
+        visiting.discard(id(node))
+        return sizes[id(node)]
+
+    if size(root, 0) <= MAX_NODES:
+        return
+    node = root
+    while True:  # point at the innermost value that alone expands too far
+        bigger = next((c for c in _children(node) if sizes[id(c)] > MAX_NODES), None)
+        if bigger is None:
+            break
+        node = bigger
+    raise fail(file, *_mark(node), f"more than {MAX_NODES} values after expanding aliases")
 
 
 def _short(tag: str) -> str:

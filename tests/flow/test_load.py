@@ -269,3 +269,22 @@ def test_size_limit_is_enforced(tmp_path: Path) -> None:
     path.write_text(MINIMAL + "#" * (1 << 20), encoding="utf-8")
     with pytest.raises(FlowError, match="larger than"):
         load_flow(path)
+
+
+def test_a_billion_laughs_fails_before_anything_is_built() -> None:
+    import time
+
+    lines = ["roost: 1", "name: lol", "vars:", "  l0: &l0 [lol, lol, lol, lol, lol, lol, lol, lol]"]
+    for level in range(1, 30):
+        lines.append(f"  l{level}: &l{level} [" + ", ".join([f"*l{level - 1}"] * 8) + "]")
+    started = time.perf_counter()
+    with pytest.raises(FlowError, match="more than 50000 values after expanding aliases"):
+        load_flow_text("\n".join(lines) + "\n", "lol.yaml", environ={})
+    assert time.perf_counter() - started < 1.0
+
+
+def test_a_long_chain_of_aliases_is_refused_not_a_recursion_error() -> None:
+    lines = ["roost: 1", "name: chain", "vars:", "  a0: &a0 x"]
+    lines += [f"  a{i}: &a{i} [*a{i - 1}]" for i in range(1, 100)]
+    with pytest.raises(FlowError, match="nesting deeper than 64 levels"):
+        load_flow_text("\n".join(lines) + "\n", "chain.yaml", environ={})
