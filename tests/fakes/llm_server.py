@@ -135,7 +135,11 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _broken(self, api: wire.Api, broken: Broken, model: str) -> None:
         events = _events(api, broken.reply, broken.reply.model or model)[: broken.after]
-        if broken.how == "error":
+        if broken.how == "failed" and api == "responses":
+            events.append(wire.responses_failed(broken.reply, model, broken.error_type))
+            self._stream(events)
+            return
+        if broken.how in ("error", "failed"):
             events.append(wire.error_event(api, broken.error_type))
             self._stream(events)
             return

@@ -98,13 +98,15 @@ class Broken:
     """A streamed reply that goes wrong after ``after`` events.
 
     ``how``: ``reset`` closes the connection with a TCP reset, ``error`` sends
-    the API's error event inside the 200 stream, ``stall`` stops sending for
+    the API's error event inside the 200 stream, ``failed`` ends a Responses
+    stream with ``response.failed`` (the others send their error event),
+    ``stall`` stops sending for
     ``seconds`` (past the client's timeout) and then closes.
     """
 
     reply: Reply
     after: int
-    how: Literal["reset", "error", "stall"] = "reset"
+    how: Literal["reset", "error", "failed", "stall"] = "reset"
     error_type: str = "overloaded_error"
     seconds: float = 3.0
 

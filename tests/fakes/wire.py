@@ -211,6 +211,13 @@ def responses_events(reply: Reply, model: str) -> list[Event]:
     return [(e["type"], json.dumps({**e, "sequence_number": n})) for n, e in enumerate(events)]
 
 
+def responses_failed(reply: Reply, model: str, error_type: str) -> Event:
+    response = {**responses_json(reply, model, "failed"), "output": []}
+    response["error"] = {"code": error_type, "message": "the model failed"}
+    data = {"type": "response.failed", "sequence_number": 98, "response": response}
+    return "response.failed", json.dumps(data)
+
+
 def _item_events(reply: Reply, index: int, item: dict[str, Any]) -> list[dict[str, Any]]:
     ref = {"output_index": index, "item_id": item["id"]}
     if item["type"] == "message":

@@ -112,6 +112,19 @@ async def test_error_event_inside_a_200_stream(
     assert outcomes(response.attempts) == ["stream error", "ok"]
 
 
+async def test_responses_failed_event(server: FakeLLMServer, make_provider: MakeProvider) -> None:
+    reply = Reply(text="fine")
+    server.script(
+        Broken(reply, after=2, how="failed", error_type="server_error"),
+        Broken(reply, after=2, how="failed", error_type="invalid_prompt"),
+    )
+    provider = make_provider("openai-responses")
+    with pytest.raises(ProviderError, match="the stream failed: the model failed"):
+        await provider.complete(ASK)
+    # The first failure was the server's: tried again; the second was not.
+    assert len(server.requests) == 2
+
+
 async def test_error_event_that_is_the_callers_fault_is_not_retried(
     kind: str, server: FakeLLMServer, make_provider: MakeProvider
 ) -> None:
