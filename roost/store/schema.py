@@ -10,10 +10,10 @@ parent's, read from the parent's rows (stored once).
 
 from __future__ import annotations
 
-from sqlalchemy import Column, Index, Text
+from sqlalchemy import Column, Text
 from sqlmodel import Field, SQLModel
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
 
 
 class RoostMeta(SQLModel, table=True):
@@ -26,7 +26,8 @@ class RoostMeta(SQLModel, table=True):
 
 class RunRow(SQLModel, table=True):
     __tablename__ = "runs"
-    __table_args__ = (Index("ix_runs_updated", "updated"),)
+    # No index on the columns each append changes (updated, status, counts): every index
+    # on them would add a page write to every step's transaction.
 
     id: str = Field(primary_key=True, max_length=64)
     flow_name: str = Field(index=True, max_length=256)
@@ -46,12 +47,14 @@ class RunRow(SQLModel, table=True):
 
 class EventRow(SQLModel, table=True):
     __tablename__ = "events"
+    # SQLite: rows clustered by (run, seq), with no second copy of the key in a separate index.
+    __table_args__ = {"sqlite_with_rowid": False}
 
     run: str = Field(primary_key=True, max_length=64)
     seq: int = Field(primary_key=True)
     type: str = Field(max_length=32)
     ts: str = Field(max_length=40)
-    payload: str = Field(sa_column=Column(Text, nullable=False))
+    payload: str = Field(sa_column=Column(Text, nullable=False))  # the event but seq, run, ts
 
 
 RUNS = RunRow.__table__  # type: ignore[attr-defined]

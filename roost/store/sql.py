@@ -11,23 +11,25 @@ here, with the URL's password hidden.
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Iterator, Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Connection, Engine, create_engine, event, inspect, select, update
+from sqlalchemy import Engine, create_engine, event, inspect, select, update
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError, IntegrityError, SQLAlchemyError
+from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 from sqlalchemy.pool import NullPool
 from sqlmodel import SQLModel
 
 from roost.errors import ConcurrentRunError, RunNotFoundError, StoreError, UsageError
-from roost.events import EVENT_ADAPTER, Event, RunStartEvent, event_json, now_iso
+from roost.events import Event, RunStartEvent
 from roost.store.schema import EVENTS, META, RUNS, SCHEMA_VERSION
-from roost.store.summary import summarize
+from roost.store.sqllog import SqlLog
 
 DEFAULT_PATH = Path(".roost") / "roost.db"
 _INFO = [column for column in RUNS.c if column.name != "flow_text"]
@@ -69,6 +71,35 @@ class RunInfo:
     next_seq: int
 
 
+RawCursor = Any  # a DB-API cursor of the store's driver
+
+
+class Statements:
+    """The hot path's SQL in the driver's own parameter style."""
+
+    def __init__(self, paramstyle: str) -> None:
+        if paramstyle == "qmark":
+            mark = "?"
+        elif paramstyle in ("format", "pyformat"):
+            mark = "%s"
+        else:
+            raise StoreError(f"database drivers with {paramstyle!r} parameters are not supported")
+
+        def marks(count: int) -> str:
+            return ", ".join([mark] * count)
+
+        self.advance = (
+            f"UPDATE runs SET next_seq = {mark}, status = {mark}, messages = messages + {mark}, "
+            f"tokens = tokens + {mark}, updated = {mark} WHERE id = {mark} AND next_seq = {mark}"
+        )
+        self.insert_events = f"INSERT INTO events (run, seq, type, ts, payload) VALUES ({marks(5)})"
+        columns = (
+            "id, flow_name, flow_path, flow_hash, flow_text, title, parent, fork_at, "
+            "created, updated, status, messages, tokens, next_seq"
+        )
+        self.insert_run = f"INSERT INTO runs ({columns}) VALUES ({marks(14)})"
+
+
 class SqlStore:
     """A connection to a run store; creates its tables on first use."""
 
@@ -81,8 +112,11 @@ class SqlStore:
         if not create:
             self._must_exist()
         self.engine = self._create_engine()
+        self._raw: Any = None
+        self._raw_lock = threading.Lock()
         with self.translate("open"):
             self._prepare()
+        self.sql = Statements(self.engine.dialect.paramstyle)
 
     # ------------------------------------------------------------------ runs
 
@@ -154,7 +188,53 @@ class SqlStore:
         return log.run_id
 
     def close(self) -> None:
+        with self._raw_lock:
+            self._drop_raw()
         self.engine.dispose()
+
+    @contextmanager
+    def raw_transaction(self, conflict: Callable[[], ConcurrentRunError]) -> Iterator[RawCursor]:
+        """A cursor on the driver's connection inside one transaction, committed at the end.
+
+        A unique-key violation becomes ``conflict()``; any other driver error a StoreError.
+        """
+        dbapi = self.engine.dialect.dbapi
+        assert dbapi is not None
+        with self._raw_lock:
+            try:
+                raw = self._raw or self._connect_raw()
+                cursor = raw.cursor()
+                try:
+                    yield cursor
+                    raw.commit()
+                finally:
+                    cursor.close()
+            except BaseException as exc:
+                self._rollback()
+                if isinstance(exc, dbapi.IntegrityError):
+                    raise conflict() from exc
+                if isinstance(exc, dbapi.Error):
+                    raise StoreError(f"{self.shown_url}: cannot write: {_reason(exc)}") from exc
+                raise
+
+    def _connect_raw(self) -> Any:
+        with self.translate("connect"):
+            self._raw = self.engine.raw_connection()
+        return self._raw
+
+    def _rollback(self) -> None:
+        if self._raw is None:
+            return
+        try:
+            self._raw.rollback()
+        except Exception:  # a broken connection: drop it, the next write reconnects
+            self._drop_raw()
+
+    def _drop_raw(self) -> None:
+        if self._raw is not None:
+            with contextlib.suppress(Exception):  # already unusable: nothing more to release
+                self._raw.invalidate()
+            self._raw = None
 
     # ------------------------------------------------------------------ internals
 
@@ -247,183 +327,3 @@ def _reason(exc: BaseException) -> str:
     if "file is not a database" in line:
         return "not a roost database (not a SQLite file, or corrupted)"
     return line
-
-
-class SqlLog:
-    """One run's EventLog in a SqlStore."""
-
-    def __init__(
-        self,
-        store: SqlStore,
-        info: RunInfo | None,
-        *,
-        run_id: str | None = None,
-        title: str | None = None,
-        fork_of: tuple[RunInfo, int] | None = None,
-    ) -> None:
-        self.store = store
-        self.info = info
-        self._run_id = info.id if info else str(run_id)
-        self._title = title
-        self._fork_of = fork_of
-
-    @property
-    def run_id(self) -> str:
-        return self._run_id
-
-    def load(self) -> list[Event]:
-        """The run's events: a fork's shared prefix (from its ancestors) then its own."""
-        with self.store.translate("read"), self.store.engine.connect() as conn:
-            segments = self._segments(conn)
-            events: list[Event] = []
-            for run, start, stop in segments:
-                query = select(EVENTS.c.payload).where(EVENTS.c.run == run, EVENTS.c.seq >= start)
-                if stop is not None:
-                    query = query.where(EVENTS.c.seq < stop)
-                rows = conn.execute(query.order_by(EVENTS.c.seq)).scalars()
-                events.extend(EVENT_ADAPTER.validate_json(payload) for payload in rows)
-        return self._as_own(events)
-
-    def append(self, events: Sequence[Event]) -> None:
-        """Adds one step's events in one transaction; ConcurrentRunError if a seq is taken."""
-        if not events:
-            return
-        first = events[0].seq
-        for offset, item in enumerate(events):
-            if item.seq != first + offset:
-                raise ConcurrentRunError(f"run {self._run_id}: seq {item.seq} out of order")
-        rows = [
-            {
-                "run": self._run_id,
-                "seq": e.seq,
-                "type": e.type,
-                "ts": e.ts,
-                "payload": event_json(e),
-            }
-            for e in events
-        ]
-        try:
-            with self.store.translate("write"), self.store.engine.begin() as conn:
-                if self.info is None:
-                    self._insert_row(conn, events)
-                self._advance(conn, first, events)
-                conn.execute(EVENTS.insert(), rows)
-        except StoreError as exc:
-            if isinstance(exc.__cause__, IntegrityError):
-                raise self._conflict(first) from exc
-            raise
-        if self.info is None:
-            self.info = self.store.run(self._run_id)
-
-    def materialize(self) -> None:
-        """Stores a new fork's row now, before any event of its own (a fork left paused)."""
-        if self.info is not None or self._fork_of is None:
-            return
-        try:
-            with self.store.translate("write"), self.store.engine.begin() as conn:
-                self._insert_row(conn, [])
-        except StoreError as exc:
-            if isinstance(exc.__cause__, IntegrityError):
-                raise self._conflict(self._fork_of[1]) from exc
-            raise
-        self.info = self.store.run(self._run_id)
-
-    # ------------------------------------------------------------------ internals
-
-    def _conflict(self, first: int) -> ConcurrentRunError:
-        return ConcurrentRunError(
-            f"run {self._run_id}: event {first} was already written; "
-            "another process is advancing this run"
-        )
-
-    def _advance(self, conn: Connection, first: int, events: Sequence[Event]) -> None:
-        current = conn.execute(select(RUNS.c.status).where(RUNS.c.id == self._run_id)).scalar()
-        delta = summarize(events, current or "new")
-        result = conn.execute(
-            update(RUNS)
-            .where(RUNS.c.id == self._run_id, RUNS.c.next_seq == first)
-            .values(
-                next_seq=first + len(events),
-                status=delta.status,
-                messages=RUNS.c.messages + delta.messages,
-                tokens=RUNS.c.tokens + delta.tokens,
-                updated=now_iso(),
-            )
-        )
-        if result.rowcount != 1:
-            raise self._conflict(first)
-
-    def _insert_row(self, conn: Connection, events: Sequence[Event]) -> None:
-        now = now_iso()
-        if self._fork_of is not None:
-            parent, at = self._fork_of
-            shared = self._shared_summary(conn, parent, at)
-            row = {
-                "id": self._run_id, "flow_name": parent.flow_name, "flow_path": parent.flow_path,
-                "flow_hash": parent.flow_hash, "flow_text": self._flow_text(conn, parent.id),
-                "parent": parent.id, "fork_at": at, "next_seq": at, **shared,
-            }  # fmt: skip
-        else:
-            start = events[0]
-            if start.seq != 0 or not isinstance(start, RunStartEvent):
-                raise UsageError(f"run {self._run_id}: a new run starts with run_start at seq 0")
-            record = start.flow
-            row = {
-                "id": self._run_id, "flow_name": record.name, "flow_path": record.path,
-                "flow_hash": record.hash, "flow_text": record.text, "parent": start.parent,
-                "fork_at": None, "next_seq": 0,
-            }  # fmt: skip
-        row.update(title=self._title, created=now, updated=now)
-        conn.execute(RUNS.insert().values(**row))
-
-    def _shared_summary(self, conn: Connection, parent: RunInfo, at: int) -> dict[str, Any]:
-        prefix = SqlLog(self.store, parent).load()[:at]
-        delta = summarize(prefix)
-        return {"status": delta.status, "messages": delta.messages, "tokens": delta.tokens}
-
-    @staticmethod
-    def _flow_text(conn: Connection, run_id: str) -> str:
-        text = conn.execute(select(RUNS.c.flow_text).where(RUNS.c.id == run_id)).scalar()
-        return str(text or "")
-
-    def _segments(self, conn: Connection) -> list[tuple[str, int, int | None]]:
-        """(run, first seq, end seq or None) ranges to read, oldest ancestor first."""
-        stop: int | None = None
-        if self.info is not None:
-            run_id, parent, fork_at = self.info.id, self.info.parent, self.info.fork_at
-        elif self._fork_of is not None:
-            origin, stop = self._fork_of
-            run_id, parent, fork_at = origin.id, origin.parent, origin.fork_at
-        else:
-            return [(self._run_id, 0, None)]
-        segments = [(run_id, fork_at or 0, stop)]
-        while fork_at is not None and parent is not None:
-            stop = fork_at if stop is None else min(stop, fork_at)
-            query = select(RUNS.c.parent, RUNS.c.fork_at).where(RUNS.c.id == parent)
-            row = conn.execute(query).first()
-            run_id, (parent, fork_at) = parent, (row[0], row[1]) if row else (None, None)
-            segments.append((run_id, fork_at or 0, stop))
-        return list(reversed(segments))
-
-    def _as_own(self, events: list[Event]) -> list[Event]:
-        """Events of ancestors relabelled as this run's; run_start names parent and fork point."""
-        parent, at = self._parent_and_fork_at()
-        if at is None:
-            return events
-        own: list[Event] = []
-        for item in events:
-            if item.run == self._run_id:
-                own.append(item)
-                continue
-            changes: dict[str, Any] = {"run": self._run_id}
-            if isinstance(item, RunStartEvent):
-                changes.update(parent=parent, fork_at=at)
-            own.append(item.model_copy(update=changes))
-        return own
-
-    def _parent_and_fork_at(self) -> tuple[str | None, int | None]:
-        if self.info is not None:
-            return self.info.parent, self.info.fork_at
-        if self._fork_of is not None:
-            return self._fork_of[0].id, self._fork_of[1]
-        return None, None
