@@ -64,8 +64,9 @@ class ToolLoop:
 
     async def run(self, job: Reply) -> str | None:
         """The reply's text; None when the run paused for an approval or stopped at an error."""
-        by_name = {tool.spec.name: tool for tool in job.tools}
-        specs = tuple(tool.spec for tool in job.tools)
+        tools = job.tools
+        by_name = {tool.spec.name: tool for tool in tools} if tools else {}
+        specs = tuple(tool.spec for tool in tools) if tools else ()
         while True:
             turn = self._turn(job.agent)
             if turn.awaiting:
@@ -77,11 +78,12 @@ class ToolLoop:
                 continue
             final = turn.rounds >= job.max_rounds
             offered = () if final else specs
-            tail = self._tail(turn, job.result_limit)
+            tail = self._tail(turn, job.result_limit) if turn.messages else []
             if final and turn.rounds:
                 tail.append(UserMessage(content=LIMIT_NOTE.format(rounds=turn.rounds)))
             request = self._request(job, offered, tail)
-            digest = request_digest(job.system, (s.name for s in offered), job.seen.digest, tail)
+            names = [spec.name for spec in offered] if offered else ()
+            digest = request_digest(job.system, names, job.seen.digest, tail)
             response = await self.caller.call(
                 job.agent,
                 job.provider,
@@ -97,7 +99,7 @@ class ToolLoop:
 
     def _turn(self, agent: str) -> Turn:
         turn = self.recorder.state.turn
-        return turn if turn.node == agent else Turn(node=agent)
+        return turn if turn.node == agent else _NO_TURN
 
     @staticmethod
     def _tail(turn: Turn, limit: int) -> list[ChatMessage]:
@@ -224,3 +226,5 @@ def _approved(answer: str) -> bool:
 
 
 _PAUSED = object()
+# The turn of an agent whose reply has not called a tool yet; only ever read.
+_NO_TURN = Turn()
