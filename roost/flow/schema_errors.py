@@ -74,6 +74,8 @@ def translate(
 
 
 class _Report:
+    """Collects the problems of one validation error, union noise collapsed."""
+
     def __init__(self, model: type[BaseModel], positions: Positions, file: str) -> None:
         self.model = model
         self.positions = positions
