@@ -213,16 +213,21 @@ class RecordedProvider:
         if call.error is not None:
             raise ReplayedError(self.name, call.error, attempts)
         response = call.response or {}
-        message = AssistantMessage(
+        # The record was validated when it was read: build the answer without validating again.
+        message = AssistantMessage.model_construct(
             content=response.get("text") or "",
-            tool_calls=tuple(ToolCall(**c) for c in response.get("tool_calls") or ()),
-            reasoning=tuple(ReasoningPart(**r) for r in response.get("reasoning") or ()),
+            tool_calls=tuple(
+                ToolCall.model_construct(**c) for c in response.get("tool_calls") or ()
+            ),
+            reasoning=tuple(
+                ReasoningPart.model_construct(**r) for r in response.get("reasoning") or ()
+            ),
             provider=self.name,
         )
         if on_text is not None and message.content:
             on_text(message.content)
         usage = Usage(**call.usage) if call.usage else Usage(calls=1)
-        return ModelResponse(
+        return ModelResponse.model_construct(
             message=message, usage=usage, model=call.model, provider=self.name, attempts=attempts
         )
 
