@@ -1,8 +1,8 @@
 """A flow, and optionally a run over it, as Graphviz DOT text (a pure function).
 
-Agents are nodes whose shape says what they are: a rounded box for a model
-agent (its provider and model in small print), an oval for a person who is
-asked every turn. Each channel is a cluster around its director node (strategy
+Agents are nodes whose shape says what they are (``dot_nodes``): a rounded box
+for a model agent (its provider and model in small print), an oval for a person
+who is asked every turn. Each channel is a cluster around its director node (strategy
 and cap), joined to its members by dashed edges; ``transitions`` are arrows in
 the channel's colour; the start route enters from a black dot. Given events,
 edges carry the number of messages that crossed them, visited nodes are
@@ -16,23 +16,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from roost.events import Event
-from roost.flow.models import Agent, Channel, Flow, ScriptedProviderConfig
+from roost.flow.models import Channel, Flow
 from roost.visualize import ids
-from roost.visualize.dot_text import Attrs, Html, attrs, esc, quote, small, table, wrap_list
-from roost.visualize.run_summary import (
-    RunSummary,
-    Tokens,
-    is_member_route,
-    names_in,
-    route_edge_id,
-    summarize,
-)
+from roost.visualize.dot_nodes import STATE_COLOURS, agent_node, director_node, ghost_nodes
+from roost.visualize.dot_text import Attrs, Html, attrs, esc, quote, shorten, small
+from roost.visualize.run_summary import RunSummary, is_member_route, route_edge_id, summarize
 
-HUMAN = {"fill": "#fdebc8", "line": "#b7791f"}
-MODEL = {"fill": "#dcebfa", "line": "#2f6ea8"}
-DIRECTOR = {"fill": "#ece3f7", "line": "#6b46a3"}
 CHANNEL_COLOURS = ["#6b46a3", "#2c7a7b", "#b83280", "#c05621", "#2b6cb0", "#276749"]
-STATE_COLOURS = {"terminated": "#4a5568", "paused": "#d69e2e", "error": "#c53030"}
 # Past this many members, member edges get staggered lengths so a channel wraps into rows.
 STAGGER_AT = 6
 
@@ -52,9 +42,9 @@ def flow_to_dot(flow: Flow, events: Sequence[Event] | None = None) -> str:
         lines += _cluster(flow, name, channel, members, index, run)
     for name, agent in flow.agents.items():
         if name not in placed:
-            lines.append("  " + _agent_node(flow, name, agent, run))
+            lines.append("  " + agent_node(flow, name, agent, run))
     if events is not None:
-        lines += _ghost_nodes(flow, events)
+        lines += ghost_nodes(flow, events)
     for index, (name, channel) in enumerate(flow.channels.items()):
         lines += _member_edges(name, channel, run)
         lines += _transition_edges(name, channel, index)
@@ -99,125 +89,6 @@ def _home_channels(flow: Flow) -> dict[str, str]:
     return {agent: homes[0] for agent, homes in seen.items() if len(homes) == 1}
 
 
-# --------------------------------------------------------------------------- nodes
-
-
-def _agent_node(flow: Flow, name: str, agent: Agent, run: RunSummary | None) -> str:
-    human = flow.interrupt_of(name) == "ALWAYS"
-    look = HUMAN if human else MODEL
-    rows = [f"<B>{esc(name, 40)}</B>"]
-    if human:
-        rows.append(small("person · asked every turn"))
-    if not human or agent.provider:
-        rows.append(small(esc(_provider_text(flow, agent.provider), 48)))
-    rows += _tool_rows(agent, run.tool_calls.get(name, {}) if run else {})
-    if run is not None and name in run.tokens:
-        rows.append(small(esc(_tokens_text(run.tokens[name])), "#1a202c"))
-    return (
-        f"{quote(ids.node_id(name))} "
-        + attrs(
-            {
-                "id": ids.node_id(name),
-                "label": table(rows),
-                "shape": "ellipse" if human else "box",
-                **_node_style(look, name, run, rounded=not human),
-                "tooltip": agent.description or agent.role or name,
-            }
-        )
-        + ";"
-    )
-
-
-def _director_node(flow: Flow, name: str, channel: Channel, run: RunSummary | None) -> str:
-    director = channel.director
-    strategy = director.strategy.replace("_", " ")
-    rows = [small("director", DIRECTOR["line"]), f"<B>{esc(name, 40)}</B>", small(esc(strategy))]
-    if director.strategy == "llm":
-        rows.append(small(esc(_provider_text(flow, director.provider), 48)))
-    cap = f"cap {channel.max_rounds} rounds" + (" · repeats" if director.allow_repeat else "")
-    rows.append(small(esc(cap)))
-    if run is not None and name in run.tokens:
-        rows.append(small(esc(_tokens_text(run.tokens[name])), "#1a202c"))
-    return (
-        f"{quote(ids.node_id(name))} "
-        + attrs(
-            {
-                "id": ids.node_id(name),
-                "label": table(rows),
-                "shape": "box",
-                **_node_style(DIRECTOR, name, run, rounded=False),
-                "tooltip": channel.description or channel.role or name,
-            }
-        )
-        + ";"
-    )
-
-
-def _node_style(look: dict[str, str], name: str, run: RunSummary | None, *, rounded: bool) -> Attrs:
-    """Filled when drawing a flow, or when the run visited the node; the final node outlined."""
-    visited = run is None or name in run.visited
-    style = ["rounded"] if rounded else []
-    style += ["filled"] if visited else ["dashed"]
-    colour = look["line"]
-    width = 1.2
-    if run is not None and run.final.node == name and run.final.status in STATE_COLOURS:
-        colour, width = STATE_COLOURS[run.final.status], 3.0
-    return {
-        "style": ",".join(style),
-        "fillcolor": look["fill"],
-        "color": colour,
-        "penwidth": width,
-        "fontcolor": "#1a202c" if visited else "#718096",
-    }
-
-
-def _provider_text(flow: Flow, provider: str | None) -> str:
-    name = provider or flow.defaults.provider
-    if name is None:
-        return "no provider"
-    config = flow.providers.get(name)
-    if config is None:
-        return f"{name} (not declared)"
-    if isinstance(config, ScriptedProviderConfig):
-        return f"{name} · scripted"
-    return f"{name} · {config.kind} {config.model}"
-
-
-def _tool_rows(agent: Agent, calls: dict[str, int]) -> list[str]:
-    if not agent.functions:
-        return []
-    names = []
-    for ref in agent.functions:
-        short = ref.removeprefix("@@")
-        count = calls.get(short.split("#")[-1], 0) or calls.get(short, 0)
-        names.append(f"{short} ×{count}" if count else short)
-    lines = wrap_list(names)
-    lines[0] = "tools: " + lines[0]
-    return [small(esc(line), "#2d3748") for line in lines]
-
-
-def _tokens_text(tokens: Tokens) -> str:
-    calls = f"{tokens.calls} model call" + ("" if tokens.calls == 1 else "s")
-    if tokens.total == 0:  # the scripted provider, or a server that reports no usage
-        return calls
-    return f"{tokens.total:,} tokens ({tokens.prompt:,} in, {tokens.completion:,} out) · {calls}"
-
-
-def _ghost_nodes(flow: Flow, events: Sequence[Event]) -> list[str]:
-    """Nodes a run mentions that this flow does not have (the run used another version)."""
-    lines = []
-    for name in names_in(events):
-        if flow.node_kind(name) is None:
-            label = table([f"<B>{esc(name, 40)}</B>", small("not in this flow")])
-            look: Attrs = {"id": ids.node_id(name), "label": label, "shape": "box"}
-            lines.append(
-                f"  {quote(ids.node_id(name))} "
-                + attrs({**look, "style": "dashed", "color": "#a0aec0"})
-                + ";"
-            )
-    return lines
-
-
 # --------------------------------------------------------------------------- clusters and edges
 
 
@@ -239,10 +110,10 @@ def _cluster(
             }
         )
         + ";",
-        "    " + _director_node(flow, name, channel, run),
+        "    " + director_node(flow, name, channel, run),
     ]
     for member in members:
-        lines.append("    " + _agent_node(flow, member, flow.agents[member], run))
+        lines.append("    " + agent_node(flow, member, flow.agents[member], run))
     lines.append("  }")
     return lines
 
@@ -293,9 +164,7 @@ def _start_route(flow: Flow) -> list[str]:
         return []
     start = flow.start
     green = "#22543d"
-    text = "start"
-    if start.content:
-        text += f"\n“{start.content}”"
+    quoted = f"\n“{shorten(' '.join(start.content.split()), 48)}”" if start.content else ""
     edge: Attrs = {
         "id": ids.START_EDGE_ID,
         "color": green,
@@ -303,9 +172,9 @@ def _start_route(flow: Flow) -> list[str]:
         "tooltip": f"start: {start.from_} -> {start.to}",
     }
     if flow.node_kind(start.from_) == "agent" and not is_member_route(flow, start.from_, start.to):
-        edge["label"] = Html(small(esc(text, 60), green, 9))
+        edge["label"] = Html(small(esc("start" + quoted), green, 9))
         return [_edge(ids.node_id(start.from_), ids.node_id(start.to), edge)]
-    edge["label"] = Html(small(esc(text.replace("start", f"start: {start.from_}", 1), 60), green))
+    edge["label"] = Html(small(esc(f"start: {shorten(start.from_, 30)}{quoted}"), green, 9))
     dot: Attrs = {"id": ids.START_NODE_ID, "shape": "circle", "style": "filled", "label": ""}
     dot |= {"fillcolor": green, "color": green, "width": 0.18}
     return [

@@ -35,6 +35,11 @@ def quote(text: str) -> str:
     return '"' + text.replace("\r\n", "\\n").replace("\n", "\\n").replace("\r", "\\n") + '"'
 
 
+def shorten(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters, the last one an ellipsis when cut."""
+    return text if len(text) <= limit else text[: max(limit - 1, 0)] + "…"
+
+
 def esc(text: str, limit: int | None = None) -> str:
     """Text made safe inside an HTML-like label, cut to ``limit`` characters.
 
@@ -43,9 +48,16 @@ def esc(text: str, limit: int | None = None) -> str:
     text = _XML_FORBIDDEN.sub("", text)
     if not text:
         return "&#160;"
-    if limit is not None and len(text) > limit:
-        text = text[: max(limit - 1, 0)] + "…"
-    return html.escape(text, quote=True).replace("\n", "<BR/>")
+    if limit is not None:
+        text = shorten(text, limit)
+    # Graphviz expands \N, \G... even inside HTML labels: a doubled backslash stays one.
+    # A label that starts with "]" trips its HTML lexer, so brackets become entities.
+    escaped = (
+        html.escape(text.replace("\\", "\\\\"), quote=True)
+        .replace("[", "&#91;")
+        .replace("]", "&#93;")
+    )
+    return escaped.replace("\n", "<BR/>")
 
 
 def attrs(values: Mapping[str, AttrValue]) -> str:

@@ -98,8 +98,9 @@ def team_run(end: str = "terminated") -> list[Event]:
         by="llm",
     )
     log.llm("mathematician", "", 50, 8)
-    log.add("tool_call", agent="mathematician", id="c1", name="add", arguments={"a": 2, "b": 2})
-    log.add("tool_result", agent="mathematician", id="c1", name="add", content="4")
+    sum_args = {"a": 2, "b": 2}
+    log.add("tool_call", agent="mathematician", id="c1", name="math__add", arguments=sum_args)
+    log.add("tool_result", agent="mathematician", id="c1", name="math__add", content="4")
     log.llm("mathematician", "2 + 2 = 4", 70, 6)
     log.message("mathematician", "team", "2 + 2 = 4")
     log.add(

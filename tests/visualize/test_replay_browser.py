@@ -156,7 +156,7 @@ def test_tool_calls_and_director_choices_show_where_they_happened(team_page: Ope
     for _ in range(tool - select):
         page.keyboard.press("ArrowRight")
     shown = state(page)
-    assert shown["callout"] == 'add({"a":2,"b":2})'
+    assert shown["callout"] == 'math__add({"a":2,"b":2})'
     assert shown["nodes"] == ["node-mathematician"] and shown["edges"] == []
     # The callout sits just below the node it belongs to.
     boxes = page.evaluate(

@@ -1,0 +1,170 @@
+"""The nodes of a drawing: agents, directors and the run's ghosts, with their labels.
+
+An agent's look says what it is: a rounded box for a model agent (provider and
+model in small print, its tools listed compactly), an oval for a person asked
+every turn. With a run, visited nodes are filled, the others dashed, each shows
+its tokens, and the node where the run ended is outlined in the state's colour.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from roost.events import Event
+from roost.flow.models import (
+    Agent,
+    Channel,
+    Flow,
+    FlowTool,
+    McpTool,
+    ScriptedProviderConfig,
+    ToolGroup,
+)
+from roost.visualize import ids
+from roost.visualize.dot_text import Attrs, attrs, esc, quote, small, table, wrap_list
+from roost.visualize.run_summary import RunSummary, Tokens, names_in
+
+HUMAN = {"fill": "#fdebc8", "line": "#b7791f"}
+MODEL = {"fill": "#dcebfa", "line": "#2f6ea8"}
+DIRECTOR = {"fill": "#ece3f7", "line": "#6b46a3"}
+_UNSAFE = re.compile(r"[^a-zA-Z0-9_-]")
+STATE_COLOURS = {"terminated": "#4a5568", "paused": "#d69e2e", "error": "#c53030"}
+
+
+def agent_node(flow: Flow, name: str, agent: Agent, run: RunSummary | None) -> str:
+    human = flow.interrupt_of(name) == "ALWAYS"
+    look = HUMAN if human else MODEL
+    rows = [f"<B>{esc(name, 40)}</B>"]
+    if human:
+        rows.append(small("person · asked every turn"))
+    if not human or agent.provider:
+        rows.append(small(esc(_provider_text(flow, agent.provider), 48)))
+    rows += _tool_rows(flow, agent, run.tool_calls.get(name, {}) if run else {})
+    if run is not None and name in run.tokens:
+        rows.append(small(esc(_tokens_text(run.tokens[name])), "#1a202c"))
+    return (
+        f"{quote(ids.node_id(name))} "
+        + attrs(
+            {
+                "id": ids.node_id(name),
+                "label": table(rows),
+                "shape": "ellipse" if human else "box",
+                **_node_style(look, name, run, rounded=not human),
+                "tooltip": agent.description or agent.role or name,
+            }
+        )
+        + ";"
+    )
+
+
+def director_node(flow: Flow, name: str, channel: Channel, run: RunSummary | None) -> str:
+    director = channel.director
+    strategy = director.strategy.replace("_", " ")
+    rows = [small("director", DIRECTOR["line"]), f"<B>{esc(name, 40)}</B>", small(esc(strategy))]
+    if director.strategy == "llm":
+        rows.append(small(esc(_provider_text(flow, director.provider), 48)))
+    cap = f"cap {channel.max_rounds} rounds" + (" · repeats" if director.allow_repeat else "")
+    rows.append(small(esc(cap)))
+    if run is not None and name in run.tokens:
+        rows.append(small(esc(_tokens_text(run.tokens[name])), "#1a202c"))
+    return (
+        f"{quote(ids.node_id(name))} "
+        + attrs(
+            {
+                "id": ids.node_id(name),
+                "label": table(rows),
+                "shape": "box",
+                **_node_style(DIRECTOR, name, run, rounded=False),
+                "tooltip": channel.description or channel.role or name,
+            }
+        )
+        + ";"
+    )
+
+
+def _node_style(look: dict[str, str], name: str, run: RunSummary | None, *, rounded: bool) -> Attrs:
+    """Filled when drawing a flow, or when the run visited the node; the final node outlined."""
+    visited = run is None or name in run.visited
+    style = ["rounded"] if rounded else []
+    style += ["filled"] if visited else ["dashed"]
+    colour = look["line"]
+    width = 1.2
+    if run is not None and run.final.node == name and run.final.status in STATE_COLOURS:
+        colour, width = STATE_COLOURS[run.final.status], 3.0
+    return {
+        "style": ",".join(style),
+        "fillcolor": look["fill"],
+        "color": colour,
+        "penwidth": width,
+        "fontcolor": "#1a202c" if visited else "#718096",
+    }
+
+
+def _provider_text(flow: Flow, provider: str | None) -> str:
+    name = provider or flow.defaults.provider
+    if name is None:
+        return "no provider"
+    config = flow.providers.get(name)
+    if config is None:
+        return f"{name} (not declared)"
+    if isinstance(config, ScriptedProviderConfig):
+        return f"{name} · scripted"
+    return f"{name} · {config.kind} {config.model}"
+
+
+def _tool_rows(flow: Flow, agent: Agent, calls: dict[str, int]) -> list[str]:
+    """``tools: add, summarize (flow), units#convert (mcp)``, with call counts from a run."""
+    if not agent.functions:
+        return []
+    names = []
+    for ref in agent.functions:
+        short = ref.removeprefix("@@")
+        kind = _tool_kind(flow, short)
+        count = sum(calls.get(name, 0) for name in _call_names(short))
+        names.append(short + (f" ({kind})" if kind else "") + (f" ×{count}" if count else ""))
+    lines = wrap_list(names)
+    lines[0] = "tools: " + lines[0]
+    return [small(esc(line), "#2d3748") for line in lines]
+
+
+def _call_names(ref: str) -> set[str]:
+    """Names a tool_call event may give this reference: as written, or as offered to a
+    model, where ``#`` becomes ``__`` and other unsafe characters ``_``."""
+    wire = ref.replace("#", "__")
+    return {ref, wire, _UNSAFE.sub("_", wire)}
+
+
+def _tool_kind(flow: Flow, ref: str) -> str:
+    """``flow`` or ``mcp`` for tools that are not plain Python functions, else ``""``."""
+    head, _, child = ref.partition("#")
+    tool = flow.tools.get(head)
+    if isinstance(tool, ToolGroup):
+        tool = tool.tools.get(child)
+    if isinstance(tool, FlowTool):
+        return "flow"
+    if isinstance(tool, McpTool) or (tool is None and head in flow.mcp_servers):
+        return "mcp"
+    return ""
+
+
+def _tokens_text(tokens: Tokens) -> str:
+    calls = f"{tokens.calls} model call" + ("" if tokens.calls == 1 else "s")
+    if tokens.total == 0:  # the scripted provider, or a server that reports no usage
+        return calls
+    return f"{tokens.total:,} tokens ({tokens.prompt:,} in, {tokens.completion:,} out) · {calls}"
+
+
+def ghost_nodes(flow: Flow, events: Sequence[Event]) -> list[str]:
+    """Nodes a run mentions that this flow does not have (the run used another version)."""
+    lines = []
+    for name in names_in(events):
+        if flow.node_kind(name) is None:
+            label = table([f"<B>{esc(name, 40)}</B>", small("not in this flow")])
+            look: Attrs = {"id": ids.node_id(name), "label": label, "shape": "box"}
+            lines.append(
+                f"  {quote(ids.node_id(name))} "
+                + attrs({**look, "style": "dashed", "color": "#a0aec0"})
+                + ";"
+            )
+    return lines
