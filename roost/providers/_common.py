@@ -47,16 +47,28 @@ class Settings:
         """Seconds one ``complete`` may take in all, retries included."""
         return self.timeout * (self.max_retries + 1)
 
+    def key_hint(self) -> str:
+        """Where this provider's key comes from, for error messages."""
+        if self.base_url:
+            return "the provider's api_key"
+        return f"{self.key_env} or the provider's api_key"
+
     def where(self) -> str:
         """The server this provider talks to, for error messages."""
         return self.base_url or "the default endpoint"
 
 
 def settings_from(name: str, config: Any, context: ProviderContext, *, key_env: str) -> Settings:
-    """Resolve a flow's provider config: the key from the config or ``key_env``."""
-    api_key = config.api_key or os.environ.get(key_env) or None
-    if api_key is None and config.base_url:
-        api_key = LOCAL_SERVER_KEY
+    """Resolve a flow's provider config: the key from the config, else ``key_env``.
+
+    ``key_env`` is read only when ``base_url`` is unset, so an OpenAI key is
+    never sent to another server by accident.
+    """
+    api_key = config.api_key or None
+    if api_key is None:
+        # The vendor's key from the environment goes to the vendor only: a flow that
+        # points base_url elsewhere names its key, or the server needs none.
+        api_key = LOCAL_SERVER_KEY if config.base_url else os.environ.get(key_env) or None
     secrets = set(context.secrets)
     if api_key and api_key != LOCAL_SERVER_KEY:
         secrets.add(api_key)

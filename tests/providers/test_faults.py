@@ -163,9 +163,35 @@ async def test_refused_key_says_what_to_check_and_hides_the_key(
     with pytest.raises(ProviderError) as caught:
         await make_provider(kind).complete(ASK)
     message = str(caught.value)
-    assert "HTTP 401" in message and "API_KEY" in message
+    assert "HTTP 401" in message and "check the provider's api_key" in message
     assert API_KEY not in message and "***" in message
     assert server.requests[0].api_key == API_KEY  # it was sent, just never shown
+
+
+async def test_the_vendors_key_is_never_sent_to_another_server(
+    kind: str, server: FakeLLMServer, make_provider: MakeProvider, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-env-openai-1111")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-env-anthropic-2222")
+    server.script(Reply(text="local"))
+    response = await make_provider(kind, api_key=None).complete(ASK)
+    assert response.message.content == "local"
+    assert server.requests[0].api_key == "not-needed"
+
+
+def test_the_vendors_key_is_read_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    from roost.providers._common import settings_from
+    from roost.providers.registry import ProviderContext
+
+    from .conftest import config
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-env-anthropic-2222")
+    with FakeLLMServer() as fake:
+        cfg = config("anthropic", fake, api_key=None).model_copy(update={"base_url": None})
+    settings = settings_from("c", cfg, ProviderContext(), key_env="ANTHROPIC_API_KEY")
+    assert settings.api_key == "sk-env-anthropic-2222"
+    assert "sk-env-anthropic-2222" in settings.secrets
+    assert settings.key_hint() == "ANTHROPIC_API_KEY or the provider's api_key"
 
 
 async def test_unknown_model(kind: str, server: FakeLLMServer, make_provider: MakeProvider) -> None:
