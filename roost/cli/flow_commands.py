@@ -9,7 +9,8 @@ import typer
 
 from roost.cli.app import app
 from roost.errors import FlowError, Problem, RoostError, UsageError
-from roost.flow import Flow, load_flow
+from roost.flow import Flow
+from roost.loading import load_flow
 
 SCHEMA_ID = "https://json-schema.org/draft/2020-12/schema"
 

@@ -1,0 +1,34 @@
+"""Loading a flow completely: the language checks, then the tools it names.
+
+``roost.flow`` checks the flow language alone and imports no edge. A flow that
+is valid as language may still name a Python function that does not import,
+or an MCP server command that does not exist; those are found here, at load
+time, so that no run fails halfway through for them.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+from roost.errors import FlowError, Problem
+from roost.flow import Flow
+from roost.flow import load_flow as load_flow_language
+
+
+def load_flow(path: str | os.PathLike[str], *, environ: Mapping[str, str] | None = None) -> Flow:
+    """Reads and validates the flow at ``path``, its tools included; raises ``FlowError``."""
+    flow = load_flow_language(path, environ=environ)
+    problems = tool_problems(flow)
+    if any(problem.severity == "error" for problem in problems):
+        raise FlowError(sorted([*problems, *flow.warnings], key=lambda p: (p.line, p.col)))
+    return flow
+
+
+def tool_problems(flow: Flow) -> list[Problem]:
+    """The problems of ``flow``'s tools and MCP servers (none when it declares neither)."""
+    if not flow.tools and not flow.mcp_servers:
+        return []
+    from roost.tools import check_flow_tools  # imported only when a flow has tools
+
+    return check_flow_tools(flow)
