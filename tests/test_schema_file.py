@@ -1,0 +1,32 @@
+"""The committed roost.schema.json (which the example flows point editors at) is current."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_committed_schema_matches_roost_schema() -> None:
+    printed = subprocess.run(
+        [sys.executable, "-c", "from roost.cli import main; main()", "schema"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    ).stdout
+    committed = (ROOT / "roost.schema.json").read_text()
+    assert json.loads(committed) == json.loads(printed), "run: roost schema > roost.schema.json"
+
+
+def test_every_example_flow_points_at_the_schema() -> None:
+    flows = sorted((ROOT / "flows").rglob("*.yaml"))
+    assert flows
+    for flow in flows:
+        first = flow.read_text().splitlines()[0]
+        assert first.startswith("# yaml-language-server: $schema="), flow
+        target = (flow.parent / first.split("$schema=", 1)[1]).resolve()
+        assert target == ROOT / "roost.schema.json", flow
