@@ -135,7 +135,7 @@ def print_family(
         indent = "  "
     console.print(f"  {indent}└─ [bold]{escape(ref)}[/] [dim](this run)[/]")
     for child in children:
-        at = f"fork at {child.fork_at}" if child.fork_at is not None else "imported fork"
+        at = f"fork at {child.fork_at}" if child.fork_at is not None else "sub-flow or copy"
         console.print(f"  {indent}   └─ {escape(child.id)} [dim]({child.status}, {at})[/]")
 
 
