@@ -192,11 +192,12 @@ def main() -> None:
         events, loaded, replayed = replay_seconds(folder)
         print(f"replay of {events} events: load {loaded:.2f} s, replay and compare "
               f"{replayed:.2f} s, total {loaded + replayed:.2f} s")  # fmt: skip
-        print("store size       messages   text bytes   store bytes   store/text   events")
+        print("store size   messages   text bytes   store bytes   store/text   events   "
+              "bytes/event beyond 2 x text")  # fmt: skip
         for messages, text, size, count in size_figures(folder):
-            ratio = size / text
-            print(f"                 {messages:>8}   {text:>10,}   {size:>11,}   {ratio:>10.2f}"
-                  f"   {count:>6}")  # fmt: skip
+            ratio, fixed = size / text, (size - 2 * text) / count
+            print(f"             {messages:>8}   {text:>10,}   {size:>11,}   {ratio:>10.2f}"
+                  f"   {count:>6}   {fixed:>10.0f}")  # fmt: skip
 
 
 if __name__ == "__main__":
