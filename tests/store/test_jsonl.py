@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from roost.errors import ConcurrentRunError, EventLogError
 from roost.events import MessageEvent, event_json
@@ -143,3 +145,30 @@ def test_unwritable_path_is_an_event_log_error(tmp_path: Path) -> None:
     (tmp_path / "dir.jsonl").mkdir()
     with pytest.raises(EventLogError, match="cannot"):
         JsonlLog(tmp_path / "dir.jsonl", "r1").append([message(0)])
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    batches=st.lists(st.integers(min_value=1, max_value=4), min_size=1, max_size=6),
+    cut=st.floats(min_value=0, max_value=1),
+)
+def test_a_file_cut_anywhere_loads_a_clean_prefix(
+    tmp_path: Path, batches: list[int], cut: float
+) -> None:
+    path = tmp_path / f"cut-{len(batches)}-{cut}.jsonl"
+    path.unlink(missing_ok=True)
+    log = JsonlLog(path, "r1")
+    seq = 0
+    for size in batches:
+        log.append([message(seq + i, content=f"é{seq + i}" * 3) for i in range(size)])
+        seq += size
+    data = path.read_bytes()
+    path.write_bytes(data[: int(len(data) * cut)])
+    reader = JsonlLog(path, "r1")
+    loaded = reader.load()
+    assert [e.seq for e in loaded] == list(range(len(loaded)))
+    assert len(reader.warnings) <= 1
+    reader.append([message(len(loaded))])  # a resumed writer goes on cleanly
+    assert [e.seq for e in JsonlLog(path).load()] == list(range(len(loaded) + 1))
