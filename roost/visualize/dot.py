@@ -14,35 +14,56 @@ replay page uses to highlight what an event touched.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from roost.events import Event
 from roost.flow.models import Channel, Flow
 from roost.visualize import ids
 from roost.visualize.dot_nodes import STATE_COLOURS, agent_node, director_node, ghost_nodes
 from roost.visualize.dot_text import Attrs, Html, attrs, esc, quote, shorten, small
-from roost.visualize.run_summary import RunSummary, is_member_route, route_edge_id, summarize
+from roost.visualize.run_summary import (
+    FinalState,
+    RunSummary,
+    is_member_route,
+    route_edge_id,
+    summarize,
+)
 
 CHANNEL_COLOURS = ["#6b46a3", "#2c7a7b", "#b83280", "#c05621", "#2b6cb0", "#276749"]
 # Past this many members, member edges get staggered lengths so a channel wraps into rows.
 STAGGER_AT = 6
 
 
-def flow_to_dot(flow: Flow, events: Sequence[Event] | None = None) -> str:
-    """The DOT source drawing ``flow``; with ``events``, what that run did over it."""
+def flow_to_dot(
+    flow: Flow,
+    events: Sequence[Event] | None = None,
+    *,
+    title: bool = True,
+    mark_final: bool = True,
+) -> str:
+    """The DOT source drawing ``flow``; with ``events``, what that run did over it.
+
+    ``title=False`` leaves out the flow's name and description above the graph, and
+    ``mark_final=False`` leaves the node where the run ended without its coloured
+    outline (the replay page shows both itself, at the right moment).
+    """
     run = summarize(flow, events) if events is not None else None
+    node_run = run
+    if run is not None and not mark_final:
+        node_run = replace(run, final=FinalState(run.final.status))
     lines = [
         f"digraph {quote(flow.name)} {{",
-        "  " + _graph_attrs(flow),
+        "  " + _graph_attrs(flow, title),
         '  node [fontname="Helvetica", fontsize=12, margin="0.12,0.06"];',
         '  edge [fontname="Helvetica", fontsize=9, color="#4a5568", arrowsize=0.7];',
     ]
     placed = _home_channels(flow)
     for index, (name, channel) in enumerate(flow.channels.items()):
         members = [m for m in channel.members if placed.get(m) == name]
-        lines += _cluster(flow, name, channel, members, index, run)
+        lines += _cluster(flow, name, channel, members, index, node_run)
     for name, agent in flow.agents.items():
         if name not in placed:
-            lines.append("  " + agent_node(flow, name, agent, run))
+            lines.append("  " + agent_node(flow, name, agent, node_run))
     if events is not None:
         lines += ghost_nodes(flow, events)
     for index, (name, channel) in enumerate(flow.channels.items()):
@@ -56,8 +77,8 @@ def flow_to_dot(flow: Flow, events: Sequence[Event] | None = None) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _graph_attrs(flow: Flow) -> str:
-    title = flow.name + (f" — {flow.description}" if flow.description else "")
+def _graph_attrs(flow: Flow, title: bool) -> str:
+    heading = flow.name + (f" — {flow.description}" if flow.description else "")
     return (
         "graph "
         + attrs(
@@ -67,7 +88,7 @@ def _graph_attrs(flow: Flow) -> str:
                 "rankdir": "TB",
                 "fontname": "Helvetica",
                 "labelloc": "t",
-                "label": Html(f"<B>{esc(title, 120)}</B>"),
+                "label": Html(f"<B>{esc(heading, 120)}</B>") if title else None,
                 "nodesep": 0.5,
                 "ranksep": 0.5,
                 "newrank": True,

@@ -41,7 +41,8 @@
         return [e.agent + " ← " + e.name + (e.is_error ? " (error)" : ""), e.content,
           e.is_error ? "failed" : ""];
       case "llm_call": {
-        const what = e.error ? "failed: " + e.error : tokens(e.usage) + " tokens";
+        const used = tokens(e.usage);
+        const what = e.error ? "failed: " + e.error : used ? used + " tokens" : "no usage reported";
         return ["model call by " + e.node, e.provider + " · " + e.model + " · " + what, "minor"];
       }
       case "interrupt":
@@ -89,8 +90,11 @@
   const edgeLabels = {};
   const nodeVisits = [];
 
+  let finalNode = null;
+
   function prepareGraph() {
     if (!svg) return;
+    if (data.final.node) finalNode = document.getElementById(data.finalNodeId);
     for (const id of Object.keys(data.edgeMessages)) {
       const group = document.getElementById(id);
       const label = group && group.querySelector("text");
@@ -129,6 +133,7 @@
       const element = document.getElementById(id);
       if (element) element.classList.toggle("hidden", !done);
     }
+    if (finalNode) finalNode.classList.toggle("final-" + data.final.status, done);
   }
 
   // A note beside the node where a tool call or a director's choice happened.

@@ -24,7 +24,7 @@ from roost.visualize.dot import flow_to_dot
 from roost.visualize.dot_program import svg_markup
 from roost.visualize.run_summary import event_targets, summarize, visits
 
-_PLACEHOLDER = re.compile(r"@@ROOST_(TITLE|CSS|SVG|JS|DATA)@@")
+_PLACEHOLDER = re.compile(r"@@ROOST_(TITLE|HEADING|CSS|SVG|JS|DATA)@@")
 _COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 _SVG_SIZE = re.compile(r'(<svg\b[^>]*?)\s(width|height)="[^"]*"')
 
@@ -33,8 +33,9 @@ def replay_html(flow: Flow, events: Sequence[Event]) -> str:
     """The replay page of a run of ``flow`` (or of the bare flow when ``events`` is empty)."""
     parts = {
         "TITLE": html.escape(f"{flow.name} · roost replay"),
+        "HEADING": _heading(flow),
         "CSS": _asset("replay.css"),
-        "SVG": inline_svg(flow_to_dot(flow, events)),
+        "SVG": inline_svg(flow_to_dot(flow, events, title=False, mark_final=False)),
         "JS": _asset("replay.js"),
         "DATA": script_json(page_data(flow, events)),
     }
@@ -82,12 +83,18 @@ def page_data(flow: Flow, events: Sequence[Event]) -> dict[str, Any]:
         "firstVisit": first_visit,
         "edgeMessages": edge_messages,
         "final": {"status": final.status, "node": final.node, "peer": final.peer},
+        "finalNodeId": ids.node_id(final.node) if final.node is not None else None,
     }
 
 
 def messages_until(data: dict[str, Any], edge: str, step: int) -> int:
     """How many messages crossed ``edge`` up to and including event ``step`` (as the page shows)."""
     return bisect_right(data["edgeMessages"].get(edge, []), step)
+
+
+def _heading(flow: Flow) -> str:
+    name = f"<b>{html.escape(flow.name)}</b>"
+    return name + (f" — {html.escape(flow.description)}" if flow.description else "")
 
 
 def _asset(name: str) -> str:

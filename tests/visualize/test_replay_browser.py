@@ -77,6 +77,7 @@ def state(page: Page) -> dict[str, object]:
         callout: (document.getElementById('callout') || {}).textContent || null,
         future: document.querySelectorAll('.ev.future').length,
         stateShown: !document.getElementById('run-state').classList.contains('hidden'),
+        ended: [...document.querySelectorAll('g.node[class*="final-"]')].map(e => e.id),
       }}"""
     )
 
@@ -113,7 +114,9 @@ def test_every_step_highlights_the_events_edge_and_message(team_page: Opened) ->
             )
             assert label.strip() == f"{counts[edge]} msg" + ("s" if counts[edge] > 1 else "")
             assert shown["nodes"] == sorted({f"node-{slug(event.from_)}", f"node-{slug(event.to)}"})
-        assert shown["stateShown"] == (index == len(events) - 1)
+        last = index == len(events) - 1
+        assert shown["stateShown"] == last
+        assert shown["ended"] == (["node-team"] if last else [])
     assert team_page.foreign_requests() == [] and team_page.errors == []
 
 
