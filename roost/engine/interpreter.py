@@ -90,9 +90,15 @@ class Interpreter:
         """Answers the pending interrupt (section 3, continue)."""
         pending = self.state.pending
         if self.state.status != "paused" or not isinstance(pending, InterruptEvent):
+            status = self.state.status
+            hint = (
+                "; retry it to redo the step that did not finish"
+                if status in ("running", "error")
+                else ""
+            )
             raise RunStateError(
-                f"run {self.rec.run_id} is not paused at an interrupt ({self.state.status}); "
-                "nothing to continue"
+                f"run {self.rec.run_id} is not paused at an interrupt ({status}); "
+                f"nothing to continue{hint}"
             )
         frm, to = pending.from_, pending.to
         if pending.reason == "manual_select":
