@@ -12,7 +12,6 @@ from __future__ import annotations
 import html
 import json
 import re
-from bisect import bisect_right
 from collections.abc import Sequence
 from importlib import resources
 from typing import Any
@@ -85,11 +84,6 @@ def page_data(flow: Flow, events: Sequence[Event]) -> dict[str, Any]:
         "final": {"status": final.status, "node": final.node, "peer": final.peer},
         "finalNodeId": ids.node_id(final.node) if final.node is not None else None,
     }
-
-
-def messages_until(data: dict[str, Any], edge: str, step: int) -> int:
-    """How many messages crossed ``edge`` up to and including event ``step`` (as the page shows)."""
-    return bisect_right(data["edgeMessages"].get(edge, []), step)
 
 
 def _heading(flow: Flow) -> str:

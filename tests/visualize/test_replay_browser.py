@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -20,7 +23,9 @@ from roost.events import (
     SelectEvent,
     ToolCallEvent,
 )
+from roost.flow import load_flow
 from roost.flow.models import Flow
+from roost.store.jsonl import JsonlLog
 from roost.visualize import replay_html
 from roost.visualize.ids import slug
 from tests.visualize import flows
@@ -307,4 +312,34 @@ def test_five_thousand_events_step_fast(browser: Browser, tmp_path: Path) -> Non
         page.keyboard.press("Enter")
         current = state(page)["body"]
         assert current == "turn 999: the sum is 1000"
+        assert opened.errors == [] and opened.foreign_requests() == []
+
+
+def test_a_real_run_steps_through_every_event(browser: Browser, tmp_path: Path) -> None:
+    """A run made by the engine (flows/math-chat.yaml, scripted, paused at the client)."""
+    root = Path(__file__).resolve().parents[2]
+    command = [sys.executable, "-c", "from roost.cli import main; main()", "run"]
+    command += [str(root / "flows" / "math-chat.yaml"), "--events", "run.jsonl", "--no-input"]
+    env = {**os.environ, "ROOST_DB": f"sqlite:///{tmp_path / 'runs.db'}"}
+    done = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    flow = load_flow(root / "flows" / "math-chat.yaml")
+    events = JsonlLog(tmp_path / "run.jsonl").load()
+    assert any(isinstance(e, SelectEvent) for e in events)
+    for opened in open_page(browser, tmp_path / "real.html", flow, events):
+        page = opened.page
+        for index, event in enumerate(events):
+            if index:
+                page.keyboard.press("ArrowRight")
+            shown = state(page)
+            assert shown["current"] == [f"ev-{index}"]
+            if isinstance(event, MessageEvent):
+                into = event.to in flow.channels
+                channel, member = (event.to, event.from_) if into else (event.from_, event.to)
+                assert shown["edges"] == [f"member-{slug(channel)}-{slug(member)}"]
+                assert shown["body"] == event.content
+            if isinstance(event, SelectEvent):
+                assert shown["edges"] == [f"member-{slug(event.channel)}-{slug(event.chosen)}"]
+                assert shown["callout"] == f"chosen by {event.channel} ({event.by})"
+        assert shown["ended"] == [f"node-{slug(events[-1].from_)}"]  # type: ignore[union-attr]
         assert opened.errors == [] and opened.foreign_requests() == []
