@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
+from itertools import pairwise
 
 from roost.events import Event
 from roost.flow.models import Channel, Flow
@@ -32,6 +33,8 @@ from roost.visualize.run_summary import (
 CHANNEL_COLOURS = ["#6b46a3", "#2c7a7b", "#b83280", "#c05621", "#2b6cb0", "#276749"]
 # Past this many members, member edges get staggered lengths so a channel wraps into rows.
 STAGGER_AT = 6
+# Past this many agents, channels are stacked vertically (see _stack_channels).
+STACK_AT = 12
 
 
 def flow_to_dot(
@@ -69,6 +72,7 @@ def flow_to_dot(
     for index, (name, channel) in enumerate(flow.channels.items()):
         lines += _member_edges(name, channel, run)
         lines += _transition_edges(name, channel, index)
+    lines += _stack_channels(flow)
     lines += _start_route(flow)
     if run is not None:
         lines += _message_edges(flow, run)
@@ -175,6 +179,25 @@ def _transition_edges(name: str, channel: Channel, index: int) -> list[str]:
                 "tooltip": f"in {name}: {target} may speak after {source}",
             }
             lines.append(_edge(ids.node_id(source), ids.node_id(target), edge))
+    return lines
+
+
+def _stack_channels(flow: Flow) -> list[str]:
+    """Invisible edges that put big channels one under another instead of side by side.
+
+    Side by side, three channels of nine members make a picture five times wider than
+    tall, whose text is tiny once it fits a screen; stacked, it reads at full size.
+    """
+    if len(flow.agents) <= STACK_AT or len(flow.channels) < 2:
+        return []
+    lines = []
+    for upper, lower in pairwise(flow.channels):
+        # One edge between directors, long enough to clear the upper channel's rows; it
+        # carries no weight, so it neither pulls members about nor reorders them.
+        rows = 3 if len(flow.channels[upper].members) > STAGGER_AT else 1
+        edge: Attrs = {"style": "invis", "weight": 0, "minlen": rows + 1}
+        edge["id"] = f"stack-{ids.slug(upper)}-{ids.slug(lower)}"
+        lines.append(_edge(ids.node_id(upper), ids.node_id(lower), edge))
     return lines
 
 
