@@ -38,8 +38,8 @@
       case "tool_call":
         return [e.agent + " calls a tool", e.name + "(" + JSON.stringify(e.arguments) + ")", ""];
       case "tool_result":
-        return [e.agent + " ← " + e.name + (e.is_error ? " (error)" : ""), e.content,
-          e.is_error ? "failed" : ""];
+        return [e.agent + " ← " + e.name + (e.is_error ? " (error)" : "") +
+          (e.child_run ? " · child run " + e.child_run : ""), e.content, e.is_error ? "failed" : ""];
       case "llm_call": {
         const used = tokens(e.usage);
         const what = e.error ? "failed: " + e.error : used ? used + " tokens" : "no usage reported";
@@ -47,7 +47,9 @@
       }
       case "interrupt":
         return ["paused", "waiting for " + e.from + " (answering " + e.to + ")" +
-          (e.reason && e.reason !== "human" ? " · " + e.reason : ""), ""];
+          (e.reason && e.reason !== "human" ? " · " + e.reason.replace("_", " ") : "") +
+          (e.tool_call ? ": " + e.tool_call.name + "(" + JSON.stringify(e.tool_call.arguments) + ")"
+            : ""), ""];
       case "resume":
         return ["resumed", e.from + " → " + e.to + (e.feedback ? ": " + e.feedback : " (no feedback)"), ""];
       case "retry": return ["retry", e.from + " → " + e.to, ""];

@@ -343,3 +343,31 @@ def test_a_real_run_steps_through_every_event(browser: Browser, tmp_path: Path) 
                 assert shown["callout"] == f"chosen by {event.channel} ({event.by})"
         assert shown["ended"] == [f"node-{slug(events[-1].from_)}"]  # type: ignore[union-attr]
         assert opened.errors == [] and opened.foreign_requests() == []
+
+
+def test_approvals_and_child_runs_are_described(browser: Browser, tmp_path: Path) -> None:
+    call = {"id": "c1", "name": "summarize", "arguments": {"message": "a trip"}}
+    log = flows.Log().message("USER", "assistant", "Summarize it.")
+    log.add("tool_call", agent="assistant", **call)
+    log.add("interrupt", from_="USER", to="assistant", reason="tool_approval", tool_call=call)
+    log.add("resume", from_="USER", to="assistant", feedback="yes")
+    log.add(
+        "tool_result",
+        agent="assistant",
+        id="c1",
+        name="summarize",
+        content="Short.",
+        child_run="child-1",
+    )
+    two = flows.load("two.yaml")
+    for opened in open_page(browser, tmp_path / "approval.html", two, log.events):
+        page = opened.page
+        for _ in range(2):
+            page.keyboard.press("ArrowRight")
+        waiting = "waiting for USER (answering assistant) · tool approval: "
+        assert state(page)["body"] == waiting + 'summarize({"message":"a trip"})'
+        page.keyboard.press("End")
+        head = page.text_content(".ev.current .head") or ""
+        assert head.endswith("assistant ← summarize · child run child-1")
+        assert state(page)["callout"] == "Short."
+        assert opened.errors == [] and opened.foreign_requests() == []
