@@ -22,7 +22,7 @@ from roost.flow.models import (
     ToolGroup,
 )
 from roost.visualize import ids
-from roost.visualize.dot_text import Attrs, attrs, esc, quote, small, table, wrap_list
+from roost.visualize.dot_text import Attrs, attrs, esc, quote, shorten, small, table, wrap_list
 from roost.visualize.run_summary import RunSummary, Tokens, names_in
 
 HUMAN = {"fill": "#fdebc8", "line": "#b7791f"}
@@ -33,6 +33,7 @@ STATE_COLOURS = {"terminated": "#4a5568", "paused": "#d69e2e", "error": "#c53030
 
 
 def agent_node(flow: Flow, name: str, agent: Agent, run: RunSummary | None) -> str:
+    """The DOT statement of an agent: a person (oval) or a model agent (rounded box)."""
     human = flow.interrupt_of(name) == "ALWAYS"
     look = HUMAN if human else MODEL
     rows = [f"<B>{esc(name, 40)}</B>"]
@@ -43,22 +44,12 @@ def agent_node(flow: Flow, name: str, agent: Agent, run: RunSummary | None) -> s
     rows += _tool_rows(flow, agent, run.tool_calls.get(name, {}) if run else {})
     if run is not None and name in run.tokens:
         rows.append(small(esc(_tokens_text(run.tokens[name])), "#1a202c"))
-    return (
-        f"{quote(ids.node_id(name))} "
-        + attrs(
-            {
-                "id": ids.node_id(name),
-                "label": table(rows),
-                "shape": "ellipse" if human else "box",
-                **_node_style(look, name, run, rounded=not human),
-                "tooltip": agent.description or agent.role or name,
-            }
-        )
-        + ";"
-    )
+    style = _node_style(look, name, run, rounded=not human)
+    return _node(name, rows, "ellipse" if human else "box", style, agent.description or agent.role)
 
 
 def director_node(flow: Flow, name: str, channel: Channel, run: RunSummary | None) -> str:
+    """The DOT statement of a channel's director: strategy, provider and cap."""
     director = channel.director
     strategy = director.strategy.replace("_", " ")
     rows = [small("director", DIRECTOR["line"]), f"<B>{esc(name, 40)}</B>", small(esc(strategy))]
@@ -68,19 +59,15 @@ def director_node(flow: Flow, name: str, channel: Channel, run: RunSummary | Non
     rows.append(small(esc(cap)))
     if run is not None and name in run.tokens:
         rows.append(small(esc(_tokens_text(run.tokens[name])), "#1a202c"))
-    return (
-        f"{quote(ids.node_id(name))} "
-        + attrs(
-            {
-                "id": ids.node_id(name),
-                "label": table(rows),
-                "shape": "box",
-                **_node_style(DIRECTOR, name, run, rounded=False),
-                "tooltip": channel.description or channel.role or name,
-            }
-        )
-        + ";"
-    )
+    style = _node_style(DIRECTOR, name, run, rounded=False)
+    return _node(name, rows, "box", style, channel.description or channel.role)
+
+
+def _node(name: str, rows: list[str], shape: str, style: Attrs, tooltip: str | None) -> str:
+    """One node statement; the tooltip (a role or description) shows on hover in SVG."""
+    values: Attrs = {"id": ids.node_id(name), "label": table(rows), "shape": shape, **style}
+    values["tooltip"] = shorten(tooltip or name, 300)
+    return f"{quote(ids.node_id(name))} {attrs(values)};"
 
 
 def _node_style(look: dict[str, str], name: str, run: RunSummary | None, *, rounded: bool) -> Attrs:
@@ -160,11 +147,7 @@ def ghost_nodes(flow: Flow, events: Sequence[Event]) -> list[str]:
     lines = []
     for name in names_in(events):
         if flow.node_kind(name) is None:
-            label = table([f"<B>{esc(name, 40)}</B>", small("not in this flow")])
-            look: Attrs = {"id": ids.node_id(name), "label": label, "shape": "box"}
-            lines.append(
-                f"  {quote(ids.node_id(name))} "
-                + attrs({**look, "style": "dashed", "color": "#a0aec0"})
-                + ";"
-            )
+            rows = [f"<B>{esc(name, 40)}</B>", small("not in this flow")]
+            style: Attrs = {"style": "dashed", "color": "#a0aec0"}
+            lines.append("  " + _node(name, rows, "box", style, "not in this flow"))
     return lines
