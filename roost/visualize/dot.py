@@ -21,7 +21,17 @@ from roost.events import Event
 from roost.flow.models import Channel, Flow
 from roost.visualize import ids
 from roost.visualize.dot_nodes import STATE_COLOURS, agent_node, director_node, ghost_nodes
-from roost.visualize.dot_text import Attrs, Html, attrs, esc, quote, shorten, small
+from roost.visualize.dot_text import (
+    Attrs,
+    Html,
+    attrs,
+    esc,
+    hiding,
+    quote,
+    quote_id,
+    shorten,
+    small,
+)
 from roost.visualize.run_summary import (
     FinalState,
     RunSummary,
@@ -48,8 +58,16 @@ def flow_to_dot(
 
     ``title=False`` leaves out the flow's name and description above the graph, and
     ``mark_final=False`` leaves the node where the run ended without its coloured
-    outline (the replay page shows both itself, at the right moment).
+    outline (the replay page shows both itself, at the right moment). Values that came
+    from the environment (``flow.secrets``) are masked wherever text is drawn.
     """
+    with hiding(flow.secrets):
+        return "\n".join(_statements(flow, events, title, mark_final)) + "\n"
+
+
+def _statements(
+    flow: Flow, events: Sequence[Event] | None, title: bool, mark_final: bool
+) -> list[str]:
     run = summarize(flow, events) if events is not None else None
     node_run = run
     if run is not None and not mark_final:
@@ -78,7 +96,7 @@ def flow_to_dot(
         lines += _message_edges(flow, run)
         lines += _state_note(run)
     lines.append("}")
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def _graph_attrs(flow: Flow, title: bool) -> str:
@@ -122,7 +140,7 @@ def _cluster(
 ) -> list[str]:
     colour = CHANNEL_COLOURS[index % len(CHANNEL_COLOURS)]
     lines = [
-        f"  subgraph {quote('cluster_' + ids.slug(name))} {{",
+        f"  subgraph {quote_id('cluster_' + ids.slug(name))} {{",
         "    graph "
         + attrs(
             {
@@ -222,7 +240,7 @@ def _start_route(flow: Flow) -> list[str]:
     dot: Attrs = {"id": ids.START_NODE_ID, "shape": "circle", "style": "filled", "label": ""}
     dot |= {"fillcolor": green, "color": green, "width": 0.18}
     return [
-        f"  {quote(ids.START_NODE_ID)} {attrs(dot)};",
+        f"  {quote_id(ids.START_NODE_ID)} {attrs(dot)};",
         _edge(ids.START_NODE_ID, ids.node_id(start.to), edge),
     ]
 
@@ -266,7 +284,7 @@ def _state_note(run: RunSummary) -> list[str]:
         "penwidth": 2.0,
         "label": Html(f'<FONT COLOR="{colour}">{esc(text, 160)}</FONT>'),
     }
-    lines = [f"  {quote(ids.STATE_NODE_ID)} {attrs(note)};"]
+    lines = [f"  {quote_id(ids.STATE_NODE_ID)} {attrs(note)};"]
     if final.node is not None:
         edge: Attrs = {"style": "dotted", "color": colour, "arrowhead": "none"}
         edge["id"] = "run-state-edge"
@@ -275,7 +293,7 @@ def _state_note(run: RunSummary) -> list[str]:
 
 
 def _edge(source: str, target: str, values: Attrs) -> str:
-    return f"  {quote(source)} -> {quote(target)} {attrs(values)};"
+    return f"  {quote_id(source)} -> {quote_id(target)} {attrs(values)};"
 
 
 def _width(count: int) -> float:

@@ -22,7 +22,7 @@ from roost.flow.models import (
     ToolGroup,
 )
 from roost.visualize import ids
-from roost.visualize.dot_text import Attrs, attrs, esc, quote, shorten, small, table, wrap_list
+from roost.visualize.dot_text import Attrs, attrs, esc, quote_id, shorten, small, table, wrap_list
 from roost.visualize.run_summary import RunSummary, Tokens, names_in
 
 HUMAN = {"fill": "#fdebc8", "line": "#b7791f"}
@@ -67,7 +67,7 @@ def _node(name: str, rows: list[str], shape: str, style: Attrs, tooltip: str | N
     """One node statement; the tooltip (a role or description) shows on hover in SVG."""
     values: Attrs = {"id": ids.node_id(name), "label": table(rows), "shape": shape, **style}
     values["tooltip"] = shorten(tooltip or name, 300)
-    return f"{quote(ids.node_id(name))} {attrs(values)};"
+    return f"{quote_id(ids.node_id(name))} {attrs(values)};"
 
 
 def _node_style(look: dict[str, str], name: str, run: RunSummary | None, *, rounded: bool) -> Attrs:

@@ -10,8 +10,15 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
+
+from roost.flow.redact import redact
+
+# Values substituted from the environment while a flow is drawn (see ``hiding``).
+_SECRETS: ContextVar[frozenset[str]] = ContextVar("roost_visualize_secrets", default=frozenset())
 
 # XML 1.0 (which Graphviz's HTML labels are parsed as) forbids these characters.
 _XML_FORBIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
@@ -28,9 +35,24 @@ AttrValue = str | Html | float | None
 Attrs = dict[str, AttrValue]
 
 
+@contextmanager
+def hiding(secrets: Iterable[str]) -> Iterator[None]:
+    """Within this block, ``esc`` and ``quote`` mask every secret in the text they are given."""
+    token = _SECRETS.set(frozenset(secrets))
+    try:
+        yield
+    finally:
+        _SECRETS.reset(token)
+
+
+def quote_id(name: str) -> str:
+    """A DOT id in double quotes; ids come from ``roost.visualize.ids`` (letters, digits, -)."""
+    return f'"{name}"'
+
+
 def quote(text: str) -> str:
     """A DOT double-quoted string whose escString sequences (``\\N``, ``\\l``...) are inert."""
-    text = _XML_FORBIDDEN.sub("", text)
+    text = _XML_FORBIDDEN.sub("", redact(text, _SECRETS.get()))
     text = text.replace("\\", "\\\\").replace('"', '\\"')
     return '"' + text.replace("\r\n", "\\n").replace("\n", "\\n").replace("\r", "\\n") + '"'
 
@@ -45,7 +67,7 @@ def esc(text: str, limit: int | None = None) -> str:
 
     Never empty: Graphviz refuses an empty ``<B></B>`` or ``<FONT></FONT>``.
     """
-    text = _XML_FORBIDDEN.sub("", text)
+    text = _XML_FORBIDDEN.sub("", redact(text, _SECRETS.get()))
     if not text:
         return "&#160;"
     if limit is not None:
@@ -66,7 +88,7 @@ def attrs(values: Mapping[str, AttrValue]) -> str:
     for key, value in values.items():
         if value is None:
             continue
-        parts.append(f"{key}={_value(value)}")
+        parts.append(f"{key}={quote_id(str(value)) if key == 'id' else _value(value)}")
     return "[" + ", ".join(parts) + "]" if parts else ""
 
 

@@ -18,6 +18,7 @@ from typing import Any
 
 from roost.events import Event, MessageEvent, event_dict
 from roost.flow.models import Flow
+from roost.flow.redact import redact
 from roost.visualize import ids
 from roost.visualize.dot import flow_to_dot
 from roost.visualize.dot_program import svg_markup
@@ -31,11 +32,13 @@ _SVG_SIZE = re.compile(r'(<svg\b[^>]*?)\s(width|height)="[^"]*"')
 def replay_html(flow: Flow, events: Sequence[Event]) -> str:
     """The replay page of a run of ``flow`` (or of the bare flow when ``events`` is empty)."""
     parts = {
-        "TITLE": html.escape(f"{flow.name} · roost replay"),
+        "TITLE": html.escape(redact(f"{flow.name} · roost replay", flow.secrets)),
         "HEADING": _heading(flow),
         "CSS": _asset("replay.css"),
         "SVG": inline_svg(flow_to_dot(flow, events, title=False, mark_final=False)),
         "JS": _asset("replay.js"),
+        # Events never hold secrets (the engine keeps them out; run_start has the text as
+        # written, placeholders unexpanded), so the data is embedded as recorded.
         "DATA": script_json(page_data(flow, events)),
     }
     # One pass, so text from the flow or the run that looks like a placeholder stays text.
@@ -87,8 +90,10 @@ def page_data(flow: Flow, events: Sequence[Event]) -> dict[str, Any]:
 
 
 def _heading(flow: Flow) -> str:
-    name = f"<b>{html.escape(flow.name)}</b>"
-    return name + (f" — {html.escape(flow.description)}" if flow.description else "")
+    name = f"<b>{html.escape(redact(flow.name, flow.secrets))}</b>"
+    if not flow.description:
+        return name
+    return f"{name} — {html.escape(redact(flow.description, flow.secrets))}"
 
 
 def _asset(name: str) -> str:

@@ -8,8 +8,9 @@ import re
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from roost.flow import load_flow_text
 from roost.flow.models import Flow
-from roost.visualize import flow_to_dot, ids
+from roost.visualize import flow_to_dot, ids, replay_html
 from roost.visualize.dot_program import run_dot
 from tests.visualize import flows
 from tests.visualize.graphs import laid_out, svg_texts
@@ -180,3 +181,32 @@ def test_any_names_and_text_make_valid_dot(first: str, second: str, content: str
     drawn = "".join(texts[ids.node_id(first)].split())
     visible = "".join(re.sub("[\x00-\x08\x0b\x0c\x0e-\x1f]", "", first).split())
     assert visible[:38] in drawn
+
+
+SECRET_FLOW = """\
+roost: 1
+name: keyed
+description: "talks to ${HOST}"
+providers:
+  gpt: {kind: openai, model: "${MODEL}", api_key: "${KEY}"}
+agents:
+  USER: {interrupt: ALWAYS}
+  helper: {provider: gpt, role: "Never reveal ${KEY}.", description: "uses ${KEY} \\\\N"}
+start: {from: USER, to: helper, content: "key is ${KEY}"}
+"""
+
+
+def test_values_from_the_environment_never_reach_a_drawing() -> None:
+    environ = {"KEY": 'sk-"very<secret>\\\\N', "MODEL": "gpt-private-9", "HOST": "10.1.2.3"}
+    flow = load_flow_text(SECRET_FLOW, "keyed.yaml", environ=environ)
+    assert flow.secrets  # the loader recorded what it substituted
+    events = flows.Log().message("USER", "helper", "hello").events
+    source = flow_to_dot(flow, events)
+    svg = run_dot(source, "svg").decode()
+    page = replay_html(flow, events)
+    for text in (source, svg, page):
+        for value in environ.values():
+            assert value not in text
+        assert "sk-" not in text and "secret&gt;" not in text and "gpt-private" not in text
+    assert "gpt · openai ***" in svg_texts(svg)["node-helper"]
+    assert "***" in page  # the heading: "talks to ***"
