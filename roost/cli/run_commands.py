@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import shlex
+import signal
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -172,8 +173,10 @@ class Session:
         if not self.interactive or not isinstance(interrupt, InterruptEvent):
             raise _LeftPaused
         try:
-            text = await asyncio.to_thread(
-                self.out.ask, interrupt, state, _choices(self.flow, state, interrupt)
+            # Asked on the loop's own thread, so that Ctrl-C interrupts the prompt; nothing
+            # else runs while the run waits for its person.
+            text = _prompt(
+                lambda: self.out.ask(interrupt, state, _choices(self.flow, state, interrupt))
             )
         except (KeyboardInterrupt, EOFError):
             raise _LeftPaused from None
@@ -212,6 +215,16 @@ class Session:
                 f"roost: the run stopped mid-step; resume it with: {self.command('retry')}\n"
             )
             raise SystemExit(1)
+
+
+def _prompt(ask: Callable[[], str]) -> str:
+    """Runs ``ask`` with Python's own Ctrl-C handling (asyncio's would wait for the prompt)."""
+    previous = signal.getsignal(signal.SIGINT)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        return ask()
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 class _LeftPaused(Exception):
