@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import re
 from pathlib import Path
@@ -100,10 +101,8 @@ async def test_a_run_cancelled_during_a_model_call_is_retried_cleanly() -> None:
     task = asyncio.create_task(runner.start())
     await asyncio.sleep(0.2)
     task.cancel()
-    try:
+    with contextlib.suppress(asyncio.CancelledError):
         await task
-    except asyncio.CancelledError:
-        pass
     assert fold(log.load()).status == "running"
     assert [e.type for e in log.load()] == ["run_start", "message", "select"]
     state = await Runner(flow, log).retry()
