@@ -14,13 +14,13 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 
-from roost.engine.state import RunState, apply
+from roost.engine.state import HANDLERS, RunState
 from roost.eventlog import EventLog
 from roost.events import Event, now_iso
 
 E = TypeVar("E", bound=BaseModel)
 
-_Template = tuple[dict[str, Any], list[tuple[str, Any]], frozenset[str]]
+_Template = tuple[dict[str, Any], list[tuple[str, Any]], frozenset[str], Any]
 _TEMPLATES: dict[type[BaseModel], _Template] = {}
 _set_attr = object.__setattr__
 
@@ -42,7 +42,7 @@ def build_event(cls: type[E], fields: dict[str, Any]) -> E:
     event = cls.__new__(cls)
     _set_attr(event, "__dict__", data)
     _set_attr(event, "__pydantic_fields_set__", set(template[2]))
-    _set_attr(event, "__pydantic_extra__", {} if cls.model_config.get("extra") == "allow" else None)
+    _set_attr(event, "__pydantic_extra__", template[3])
     _set_attr(event, "__pydantic_private__", None)
     return event
 
@@ -59,7 +59,9 @@ def _template(cls: type[BaseModel]) -> _Template:
         else:
             data[name] = None if info.default is PydanticUndefined else info.default
     # Every field counts as set, as when pydantic validates a complete event.
-    return data, factories, frozenset(data)
+    # Events keep unknown fields (extra="allow"); pydantic then wants a dict of extras.
+    extra = {} if cls.model_config.get("extra") == "allow" else None
+    return data, factories, frozenset(data), extra
 
 
 class Recorder:
@@ -80,15 +82,34 @@ class Recorder:
 
     def add(self, cls: type[E], **fields: Any) -> E:
         """Makes one event, applies it to the state and queues it for the log."""
-        if not self.batch:
+        # build_event and apply, inlined: this runs two or three times per message.
+        batch = self.batch
+        if not batch:
             # One timestamp per batch: its events happen with nothing awaited between them.
             self._ts = now_iso()
-        fields["seq"] = self.state.next_seq
-        fields["run"] = self.run_id
-        fields["ts"] = self._ts
-        event = build_event(cls, fields)
-        apply(self.state, event)  # type: ignore[arg-type]
-        self.batch.append(event)  # type: ignore[arg-type]
+        state = self.state
+        template = _TEMPLATES.get(cls)
+        if template is None:
+            template = _TEMPLATES[cls] = _template(cls)
+        data = {**template[0], **fields}
+        data["seq"] = seq = state.next_seq
+        data["run"] = self.run_id
+        data["ts"] = self._ts
+        for name, factory in template[1]:
+            if name not in fields:
+                data[name] = factory()
+        event = cls.__new__(cls)
+        _set_attr(event, "__dict__", data)
+        _set_attr(event, "__pydantic_fields_set__", set(template[2]))
+        _set_attr(event, "__pydantic_extra__", template[3])
+        _set_attr(event, "__pydantic_private__", None)
+        handler = HANDLERS.get(data["type"])
+        if handler is not None:
+            handler(state, event)
+        state.next_seq = seq + 1
+        if not state.run_id:
+            state.run_id = self.run_id
+        batch.append(event)  # type: ignore[arg-type]
         return event
 
     def flush(self) -> None:

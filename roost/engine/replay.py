@@ -16,8 +16,9 @@ first event that differs.
 from __future__ import annotations
 
 import contextlib
+import itertools
 from collections import defaultdict, deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,6 +28,7 @@ from roost.engine.runner import Runner
 from roost.errors import ProviderError, RoostError
 from roost.eventlog import MemoryLog
 from roost.events import (
+    ErrorEvent,
     Event,
     LlmCallEvent,
     MessageEvent,
@@ -88,13 +90,17 @@ async def replay_run(
     """Re-executes ``recorded`` with ``flow`` and compares (events up to seq ``until``)."""
     expected = [e for e in recorded if until is None or e.seq <= until]
     run_id = recorded[0].run if recorded else "replay"
-    log = MemoryLog(run_id)
-    tools = live_tools if live_tools is not None else RecordedTools(flow, recorded)
-    runner = Runner(flow, log, providers=RecordedProviders(recorded), tools=tools)
+    stops = Stops(stop_points(recorded))
+    log = StoppingLog(run_id, stops)
+    tools = live_tools if live_tools is not None else RecordedTools(flow, recorded, stops)
+    runner = Runner(flow, log, providers=RecordedProviders(recorded, stops), tools=tools)
+    stops.next_seq = lambda: runner.state.next_seq
+    if isinstance(tools, RecordedTools):
+        tools.open_calls = lambda: runner.state.turn.open_calls.values()
     stopped: str | None = None
     try:
         with recorded_clock(recorded, lambda: runner.state.next_seq):
-            await _drive(runner, expected)
+            await _drive(runner, expected, stops)
     except RoostError as exc:
         stopped = str(exc)
     finally:
@@ -106,23 +112,97 @@ async def replay_run(
     return ReplayReport(len(expected), first_difference(expected, replayed), replayed, stopped)
 
 
-async def _drive(runner: Runner, recorded: Sequence[Event]) -> None:
+async def _drive(runner: Runner, recorded: Sequence[Event], stops: Stops) -> None:
     """Starts the run as it was started, then answers and retries as the person did."""
     start = next((e for e in recorded if isinstance(e, MessageEvent)), None)
     if start is None:
         return
-    await runner.start(start.content, from_=start.from_, to=start.to)
+    stopped = await _step(runner.start(start.content, from_=start.from_, to=start.to))
     for event in recorded:
         if event.seq <= start.seq:
             continue
         if isinstance(event, ResumeEvent):
-            if runner.state.status != "paused":
+            if stopped or runner.state.status != "paused":
                 return  # the replay went elsewhere; the comparison shows where
-            await runner.continue_(event.feedback)
+            stopped = await _step(runner.continue_(event.feedback))
         elif isinstance(event, RetryEvent):
-            if runner.state.status not in ("error", "running"):
+            if not stopped and runner.state.status != "error":
                 return
-            await runner.retry()
+            if stopped:
+                stops.resume()
+            stopped = await _step(runner.retry())
+
+
+async def _step(step: Awaitable[object]) -> bool:
+    """Runs one Runner call; True when it ended where the recorded process stopped."""
+    try:
+        await step
+    except ProcessStopped:
+        return True
+    return False
+
+
+def stop_points(recorded: Sequence[Event]) -> list[int]:
+    """Where the recorded run's process stopped mid-step: a retry not after an error.
+
+    Such a retry follows a process that died (or a fork made mid-step); the
+    replay stops at the same event so that the retry redoes the same step.
+    """
+    points = []
+    for before, event in itertools.pairwise(recorded):
+        if isinstance(event, RetryEvent) and not isinstance(before, ErrorEvent):
+            points.append(event.seq)
+    return points
+
+
+class ProcessStopped(BaseException):
+    """The replayed run reached a point where the recorded process had stopped.
+
+    A BaseException, like a cancellation, so that the engine's handlers of a
+    failing model or tool let it through instead of recording it as a failure.
+    """
+
+
+class Stops:
+    """The seqs where the recorded process stopped, and the replay's position."""
+
+    def __init__(self, points: list[int]) -> None:
+        self.points = sorted(points)
+        self.next_seq: Callable[[], int] = lambda: 0
+
+    def reached(self, upto: int | None = None) -> int | None:
+        """The next stop point when the run is at or past it, else None."""
+        position = self.next_seq() if upto is None else upto
+        if self.points and position >= self.points[0]:
+            return self.points[0]
+        return None
+
+    def stop_here(self) -> None:
+        """Stops a model or tool call made where the recorded process had stopped."""
+        point = self.reached()
+        if point is not None:
+            raise ProcessStopped(f"stopped before event {point}")
+
+    def resume(self) -> None:
+        """Goes past the stop point the run stopped at (its retry is being replayed)."""
+        if self.points:
+            self.points.pop(0)
+
+
+class StoppingLog(MemoryLog):
+    """A memory log that stops the run where the recorded process stopped."""
+
+    def __init__(self, run_id: str, stops: Stops) -> None:
+        super().__init__(run_id)
+        self.stops = stops
+
+    def append(self, events: Sequence[Event]) -> None:
+        point = self.stops.reached(events[-1].seq) if events else None
+        if point is None:
+            super().append(events)
+            return
+        super().append([e for e in events if e.seq < point])
+        raise ProcessStopped(f"stopped before event {point}")
 
 
 def comparable(event: Event) -> dict[str, Any]:
@@ -181,7 +261,8 @@ class ReplayedError(ProviderError):
 class RecordedProviders:
     """``providers(name)`` for the Runner: each answers from its recorded calls, in order."""
 
-    def __init__(self, recorded: Sequence[Event]) -> None:
+    def __init__(self, recorded: Sequence[Event], stops: Stops | None = None) -> None:
+        self.stops = stops or Stops([])
         self.calls: dict[str, deque[LlmCallEvent]] = defaultdict(deque)
         for event in recorded:
             if isinstance(event, LlmCallEvent):
@@ -190,21 +271,23 @@ class RecordedProviders:
 
     def __call__(self, name: str) -> Provider:
         if name not in self._providers:
-            self._providers[name] = RecordedProvider(name, self.calls[name])
+            self._providers[name] = RecordedProvider(name, self.calls[name], self.stops)
         return self._providers[name]
 
 
 class RecordedProvider:
     """One provider entry replaying its recorded answers."""
 
-    def __init__(self, name: str, calls: deque[LlmCallEvent]) -> None:
+    def __init__(self, name: str, calls: deque[LlmCallEvent], stops: Stops) -> None:
         self.name = name
         self.calls = calls
+        self.stops = stops
         self.model = calls[0].model if calls else "replay"
 
     async def complete(
         self, request: ModelRequest, *, on_text: TextCallback | None = None
     ) -> ModelResponse:
+        self.stops.stop_here()
         if not self.calls:
             raise ProviderError(self.name, "replay: no recorded answer left for this call")
         call = self.calls.popleft()
@@ -235,18 +318,25 @@ class RecordedProvider:
 # ---------------------------------------------------------------- recorded tools
 
 
+Pair = tuple[ToolCallEvent, ToolResultEvent | None]  # None: no tool answered the call
+_STOPPED_CALL = "replay: the recorded process stopped before this call finished"
+
+
 class RecordedTools:
     """``tools(agent, text)`` for the Runner: the flow's tools, answering from the record.
 
     The tools' specs come from the flow (so the requests are the same), but a
-    call returns the recorded result of the matching recorded call (same
-    agent, tool and arguments, in order) instead of running the tool.
+    call returns the recorded result of the recorded call it replays instead
+    of running the tool: the call the run has open at the same seq, or else
+    the first unanswered recorded call of the same agent, tool and arguments.
     """
 
-    def __init__(self, flow: Flow, recorded: Sequence[Event]) -> None:
-        self.calls: dict[tuple[str, str], list[tuple[ToolCallEvent, ToolResultEvent]]] = {}
-        for call, result in _pairs(recorded):
-            self.calls.setdefault((call.agent, call.name), []).append((call, result))
+    def __init__(self, flow: Flow, recorded: Sequence[Event], stops: Stops | None = None) -> None:
+        self.stops = stops or Stops([])
+        self.open_calls: Callable[[], Iterable[ToolCallEvent]] = lambda: ()
+        self.by_seq: dict[int, Pair] = {
+            call.seq: (call, result) for call, result in _pairs(recorded)
+        }
         self._live: Any = None
         if flow.tools:
             from roost.tools import toolbox_for
@@ -260,13 +350,22 @@ class RecordedTools:
         return [RecordedTool(tool, agent, self) for tool in tools]
 
     def answer(self, agent: str, name: str, arguments: dict[str, Any]) -> ToolOutcome:
-        """The recorded result of the first unanswered recorded call with these arguments."""
-        pending = self.calls.get((agent, name), [])
-        for index, (call, result) in enumerate(pending):
-            if call.arguments == arguments:
-                del pending[index]
-                return ToolOutcome(result.content, result.is_error, result.child_run)
-        return ToolOutcome(f"replay: no recorded result for this call of {name}", is_error=True)
+        """The recorded result of the recorded call this call replays."""
+        key = (agent, name, arguments)
+        in_flight = sorted(
+            c.seq for c in self.open_calls() if (c.agent, c.name, c.arguments) == key
+        )
+        candidates = [seq for seq in in_flight if seq in self.by_seq]
+        candidates += [
+            seq for seq, (call, result) in sorted(self.by_seq.items())
+            if result is not None and (call.agent, call.name, call.arguments) == key
+        ]  # fmt: skip
+        if not candidates:
+            return ToolOutcome(f"replay: no recorded result for this call of {name}", True)
+        _, result = self.by_seq.pop(candidates[0])
+        if result is None:
+            return ToolOutcome(_STOPPED_CALL, is_error=True)
+        return ToolOutcome(result.content, result.is_error, result.child_run)
 
     async def aclose(self) -> None:
         closer = getattr(self._live, "aclose", None)
@@ -274,16 +373,22 @@ class RecordedTools:
             await closer()
 
 
-def _pairs(recorded: Sequence[Event]) -> list[tuple[ToolCallEvent, ToolResultEvent]]:
-    """Each recorded tool call with the result that answered it (ids may repeat across turns)."""
+def _pairs(recorded: Sequence[Event]) -> list[Pair]:
+    """Each recorded tool call with the result its tool gave (ids may repeat across turns).
+
+    The results right after a retry close calls a stopped process left open;
+    no tool gave them (None).
+    """
     open_calls: dict[str, deque[ToolCallEvent]] = defaultdict(deque)
-    pairs: list[tuple[ToolCallEvent, ToolResultEvent]] = []
+    pairs: list[Pair] = []
+    closing = False
     for event in recorded:
         if isinstance(event, ToolCallEvent):
             open_calls[event.id].append(event)
         elif isinstance(event, ToolResultEvent) and open_calls[event.id]:
-            pairs.append((open_calls[event.id].popleft(), event))
-    pairs.sort(key=lambda pair: pair[0].seq)
+            pairs.append((open_calls[event.id].popleft(), None if closing else event))
+            continue
+        closing = isinstance(event, RetryEvent)
     return pairs
 
 
@@ -299,4 +404,5 @@ class RecordedTool:
         self._source = source
 
     async def call(self, arguments: dict[str, Any]) -> ToolOutcome:
+        self._source.stops.stop_here()
         return self._source.answer(self._agent, self.spec.name, arguments)

@@ -94,7 +94,7 @@ class Turn:
         return {m.tool_call_id for m in self.messages if isinstance(m, ToolResultMessage)}
 
 
-@dataclass
+@dataclass(repr=False)
 class RunState:
     """Everything the engine needs to know about a run, derived from its events."""
 
@@ -116,6 +116,13 @@ class RunState:
     pairs: dict[tuple[str, str], Thread] = field(default_factory=dict)
     selects: dict[str, int] = field(default_factory=dict)
     turn: Turn = field(default_factory=Turn)
+
+    def __repr__(self) -> str:
+        # Short on purpose: asyncio writes the repr of a task's result when a run ends.
+        return (
+            f"RunState(run_id={self.run_id!r}, status={self.status!r}, "
+            f"history=<{len(self.history)} entries>, next_seq={self.next_seq})"
+        )
 
     def pair_count(self, a: str, b: str) -> int:
         """Success messages between ``a`` and ``b``, both directions."""
@@ -149,7 +156,7 @@ def fold(events: Iterable[Event]) -> RunState:
 
 def apply(state: RunState, event: Event) -> RunState:
     """Advances ``state`` by one event, in place, and returns it."""
-    handler = _HANDLERS.get(event.type)
+    handler = HANDLERS.get(event.type)
     if handler is not None:
         handler(state, event)
     state.next_seq = event.seq + 1
@@ -302,7 +309,7 @@ def _assistant_of(response: dict[str, Any], provider: str) -> AssistantMessage:
     )
 
 
-_HANDLERS: dict[str, Any] = {
+HANDLERS: dict[str, Any] = {
     "run_start": _on_run_start,
     "message": _on_message,
     "interrupt": _on_interrupt,
