@@ -60,7 +60,7 @@ def _template(cls: type[BaseModel]) -> _Template:
             data[name] = None if info.default is PydanticUndefined else info.default
     # Every field counts as set, as when pydantic validates a complete event.
     # Events keep unknown fields (extra="allow"); pydantic then wants a dict of extras.
-    extra = {} if cls.model_config.get("extra") == "allow" else None
+    extra: dict[str, Any] | None = {} if cls.model_config.get("extra") == "allow" else None
     return data, factories, frozenset(data), extra
 
 
