@@ -18,7 +18,7 @@ from roost.visualize.output import output_format, write_render
 
 @app.command("render")
 def render(
-    flow_path: Path = typer.Argument(..., metavar="FLOW", help="The flow file to draw."),
+    flow_file: str = typer.Argument(..., metavar="FLOW", help="The flow file to draw."),
     out: Path = typer.Option(
         ...,
         "-o",
@@ -38,7 +38,7 @@ def render(
 ) -> None:
     """Draw FLOW as a graph; with --run, overlay what the run did (counts, tokens, final state)."""
     output_format(out)  # a wrong suffix fails before any loading
-    flow = load_flow(flow_path)
+    flow = load_flow(flow_file)
     events: list[Event] | None = None
     if run is not None:
         events = _load_events(run, db)
