@@ -20,6 +20,7 @@ from roost.cli.app import app
 from roost.cli.console import RunConsole, describe_wait
 from roost.engine import Runner, RunState
 from roost.engine.directors import candidates
+from roost.engine.interpreter import start_route
 from roost.errors import RunStateError, UsageError
 from roost.eventlog import EventLog
 from roost.events import InterruptEvent
@@ -61,6 +62,7 @@ def run(
 
     flow = load_flow(flow_path)
     _check_tools(flow)
+    start_route(flow, message, from_, to)  # a bad route fails before a run is stored
     log = new_run_log(flow, events_path=events, db=db)
     session = Session(flow, log, db=db, answers=list(answer or []), no_input=no_input)
     session.child_log = child_logs(db)
@@ -79,6 +81,7 @@ def continue_command(
     from roost.cli.logs import open_run
 
     log, flow = open_run(run_ref, db=db)
+    _warn(log)
     session = Session(flow, log, db=db, answers=list(answer or []), no_input=no_input, ref=run_ref)
     state = session.runner().state
     if answer is None and not session.interactive:
@@ -95,6 +98,7 @@ def retry(
     from roost.cli.logs import open_run
 
     log, flow = open_run(run_ref, db=db)
+    _warn(log)
     session = Session(flow, log, db=db, answers=[], no_input=False, ref=run_ref)
     session.finish(session.drive(lambda runner: runner.retry()))
 
@@ -247,6 +251,12 @@ def _require_answer(state: RunState, session: Session) -> None:
         f" and there is no terminal to ask in: answer with {session.command('continue', 'TEXT')}"
         f" or let {pending.from_} answer by itself with {session.command('continue', '')}"
     )
+
+
+def _warn(log: EventLog) -> None:
+    """Reports what loading the log skipped (a torn last line of a killed process)."""
+    for warning in getattr(log, "warnings", None) or ():
+        sys.stderr.write(f"roost: warning: {warning}\n")
 
 
 def _check_tools(flow: Flow) -> None:

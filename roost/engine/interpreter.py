@@ -13,7 +13,7 @@ from roost.engine.calls import ModelCaller, Redactor, error_text, request_digest
 from roost.engine.directors import By, choose_by_llm
 from roost.engine.recorder import Recorder, build_event
 from roost.engine.tool_loop import Reply, ToolLoop
-from roost.errors import RoostError, RunStateError, UsageError
+from roost.errors import RunStateError, UsageError
 from roost.events import (
     ErrorEvent,
     FlowRecord,
@@ -37,6 +37,26 @@ Step = tuple[str, str] | None
 ToolsFor = Callable[[str, str], Sequence[Tool]]
 TERMINATE = "TERMINATE"
 INTERRUPT = "INTERRUPT"
+
+
+def start_route(
+    flow: Flow, content: str | None, frm: str | None, to: str | None
+) -> tuple[str, str, str]:
+    """The start message's (from, to, content): the flow's ``start`` with any overrides.
+
+    Raises UsageError when there is no route or it names no node, before anything runs.
+    """
+    default = flow.start
+    frm = frm or (default.from_ if default else None)
+    to = to or (default.to if default else None)
+    if not frm or not to:
+        raise UsageError(f"{flow.name}: the flow has no start; give both --from and --to")
+    for name in (frm, to):
+        if flow.node_kind(name) is None:
+            raise UsageError(f"{flow.name}: no agent or channel is called {name!r}")
+    if content is None:
+        content = default.content if default else ""
+    return frm, to, content
 
 
 class Interpreter:
@@ -68,16 +88,7 @@ class Interpreter:
         state, flow = self.state, self.flow
         if state.status != "new":
             raise RunStateError(f"run {self.rec.run_id} has already started ({state.status})")
-        default = flow.start
-        frm = frm or (default.from_ if default else None)
-        to = to or (default.to if default else None)
-        if not frm or not to:
-            raise UsageError(f"{flow.name}: the flow has no start; give both --from and --to")
-        for name in (frm, to):
-            if flow.node_kind(name) is None:
-                raise UsageError(f"{flow.name}: no agent or channel is called {name!r}")
-        if content is None:
-            content = default.content if default else ""
+        frm, to, content = start_route(flow, content, frm, to)
         if state.next_seq == 0:
             self.rec.add(RunStartEvent, flow=self._flow_record())
         self.rec.add(MessageEvent, from_=frm, to=to, content=content)
@@ -222,7 +233,7 @@ class Interpreter:
             system = agent_system(flow, state, frm, to)
             seen = seen_by(flow, state, frm, to)
             tools = self.tools_for(frm, self._latest_text(frm, to)) if agent.functions else ()
-        except RoostError as exc:
+        except Exception as exc:  # a failure here stops the run, never the process
             self._fail(frm, to, error_text(exc))
             return None
         limit = agent.max_tool_calls
@@ -257,7 +268,7 @@ class Interpreter:
         try:
             context = role_context(flow, state, channel, list(config.members))
             system = render(config.role, **context)
-        except RoostError as exc:
+        except Exception as exc:  # a failure here stops the run, never the process
             self._fail(channel, to, error_text(exc))
             return None
 
@@ -272,7 +283,7 @@ class Interpreter:
 
         try:
             return await choose_by_llm(flow, state, channel, found, ask)
-        except RoostError as exc:
+        except Exception as exc:  # a failure here stops the run, never the process
             self._fail(channel, to, error_text(exc))
             return None
 
