@@ -214,7 +214,8 @@ def _on_error(state: RunState, event: Any) -> None:
     state.status = "error"
     state.pending = error
     state.step = (error.from_, error.to)
-    state.turn = Turn()
+    # The turn is kept: a retry goes on with the tool results it already has,
+    # rather than running those tools a second time.
 
 
 def _on_terminate(state: RunState, event: Any) -> None:

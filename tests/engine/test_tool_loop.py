@@ -224,3 +224,15 @@ async def test_retry_after_a_dead_process_closes_open_calls_and_goes_on() -> Non
     assert result.is_error and "stopped" in result.content
     assert state.status == "terminated"
     assert [e.type for e in dead.load()][cut] == "retry"
+
+
+async def test_a_retry_after_a_provider_error_keeps_the_tool_results() -> None:
+    fast = FakeTool("fast")
+    replies = f"[{{tool_calls: [{call('fast')}]}}, {{error: flaky}}, {{echo: last}}, TERMINATE]"
+    runner, log = await run(flow_with(replies), fast)
+    assert runner.state.status == "error"
+    state = await runner.retry()
+    assert len(fast.calls) == 1  # not run again
+    assert messages(log.load())[1] == ("assistant", "USER", "ok:{}")
+    assert state.status == "terminated"
+    assert fold(log.load()) == state
