@@ -8,6 +8,7 @@ so a conversation of any length runs in constant stack depth.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from roost.engine.calls import ModelCaller, Redactor, error_text, request_digest
 from roost.engine.directors import By, choose_by_llm
@@ -31,10 +32,12 @@ from roost.nodes.agent import seen_by
 from roost.nodes.channel import channel_turn
 from roost.nodes.human import check_self_answer, is_human, manual_choice, provider_of
 from roost.nodes.roles import agent_system, render, role_context
-from roost.tools.base import Tool
+
+if TYPE_CHECKING:  # roost.tools is imported only by flows that have tools
+    from roost.tools.base import Tool
 
 Step = tuple[str, str] | None
-ToolsFor = Callable[[str, str], Sequence[Tool]]
+ToolsFor = Callable[[str, str], Sequence["Tool"]]
 TERMINATE = "TERMINATE"
 INTERRUPT = "INTERRUPT"
 

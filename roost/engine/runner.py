@@ -12,7 +12,7 @@ import asyncio
 import hashlib
 import importlib
 from collections.abc import AsyncIterator, Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from roost.engine.calls import ModelCaller, Redactor, TextSink
 from roost.engine.interpreter import Interpreter, ToolsFor
@@ -24,7 +24,9 @@ from roost.events import Event, FlowRecord
 from roost.flow.models import Flow
 from roost.providers.base import Provider
 from roost.providers.registry import ProviderContext, build_provider
-from roost.tools.base import Tool
+
+if TYPE_CHECKING:  # roost.tools is imported only by flows that have tools
+    from roost.tools.base import Tool
 
 EventSink = Callable[[Event], None]
 

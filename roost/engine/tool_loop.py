@@ -15,7 +15,7 @@ import asyncio
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from roost.engine.calls import ModelCaller, Redactor, error_text, request_digest
 from roost.engine.recorder import Recorder, build_event
@@ -30,7 +30,18 @@ from roost.messages import (
 )
 from roost.nodes.agent import Seen
 from roost.nodes.views import LazyMessages
-from roost.tools.base import Tool, ToolOutcome
+
+if TYPE_CHECKING:  # roost.tools is imported only by flows that have tools
+    from roost.tools.base import Tool
+
+
+class ToolOutcome(NamedTuple):
+    """A call's result as the loop records it (a Tool's own outcome has the same fields)."""
+
+    content: str
+    is_error: bool = False
+    child_run: str | None = None
+
 
 LIMIT_NOTE = (
     "The tool limit of this reply ({rounds} rounds) is reached: "
@@ -192,13 +203,14 @@ class ToolLoop:
         # A sub-flow tool names the call that started it (a context var, so only this task sees it).
         _current_call(call.id)
         try:
-            return await asyncio.wait_for(tool.call(call.arguments), timeout=tool.timeout)
+            outcome = await asyncio.wait_for(tool.call(call.arguments), timeout=tool.timeout)
         except asyncio.CancelledError:
             raise
         except TimeoutError:
             return ToolOutcome(f"{call.name} timed out after {tool.timeout:g} s", is_error=True)
         except Exception as exc:
             return ToolOutcome(self.redact(f"{call.name} failed: {error_text(exc)}"), is_error=True)
+        return ToolOutcome(outcome.content, outcome.is_error, outcome.child_run)
 
     def close_open_calls(self) -> None:
         """Gives every tool call left without a result (a dead process) an error result."""
