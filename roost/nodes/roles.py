@@ -19,7 +19,7 @@ def render(source: str, **context: Any) -> str:
 def role_context(flow: Flow, state: RunState, name: str, members: list[str]) -> dict[str, Any]:
     """What a role template may use: ``vars``, its node's ``name``, ``members`` and ``now``.
 
-    ``now`` is the time of the latest recorded event rather than the clock, so
+    ``now`` is the recorded time of the latest history entry rather than the clock, so
     that replaying a run renders the same prompt.
     """
     history = state.history
