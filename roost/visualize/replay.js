@@ -42,7 +42,9 @@
           (e.child_run ? " · child run " + e.child_run : ""), e.content, e.is_error ? "failed" : ""];
       case "llm_call": {
         const used = tokens(e.usage);
-        const what = e.error ? "failed: " + e.error : used ? used + " tokens" : "no usage reported";
+        let what = e.error ? "failed: " + e.error : used ? used + " tokens" : "no usage reported";
+        const sum = data.nodeTokens[e.seq];
+        if (used && sum !== undefined && sum !== used) what += " (" + sum + " by " + e.node + " so far)";
         return ["model call by " + e.node, e.provider + " · " + e.model + " · " + what, "minor"];
       }
       case "interrupt":

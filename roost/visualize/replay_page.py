@@ -16,13 +16,13 @@ from collections.abc import Sequence
 from importlib import resources
 from typing import Any
 
-from roost.events import Event, MessageEvent, event_dict
+from roost.events import Event, LlmCallEvent, MessageEvent, event_dict
 from roost.flow.models import Flow
 from roost.flow.redact import redact
 from roost.visualize import ids
 from roost.visualize.dot import flow_to_dot
 from roost.visualize.dot_program import svg_markup
-from roost.visualize.run_summary import event_targets, summarize, visits
+from roost.visualize.run_summary import Tokens, event_targets, summarize, usage_of, visits
 
 _PLACEHOLDER = re.compile(r"@@ROOST_(TITLE|HEADING|CSS|SVG|JS|DATA)@@")
 _COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
@@ -68,7 +68,12 @@ def page_data(flow: Flow, events: Sequence[Event]) -> dict[str, Any]:
     targets: list[list[Any]] = []
     first_visit: dict[str, int] = {}
     edge_messages: dict[str, list[int]] = {}
+    node_tokens: dict[int, int] = {}  # seq of an llm_call -> its node's tokens up to it
+    running: dict[str, int] = {}
     for index, event in enumerate(events):
+        if isinstance(event, LlmCallEvent):
+            running[event.node] = running.get(event.node, 0) + Tokens(*usage_of(event)).total
+            node_tokens[event.seq] = running[event.node]
         nodes, edge = event_targets(flow, event)
         targets.append([nodes, edge])
         for name in visits(event):
@@ -84,6 +89,7 @@ def page_data(flow: Flow, events: Sequence[Event]) -> dict[str, Any]:
         "targets": targets,
         "firstVisit": first_visit,
         "edgeMessages": edge_messages,
+        "nodeTokens": node_tokens,
         "final": {"status": final.status, "node": final.node, "peer": final.peer},
         "finalNodeId": ids.node_id(final.node) if final.node is not None else None,
     }

@@ -142,7 +142,7 @@ def _count(summary: RunSummary, event: Event) -> None:
             summary.tool_calls.setdefault(event.agent, Counter())[event.name] += 1
         case LlmCallEvent():
             old = summary.tokens.get(event.node, Tokens())
-            prompt, completion = _usage(event.usage or {})
+            prompt, completion = usage_of(event)
             summary.tokens[event.node] = Tokens(
                 old.prompt + prompt, old.completion + completion, old.calls + 1
             )
@@ -150,8 +150,9 @@ def _count(summary: RunSummary, event: Event) -> None:
             pass
 
 
-def _usage(usage: dict[str, int]) -> tuple[int, int]:
-    """Prompt and completion tokens, whichever spelling the provider recorded."""
+def usage_of(event: LlmCallEvent) -> tuple[int, int]:
+    """Prompt and completion tokens of a model call, whichever spelling was recorded."""
+    usage = event.usage or {}
     prompt = usage.get("prompt_tokens", usage.get("input_tokens", 0))
     completion = usage.get("completion_tokens", usage.get("output_tokens", 0))
     if not prompt and not completion and "total_tokens" in usage:

@@ -174,6 +174,17 @@ def test_tool_calls_and_director_choices_show_where_they_happened(team_page: Ope
     assert 0 <= boxes[1] - boxes[0] < 40
 
 
+def test_model_calls_show_tokens_and_the_running_total(team_page: Opened) -> None:
+    bodies = team_page.page.evaluate(
+        "[...document.querySelectorAll('.ev.llm_call .body')].map(e => e.textContent)"
+    )
+    assert bodies[:3] == [
+        "gpt · gpt-4o-mini · 42 tokens",
+        "gpt · gpt-4o-mini · 58 tokens",
+        "gpt · gpt-4o-mini · 76 tokens (134 by mathematician so far)",
+    ]
+
+
 def test_search_jumps_to_a_message(team_page: Opened) -> None:
     page = team_page.page
     page.fill("#query", "3 + 3")
