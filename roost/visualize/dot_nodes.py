@@ -57,6 +57,9 @@ def director_node(flow: Flow, name: str, channel: Channel, run: RunSummary | Non
         rows.append(small(esc(_provider_text(flow, director.provider), 48)))
     cap = f"cap {channel.max_rounds} rounds" + (" · repeats" if director.allow_repeat else "")
     rows.append(small(esc(cap)))
+    choices = sum(n for (channel, _member), n in run.picks.items() if channel == name) if run else 0
+    if choices:
+        rows.append(small(f"{choices} choice" + ("" if choices == 1 else "s"), "#1a202c"))
     if run is not None and name in run.tokens:
         rows.append(small(esc(_tokens_text(run.tokens[name])), "#1a202c"))
     style = _node_style(DIRECTOR, name, run, rounded=False)

@@ -29,7 +29,6 @@ from roost.flow.models import Flow
 from roost.visualize import ids
 
 Status = Literal["new", "running", "paused", "error", "terminated"]
-RouteEvent = MessageEvent | InterruptEvent | ErrorEvent | ResumeEvent | RetryEvent
 
 
 @dataclass(frozen=True)

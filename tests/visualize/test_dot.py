@@ -85,6 +85,7 @@ def test_run_overlay_counts_messages_tokens_and_visits() -> None:
         "257 tokens (240 in, 17 out) · 3 model calls" in graph.nodes["node-mathematician"]["label"]
     )
     assert "42 tokens" in graph.nodes["node-team"]["label"]
+    assert "4 choices" in graph.nodes["node-team"]["label"]  # the director's select events
     assert "math#add ×1" in graph.nodes["node-mathematician"]["label"]
 
 
