@@ -16,9 +16,19 @@ from roost.errors import RunStateError
 from roost.eventlog import MemoryLog
 from roost.events import Event, event_json, parse_event
 from tests.engine.conftest import make_flow
+from tests.engine.test_tool_loop import FakeTool
 
 REPLY = st.sampled_from(
-    ["hi", "ok", "INTERRUPT", "TERMINATE", "{error: boom}", "{echo: last}", "{echo: system}"]
+    [
+        "hi",
+        "ok",
+        "INTERRUPT",
+        "TERMINATE",
+        "{error: boom}",
+        "{echo: last}",
+        "{echo: system}",
+        "{tool_calls: [{name: t, arguments: {x: 1}}, {name: nope}]}",
+    ]
 )
 
 
@@ -28,12 +38,14 @@ def scenarios(draw: Any) -> dict[str, Any]:
     kind = draw(st.sampled_from(["pair", "channel"]))
     strategy = draw(st.sampled_from(["round_robin", "random", "manual"]))
     always = draw(st.booleans())
+    approval = draw(st.booleans())
     answers = draw(st.lists(st.sampled_from(["", "feedback", "a", "b", "c"]), max_size=10))
     return {
         "replies": replies,
         "kind": kind,
         "strategy": strategy,
         "always": always,
+        "approval": approval,
         "answers": answers,
         "max_rounds": draw(st.integers(1, 6)),
     }
@@ -51,7 +63,7 @@ providers:
   mock: {{kind: scripted, replies: [{replies}], when_exhausted: cycle}}
 agents:
   USER: {user}
-  bot: {{role: the bot}}
+  bot: {{role: the bot, functions: [t], max_tool_calls: 2}}
   a: {{role: a}}
   b: {{role: b}}
   c: {{role: c}}
@@ -73,7 +85,8 @@ async def drive(s: dict[str, Any]) -> tuple[list[Event], list[RunState]]:
         if event.seq == runner.state.next_seq - 1:  # the last event of a batch
             snapshots.append(copy.deepcopy(runner.state))
 
-    runner = Runner(make_flow(flow_text(s)), log, on_event=snap)
+    tool = FakeTool("t", approval=s.get("approval", False))
+    runner = Runner(make_flow(flow_text(s)), log, on_event=snap, tools=lambda a, t: [tool])
     state = await runner.start()
     answers = list(s["answers"])
     for _ in range(12):
