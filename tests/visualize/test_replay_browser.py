@@ -10,6 +10,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 from playwright.sync_api import Browser, Page
@@ -67,9 +68,9 @@ def team_page(browser: Browser, tmp_path: Path) -> Iterator[Opened]:
     yield from open_page(browser, tmp_path / "team.html", flows.load("team.yaml"), flows.team_run())
 
 
-def state(page: Page) -> dict[str, object]:
+def state(page: Page) -> dict[str, Any]:
     """What the page shows now: counter, current transcript row, highlighted ids, caption."""
-    return page.evaluate(
+    shown: dict[str, Any] = page.evaluate(
         """async () => {
         await new Promise((done) => requestAnimationFrame(() => done()));
         return {
@@ -85,6 +86,7 @@ def state(page: Page) -> dict[str, object]:
         ended: [...document.querySelectorAll('g.node[class*="final-"]')].map(e => e.id),
       }}"""
     )
+    return shown
 
 
 def expected_edge(event: Event) -> str | None:
@@ -192,7 +194,8 @@ def test_search_jumps_to_a_message(team_page: Opened) -> None:
     shown = state(page)
     events = flows.team_run()
     index = int(str(shown["current"][0]).removeprefix("ev-"))  # type: ignore[index]
-    assert isinstance(events[index], MessageEvent) and "3 + 3" in events[index].content
+    found = events[index]
+    assert isinstance(found, MessageEvent) and "3 + 3" in found.content
     assert page.text_content("#found") == f"event #{events[index].seq}"
     page.fill("#query", "no such words anywhere")
     page.keyboard.press("Enter")
