@@ -213,3 +213,19 @@ def test_values_from_the_environment_never_reach_a_drawing() -> None:
         assert "sk-" not in text and "secret&gt;" not in text and "gpt-private" not in text
     assert "gpt · openai ***" in svg_texts(svg)["node-helper"]
     assert "***" in page  # the heading: "talks to ***"
+
+
+def test_an_agent_in_two_channels_stands_outside_both() -> None:
+    flow = Flow.model_validate(
+        {
+            "roost": 1,
+            "name": "shared",
+            "agents": {"a": {}, "b": {}, "c": {}, "both": {}},
+            "channels": {"one": {"members": ["a", "both"]}, "two": {"members": ["b", "c", "both"]}},
+        }
+    )
+    graph = laid_out(flow_to_dot(flow))
+    assert graph.clusters["cluster-one"] == {"node-one", "node-a"}
+    assert graph.clusters["cluster-two"] == {"node-two", "node-b", "node-c"}
+    assert graph.ends("member-one-both") == ("node-one", "node-both")
+    assert graph.ends("member-two-both") == ("node-two", "node-both")
