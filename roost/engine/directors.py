@@ -50,24 +50,37 @@ def last_member(state: RunState, channel: str, members: list[str]) -> str | None
 def candidates(flow: Flow, state: RunState, channel: str) -> list[str]:
     """The members that may speak next in ``channel``, in member order."""
     config = flow.channels[channel]
-    cap = flow.defaults.max_rounds
-    sent = state.sent
+    members = config.members
+    last = state.last_into.get(channel)
+    if last not in members:
+        last = None
+    return candidates_after(config, state.sent, channel, flow.defaults.max_rounds, last)
+
+
+def candidates_after(
+    config: Channel, sent: dict[tuple[str, str], int], channel: str, cap: int, last: str | None
+) -> list[str]:
+    """The candidates given the message counts and the last member speaker (None: nobody yet)."""
     found = [m for m in config.members if sent.get((m, channel), 0) < cap]
-    last = last_member(state, channel, config.members)
     if last is None:
         return found
     if not config.director.allow_repeat:
         found = [m for m in found if m != last]
-    allowed = (config.transitions or {}).get(last)
-    if config.transitions is not None and allowed is not None:
-        found = [m for m in found if m in allowed]
+    transitions = config.transitions
+    if transitions is not None:
+        allowed = transitions.get(last)
+        if allowed is not None:
+            found = [m for m in found if m in allowed]
     return found
 
 
 def channel_count(state: RunState, channel: Channel, name: str) -> int:
     """Member-authored success messages into the channel (a member's start message included)."""
     sent = state.sent
-    return sum(sent.get((member, name), 0) for member in channel.members)
+    total = 0
+    for member in channel.members:
+        total += sent.get((member, name), 0)
+    return total
 
 
 def round_robin(members: list[str], found: list[str], last: str | None) -> str:
@@ -75,8 +88,12 @@ def round_robin(members: list[str], found: list[str], last: str | None) -> str:
     if last is None or last not in members:
         return found[0]
     start = members.index(last)
-    ordered = members[start + 1 :] + members[: start + 1]
-    return next(member for member in ordered if member in found)
+    count = len(members)
+    for step in range(1, count + 1):
+        member = members[(start + step) % count]
+        if member in found:
+            return member
+    return found[0]
 
 
 def seeded_choice(flow: Flow, state: RunState, channel: str, found: list[str]) -> str:

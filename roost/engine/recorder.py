@@ -8,6 +8,7 @@ step's events become durable together.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -16,9 +17,27 @@ from pydantic_core import PydanticUndefined
 
 from roost.engine.state import HANDLERS, RunState
 from roost.eventlog import EventLog
-from roost.events import Event, now_iso
+from roost.events import Event
 
 E = TypeVar("E", bound=BaseModel)
+
+_second = -1
+_prefix = ""
+
+
+def now_iso() -> str:
+    """The current time as ``roost.events.now_iso`` writes it, made cheaply.
+
+    The date and time up to the second are formatted once a second; only the
+    microseconds change between the events of a busy run.
+    """
+    global _second, _prefix
+    now = time.time()
+    second = int(now)
+    if second != _second:
+        _second, _prefix = second, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second))
+    return f"{_prefix}.{int((now - second) * 1_000_000):06d}Z"
+
 
 _Template = tuple[dict[str, Any], list[tuple[str, Any]], frozenset[str], Any]
 _TEMPLATES: dict[type[BaseModel], _Template] = {}

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from roost.engine.directors import (
     By,
-    candidates,
+    candidates_after,
     channel_count,
     last_member,
     round_robin,
@@ -37,14 +37,14 @@ def channel_turn(flow: Flow, state: RunState, channel: str) -> Turn:
     config = flow.channels[channel]
     if channel_count(state, config, channel) >= config.max_rounds:
         return Turn([], ended="max_rounds")
-    found = candidates(flow, state, channel)
+    last = last_member(state, channel, config.members)
+    found = candidates_after(config, state.sent, channel, flow.defaults.max_rounds, last)
     if not found:
         return Turn(found, ended="no_candidate")
     if len(found) == 1:
         return Turn(found, chosen=found[0], by="only_candidate")
     strategy = config.director.strategy
     if strategy == "round_robin":
-        last = last_member(state, channel, config.members)
         return Turn(found, chosen=round_robin(config.members, found, last), by="round_robin")
     if strategy == "random":
         return Turn(found, chosen=seeded_choice(flow, state, channel, found), by="random")
