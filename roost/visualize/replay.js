@@ -163,9 +163,9 @@
     anchor.parentNode.append(group);
     const size = text.getBBox();
     rect.setAttribute("x", String(size.x - 4));
-    rect.setAttribute("y", String(size.y - 2));
+    rect.setAttribute("y", String(size.y - 3));
     rect.setAttribute("width", String(size.width + 8));
-    rect.setAttribute("height", String(size.height + 4));
+    rect.setAttribute("height", String(size.height + 6));
     rect.setAttribute("rx", "3");
   }
 
@@ -199,6 +199,9 @@
     framePending = false;
     rows[step].scrollIntoView({ block: "nearest" });
     callout(step);
+    // At full size the graph scrolls: bring what the event touched into sight.
+    const fitted = $("drawing").classList.contains("fit");
+    if (!fitted && lit.length) lit[lit.length - 1].scrollIntoView({ block: "nearest", inline: "nearest" });
   }
 
   function find(query) {
