@@ -13,6 +13,7 @@ replay page uses to highlight what an event touched.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import replace
 from itertools import pairwise
@@ -45,6 +46,8 @@ CHANNEL_COLOURS = ["#6b46a3", "#2c7a7b", "#b83280", "#c05621", "#2b6cb0", "#2767
 STAGGER_AT = 6
 # Past this many agents, channels are stacked vertically (see _stack_channels).
 STACK_AT = 12
+# Past this many agents outside any channel, they are laid out in rows (_grid_loose_agents).
+LOOSE_ROW = 6
 
 
 def flow_to_dot(
@@ -91,6 +94,7 @@ def _statements(
         lines += _member_edges(name, channel, run)
         lines += _transition_edges(name, channel, index)
     lines += _stack_channels(flow)
+    lines += _grid_loose_agents(flow)
     lines += _start_route(flow)
     if run is not None:
         lines += _message_edges(flow, run)
@@ -219,6 +223,40 @@ def _stack_channels(flow: Flow) -> list[str]:
     return lines
 
 
+def _loose_agents(flow: Flow) -> list[str]:
+    """Agents of no channel, in the order the flow declares them."""
+    members = {m for channel in flow.channels.values() for m in channel.members}
+    return [name for name in flow.agents if name not in members]
+
+
+def _in_grid(flow: Flow) -> bool:
+    """Whether so many agents stand outside channels that they are laid out in rows."""
+    return len(_loose_agents(flow)) > LOOSE_ROW
+
+
+def _grid_loose_agents(flow: Flow) -> list[str]:
+    """Invisible edges that wrap many agents of no channel into rows instead of one long line.
+
+    In a grid, the start route and message edges do not rank nodes (``constraint=false``),
+    so the rows stay rows.
+    """
+    loose = _loose_agents(flow)
+    if len(loose) <= LOOSE_ROW:
+        return []
+    columns = math.ceil(math.sqrt(len(loose) * 2))
+    if flow.start and {flow.start.from_, flow.start.to} <= set(loose):
+        # The start route's sender heads the first column and its addressee stands just
+        # below, so the start arrow points down like in a small flow.
+        others = [n for n in loose if n not in (flow.start.from_, flow.start.to)]
+        loose = [flow.start.from_, *others[: columns - 1], flow.start.to, *others[columns - 1 :]]
+    lines = []
+    for index in range(len(loose) - columns):
+        upper, lower = loose[index], loose[index + columns]
+        edge: Attrs = {"style": "invis", "id": f"grid-{ids.slug(upper)}"}
+        lines.append(_edge(ids.node_id(upper), ids.node_id(lower), edge))
+    return lines
+
+
 def _start_route(flow: Flow) -> list[str]:
     """A green edge into the start node: from its sender, or from a dot when the sender is
     a member of the channel it starts (an edge up into one's own channel reads badly)."""
@@ -233,6 +271,8 @@ def _start_route(flow: Flow) -> list[str]:
         "penwidth": 2.0,
         "tooltip": f"start: {start.from_} -> {start.to}",
     }
+    if _in_grid(flow):
+        edge["constraint"] = False
     if flow.node_kind(start.from_) == "agent" and not is_member_route(flow, start.from_, start.to):
         edge["label"] = Html(small(esc("start" + quoted), green, 9))
         return [_edge(ids.node_id(start.from_), ids.node_id(start.to), edge)]
@@ -248,6 +288,7 @@ def _start_route(flow: Flow) -> list[str]:
 def _message_edges(flow: Flow, run: RunSummary) -> list[str]:
     """Edges for routes between two nodes that no member edge stands for."""
     lines = []
+    grid = _in_grid(flow)
     for source, target in sorted(run.routes):
         if is_member_route(flow, source, target) is not None:
             continue
@@ -259,6 +300,7 @@ def _message_edges(flow: Flow, run: RunSummary) -> list[str]:
             "penwidth": _width(count),
             "label": _count_label(count),
             "tooltip": f"{source} -> {target}: {count} message" + ("" if count == 1 else "s"),
+            "constraint": False if grid else None,
         }
         lines.append(_edge(ids.node_id(source), ids.node_id(target), edge))
     return lines

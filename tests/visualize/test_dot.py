@@ -229,3 +229,19 @@ def test_an_agent_in_two_channels_stands_outside_both() -> None:
     assert graph.clusters["cluster-two"] == {"node-two", "node-b", "node-c"}
     assert graph.ends("member-one-both") == ("node-one", "node-both")
     assert graph.ends("member-two-both") == ("node-two", "node-both")
+
+
+def test_thirty_agents_outside_channels_wrap_into_rows() -> None:
+    agents: dict[str, dict[str, str]] = {f"a{i:02d}": {} for i in range(29)}
+    agents["USER"] = {"interrupt": "ALWAYS"}
+    flow = Flow.model_validate(
+        {"roost": 1, "name": "crowd", "agents": agents, "start": {"from": "USER", "to": "a00"}}
+    )
+    events = flows.Log().message("USER", "a00", "hi").message("a00", "a17", "pass it on").events
+    graph = laid_out(flow_to_dot(flow, events))
+    rows = {node["pos"].split(",")[1] for key, node in graph.nodes.items() if key != "run-state"}
+    assert len(rows) >= 4  # one long line of thirty would be one row
+    x0, y0, x1, y1 = (float(v) for v in graph.attrs["bb"].split(","))
+    assert (x1 - x0) / (y1 - y0) < 4.5
+    user, first = graph.nodes["node-USER"]["pos"], graph.nodes["node-a00"]["pos"]
+    assert float(user.split(",")[1]) > float(first.split(",")[1])  # the start arrow points down
