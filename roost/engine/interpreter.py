@@ -83,6 +83,8 @@ class Interpreter:
         self.loop = ToolLoop(recorder, caller, redact)
         self._flow_record = flow_record
         self._max_rounds = flow.defaults.max_rounds
+        # Fixed for the whole run, so looked up once rather than at every turn.
+        self._humans = frozenset(name for name in flow.agents if is_human(flow, name))
 
     # ------------------------------------------------------------------ the three entry points
 
@@ -178,7 +180,7 @@ class Interpreter:
         if frm in agents and to in agents and self.state.pair_count(frm, to) >= self._max_rounds:
             self._terminate(to, "max_rounds")
             return None
-        if word == INTERRUPT or is_human(self.flow, to):
+        if word == INTERRUPT or to in self._humans:
             self._pause(to, frm)
             return None
         return (to, frm)
@@ -203,7 +205,7 @@ class Interpreter:
 
     def _selected(self, channel: str, found: list[str], chosen: str, by: By) -> Step:
         self.rec.add(SelectEvent, channel=channel, candidates=found, chosen=chosen, by=by)
-        if is_human(self.flow, chosen):
+        if chosen in self._humans:
             self._pause(chosen, channel)
             return None
         return (chosen, channel)
@@ -233,13 +235,16 @@ class Interpreter:
             self._fail(frm, to, f"agent {frm} has no provider (set provider or defaults.provider)")
             return None
         try:
-            system = agent_system(flow, state, frm, to)
+            # A role without template syntax is its own system prompt: no rendering needed.
+            role = agent.role
+            system = agent_system(flow, state, frm, to) if "{" in role else role
             seen = seen_by(flow, state, frm, to)
             tools = self.tools_for(frm, self._latest_text(frm, to)) if agent.functions else ()
         except Exception as exc:  # a failure here stops the run, never the process
             self._fail(frm, to, error_text(exc))
             return None
         limit = agent.max_tool_calls
+        defaults = flow.defaults
         job = Reply(
             agent=frm,
             to=to,
@@ -247,8 +252,8 @@ class Interpreter:
             system=system,
             seen=seen,
             tools=tools,
-            max_rounds=flow.defaults.max_tool_calls if limit is None else limit,
-            result_limit=flow.defaults.tool_result_limit,
+            max_rounds=defaults.max_tool_calls if limit is None else limit,
+            result_limit=defaults.tool_result_limit,
         )
         return await self.loop.run(job)
 
