@@ -13,19 +13,19 @@ replay page uses to highlight what an event touched.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import replace
-from itertools import pairwise
 
 from roost.events import Event
 from roost.flow.models import Channel, Flow
 from roost.visualize import ids
+from roost.visualize.dot_layout import grid_loose_agents, in_grid, stack_channels, stagger
 from roost.visualize.dot_nodes import STATE_COLOURS, agent_node, director_node, ghost_nodes
 from roost.visualize.dot_text import (
     Attrs,
     Html,
     attrs,
+    edge_statement,
     esc,
     hiding,
     quote,
@@ -42,12 +42,6 @@ from roost.visualize.run_summary import (
 )
 
 CHANNEL_COLOURS = ["#6b46a3", "#2c7a7b", "#b83280", "#c05621", "#2b6cb0", "#276749"]
-# Past this many members, member edges get staggered lengths so a channel wraps into rows.
-STAGGER_AT = 6
-# Past this many agents, channels are stacked vertically (see _stack_channels).
-STACK_AT = 12
-# Past this many agents outside any channel, they are laid out in rows (_grid_loose_agents).
-LOOSE_ROW = 6
 
 
 def flow_to_dot(
@@ -93,8 +87,8 @@ def _statements(
     for index, (name, channel) in enumerate(flow.channels.items()):
         lines += _member_edges(name, channel, run)
         lines += _transition_edges(name, channel, index)
-    lines += _stack_channels(flow)
-    lines += _grid_loose_agents(flow)
+    lines += stack_channels(flow)
+    lines += grid_loose_agents(flow)
     lines += _start_route(flow)
     if run is not None:
         lines += _message_edges(flow, run)
@@ -169,18 +163,17 @@ def _member_edges(name: str, channel: Channel, run: RunSummary | None) -> list[s
     lines = []
     for position, member in enumerate(channel.members):
         count = _member_messages(name, member, run) if run else 0
-        stagger = 1 + position % 3 if len(channel.members) > STAGGER_AT else 1
         edge: Attrs = {
             "id": ids.member_edge_id(name, member),
             "dir": "none",
             "style": "solid" if count else "dashed",
             "color": "#2d3748" if count else "#a0aec0",
             "penwidth": _width(count) if count else 1.0,
-            "minlen": stagger,
+            "minlen": stagger(len(channel.members), position),
             "label": _count_label(count) if run is not None else None,
             "tooltip": f"{member} is a member of {name}",
         }
-        lines.append(_edge(ids.node_id(name), ids.node_id(member), edge))
+        lines.append(edge_statement(ids.node_id(name), ids.node_id(member), edge))
     return lines
 
 
@@ -200,60 +193,7 @@ def _transition_edges(name: str, channel: Channel, index: int) -> list[str]:
                 "constraint": False,
                 "tooltip": f"in {name}: {target} may speak after {source}",
             }
-            lines.append(_edge(ids.node_id(source), ids.node_id(target), edge))
-    return lines
-
-
-def _stack_channels(flow: Flow) -> list[str]:
-    """Invisible edges that put big channels one under another instead of side by side.
-
-    Side by side, three channels of nine members make a picture five times wider than
-    tall, whose text is tiny once it fits a screen; stacked, it reads at full size.
-    """
-    if len(flow.agents) <= STACK_AT or len(flow.channels) < 2:
-        return []
-    lines = []
-    for upper, lower in pairwise(flow.channels):
-        # One edge between directors, long enough to clear the upper channel's rows; it
-        # carries no weight, so it neither pulls members about nor reorders them.
-        rows = 3 if len(flow.channels[upper].members) > STAGGER_AT else 1
-        edge: Attrs = {"style": "invis", "weight": 0, "minlen": rows + 1}
-        edge["id"] = f"stack-{ids.slug(upper)}-{ids.slug(lower)}"
-        lines.append(_edge(ids.node_id(upper), ids.node_id(lower), edge))
-    return lines
-
-
-def _loose_agents(flow: Flow) -> list[str]:
-    """Agents of no channel, in the order the flow declares them."""
-    members = {m for channel in flow.channels.values() for m in channel.members}
-    return [name for name in flow.agents if name not in members]
-
-
-def _in_grid(flow: Flow) -> bool:
-    """Whether so many agents stand outside channels that they are laid out in rows."""
-    return len(_loose_agents(flow)) > LOOSE_ROW
-
-
-def _grid_loose_agents(flow: Flow) -> list[str]:
-    """Invisible edges that wrap many agents of no channel into rows instead of one long line.
-
-    In a grid, the start route and message edges do not rank nodes (``constraint=false``),
-    so the rows stay rows.
-    """
-    loose = _loose_agents(flow)
-    if len(loose) <= LOOSE_ROW:
-        return []
-    columns = math.ceil(math.sqrt(len(loose) * 2))
-    if flow.start and {flow.start.from_, flow.start.to} <= set(loose):
-        # The start route's sender heads the first column and its addressee stands just
-        # below, so the start arrow points down like in a small flow.
-        others = [n for n in loose if n not in (flow.start.from_, flow.start.to)]
-        loose = [flow.start.from_, *others[: columns - 1], flow.start.to, *others[columns - 1 :]]
-    lines = []
-    for index in range(len(loose) - columns):
-        upper, lower = loose[index], loose[index + columns]
-        edge: Attrs = {"style": "invis", "id": f"grid-{ids.slug(upper)}"}
-        lines.append(_edge(ids.node_id(upper), ids.node_id(lower), edge))
+            lines.append(edge_statement(ids.node_id(source), ids.node_id(target), edge))
     return lines
 
 
@@ -271,24 +211,24 @@ def _start_route(flow: Flow) -> list[str]:
         "penwidth": 2.0,
         "tooltip": f"start: {start.from_} -> {start.to}",
     }
-    if _in_grid(flow):
+    if in_grid(flow):
         edge["constraint"] = False
     if flow.node_kind(start.from_) == "agent" and not is_member_route(flow, start.from_, start.to):
         edge["label"] = Html(small(esc("start" + quoted), green, 9))
-        return [_edge(ids.node_id(start.from_), ids.node_id(start.to), edge)]
+        return [edge_statement(ids.node_id(start.from_), ids.node_id(start.to), edge)]
     edge["label"] = Html(small(esc(f"start: {shorten(start.from_, 30)}{quoted}"), green, 9))
     dot: Attrs = {"id": ids.START_NODE_ID, "shape": "circle", "style": "filled", "label": ""}
     dot |= {"fillcolor": green, "color": green, "width": 0.18}
     return [
         f"  {quote_id(ids.START_NODE_ID)} {attrs(dot)};",
-        _edge(ids.START_NODE_ID, ids.node_id(start.to), edge),
+        edge_statement(ids.START_NODE_ID, ids.node_id(start.to), edge),
     ]
 
 
 def _message_edges(flow: Flow, run: RunSummary) -> list[str]:
     """Edges for routes between two nodes that no member edge stands for."""
     lines = []
-    grid = _in_grid(flow)
+    grid = in_grid(flow)
     for source, target in sorted(run.routes):
         if is_member_route(flow, source, target) is not None:
             continue
@@ -302,7 +242,7 @@ def _message_edges(flow: Flow, run: RunSummary) -> list[str]:
             "tooltip": f"{source} -> {target}: {count} message" + ("" if count == 1 else "s"),
             "constraint": False if grid else None,
         }
-        lines.append(_edge(ids.node_id(source), ids.node_id(target), edge))
+        lines.append(edge_statement(ids.node_id(source), ids.node_id(target), edge))
     return lines
 
 
@@ -330,12 +270,8 @@ def _state_note(run: RunSummary) -> list[str]:
     if final.node is not None:
         edge: Attrs = {"style": "dotted", "color": colour, "arrowhead": "none"}
         edge["id"] = "run-state-edge"
-        lines.append(_edge(ids.STATE_NODE_ID, ids.node_id(final.node), edge))
+        lines.append(edge_statement(ids.STATE_NODE_ID, ids.node_id(final.node), edge))
     return lines
-
-
-def _edge(source: str, target: str, values: Attrs) -> str:
-    return f"  {quote_id(source)} -> {quote_id(target)} {attrs(values)};"
 
 
 def _width(count: int) -> float:

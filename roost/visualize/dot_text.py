@@ -92,6 +92,11 @@ def attrs(values: Mapping[str, AttrValue]) -> str:
     return "[" + ", ".join(parts) + "]" if parts else ""
 
 
+def edge_statement(source: str, target: str, values: Mapping[str, AttrValue]) -> str:
+    """``"source" -> "target" [...];`` between two element ids."""
+    return f"  {quote_id(source)} -> {quote_id(target)} {attrs(values)};"
+
+
 def _value(value: str | Html | float) -> str:
     if isinstance(value, Html):
         return "<" + value.markup + ">"
