@@ -135,6 +135,8 @@ class SqlStore:
             raise UsageError(
                 f"run {run_id} has events 0 to {parent.next_seq - 1}: cannot fork at {at}"
             )
+        if 1 < at < parent.next_seq:
+            _check_step_boundary(SqlLog(self, parent).load(), at, run_id)
         return SqlLog(self, None, run_id=new_id, fork_of=(parent, at))
 
     def run(self, run_id: str) -> RunInfo:
@@ -307,6 +309,27 @@ class SqlStore:
 
     def _is_sqlite(self) -> bool:
         return self.engine.dialect.name == "sqlite"
+
+
+def _check_step_boundary(events: Sequence[Event], at: int, run_id: str) -> None:
+    """Refuses a fork point inside a step: a step's events were written together.
+
+    The events of one step share their time stamp; cutting between them would
+    make a history no process could have left (an answer without its message).
+    """
+    stamp = events[at].ts
+    if stamp != events[at - 1].ts:
+        return
+    first = at
+    while first > 0 and events[first - 1].ts == stamp:
+        first -= 1
+    last = at
+    while last + 1 < len(events) and events[last + 1].ts == stamp:
+        last += 1
+    before = f"{max(first, 1)} or "
+    raise UsageError(
+        f"run {run_id}: events {first} to {last} are one step; fork at {before}{last + 1}"
+    )
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:

@@ -132,7 +132,7 @@ def start_event(run: str, text: str = "roost: 1\nname: f\n") -> RunStartEvent:
 
 def message(seq: int, run: str, content: str = "hi") -> MessageEvent:
     return MessageEvent.model_validate(
-        {"seq": seq, "run": run, "ts": "2026-01-01T00:00:01Z", "from": "a", "to": "b",
+        {"seq": seq, "run": run, "ts": f"2026-01-01T00:00:00.{seq:06d}Z", "from": "a", "to": "b",
          "content": content}
     )  # fmt: skip
 

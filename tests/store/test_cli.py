@@ -118,12 +118,15 @@ def test_fork_at_an_interrupt_answers_it_differently(roost) -> None:  # type: ig
     assert events[0]["parent"] == run_id and events[0]["fork_at"] == 9
     assert events[10]["content"] == "make it longer"
     assert "family:" in roost("show", run_id).out and fork_id in roost("show", run_id).out
+    assert "identical" in roost("replay", fork_id).out
 
 
 def test_fork_mid_step_goes_on_live(roost) -> None:  # type: ignore[no-untyped-def]
     run_id = finished_run(roost)
     forked = roost("fork", run_id, "--at", "4", "--no-input")
     assert forked.code == 0 and "writer waits for critic" in forked.out
+    fork_id = forked.out.split()[1].rstrip(":")
+    assert roost("replay", fork_id).code == 0  # the stop at the fork point is replayed too
 
 
 def test_fork_refuses_bad_points(roost) -> None:  # type: ignore[no-untyped-def]

@@ -138,6 +138,7 @@ def test_killed_runs_leave_a_clean_resumable_prefix(folder: Path) -> None:
         assert fold(finished).status == "terminated", note
         assert [e.seq for e in finished] == list(range(len(finished))), note
         assert_every_tool_call_answered(finished, note)
+        assert cli("replay", run.id, "--db", str(db)) == 0, note  # even the crash replays
         resumed += 1
     print(f"seed {seed}: {resumed} of {ROUNDS} killed runs resumed")
     assert resumed >= 1, f"seed {seed}: no round left a run to resume"

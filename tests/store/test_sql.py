@@ -242,3 +242,13 @@ def test_a_fork_can_be_stored_before_its_first_event(store: SqlStore) -> None:
     assert len(store.log("f").load()) == 2
     fork.append([message(2, "f")])
     assert store.run("f").next_seq == 3
+
+
+def test_a_fork_point_inside_a_step_is_refused(store: SqlStore) -> None:
+    events = run_events("p", 5)
+    step = [e.model_copy(update={"ts": "same"}) for e in events[2:4]]
+    store.new_log("p").append([*events[:2], *step, events[4]])
+    with pytest.raises(UsageError, match="events 2 to 3 are one step; fork at 2 or 4"):
+        store.fork("p", 3, "f")
+    store.fork("p", 4, "f")  # a step boundary
+    store.fork("p", 1, "g")  # a new start is always possible
