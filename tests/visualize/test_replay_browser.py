@@ -22,6 +22,7 @@ from roost.events import (
     MessageEvent,
     ResumeEvent,
     SelectEvent,
+    TerminateEvent,
     ToolCallEvent,
 )
 from roost.flow import load_flow
@@ -355,7 +356,11 @@ def test_a_real_run_steps_through_every_event(browser: Browser, tmp_path: Path) 
             if isinstance(event, SelectEvent):
                 assert shown["edges"] == [f"member-{slug(event.channel)}-{slug(event.chosen)}"]
                 assert shown["callout"] == f"chosen by {event.channel} ({event.by})"
-        assert shown["ended"] == [f"node-{slug(events[-1].from_)}"]  # type: ignore[union-attr]
+        last = events[-1]
+        if isinstance(last, TerminateEvent):
+            assert shown["ended"] == [f"node-{slug(last.node)}"]
+        elif isinstance(last, InterruptEvent | ErrorEvent):
+            assert shown["ended"] == [f"node-{slug(last.from_)}"]
         assert opened.errors == [] and opened.foreign_requests() == []
 
 
