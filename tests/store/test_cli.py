@@ -197,3 +197,15 @@ def test_chat_forks_and_switches(roost) -> None:  # type: ignore[no-untyped-def]
     assert "critic → writer: other answer" in chatted.out
     assert "/fork SEQ" in chatted.out
     assert roost("runs").out.count("chat") == 2  # /new stores nothing until a message
+
+
+def test_the_commands_work_on_postgresql(roost, pg_url: str) -> None:  # type: ignore[no-untyped-def]
+    started = roost("run", "chat.yaml", "--answer", "shorter please", "--db", pg_url)
+    run_id = started.out.split()[1]
+    assert roost("retry", run_id, "--db", pg_url).code == 0
+    assert "terminated" in roost("runs", "--db", pg_url).out
+    assert "■ terminated" in roost("show", run_id, "--db", pg_url).out
+    assert roost("replay", run_id, "--db", pg_url).code == 0
+    forked = roost("fork", run_id, "--at", "9", "--answer", "again", "--db", pg_url)
+    assert forked.code == 3  # the scripted provider's error comes back in the fork
+    assert len(roost("export", run_id, "--db", pg_url).out.splitlines()) == 21
