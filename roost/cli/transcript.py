@@ -113,8 +113,9 @@ def print_transcript(
         if line is not None:
             console.print(line, soft_wrap=True)
     usage = state.usage
+    calls = sum(1 for event in events if isinstance(event, LlmCallEvent))
     console.print(
-        f"usage: {usage.calls} model calls, {usage.prompt_tokens} prompt tokens, "
+        f"usage: {calls} model calls, {usage.prompt_tokens} prompt tokens, "
         f"{usage.completion_tokens} completion tokens"
     )
     console.print(escape(next_step(state, ref, db)))
