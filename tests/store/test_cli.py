@@ -209,3 +209,14 @@ def test_the_commands_work_on_postgresql(roost, pg_url: str) -> None:  # type: i
     forked = roost("fork", run_id, "--at", "9", "--answer", "again", "--db", pg_url)
     assert forked.code == 3  # the scripted provider's error comes back in the fork
     assert len(roost("export", run_id, "--db", pg_url).out.splitlines()) == 21
+
+
+def test_fork_at_1_starts_again_with_a_new_message(roost) -> None:  # type: ignore[no-untyped-def]
+    run_id = finished_run(roost)
+    forked = roost("fork", run_id, "--at", "1", "--message", "Write a limerick", "--no-input")
+    assert forked.code == 0 and "critic → writer: Write a limerick" in forked.out
+    fork_id = forked.out.split()[1].rstrip(":")
+    assert "writer waits for critic" in forked.out
+    assert roost("replay", fork_id).code == 0
+    wrong = roost("fork", run_id, "--at", "4", "--message", "no", "--no-input")
+    assert wrong.code == 2 and "--message needs a fork point" in wrong.err
