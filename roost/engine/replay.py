@@ -104,8 +104,9 @@ async def replay_run(
     except RoostError as exc:
         stopped = str(exc)
     finally:
-        if isinstance(tools, RecordedTools):
-            await tools.aclose()
+        closer = getattr(tools, "aclose", None)  # live tools may have MCP servers to stop
+        if closer is not None:
+            await closer()
     replayed = log.load()
     if until is not None:
         replayed = [e for e in replayed if e.seq <= until]

@@ -206,3 +206,21 @@ async def test_a_run_stopped_at_any_event_and_retried_replays_identically(tmp_pa
         assert report.identical, (cut, report.difference)
         resumed += 1
     assert resumed > 10
+
+
+async def test_live_tools_run_the_current_tools(tmp_path: Path) -> None:
+    from roost.tools import toolbox_for
+
+    (tmp_path / "replay_tools.py").write_text(TOOLS_MODULE)
+    flow = flow_from(TOOLS, tmp_path)
+    log = MemoryLog("rec")
+    await Runner(flow, log).start()
+    recorded = log.load()
+    # The tool's new version (another module, as one module is imported once a process).
+    (tmp_path / "replay_tools_v2.py").write_text(TOOLS_MODULE.replace("a + b", "a * b"))
+    live = flow_from(TOOLS.replace("replay_tools:", "replay_tools_v2:"), tmp_path, "live.yaml")
+    report = await replay_run(live, recorded, live_tools=toolbox_for(live))
+    assert report.difference is not None
+    changed = report.difference.replayed
+    assert changed is not None and changed.type == "tool_result"
+    assert changed.content == "6"  # type: ignore[union-attr]  # 2 * 3, where 2 + 3 was recorded
