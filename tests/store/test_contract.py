@@ -9,7 +9,8 @@ import pytest
 
 from roost.errors import ConcurrentRunError
 from roost.eventlog import EventLog
-from tests.store.conftest import message, run_events, start_event
+
+from .conftest import message, run_events, start_event
 
 Backend = Callable[[str], EventLog]
 

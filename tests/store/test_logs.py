@@ -10,7 +10,8 @@ from roost.cli.logs import new_run_log, open_run
 from roost.errors import RunNotFoundError
 from roost.flow.models import Flow
 from roost.store.jsonl import JsonlLog
-from tests.store.conftest import run_events
+
+from .conftest import run_events
 
 
 @pytest.fixture

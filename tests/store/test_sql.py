@@ -13,7 +13,8 @@ from sqlalchemy import text
 from roost.errors import ConcurrentRunError, RunNotFoundError, StoreError, UsageError
 from roost.events import InterruptEvent, LlmCallEvent, RunStartEvent, TerminateEvent
 from roost.store.sql import SqlStore, resolve_url
-from tests.store.conftest import message, run_events
+
+from .conftest import message, run_events
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
