@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -37,8 +37,10 @@ from roost.errors import (
     UsageError,
 )
 from roost.events import Event, event_json
+from roost.flow.models import Flow
 from roost.store.jsonl import JsonlLog
 from roost.store.sql import RunInfo, SqlStore
+from roost.tools.base import Tool
 
 DbOption = Annotated[
     str | None, typer.Option("--db", help="Run store URL (default: ROOST_DB or .roost/roost.db).")
@@ -162,13 +164,13 @@ class ReplayDiverged(RoostError):
     exit_code = 4
 
 
-def _load_flow(path: str) -> Any:
+def _load_flow(path: str) -> Flow:
     from roost.flow import load_flow
 
     return load_flow(path)
 
 
-def _live_tools(flow: Any) -> Callable[[str, str], Any]:
+def _live_tools(flow: Flow) -> Callable[[str, str], Sequence[Tool]]:
     if not flow.tools:
         return lambda agent, text: []
     from roost.tools import toolbox_for
