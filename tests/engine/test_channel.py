@@ -236,3 +236,22 @@ async def test_a_channel_member_sees_one_transcript() -> None:
     assert shown.splitlines()[1:3] == ["@USER: Go", "@x: hello"]
     assert "without" not in shown or "y" in shown
     assert "as y" in shown
+
+
+async def test_a_manual_answer_naming_a_member_who_may_not_speak_is_refused() -> None:
+    runner, log = runner_for(channel(strategy="manual", start_from="x", max_rounds=3))
+    state = await runner.start()
+    assert state.status == "paused"
+    with pytest.raises(RunStateError, match="may not speak next"):
+        await runner.continue_("x")  # x spoke last
+    with pytest.raises(RunStateError, match="name of the next speaker"):
+        await runner.continue_("")
+    assert runner.state.status == "paused"
+    await runner.continue_("y")
+    assert selects(log)[0] == ("y", "manual")
+
+
+async def test_random_choices_are_labelled_random() -> None:
+    runner, log = runner_for(channel(strategy="random", director_extra=", seed: 11", max_rounds=5))
+    await runner.start()
+    assert [by for _, by in selects(log)] == ["random"] * 5

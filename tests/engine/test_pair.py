@@ -196,3 +196,14 @@ async def test_context_files_are_read_again_at_every_reply(tmp_path: Path) -> No
     await Runner(flow, log, on_event=edit).start()
     assert "Hi" in seen[0] and "first version" in seen[0] and "notes/a.md" in seen[0]
     assert "second version" in seen[1] and "more" in seen[1]
+
+
+async def test_defaults_interrupt_always_pauses_after_every_reply() -> None:
+    runner, log = runner_for(pair("[a, b, c]", extra=", interrupt: ALWAYS"))
+    state = await runner.start()  # the assistant is a person too, so it is asked first
+    assert (state.pending.from_, state.pending.to) == ("assistant", "USER")  # type: ignore[union-attr]
+    state = await runner.continue_("")  # ...and lets its provider answer
+    assert (state.pending.from_, state.pending.to) == ("USER", "assistant")  # type: ignore[union-attr]
+    state = await runner.continue_("more")
+    assert state.status == "paused"
+    assert [m[2] for m in messages(log.load())] == ["Hi", "a", "more", "b"]
