@@ -48,7 +48,8 @@ class MemoryLog:
         expected = len(self._events)
         for offset, event in enumerate(events):
             if event.seq != expected + offset:
+                next_seq = expected + offset
                 raise ConcurrentRunError(
-                    f"run {self._run_id}: event seq {event.seq} is not the next ({expected + offset})"
+                    f"run {self._run_id}: event seq {event.seq} is not the next ({next_seq})"
                 )
         self._events.extend(events)
