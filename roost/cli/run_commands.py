@@ -57,7 +57,7 @@ def run(
     db: DbOption = None,
 ) -> None:
     """Start a run of FLOW."""
-    from roost.cli.logs import child_logs, new_run_log
+    from roost.cli.logs import new_run_log
     from roost.flow import load_flow
 
     flow = load_flow(flow_path)
@@ -65,7 +65,6 @@ def run(
     start_route(flow, message, from_, to)  # a bad route fails before a run is stored
     log = new_run_log(flow, events_path=events, db=db)
     session = Session(flow, log, db=db, answers=list(answer or []), no_input=no_input)
-    session.child_log = child_logs(db)
     session.out.out.print(f"[dim]run {log.run_id} of {flow.name}[/]")
     session.finish(session.drive(lambda runner: runner.start(message, from_=from_, to=to)))
 
@@ -124,6 +123,10 @@ class Session:
         self.ref = ref or log.run_id
         self.out = RunConsole(channels=flow.channels, step=self._step)
         self.child_log: Callable[[str], EventLog] | None = None
+        if flow.tools:  # sub-flow tools record their runs next to this one
+            from roost.cli.logs import child_logs
+
+            self.child_log = child_logs(db)
         self._runner: Runner | None = None
 
     def _step(self) -> tuple[str, str] | None:
