@@ -6,7 +6,6 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-import pytest
 import yaml
 
 from roost.engine import Runner
@@ -41,8 +40,3 @@ def messages(events: list[Event]) -> list[tuple[str, str, str]]:
 def runner_for(text: str, **options: Any) -> tuple[Runner, MemoryLog]:
     log = MemoryLog("run-1")
     return Runner(make_flow(text), log, **options), log
-
-
-@pytest.fixture
-def flow_text() -> str:
-    return ""
