@@ -146,11 +146,9 @@ def _call_record(call: ToolCall) -> dict[str, Any]:
     return record
 
 
-def usage_record(response: ModelResponse) -> dict[str, int] | None:
-    """Token counts of the call, or None when the provider counted none."""
+def usage_record(response: ModelResponse) -> dict[str, int]:
+    """Token counts of the call (zeros when the provider counted none, as scripted ones)."""
     usage = response.usage
-    if not (usage.prompt_tokens or usage.completion_tokens):
-        return None
     return {
         "prompt_tokens": usage.prompt_tokens,
         "completion_tokens": usage.completion_tokens,

@@ -260,8 +260,9 @@ def _on_llm_call(state: RunState, event: Any) -> None:
             attempts[name] = attempts.get(name, 0) + 1
     else:
         attempts[call.provider] = attempts.get(call.provider, 0) + 1
-    if call.usage:
-        state.usage = state.usage + Usage(**call.usage)
+    usage = call.usage
+    if usage and (usage.get("prompt_tokens") or usage.get("completion_tokens")):
+        state.usage = state.usage + Usage(**usage)
     response = call.response
     if response and response.get("tool_calls"):
         message = _assistant_of(response, call.provider)

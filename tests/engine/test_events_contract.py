@@ -64,6 +64,7 @@ async def test_every_event_has_the_contract_fields(tmp_path: Path) -> None:
         assert FIELDS[line["type"]] <= set(line), line
         if line["type"] == "llm_call":
             assert line["request_digest"].startswith("sha256:")
+            assert "error" in line or line["usage"]["prompt_tokens"] == 0
             assert ("response" in line) != ("error" in line)
     assert seen == set(FIELDS)
     flow_record = lines[0]["flow"]

@@ -6,11 +6,12 @@ import asyncio
 
 import pytest
 
-from roost.engine import Runner
+from roost.engine import Runner, fold
 from roost.errors import UsageError
 from roost.eventlog import MemoryLog
 from roost.events import Event
 from roost.flow import load_flow_text
+from roost.messages import AssistantMessage, ModelRequest, ModelResponse, Usage
 from tests.engine.conftest import make_flow, messages
 
 FLOW = """
@@ -104,3 +105,38 @@ async def test_ten_thousand_messages_run_without_growing_the_stack() -> None:
     state = await Runner(make_flow(text), log).start()
     assert state.status == "terminated"
     assert len(state.history) == 10000
+
+
+class CountingProvider:
+    """Answers TERMINATE and reports token counts, as a real provider would."""
+
+    name = "mock"
+    model = "counting"
+
+    async def complete(self, request: ModelRequest, *, on_text: object = None) -> ModelResponse:
+        return ModelResponse(
+            message=AssistantMessage(content="TERMINATE"),
+            usage=Usage(prompt_tokens=12, completion_tokens=3, cached_tokens=2),
+            model="counting-1",
+        )
+
+
+async def test_usage_is_recorded_and_summed() -> None:
+    log = MemoryLog("r")
+    runner = Runner(make_flow(FLOW), log, providers=lambda name: CountingProvider())  # type: ignore[arg-type,return-value]
+    state = await runner.start()
+    call = next(e for e in log.load() if e.type == "llm_call")
+    assert call.usage == {
+        "prompt_tokens": 12,
+        "completion_tokens": 3,
+        "cached_tokens": 2,
+        "reasoning_tokens": 0,
+        "calls": 1,
+    }
+    assert call.model == "counting-1"
+    assert (state.usage.prompt_tokens, state.usage.completion_tokens, state.usage.calls) == (
+        12,
+        3,
+        1,
+    )
+    assert fold(log.load()).usage == state.usage
