@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from roost.errors import EventLogError, RunNotFoundError
+from roost.errors import EventLogError, RunNotFoundError, StoreError
 from roost.eventlog import EventLog
 from roost.events import Event, RunStartEvent
 from roost.store.jsonl import JsonlLog
@@ -72,11 +72,28 @@ def open_run(ref: str, *, db: str | None) -> tuple[EventLog, Flow]:
     """The log of the run ``ref`` names and its flow, rebuilt from the run_start event."""
     log: EventLog
     if is_file_ref(ref):
-        log = file_log(ref)
+        log = _with_stored_copy(file_log(ref), db)
     else:
         store = open_store(db, create=False)
         log = store.log(store.find(ref))
     return log, flow_of(log.load(), ref)
+
+
+def _with_stored_copy(file: JsonlLog, db: str | None) -> EventLog:
+    """The file's log, also appending to the store when the store holds the same run.
+
+    A run started with ``--events`` lives in the store and in the file; continuing it
+    through the file must not leave the stored copy behind. The file decides: when the
+    store's copy has diverged (a different number of events), only the file is written.
+    """
+    try:
+        store = open_store(db, create=False)
+        stored = store.log(store.find(file.run_id))
+    except (RunNotFoundError, StoreError):
+        return file
+    if len(stored.load()) != len(file.load()):
+        return file
+    return TeeLog(file, [stored])
 
 
 def flow_of(events: list[Event], ref: str) -> Flow:
