@@ -1,11 +1,20 @@
 """A run's event log as a JSON Lines file, one event a line.
 
-Each ``append`` writes the step's events in one ``write`` and flushes it to
-the operating system, so a killed process loses at most the line it was
-writing. Loading ignores such a torn last line (and says so in ``warnings``);
-an invalid line anywhere else is an error that names the file and line.
-Appends take an exclusive ``flock`` on the file and check that the file has
-not grown behind this log's back, so two processes never interleave a run.
+Each ``append`` hands the step's events to the operating system in one
+``write`` on a descriptor kept open for the log's lifetime (opened with
+``O_APPEND`` at the first append): a killed process loses at most the line it
+was writing, since the data is in the kernel's page cache as soon as
+``write`` returns. There is no ``fsync``: the log survives the process being
+killed, not the machine losing power. Loading ignores such a torn last line
+(and says so in ``warnings``); an invalid line anywhere else is an error that
+names the file and line.
+
+Every append takes an exclusive ``flock`` for the length of its write and
+checks, with one ``fstat``, that the file has not grown behind this log's
+back; the next expected seq is kept in memory, so the file is re-read only
+when another writer did append. Two processes (or two logs in one process)
+never interleave a run. ``close()`` gives the descriptor back; a log that is
+simply dropped closes it when it is collected.
 """
 
 from __future__ import annotations
@@ -15,12 +24,11 @@ import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import IO
 
 from pydantic import ValidationError
 
 from roost.errors import ConcurrentRunError, EventLogError
-from roost.events import Event, event_json, parse_event
+from roost.events import Event, parse_event
 
 
 class JsonlLog:
@@ -33,6 +41,18 @@ class JsonlLog:
         self._size = -1  # bytes of the file this log has accounted for (-1: not read yet)
         self._valid_end = 0  # end of the last complete, valid line
         self._next_seq = 0
+        self._fd = -1  # the descriptor appends write to, opened by the first append
+
+    def close(self) -> None:
+        """Closes the file descriptor (a later append opens it again)."""
+        fd, self._fd = self._fd, -1
+        if fd >= 0:
+            os.close(fd)
+
+    def __del__(self) -> None:
+        # A raw descriptor, so dropping the log closes it without a ResourceWarning.
+        if getattr(self, "_fd", -1) >= 0:
+            os.close(self._fd)
 
     @property
     def run_id(self) -> str:
@@ -57,30 +77,34 @@ class JsonlLog:
         if not events:
             return
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            with open(self.path, "ab") as handle:
-                fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-                try:
-                    self._append_locked(handle, events)
-                finally:
-                    fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+            fd = self._fd if self._fd >= 0 else self._open()
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            try:
+                self._append_locked(fd, events)
+            finally:
+                fcntl.flock(fd, fcntl.LOCK_UN)
         except OSError as exc:
             raise EventLogError(f"{self.path}: cannot write: {exc.strerror}") from exc
 
     # ------------------------------------------------------------------ internals
 
-    def _append_locked(self, handle: IO[bytes], events: Sequence[Event]) -> None:
-        size = os.fstat(handle.fileno()).st_size
+    def _open(self) -> int:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        return self._fd
+
+    def _append_locked(self, fd: int, events: Sequence[Event]) -> None:
+        size = os.fstat(fd).st_size
         if size != self._size:
             # Someone (another process, or a crash) changed the file since we last saw it.
             self.load()
         if size > self._valid_end:
             # A torn last line from a killed writer: cut it so the next line starts clean.
-            os.truncate(self.path, self._valid_end)
+            os.ftruncate(fd, self._valid_end)
             self._size = self._valid_end
         run_id = self._run_id or events[0].run
-        for offset, event in enumerate(events):
-            expected = self._next_seq + offset
+        expected = self._next_seq
+        for event in events:
             if event.seq != expected:
                 raise ConcurrentRunError(
                     f"run {run_id}: event seq {event.seq} is not the next ({expected}); "
@@ -88,13 +112,13 @@ class JsonlLog:
                 )
             if event.run != run_id:
                 raise EventLogError(f"{self.path}: event of run {event.run} in run {run_id}")
-        payload = "".join(event_json(event) + "\n" for event in events).encode()
-        handle.write(payload)
-        handle.flush()
+            expected += 1
+        payload = b"".join([_line(event) for event in events])
+        _write_all(fd, payload)
         self._run_id = run_id
         self._size += len(payload)
         self._valid_end = self._size
-        self._next_seq += len(events)
+        self._next_seq = expected
 
     def _parse(self, data: bytes) -> list[Event]:
         self.warnings = []
@@ -124,6 +148,20 @@ class JsonlLog:
         self._valid_end = valid_end
         self._next_seq = len(events)
         return events
+
+
+def _line(event: Event) -> bytes:
+    # What event_json gives, made by the model's serializer straight into bytes
+    # (model_dump_json would decode them to a str that this log encodes again).
+    serializer = type(event).__pydantic_serializer__
+    line: bytes = serializer.to_json(event, by_alias=True, exclude_none=True)
+    return line + b"\n"
+
+
+def _write_all(fd: int, payload: bytes) -> None:
+    view = memoryview(payload)
+    while view:
+        view = view[os.write(fd, view) :]
 
 
 def _parse_line(raw: bytes, expected_seq: int, run_id: str | None) -> Event:
