@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
@@ -39,7 +39,16 @@ def now_iso() -> str:
     return f"{_prefix}.{int((now - second) * 1_000_000):06d}Z"
 
 
-_Template = tuple[dict[str, Any], list[tuple[str, Any]], frozenset[str], Any]
+class _Template(NamedTuple):
+    """What every event of one class shares: the defaults, and how to finish one."""
+
+    defaults: dict[str, Any]  # every field in declaration order (so the JSON reads seq, type, ...)
+    factories: tuple[tuple[str, Any], ...]  # fields whose default is made afresh per event
+    fields_set: set[str]
+    extra: dict[str, Any] | None
+    handler: Callable[[RunState, Any], None] | None
+
+
 _TEMPLATES: dict[type[BaseModel], _Template] = {}
 _set_attr = object.__setattr__
 
@@ -51,24 +60,28 @@ def build_event(cls: type[E], fields: dict[str, Any]) -> E:
     validating them again would only cost time on every turn; the result is
     the same frozen model ``cls(**fields)`` would give.
     """
-    template = _TEMPLATES.get(cls)
-    if template is None:
-        template = _TEMPLATES[cls] = _template(cls)
-    data = {**template[0], **fields}
-    for name, factory in template[1]:
+    template = _TEMPLATES.get(cls) or _template(cls)
+    data = {**template.defaults, **fields}
+    for name, factory in template.factories:
         if name not in fields:
             data[name] = factory()
+    return _instance(cls, data, template)
+
+
+def _instance(cls: type[E], data: dict[str, Any], template: _Template) -> E:
     event = cls.__new__(cls)
     _set_attr(event, "__dict__", data)
-    _set_attr(event, "__pydantic_fields_set__", set(template[2]))
-    _set_attr(event, "__pydantic_extra__", template[3])
+    # Shared by every event of the class: frozen models never add to it, and
+    # pydantic copies it before changing a copy (model_copy), so one set serves
+    # them all and the garbage collector has one object fewer per event to track.
+    _set_attr(event, "__pydantic_fields_set__", template.fields_set)
+    _set_attr(event, "__pydantic_extra__", template.extra)
     _set_attr(event, "__pydantic_private__", None)
     return event
 
 
 def _template(cls: type[BaseModel]) -> _Template:
-    # Every field in declaration order (so the JSON reads seq, type, run, ts, ...),
-    # required ones as None placeholders that the caller always fills.
+    # Required fields get None placeholders that the caller always fills.
     data: dict[str, Any] = {}
     factories: list[tuple[str, Any]] = []
     for name, info in cls.model_fields.items():
@@ -78,9 +91,14 @@ def _template(cls: type[BaseModel]) -> _Template:
         else:
             data[name] = None if info.default is PydanticUndefined else info.default
     # Every field counts as set, as when pydantic validates a complete event.
-    # Events keep unknown fields (extra="allow"); pydantic then wants a dict of extras.
+    # Events keep unknown fields (extra="allow"); pydantic then wants a dict of extras
+    # (shared too: model_copy copies it before adding to it).
     extra: dict[str, Any] | None = {} if cls.model_config.get("extra") == "allow" else None
-    return data, factories, frozenset(data), extra
+    kind = data.get("type")
+    handler = HANDLERS.get(kind) if isinstance(kind, str) else None
+    template = _Template(data, tuple(factories), set(data), extra, handler)
+    _TEMPLATES[cls] = template
+    return template
 
 
 class Recorder:
@@ -107,22 +125,20 @@ class Recorder:
             # One timestamp per batch: its events happen with nothing awaited between them.
             self._ts = now_iso()
         state = self.state
-        template = _TEMPLATES.get(cls)
-        if template is None:
-            template = _TEMPLATES[cls] = _template(cls)
-        data = {**template[0], **fields}
-        data["seq"] = seq = state.next_seq
-        data["run"] = self.run_id
-        data["ts"] = self._ts
-        for name, factory in template[1]:
-            if name not in fields:
-                data[name] = factory()
-        event = cls.__new__(cls)
+        template = _TEMPLATES.get(cls) or _template(cls)
+        seq = state.next_seq
+        # seq, run and ts are already keys of the defaults, so they keep their place.
+        data = {**template.defaults, **fields, "seq": seq, "run": self.run_id, "ts": self._ts}
+        if template.factories:
+            for name, factory in template.factories:
+                if name not in fields:
+                    data[name] = factory()
+        event = cls.__new__(cls)  # _instance, inlined
         _set_attr(event, "__dict__", data)
-        _set_attr(event, "__pydantic_fields_set__", set(template[2]))
-        _set_attr(event, "__pydantic_extra__", template[3])
+        _set_attr(event, "__pydantic_fields_set__", template.fields_set)
+        _set_attr(event, "__pydantic_extra__", template.extra)
         _set_attr(event, "__pydantic_private__", None)
-        handler = HANDLERS.get(data["type"])
+        handler = template.handler
         if handler is not None:
             handler(state, event)
         state.next_seq = seq + 1

@@ -23,7 +23,6 @@ from roost.events import (
     Event,
     InterruptEvent,
     LlmCallEvent,
-    MessageEvent,
     ResumeEvent,
     RetryEvent,
     RunStartEvent,
@@ -66,6 +65,9 @@ class Thread:
         self.indices.append(index)
         self.digest = sha256(self.digest + payload).digest()
 
+
+# HistoryEntry's own __new__ is Python code; tuple.__new__ makes the same tuple faster.
+_new_entry = tuple.__new__
 
 # What readers get for a thread no message has started yet; never written to.
 _NO_THREAD = Thread()
@@ -172,28 +174,34 @@ def _on_run_start(state: RunState, event: Any) -> None:
 
 
 def _on_message(state: RunState, event: Any) -> None:
-    message: MessageEvent = event
-    frm, to = message.from_, message.to
-    entry = HistoryEntry(frm, to, message.content, "success", message.seq, message.ts)
-    index = len(state.history)
-    state.history.append(entry)
+    # The busiest handler (once per message), so written for speed: attribute
+    # lookups hoisted, the entry made as a plain tuple, the digest chained inline.
+    data = event.__dict__
+    frm, to, content = data["from_"], data["to"], data["content"]
+    history = state.history
+    index = len(history)
+    history.append(_new_entry(HistoryEntry, (frm, to, content, "success", data["seq"], data["ts"])))
     key = (frm, to)
-    state.sent[key] = state.sent.get(key, 0) + 1
+    sent = state.sent
+    sent[key] = sent.get(key, 0) + 1
     state.last_into[to] = frm
-    payload = f"{frm}\x1f{to}\x1f{message.content}".encode()
+    payload = f"{frm}\x1f{to}\x1f{content}".encode()
     inbox = state.inbox.get(to)
     if inbox is None:
         inbox = state.inbox[to] = Thread()
-    inbox.add(index, payload)
-    pair_key = (frm, to) if frm <= to else (to, frm)
+    inbox.indices.append(index)
+    inbox.digest = sha256(inbox.digest + payload).digest()
+    pair_key = key if frm <= to else (to, frm)
     pair = state.pairs.get(pair_key)
     if pair is None:
         pair = state.pairs[pair_key] = Thread()
-    pair.add(index, payload)
+    pair.indices.append(index)
+    pair.digest = sha256(pair.digest + payload).digest()
     state.status = "running"
     state.pending = None
     state.step = (to, frm)
-    if state.turn.node or state.turn.messages:
+    turn = state.turn
+    if turn.node or turn.messages:
         state.turn = Turn()
 
 
@@ -280,6 +288,8 @@ def _on_tool_result(state: RunState, event: Any) -> None:
     result: ToolResultEvent = event
     turn = _turn_for(state, result.agent)
     turn.open_calls.pop(result.id, None)
+    # A person's approval answers this call only: an id reused in a later round asks again.
+    turn.decisions.pop(result.id, None)
     turn.messages.append(
         ToolResultMessage(
             tool_call_id=result.id,
