@@ -32,11 +32,10 @@ def now_iso() -> str:
     microseconds change between the events of a busy run.
     """
     global _second, _prefix
-    now = time.time()
-    second = int(now)
+    second, nanos = divmod(time.time_ns(), 1_000_000_000)
     if second != _second:
-        _second, _prefix = second, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second))
-    return f"{_prefix}.{int((now - second) * 1_000_000):06d}Z"
+        _second, _prefix = second, time.strftime("%Y-%m-%dT%H:%M:%S.", time.gmtime(second))
+    return f"{_prefix}{nanos // 1000:06d}Z"
 
 
 class _Template(NamedTuple):

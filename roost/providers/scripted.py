@@ -40,25 +40,39 @@ class ScriptedProvider:
         self.position = position
         # Text replies never change, so each is built once and handed out again.
         self._texts: dict[int, ModelResponse] = {}
+        self._count = count = len(config.replies)
+        # Where ``repeat_last`` stays once the list is used up (-1: another mode).
+        self._last = count - 1 if count and config.when_exhausted == "repeat_last" else -1
 
     async def complete(
         self, request: ModelRequest, *, on_text: TextCallback | None = None
     ) -> ModelResponse:
         """The next scripted reply; every call, a failing one included, moves the position."""
-        index = self._index(self.position)
-        self.position += 1
-        reply = self.config.replies[index]
-        if isinstance(reply, str):
-            response = self._text_response(index, reply)
-        elif isinstance(reply, ScriptedError):
-            raise ProviderError(self.name, reply.error)
-        elif isinstance(reply, ScriptedEcho):
-            response = self._response(_echo(request, reply))
+        position = self.position
+        self.position = position + 1
+        # A text reply is made once and handed out again: the common case costs a lookup.
+        if position < self._count:
+            index = position
         else:
-            return self._tool_calls(reply)
+            index = self._last if self._last >= 0 else self._index(position)
+        response = self._texts.get(index)
+        if response is None:
+            response = self._answer(request, position)
         if on_text is not None and response.message.content:
             on_text(response.message.content)
         return response
+
+    def _answer(self, request: ModelRequest, position: int) -> ModelResponse:
+        index = self._index(position)
+        reply = self.config.replies[index]
+        if isinstance(reply, str):
+            response = self._texts[index] = self._response(reply)
+            return response
+        if isinstance(reply, ScriptedError):
+            raise ProviderError(self.name, reply.error)
+        if isinstance(reply, ScriptedEcho):
+            return self._response(_echo(request, reply))
+        return self._tool_calls(reply, position)
 
     def _index(self, position: int) -> int:
         count = len(self.config.replies)
@@ -74,12 +88,6 @@ class ScriptedProvider:
             f"the scripted provider has no reply left ({count} scripted, call {position + 1})",
         )
 
-    def _text_response(self, index: int, text: str) -> ModelResponse:
-        response = self._texts.get(index)
-        if response is None:
-            response = self._texts[index] = self._response(text)
-        return response
-
     def _response(self, text: str) -> ModelResponse:
         return ModelResponse(
             message=AssistantMessage(content=text, provider=self.name),
@@ -88,8 +96,7 @@ class ScriptedProvider:
             provider=self.name,
         )
 
-    def _tool_calls(self, reply: ScriptedToolCalls) -> ModelResponse:
-        call_number = self.position - 1
+    def _tool_calls(self, reply: ScriptedToolCalls, call_number: int) -> ModelResponse:
         calls = tuple(
             ToolCall(
                 id=call.id or f"call_{call_number}_{index}",
