@@ -50,6 +50,8 @@ class _Template(NamedTuple):
 
 _TEMPLATES: dict[type[BaseModel], _Template] = {}
 _set_attr = object.__setattr__
+# pydantic models keep object's __new__; calling it directly skips a lookup through the MRO.
+_new = object.__new__
 
 
 def build_event(cls: type[E], fields: dict[str, Any]) -> E:
@@ -68,7 +70,7 @@ def build_event(cls: type[E], fields: dict[str, Any]) -> E:
 
 
 def _instance(cls: type[E], data: dict[str, Any], template: _Template) -> E:
-    event = cls.__new__(cls)
+    event = _new(cls)
     _set_attr(event, "__dict__", data)
     # Shared by every event of the class: frozen models never add to it, and
     # pydantic copies it before changing a copy (model_copy), so one set serves
@@ -132,7 +134,7 @@ class Recorder:
             for name, factory in template.factories:
                 if name not in fields:
                     data[name] = factory()
-        event = cls.__new__(cls)  # _instance, inlined
+        event = _new(cls)  # _instance, inlined
         _set_attr(event, "__dict__", data)
         _set_attr(event, "__pydantic_fields_set__", template.fields_set)
         _set_attr(event, "__pydantic_extra__", template.extra)

@@ -41,8 +41,8 @@ _EMPTY_DIGEST = b""
 class HistoryEntry(NamedTuple):
     """One entry of the history: who said what to whom, and whether it succeeded.
 
-    A tuple of strings, so the garbage collector stops tracking it: a history
-    of 10,000 entries costs a full collection nothing.
+    A named tuple: one small object per entry (the garbage collector still
+    tracks it, as it does every tuple subclass, but it holds no containers).
     """
 
     from_: str
