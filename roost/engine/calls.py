@@ -8,6 +8,7 @@ names, and gives None: the run stops there, waiting for a retry.
 from __future__ import annotations
 
 import asyncio
+from collections import deque
 from collections.abc import Callable, Iterable
 from functools import partial
 from hashlib import sha256
@@ -15,7 +16,14 @@ from typing import Any
 
 from roost.engine.recorder import Recorder
 from roost.events import ErrorEvent, LlmCallEvent
-from roost.messages import ChatMessage, ModelRequest, ModelResponse, ToolCall
+from roost.messages import (
+    AssistantMessage,
+    ChatMessage,
+    ModelRequest,
+    ModelResponse,
+    ReasoningPart,
+    ToolCall,
+)
 from roost.providers.base import Provider
 
 TextSink = Callable[[str, str], None]
@@ -68,6 +76,8 @@ class ModelCaller:
         self.providers = providers
         self.redact = redact
         self.on_text = on_text
+        # Answers a stopped process recorded but did not act on; a redo uses them first.
+        self.recorded: deque[LlmCallEvent] = deque()
 
     async def call(
         self,
@@ -86,6 +96,12 @@ class ModelCaller:
         """
         rec = self.recorder
         rec.flush()
+        if self.recorded:
+            answer = self._recorded_answer(node, provider_name)
+            if answer is not None:
+                if self.on_text is not None and answer.message.content:
+                    self.on_text(node, answer.message.content)
+                return answer
         try:
             provider = self.providers(provider_name)
         except Exception as exc:  # a provider that cannot be built (a missing key, say)
@@ -125,6 +141,29 @@ class ModelCaller:
             attempts=list(response.attempts),
         )
         return response
+
+    def _recorded_answer(self, node: str, provider_name: str) -> ModelResponse | None:
+        """The next recorded answer when it is this node's, through this provider.
+
+        Anything else means the redo went elsewhere: the recorded answers are dropped.
+        """
+        call = self.recorded[0]
+        if call.node != node or call.provider != provider_name:
+            self.recorded.clear()
+            return None
+        self.recorded.popleft()
+        return recorded_response(call)
+
+
+def recorded_response(call: LlmCallEvent) -> ModelResponse:
+    """The text answer an ``llm_call`` event records, as the provider gave it."""
+    response = call.response or {}
+    message = AssistantMessage(
+        content=str(response.get("text") or ""),
+        reasoning=tuple(ReasoningPart(**part) for part in response.get("reasoning") or ()),
+        provider=call.provider,
+    )
+    return ModelResponse(message=message, model=call.model, provider=call.provider)
 
 
 def response_record(response: ModelResponse, *, keep_calls: bool) -> dict[str, Any]:

@@ -14,9 +14,11 @@ from roost.engine.calls import ModelCaller, Redactor, error_text, request_digest
 from roost.engine.directors import By, choose_by_llm
 from roost.engine.recorder import Recorder, build_event
 from roost.engine.tool_loop import Reply, ToolLoop
-from roost.errors import RunStateError, UsageError
+from roost.engine.unfinished import Unfinished, unfinished
+from roost.errors import RoostError, RunStateError, UsageError
 from roost.events import (
     ErrorEvent,
+    Event,
     FlowRecord,
     InterruptEvent,
     MessageEvent,
@@ -116,55 +118,61 @@ class Interpreter:
                 f"run {self.rec.run_id} is not paused at an interrupt ({status}); "
                 f"nothing to continue{hint}"
             )
-        frm, to = pending.from_, pending.to
+        # Answers that cannot be used are refused before anything is recorded.
         if pending.reason == "manual_select":
-            await self._continue_manual(frm, to, feedback)
-            return
-        if pending.reason == "tool_approval":
-            self.rec.add(ResumeEvent, from_=frm, to=to, feedback=feedback)
-            await self.run_from(frm, to)
-            return
-        if not feedback:
-            check_self_answer(self.flow, frm)
-        self.rec.add(ResumeEvent, from_=frm, to=to, feedback=feedback)
-        agents = self.flow.agents
-        if frm in agents and to in agents and self.state.pair_count(frm, to) >= self._max_rounds:
-            self._terminate(frm, "max_rounds")
-            return
-        if feedback:
-            self.rec.add(MessageEvent, from_=frm, to=to, content=feedback)
-            await self.run_from(to, frm)
-        else:
-            await self.run_from(frm, to)
+            self._manual_choice(pending.from_, feedback)
+        elif pending.reason != "tool_approval" and not feedback:
+            check_self_answer(self.flow, pending.from_)
+        self.rec.add(ResumeEvent, from_=pending.from_, to=pending.to, feedback=feedback)
+        await self._run(self._after_resume(pending, feedback))
 
-    async def retry(self) -> None:
-        """Redoes the step that stopped at an error, or that a dead process left running."""
+    async def retry(self, recorded: Callable[[], Sequence[Event]]) -> None:
+        """Redoes the step that stopped at an error, or that a dead process left running.
+
+        ``recorded`` gives the log's events; it is read only for a run left
+        running, to find what its last step had yet to do.
+        """
         state = self.state
         if state.status == "error" and isinstance(state.pending, ErrorEvent):
             frm, to = state.pending.from_, state.pending.to
-        elif state.status == "running" and state.step is not None:
-            frm, to = state.step
-        else:
+            self.rec.add(RetryEvent, from_=frm, to=to)
+            self.loop.close_open_calls()
+            await self.run_from(frm, to)
+            return
+        if state.status != "running" or state.step is None:
             raise RunStateError(
                 f"run {self.rec.run_id} is {state.status}: only a run stopped at an error "
                 "(or left running by a process that stopped) can be retried"
             )
+        left = unfinished(recorded())
+        frm, to = state.step
         self.rec.add(RetryEvent, from_=frm, to=to)
         self.loop.close_open_calls()
-        await self.run_from(frm, to)
+        self.caller.recorded.extend(left.answers)
+        try:
+            await self._run(self._redo(left, frm, to))
+        finally:
+            self.caller.recorded.clear()
 
     # ------------------------------------------------------------------ chat
 
     async def run_from(self, frm: str, to: str) -> None:
         """Runs chat steps from ``chat(frm, to)`` until the run stops moving."""
-        step: Step = (frm, to)
+        await self._run((frm, to))
+
+    async def _run(self, step: Step) -> None:
+        state = self.state
         channels = self.flow.channels
         while step is not None:
             frm, to = step
+            before = state.next_seq
             if frm in channels:
                 step = await self._channel_speaks(frm, to)
             else:
                 step = await self._agent_speaks(frm, to)
+            if step is not None and state.next_seq == before:
+                # Defensive: a step that records nothing would be taken again forever.
+                raise RoostError(f"internal error: chat({frm}, {to}) made no progress")
         self.rec.flush()
 
     async def _agent_speaks(self, frm: str, to: str) -> Step:
@@ -172,6 +180,10 @@ class Interpreter:
         if text is None:
             return None
         self.rec.add(MessageEvent, from_=frm, to=to, content=text)
+        return self._after_reply(frm, to, text)
+
+    def _after_reply(self, frm: str, to: str, text: str) -> Step:
+        """Section 3's checks after ``frm``'s reply to ``to``: end, pause, or go on."""
         word = text.strip()
         agents = self.flow.agents
         if word == TERMINATE:
@@ -205,21 +217,59 @@ class Interpreter:
 
     def _selected(self, channel: str, found: list[str], chosen: str, by: By) -> Step:
         self.rec.add(SelectEvent, channel=channel, candidates=found, chosen=chosen, by=by)
+        return self._after_select(channel, chosen)
+
+    def _after_select(self, channel: str, chosen: str) -> Step:
+        """A member that always waits for a person pauses the run; any other speaks."""
         if chosen in self._humans:
             self._pause(chosen, channel)
             return None
         return (chosen, channel)
 
-    async def _continue_manual(self, channel: str, to: str, answer: str) -> None:
-        turn = channel_turn(self.flow, self.state, channel)
+    def _manual_choice(self, channel: str, answer: str) -> tuple[str, list[str]]:
+        """The member a person named for ``channel`` and the candidates (raises when refused)."""
+        found = channel_turn(self.flow, self.state, channel).found
         members = list(self.flow.channels[channel].members)
-        chosen = manual_choice(answer, channel, members, turn.found)
-        self.rec.add(ResumeEvent, from_=channel, to=to, feedback=answer)
-        step = self._selected(channel, turn.found, chosen, "manual")
-        if step is None:
-            self.rec.flush()
-            return
-        await self.run_from(*step)
+        return manual_choice(answer, channel, members, found), found
+
+    def _after_resume(self, pending: InterruptEvent, feedback: str) -> Step:
+        """What follows a recorded ``resume`` of ``pending`` (section 3, continue)."""
+        frm, to = pending.from_, pending.to
+        if pending.reason == "manual_select":
+            chosen, found = self._manual_choice(frm, feedback)
+            return self._selected(frm, found, chosen, "manual")
+        if pending.reason == "tool_approval":
+            return (frm, to)  # the tool loop reads the answer from the state
+        agents = self.flow.agents
+        if frm in agents and to in agents and self.state.pair_count(frm, to) >= self._max_rounds:
+            self._terminate(frm, "max_rounds")
+            return None
+        if feedback:
+            self.rec.add(MessageEvent, from_=frm, to=to, content=feedback)
+            return (to, frm)
+        return (frm, to)
+
+    def _redo(self, left: Unfinished, frm: str, to: str) -> Step:
+        """The step a stopped process had yet to take after the last event it recorded.
+
+        ``(frm, to)`` is the step in progress; recorded model answers are used by the
+        caller, and a tool round goes on from the state.
+        """
+        last, before = left.last, left.before
+        if isinstance(last, MessageEvent):
+            if before is None or isinstance(before, RunStartEvent):  # the start message
+                if last.to in self._humans:
+                    self._pause(last.to, last.from_)
+                    return None
+                return (last.to, last.from_)
+            if isinstance(before, ResumeEvent):  # a person's feedback: the other answers
+                return (last.to, last.from_)
+            return self._after_reply(last.from_, last.to, last.content)
+        if isinstance(last, SelectEvent):
+            return self._after_select(last.channel, last.chosen)
+        if isinstance(last, ResumeEvent) and isinstance(before, InterruptEvent):
+            return self._after_resume(before, last.feedback)
+        return (frm, to)
 
     # ------------------------------------------------------------------ reply
 

@@ -85,7 +85,7 @@ class Runner:
 
     async def retry(self) -> RunState:
         """Redoes the step that failed, or the one a dead process left unfinished."""
-        return await self._drive(self._interpreter.retry)
+        return await self._drive(lambda: self._interpreter.retry(self.log.load))
 
     async def events(self) -> AsyncIterator[Event]:
         """The events as they are appended, until the current start/continue/retry returns."""

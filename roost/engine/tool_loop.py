@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from roost.engine.calls import ModelCaller, Redactor, error_text, request_digest
 from roost.engine.recorder import Recorder, build_event
 from roost.engine.state import Turn
+from roost.errors import RoostError
 from roost.events import InterruptEvent, ToolCallEvent, ToolResultEvent
 from roost.messages import (
     ChatMessage,
@@ -78,14 +79,22 @@ class ToolLoop:
         tools = job.tools
         by_name = {tool.spec.name: tool for tool in tools} if tools else {}
         specs = tuple(tool.spec for tool in tools) if tools else ()
+        state = self.recorder.state
         while True:
             turn = self._turn(job.agent)
             if turn.awaiting:
+                before = state.next_seq
                 outcome = await self._run_round(job, turn, by_name)
                 if outcome is _PAUSED:
                     return None
                 if isinstance(outcome, str):
                     return outcome
+                if state.next_seq == before:
+                    # Defensive: a round that records nothing would be asked again forever.
+                    raise RoostError(
+                        f"internal error: the tool round of {job.agent} made no progress "
+                        f"(calls awaited: {', '.join(sorted(turn.awaiting))})"
+                    )
                 continue
             final = turn.rounds >= job.max_rounds
             offered = () if final else specs
@@ -140,8 +149,10 @@ class ToolLoop:
     async def _run_round(self, job: Reply, turn: Turn, by_name: dict[str, Tool]) -> object:
         """Runs the round's calls without a result: _PAUSED, a direct reply, or None."""
         rec = self.recorder
-        done = turn.result_ids()
-        todo = [call for call in turn.last_calls() if call.id not in done]
+        # What remains is what the latest answer asked for and has no result yet: its
+        # own calls only, so an id a provider reuses from an earlier round is not "done".
+        awaiting = turn.awaiting
+        todo = [call for call in turn.last_calls() if call.id in awaiting]
         for call in todo:
             tool = by_name.get(call.name)
             if tool is not None and tool.approval and call.id not in turn.decisions:
