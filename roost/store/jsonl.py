@@ -10,7 +10,7 @@ killed, not the machine losing power. Loading ignores such a torn last line
 names the file and line.
 
 Every append takes an exclusive ``flock`` for the length of its write and
-checks, with one ``fstat``, that the file has not grown behind this log's
+checks, with one ``lseek`` to its end, that the file has not grown behind this log's
 back; the next expected seq is kept in memory, so the file is re-read only
 when another writer did append. Two processes (or two logs in one process)
 never interleave a run. ``close()`` gives the descriptor back; a log that is
@@ -94,7 +94,8 @@ class JsonlLog:
         return self._fd
 
     def _append_locked(self, fd: int, events: Sequence[Event]) -> None:
-        size = os.fstat(fd).st_size
+        # The file's size as seen through the lock (lseek: fstat builds a whole stat record).
+        size = os.lseek(fd, 0, os.SEEK_END)
         if size != self._size:
             # Someone (another process, or a crash) changed the file since we last saw it.
             self.load()
