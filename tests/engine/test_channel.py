@@ -255,3 +255,58 @@ async def test_random_choices_are_labelled_random() -> None:
     runner, log = runner_for(channel(strategy="random", director_extra=", seed: 11", max_rounds=5))
     await runner.start()
     assert [by for _, by in selects(log)] == ["random"] * 5
+
+
+async def test_an_always_member_given_no_feedback_answers_through_its_provider() -> None:
+    user = "{interrupt: ALWAYS, role: the person}"
+    runner, log = runner_for(channel(members="[x, USER]", user=user, start_from="x", max_rounds=3))
+    state = await runner.start()
+    assert (state.pending.from_, state.pending.to) == ("USER", "team")  # type: ignore[union-attr]
+    state = await runner.continue_("")
+    calls = [e for e in log.load() if e.type == "llm_call"]
+    assert calls[0].node == "USER" and calls[0].provider == "mock"
+    assert messages(log.load())[1] == ("USER", "team", "a")
+    assert state.status == "terminated"
+
+
+async def test_a_director_failing_after_a_member_spoke_records_the_error_toward_that_member() -> (
+    None
+):
+    text = channel(strategy="llm", director_extra=", provider: boss").replace(
+        "boss: {kind: scripted, replies: []}", "boss: {kind: scripted, replies: [y, {error: down}]}"
+    )
+    runner, log = runner_for(text)
+    state = await runner.start()
+    assert state.status == "error"
+    error = log.load()[-1]
+    assert (error.type, error.from_, error.to) == ("error", "team", "y")
+    assert error.content.endswith("down")
+
+
+async def test_a_director_prompt_that_fails_to_render_is_an_error_on_the_channel_route() -> None:
+    text = channel(strategy="llm", director_extra=', provider: boss, prompt: "{{ nope.x }}"')
+    runner, log = runner_for(text)
+    state = await runner.start()
+    assert state.status == "error"
+    error = log.load()[-1]
+    assert (error.from_, error.to) == ("team", "USER") and "nope" in error.content
+    assert not [e for e in log.load() if e.type == "llm_call"]
+
+
+async def test_a_repeated_speaker_named_by_the_director_is_corrected() -> None:
+    text = channel(strategy="llm", director_extra=", provider: boss", max_rounds=2).replace(
+        "boss: {kind: scripted, replies: []}", "boss: {kind: scripted, replies: [x, x, y]}"
+    )
+    runner, log = runner_for(text)
+    await runner.start()
+    # x spoke last and allow_repeat is off: naming x again is corrected, not obeyed.
+    assert selects(log) == [("x", "llm"), ("y", "llm_retry")]
+
+
+async def test_timestamps_prefix_each_line_of_a_channel_transcript() -> None:
+    runner, log = runner_for(
+        channel(replies="[{echo: last}, b]", defaults=", timestamps: true", max_rounds=2)
+    )
+    await runner.start()
+    start = log.load()[1]
+    assert f"[{start.ts}] @USER: Go" in messages(log.load())[1][2]

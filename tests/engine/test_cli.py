@@ -143,3 +143,27 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, ask: Path) -> None:
     assert result.returncode == 2
     result = roost("run", str(tmp_path / "missing.yaml"), cwd=tmp_path)
     assert result.returncode == 2
+
+
+def test_continue_or_retry_on_a_run_in_the_wrong_state_is_one_line_and_exit_2(
+    tmp_path: Path, ask: Path
+) -> None:
+    paused = tmp_path / "paused.jsonl"
+    roost("run", str(ask), "--events", str(paused), "--no-input", cwd=tmp_path)
+    result = roost("retry", str(paused), cwd=tmp_path)
+    assert result.returncode == 2 and "paused" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    done = tmp_path / "done.jsonl"
+    roost("run", str(ask), "--events", str(done), "--answer", "", "--answer", "x", cwd=tmp_path)
+    assert json.loads(done.read_text().splitlines()[-1])["type"] == "terminate"
+    for args in (("continue", str(done), "--answer", "x"), ("retry", str(done))):
+        result = roost(*args, cwd=tmp_path)
+        assert result.returncode == 2 and "terminated" in result.stderr
+        assert len(result.stderr.strip().splitlines()) == 1
+    broken = tmp_path / "broken.yaml"
+    broken.write_text(BROKEN)
+    failed = tmp_path / "failed.jsonl"
+    assert roost("run", str(broken), "--events", str(failed), cwd=tmp_path).returncode == 3
+    result = roost("continue", str(failed), "--answer", "x", cwd=tmp_path)
+    assert result.returncode == 2 and "retry" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
