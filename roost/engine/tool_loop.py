@@ -80,21 +80,23 @@ class ToolLoop:
         by_name = {tool.spec.name: tool for tool in tools} if tools else {}
         specs = tuple(tool.spec for tool in tools) if tools else ()
         state = self.recorder.state
+        seen_seq = -1
         while True:
             turn = self._turn(job.agent)
+            if state.next_seq == seen_seq:
+                # Defensive: a pass that recorded nothing would be made again forever.
+                awaiting = ", ".join(sorted(turn.awaiting)) or "none"
+                raise RoostError(
+                    f"internal error: the reply of {job.agent} made no progress "
+                    f"(tool calls awaited: {awaiting})"
+                )
+            seen_seq = state.next_seq
             if turn.awaiting:
-                before = state.next_seq
                 outcome = await self._run_round(job, turn, by_name)
                 if outcome is _PAUSED:
                     return None
                 if isinstance(outcome, str):
                     return outcome
-                if state.next_seq == before:
-                    # Defensive: a round that records nothing would be asked again forever.
-                    raise RoostError(
-                        f"internal error: the tool round of {job.agent} made no progress "
-                        f"(calls awaited: {', '.join(sorted(turn.awaiting))})"
-                    )
                 continue
             final = turn.rounds >= job.max_rounds
             offered = () if final else specs
