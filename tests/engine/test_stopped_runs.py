@@ -18,6 +18,7 @@ from typing import Any, ParamSpec
 import pytest
 
 from roost.engine import Runner, RunState, fold
+from roost.engine.replay import replay_run
 from roost.errors import RoostError
 from roost.eventlog import MemoryLog
 from roost.events import Event, InterruptEvent
@@ -327,3 +328,19 @@ async def test_a_round_that_records_nothing_is_an_error_not_a_spin() -> None:
     runner.state.turn.awaiting.add("ghost")  # a round the state says is open but has no call
     with pytest.raises(RoostError, match="no progress"):
         await asyncio.wait_for(runner.retry(), timeout=10)
+
+
+@guarded
+async def test_a_run_retried_after_any_cut_replays_identically() -> None:
+    for text in (CHANNEL, PARALLEL, PAIR.replace("{CALL}", NAMED_CALL)):
+        await replay_each_cut(text)
+
+
+async def replay_each_cut(text: str) -> None:
+    events = await full_run(text)
+    for cut in range(2, len(events)):
+        log = MemoryLog("r", events[:cut])
+        await finish(Runner(make_flow(text), log, tools=tools()))
+        # The fake tools answer the same every time, so the replay may run them again.
+        report = await replay_run(make_flow(text), log.load(), live_tools=tools())
+        assert report.identical, (cut, report.difference, report.stopped)
