@@ -31,7 +31,7 @@ def main(argv: list[str] | None = None) -> None:
     except RoostError as error:
         print(str(error), file=sys.stderr)
         sys.exit(error.exit_code)
-    except typer.Abort:
+    except (typer.Abort, KeyboardInterrupt):
         print("roost: interrupted", file=sys.stderr)
         sys.exit(130)
     except typer.Exit as exit_:

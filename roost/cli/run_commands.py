@@ -160,7 +160,7 @@ class Session:
             return state
 
         try:
-            return asyncio.run(go())
+            return _run_interruptibly(go)
         except KeyboardInterrupt:
             self.out.out.print()
             state = runner.state
@@ -222,6 +222,26 @@ class Session:
                 f"roost: the run stopped mid-step; resume it with: {self.command('retry')}\n"
             )
             raise SystemExit(1)
+
+
+def _run_interruptibly(go: Callable[[], Awaitable[RunState]]) -> RunState:
+    """Runs ``go`` so that Ctrl-C stops it at once, wherever it is.
+
+    asyncio's own handler only cancels the main task at its next suspension; a
+    run whose provider never suspends (the scripted one) would go on to its end.
+    A handler of our own makes asyncio leave SIGINT alone, and raises
+    KeyboardInterrupt between two bytecodes: a log batch is one write or one
+    transaction, so the events already appended stay a clean, resumable prefix.
+    """
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGINT, interrupt)
+    try:
+        return asyncio.run(go())  # type: ignore[arg-type]
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _prompt(ask: Callable[[], str]) -> str:
