@@ -31,7 +31,7 @@ from roost.events import (
 from roost.flow.models import Flow
 from roost.messages import ChatMessage, ModelRequest
 from roost.nodes.agent import seen_by
-from roost.nodes.channel import channel_turn
+from roost.nodes.channel import ChannelPlan, channel_turn
 from roost.nodes.human import check_self_answer, is_human, manual_choice, provider_of
 from roost.nodes.roles import agent_system, render, role_context
 
@@ -87,6 +87,7 @@ class Interpreter:
         self._max_rounds = flow.defaults.max_rounds
         # Fixed for the whole run, so looked up once rather than at every turn.
         self._humans = frozenset(name for name in flow.agents if is_human(flow, name))
+        self._plans: dict[str, ChannelPlan] = {}
 
     # ------------------------------------------------------------------ the three entry points
 
@@ -198,7 +199,10 @@ class Interpreter:
         return (to, frm)
 
     async def _channel_speaks(self, channel: str, to: str) -> Step:
-        turn = channel_turn(self.flow, self.state, channel)
+        plan = self._plans.get(channel)
+        if plan is None:
+            plan = self._plans[channel] = ChannelPlan(self.flow, channel)
+        turn = channel_turn(self.flow, self.state, channel, plan)
         if turn.ended is not None:
             self._terminate(channel, turn.ended)
             return None

@@ -13,7 +13,7 @@ from roost.engine.directors import (
     seeded_choice,
 )
 from roost.engine.state import RunState
-from roost.flow.models import Flow
+from roost.flow.models import Channel, Flow
 
 
 @dataclass(slots=True)
@@ -32,9 +32,65 @@ class Turn:
     ask: str | None = None
 
 
-def channel_turn(flow: Flow, state: RunState, channel: str) -> Turn:
-    """The decision a channel can take on its own, as a pure function of the state."""
-    config = flow.channels[channel]
+class ChannelPlan:
+    """What a channel's turns share, worked out once from its configuration.
+
+    Until some member reaches its own cap, the candidates depend only on the
+    member who spoke last, so they (and the round_robin choice among them) are
+    computed once per possible last speaker; a turn then costs a few lookups.
+    """
+
+    __slots__ = ("by_last", "cap", "config", "first", "keys")
+
+    def __init__(self, flow: Flow, channel: str) -> None:
+        config = self.config = flow.channels[channel]
+        self.keys = tuple((member, channel) for member in config.members)
+        self.cap = cap = flow.defaults.max_rounds
+        none_sent: dict[tuple[str, str], int] = {}
+        self.by_last: dict[str | None, tuple[list[str], str | None]] = {}
+        for last in (None, *config.members):
+            found = candidates_after(config, none_sent, channel, cap, last)
+            chosen = round_robin(config.members, found, last) if found else None
+            self.by_last[last] = (found, chosen)
+        self.first = self.by_last[None]
+
+
+def channel_turn(
+    flow: Flow, state: RunState, channel: str, plan: ChannelPlan | None = None
+) -> Turn:
+    """The decision a channel can take on its own, as a pure function of the state.
+
+    ``plan`` (made from this flow and channel) only makes the common case cheaper.
+    """
+    if plan is None:
+        return _general_turn(flow, state, channel)
+    sent = state.sent
+    total = 0
+    cap = plan.cap
+    for key in plan.keys:
+        count = sent.get(key, 0)
+        if count >= cap:  # a member at its own cap: the candidates need working out
+            return _general_turn(flow, state, channel)
+        total += count
+    config = plan.config
+    if total >= config.max_rounds:
+        return Turn([], ended="max_rounds")
+    found, chosen = plan.by_last.get(state.last_into.get(channel), plan.first)
+    if not found:
+        return Turn([], ended="no_candidate")
+    if len(found) == 1:
+        return Turn([found[0]], chosen=found[0], by="only_candidate")
+    strategy = config.director.strategy
+    if strategy == "round_robin":
+        return Turn(found.copy(), chosen=chosen, by="round_robin")
+    found = found.copy()
+    if strategy == "random":
+        return Turn(found, chosen=seeded_choice(flow, state, channel, found), by="random")
+    return Turn(found, ask=strategy)
+
+
+def _general_turn(flow: Flow, state: RunState, channel: str) -> Turn:
+    config: Channel = flow.channels[channel]
     if channel_count(state, config, channel) >= config.max_rounds:
         return Turn([], ended="max_rounds")
     last = last_member(state, channel, config.members)
