@@ -47,11 +47,22 @@ def request_digest(
     system: str, tools: Iterable[str], base: bytes, tail: Iterable[ChatMessage]
 ) -> str:
     """``sha256:<hex>`` of a request: the history's chained digest plus what follows it."""
-    digest = sha256(system.encode())
-    digest.update(b"\x1e" + ",".join(tools).encode() + b"\x1e" + base)
+    names = ",".join(tools)
+    key = (system, names)
+    prefix = _PREFIXES.get(key)
+    if prefix is None:
+        # The prompt and the tools rarely change between the calls of a run: hashed once.
+        if len(_PREFIXES) >= 256:
+            _PREFIXES.clear()
+        prefix = _PREFIXES[key] = sha256(system.encode() + b"\x1e" + names.encode() + b"\x1e")
+    digest = prefix.copy()
+    digest.update(base)
     for message in tail:
         digest.update(message.model_dump_json().encode())
     return "sha256:" + digest.hexdigest()
+
+
+_PREFIXES: dict[tuple[str, str], Any] = {}
 
 
 def error_text(exc: BaseException) -> str:
@@ -169,10 +180,14 @@ def recorded_response(call: LlmCallEvent) -> ModelResponse:
 def response_record(response: ModelResponse, *, keep_calls: bool) -> dict[str, Any]:
     """The ``response`` field of an llm_call: text, tool calls and reasoning."""
     message = response.message
+    calls, reasoning = message.tool_calls, message.reasoning
+    # Most answers have neither: the empty checks skip building two comprehensions.
     return {
         "text": message.content,
-        "tool_calls": [_call_record(c) for c in message.tool_calls] if keep_calls else [],
-        "reasoning": [part.model_dump(exclude_none=True) for part in message.reasoning],
+        "tool_calls": [_call_record(c) for c in calls] if calls and keep_calls else [],
+        "reasoning": [part.model_dump(exclude_none=True) for part in reasoning]
+        if reasoning
+        else [],
     }
 
 

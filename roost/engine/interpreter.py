@@ -31,7 +31,7 @@ from roost.events import (
 from roost.flow.models import Flow
 from roost.messages import ChatMessage, ModelRequest
 from roost.nodes.agent import seen_by
-from roost.nodes.channel import ChannelPlan, channel_turn
+from roost.nodes.channel import ChannelPlan, Turn, channel_turn
 from roost.nodes.human import check_self_answer, is_human, manual_choice, provider_of
 from roost.nodes.roles import agent_system, render, role_context
 
@@ -168,7 +168,12 @@ class Interpreter:
             frm, to = step
             before = state.next_seq
             if frm in channels:
-                step = await self._channel_speaks(frm, to)
+                turn = self._channel_turn(frm)
+                chosen, by = turn.chosen, turn.by
+                if chosen is not None and by is not None:  # no one to ask: nothing to await
+                    step = self._selected(frm, turn.found, chosen, by)
+                else:
+                    step = await self._channel_speaks(frm, to, turn)
             else:
                 step = await self._agent_speaks(frm, to)
             if step is not None and state.next_seq == before:
@@ -198,11 +203,13 @@ class Interpreter:
             return None
         return (to, frm)
 
-    async def _channel_speaks(self, channel: str, to: str) -> Step:
+    def _channel_turn(self, channel: str) -> Turn:
         plan = self._plans.get(channel)
         if plan is None:
             plan = self._plans[channel] = ChannelPlan(self.flow, channel)
-        turn = channel_turn(self.flow, self.state, channel, plan)
+        return channel_turn(self.flow, self.state, channel, plan)
+
+    async def _channel_speaks(self, channel: str, to: str, turn: Turn) -> Step:
         if turn.ended is not None:
             self._terminate(channel, turn.ended)
             return None

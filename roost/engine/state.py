@@ -22,11 +22,9 @@ from roost.events import (
     ErrorEvent,
     Event,
     InterruptEvent,
-    LlmCallEvent,
     ResumeEvent,
     RetryEvent,
     RunStartEvent,
-    SelectEvent,
     TerminateEvent,
     ToolCallEvent,
     ToolResultEvent,
@@ -253,28 +251,33 @@ def _on_retry(state: RunState, event: Any) -> None:
 
 
 def _on_select(state: RunState, event: Any) -> None:
-    select: SelectEvent = event
-    state.selects[select.channel] = state.selects.get(select.channel, 0) + 1
-    state.step = (select.chosen, select.channel)
+    # Once per message in a channel: read straight from the event's fields.
+    data = event.__dict__
+    channel = data["channel"]
+    selects = state.selects
+    selects[channel] = selects.get(channel, 0) + 1
+    state.step = (data["chosen"], channel)
     state.status = "running"
 
 
 def _on_llm_call(state: RunState, event: Any) -> None:
-    call: LlmCallEvent = event
+    # Once per model call: the fields are read straight from the event's dictionary.
+    data = event.__dict__
+    provider = data["provider"]
     attempts = state.provider_attempts
-    if call.attempts:
-        for attempt in call.attempts:
-            name = str(attempt.get("provider", call.provider))
+    if data["attempts"]:
+        for attempt in data["attempts"]:
+            name = str(attempt.get("provider", provider))
             attempts[name] = attempts.get(name, 0) + 1
     else:
-        attempts[call.provider] = attempts.get(call.provider, 0) + 1
-    usage = call.usage
+        attempts[provider] = attempts.get(provider, 0) + 1
+    usage = data["usage"]
     if usage and (usage.get("prompt_tokens") or usage.get("completion_tokens")):
         state.usage = state.usage + Usage(**usage)
-    response = call.response
+    response = data["response"]
     if response and response.get("tool_calls"):
-        message = _assistant_of(response, call.provider)
-        turn = _turn_for(state, call.node)
+        message = _assistant_of(response, provider)
+        turn = _turn_for(state, data["node"])
         turn.messages.append(message)
         turn.awaiting = {tool_call.id for tool_call in message.tool_calls}
 
