@@ -174,19 +174,17 @@ class Interpreter:
                     step = self._selected(frm, turn.found, chosen, by)
                 else:
                     step = await self._channel_speaks(frm, to, turn)
-            else:
-                step = await self._agent_speaks(frm, to)
+            else:  # an agent speaks (_agent_speaks, inlined: once per message)
+                text = await self._reply(frm, to)
+                if text is None:
+                    step = None
+                else:
+                    self.rec.add(MessageEvent, from_=frm, to=to, content=text)
+                    step = self._after_reply(frm, to, text)
             if step is not None and state.next_seq == before:
                 # Defensive: a step that records nothing would be taken again forever.
                 raise RoostError(f"internal error: chat({frm}, {to}) made no progress")
         self.rec.flush()
-
-    async def _agent_speaks(self, frm: str, to: str) -> Step:
-        text = await self._reply(frm, to)
-        if text is None:
-            return None
-        self.rec.add(MessageEvent, from_=frm, to=to, content=text)
-        return self._after_reply(frm, to, text)
 
     def _after_reply(self, frm: str, to: str, text: str) -> Step:
         """Section 3's checks after ``frm``'s reply to ``to``: end, pause, or go on."""
@@ -306,6 +304,23 @@ class Interpreter:
             return None
         limit = agent.max_tool_calls
         defaults = flow.defaults
+        max_rounds = defaults.max_tool_calls if limit is None else limit
+        if not tools and state.turn.node != frm:
+            # The common reply: no tools and no round under way, so one model call.
+            final = max_rounds <= 0
+            request = build_event(
+                ModelRequest,
+                {"system": system, "messages": seen.messages, "tools": (), "node": frm},
+            )
+            digest = request_digest(system, (), seen.digest, ())
+            response = await self.caller.call(
+                frm, provider, request, digest, (frm, to), keep_calls=not final
+            )
+            if response is None:
+                return None
+            if final or not response.message.tool_calls:
+                return response.message.content
+            # It asked for tools it was not offered: the tool loop answers them with errors.
         job = Reply(
             agent=frm,
             to=to,
@@ -313,7 +328,7 @@ class Interpreter:
             system=system,
             seen=seen,
             tools=tools,
-            max_rounds=defaults.max_tool_calls if limit is None else limit,
+            max_rounds=max_rounds,
             result_limit=defaults.tool_result_limit,
         )
         return await self.loop.run(job)

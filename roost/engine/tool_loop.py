@@ -76,30 +76,6 @@ class ToolLoop:
 
     async def run(self, job: Reply) -> str | None:
         """The reply's text; None when the run paused for an approval or stopped at an error."""
-        if not job.tools and self.recorder.state.turn.node != job.agent:
-            # The common reply: no tools and no round under way, so one model call.
-            final = job.max_rounds <= 0
-            system, seen = job.system, job.seen
-            request = build_event(
-                ModelRequest,
-                {"system": system, "messages": seen.messages, "tools": (), "node": job.agent},
-            )
-            response = await self.caller.call(
-                job.agent,
-                job.provider,
-                request,
-                request_digest(system, (), seen.digest, ()),
-                (job.agent, job.to),
-                keep_calls=not final,
-            )
-            if response is None:
-                return None
-            if final or not response.message.tool_calls:
-                return response.message.content
-            # It asked for tools it was not offered: the loop answers them with errors.
-        return await self._loop(job)
-
-    async def _loop(self, job: Reply) -> str | None:
         tools = job.tools
         by_name = {tool.spec.name: tool for tool in tools} if tools else {}
         specs = tuple(tool.spec for tool in tools) if tools else ()
