@@ -179,7 +179,7 @@ class Interpreter:
                 if text is None:
                     step = None
                 else:
-                    self.rec.add(MessageEvent, from_=frm, to=to, content=text)
+                    self.rec.add_message(frm, to, text)
                     step = self._after_reply(frm, to, text)
             if step is not None and state.next_seq == before:
                 # Defensive: a step that records nothing would be taken again forever.
@@ -225,7 +225,7 @@ class Interpreter:
         return self._selected(channel, turn.found, chosen, by)
 
     def _selected(self, channel: str, found: list[str], chosen: str, by: By) -> Step:
-        self.rec.add(SelectEvent, channel=channel, candidates=found, chosen=chosen, by=by)
+        self.rec.add_select(channel, found, chosen, by)
         return self._after_select(channel, chosen)
 
     def _after_select(self, channel: str, chosen: str) -> Step:

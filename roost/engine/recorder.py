@@ -17,7 +17,7 @@ from pydantic_core import PydanticUndefined
 
 from roost.engine.state import HANDLERS, RunState
 from roost.eventlog import EventLog
-from roost.events import Event
+from roost.events import Event, MessageEvent, SelectEvent
 
 E = TypeVar("E", bound=BaseModel)
 
@@ -146,6 +146,60 @@ class Recorder:
         if not state.run_id:
             state.run_id = self.run_id
         batch.append(event)  # type: ignore[arg-type]
+        return event
+
+    def add_message(self, frm: str, to: str, content: str) -> MessageEvent:
+        """``add(MessageEvent, ...)`` with its fields written out in order: once per message."""
+        ts = self._ts if self.batch else self._stamp()
+        seq = self.state.next_seq
+        data = {
+            "seq": seq,
+            "run": self.run_id,
+            "ts": ts,
+            "type": "message",
+            "from_": frm,
+            "to": to,
+            "content": content,
+            "state": "success",
+        }
+        return self._push(MessageEvent, data, seq)
+
+    def add_select(self, channel: str, candidates: list[str], chosen: str, by: str) -> SelectEvent:
+        """``add(SelectEvent, ...)`` with its fields written out in order: once per channel turn."""
+        ts = self._ts if self.batch else self._stamp()
+        seq = self.state.next_seq
+        data = {
+            "seq": seq,
+            "run": self.run_id,
+            "ts": ts,
+            "type": "select",
+            "channel": channel,
+            "candidates": candidates,
+            "chosen": chosen,
+            "by": by,
+        }
+        return self._push(SelectEvent, data, seq)
+
+    def _stamp(self) -> str:
+        # One timestamp per batch: its events happen with nothing awaited between them.
+        self._ts = ts = now_iso()
+        return ts
+
+    def _push(self, cls: type[E], data: dict[str, Any], seq: int) -> E:
+        template = _TEMPLATES.get(cls) or _template(cls)
+        event = _new(cls)
+        _set_attr(event, "__dict__", data)
+        _set_attr(event, "__pydantic_fields_set__", template.fields_set)
+        _set_attr(event, "__pydantic_extra__", template.extra)
+        _set_attr(event, "__pydantic_private__", None)
+        state = self.state
+        handler = template.handler
+        if handler is not None:
+            handler(state, event)
+        state.next_seq = seq + 1
+        if not state.run_id:
+            state.run_id = self.run_id
+        self.batch.append(event)  # type: ignore[arg-type]
         return event
 
     def flush(self) -> None:
