@@ -140,16 +140,15 @@ class ModelCaller:
             rec.add(ErrorEvent, from_=route[0], to=route[1], content=message)
             rec.flush()
             return None
-        rec.add(
-            LlmCallEvent,
-            node=node,
-            provider=provider_name,
-            model=response.model or provider.model,
-            tools=names,
-            request_digest=digest,
-            response=response_record(response, keep_calls=keep_calls),
-            usage=usage_record(response),
-            attempts=list(response.attempts),
+        rec.add_llm_call(
+            node,
+            provider_name,
+            response.model or provider.model,
+            names,
+            digest,
+            response_record(response, keep_calls=keep_calls),
+            usage_record(response),
+            list(response.attempts),
         )
         return response
 

@@ -17,7 +17,7 @@ from pydantic_core import PydanticUndefined
 
 from roost.engine.state import HANDLERS, RunState
 from roost.eventlog import EventLog
-from roost.events import Event, MessageEvent, SelectEvent
+from roost.events import Event, LlmCallEvent, MessageEvent, SelectEvent
 
 E = TypeVar("E", bound=BaseModel)
 
@@ -179,6 +179,37 @@ class Recorder:
             "by": by,
         }
         return self._push(SelectEvent, data, seq)
+
+    def add_llm_call(
+        self,
+        node: str,
+        provider: str,
+        model: str,
+        tools: list[str],
+        digest: str,
+        response: dict[str, Any],
+        usage: dict[str, int],
+        attempts: list[dict[str, Any]],
+    ) -> LlmCallEvent:
+        """``add(LlmCallEvent, ...)`` of an answered call, its fields written out in order."""
+        ts = self._ts if self.batch else self._stamp()
+        seq = self.state.next_seq
+        data = {
+            "seq": seq,
+            "run": self.run_id,
+            "ts": ts,
+            "type": "llm_call",
+            "node": node,
+            "provider": provider,
+            "model": model,
+            "tools": tools,
+            "request_digest": digest,
+            "response": response,
+            "usage": usage,
+            "error": None,
+            "attempts": attempts,
+        }
+        return self._push(LlmCallEvent, data, seq)
 
     def _stamp(self) -> str:
         # One timestamp per batch: its events happen with nothing awaited between them.

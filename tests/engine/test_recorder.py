@@ -5,7 +5,7 @@ from __future__ import annotations
 from roost.engine.recorder import Recorder
 from roost.engine.state import RunState
 from roost.eventlog import MemoryLog
-from roost.events import MessageEvent, SelectEvent, event_json
+from roost.events import LlmCallEvent, MessageEvent, SelectEvent, event_json
 
 
 def _pair() -> tuple[Recorder, Recorder]:
@@ -32,3 +32,23 @@ def test_add_select_matches_add() -> None:
     assert made_json == event_json(expected.model_copy(update={"ts": "t"}))
     assert fast.state.selects == slow.state.selects == {"room": 1}
     assert fast.state.step == slow.state.step == ("bob", "room")
+
+
+def test_add_llm_call_matches_add() -> None:
+    fast, slow = _pair()
+    fields = {
+        "node": "alice",
+        "provider": "mock",
+        "model": "scripted",
+        "tools": ["lookup"],
+        "request_digest": "sha256:00",
+        "response": {"text": "Hi.", "tool_calls": [], "reasoning": []},
+        "usage": {"prompt_tokens": 3, "completion_tokens": 2, "calls": 1},
+        "attempts": [{"provider": "mock", "error": None}],
+    }
+    made = fast.add_llm_call(*fields.values())  # type: ignore[arg-type]
+    expected = slow.add(LlmCallEvent, **fields)
+    assert list(made.__dict__) == list(expected.__dict__)
+    assert made.model_copy(update={"ts": "t"}) == expected.model_copy(update={"ts": "t"})
+    assert fast.state.provider_attempts == slow.state.provider_attempts == {"mock": 1}
+    assert fast.state.usage == slow.state.usage
