@@ -32,7 +32,7 @@ from roost.flow.models import Flow
 from roost.messages import ChatMessage, ModelRequest
 from roost.nodes.agent import seen_by
 from roost.nodes.channel import ChannelPlan, Turn, channel_turn
-from roost.nodes.human import check_self_answer, is_human, manual_choice, provider_of
+from roost.nodes.human import check_self_answer, is_human, manual_choice
 from roost.nodes.roles import agent_system, render, role_context
 
 if TYPE_CHECKING:  # roost.tools is imported only by flows that have tools
@@ -289,7 +289,7 @@ class Interpreter:
         if agent is None:
             self._fail(frm, to, f"no agent is called {frm!r}")
             return None
-        provider = provider_of(flow, frm)
+        provider = agent.provider or flow.defaults.provider  # provider_of, inlined
         if provider is None:
             self._fail(frm, to, f"agent {frm} has no provider (set provider or defaults.provider)")
             return None

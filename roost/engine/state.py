@@ -69,6 +69,7 @@ _new_entry = tuple.__new__
 
 # What readers get for a thread no message has started yet; never written to.
 _NO_THREAD = Thread()
+EMPTY_THREAD = _NO_THREAD  # what a node nobody has written to reads (never modified)
 
 
 @dataclass

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from hashlib import sha256
 from pathlib import Path
 
-from roost.engine.state import HistoryEntry, RunState
+from roost.engine.state import EMPTY_THREAD, HistoryEntry, RunState
 from roost.flow.models import Flow
 from roost.messages import AssistantMessage, ChatMessage, UserMessage
 from roost.nodes.views import LazyMessages
@@ -40,7 +40,9 @@ class Seen:
 def seen_by(flow: Flow, state: RunState, speaker: str, to: str) -> Seen:
     """What ``speaker`` is shown when it replies to ``to`` (an agent or a channel)."""
     stamps = flow.defaults.timestamps
-    context = read_context(flow, speaker)
+    agent = flow.agents.get(speaker)
+    # read_context gives '' for an agent without context files: not called for those.
+    context = read_context(flow, speaker) if agent is not None and agent.context else ""
     if to in flow.channels:
         build, digest = _channel_view(state, speaker, to, stamps)
     else:
@@ -79,8 +81,11 @@ def _pair_view(
 def _channel_view(
     state: RunState, member: str, channel: str, stamps: bool
 ) -> tuple[Callable[[], list[ChatMessage]], bytes]:
-    inbox = state.inbox_of(channel)
-    direct = state.pair_thread(member, channel)
+    # state.inbox_of and state.pair_thread, inlined: this runs once per channel reply.
+    inbox = state.inbox.get(channel) or EMPTY_THREAD
+    direct = state.pairs.get((member, channel) if member <= channel else (channel, member))
+    if direct is None:
+        direct = EMPTY_THREAD
     inbox_count, direct_count = len(inbox.indices), len(direct.indices)
     history = state.history
 
