@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from roost.engine.calls import ModelCaller, Redactor, error_text, request_digest
 from roost.engine.directors import By, choose_by_llm
-from roost.engine.recorder import Recorder, build_event
+from roost.engine.recorder import Recorder, build_event, model_request
 from roost.engine.tool_loop import Reply, ToolLoop
 from roost.engine.unfinished import Unfinished, unfinished
 from roost.errors import RoostError, RunStateError, UsageError
@@ -308,10 +308,7 @@ class Interpreter:
         if not tools and state.turn.node != frm:
             # The common reply: no tools and no round under way, so one model call.
             final = max_rounds <= 0
-            request = build_event(
-                ModelRequest,
-                {"system": system, "messages": seen.messages, "tools": (), "node": frm},
-            )
+            request = model_request(system, seen.messages, (), frm)
             digest = request_digest(system, (), seen.digest, ())
             response = await self.caller.call(
                 frm, provider, request, digest, (frm, to), keep_calls=not final

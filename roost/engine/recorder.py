@@ -9,7 +9,7 @@ step's events become durable together.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple, TypeVar
 
 from pydantic import BaseModel
@@ -18,6 +18,7 @@ from pydantic_core import PydanticUndefined
 from roost.engine.state import HANDLERS, RunState
 from roost.eventlog import EventLog
 from roost.events import Event, LlmCallEvent, MessageEvent, SelectEvent
+from roost.messages import ModelRequest
 
 E = TypeVar("E", bound=BaseModel)
 
@@ -67,6 +68,18 @@ def build_event(cls: type[E], fields: dict[str, Any]) -> E:
         if name not in fields:
             data[name] = factory()
     return _instance(cls, data, template)
+
+
+def model_request(
+    system: str, messages: Sequence[Any], tools: tuple[Any, ...], node: str
+) -> ModelRequest:
+    """``build_event(ModelRequest, ...)`` with the fields written out: once per reply.
+
+    ``messages`` may be a lazy sequence: it is kept as given, so it is built only when read.
+    """
+    data = {"system": system, "messages": messages, "tools": tools, "node": node}
+    template = _TEMPLATES.get(ModelRequest) or _template(ModelRequest)
+    return _instance(ModelRequest, data, template)
 
 
 def _instance(cls: type[E], data: dict[str, Any], template: _Template) -> E:
