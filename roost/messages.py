@@ -84,9 +84,7 @@ class ToolSpec(_Frozen):
 
     name: str
     description: str = ""
-    parameters: dict[str, Any] = Field(
-        default_factory=lambda: {"type": "object", "properties": {}}
-    )
+    parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
 
 
 class Usage(_Frozen):
@@ -125,5 +123,3 @@ class ModelResponse(_Frozen):
     model: str = ""
     provider: str = ""  # the provider entry that answered (a fallback's name when one did)
     attempts: tuple[dict[str, Any], ...] = ()  # each attempt: provider, model, outcome
-
-

@@ -111,9 +111,7 @@ def _status_failure(exc: Any, settings: Settings) -> Failure:
 
 def _status_text(status: int, detail: str, settings: Settings) -> str:
     if status == 401:
-        return (
-            f"the server refused the API key (HTTP 401: {detail}); check {settings.key_hint()}"
-        )
+        return f"the server refused the API key (HTTP 401: {detail}); check {settings.key_hint()}"
     if status == 403:
         return f"access denied (HTTP 403: {detail}); check the key's access to {settings.model!r}"
     if status == 404:
