@@ -8,6 +8,8 @@ run commands ask here and pass the answer to ``Runner.continue_``.
 from __future__ import annotations
 
 import json
+import select
+import sys
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -121,7 +123,9 @@ class RunConsole:
         self._end_stream()
         self.out.print(f"[bold]{escape(describe_wait(interrupt, choices))}[/]")
         hint = _hint(interrupt)
-        return self.out.input(f"[bold]> [/][dim]{escape(hint)}[/] ")
+        self.out.print(f"[bold]> [/][dim]{escape(hint)}[/] ", end="")
+        _wait_for_a_line(sys.stdin)
+        return input()
 
     def usage(self, state: RunState) -> None:
         """Prints the run's token usage, if any was reported."""
@@ -158,3 +162,23 @@ def _hint(interrupt: InterruptEvent) -> str:
 def _short(text: str, limit: int = 200) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _wait_for_a_line(stream: Any) -> None:
+    """Returns once ``stream`` has input, returning to Python often while it waits.
+
+    Ctrl-C is delivered to any thread of the process. When it lands on a worker
+    thread, a main thread blocked inside ``input()`` is never woken, and the
+    prompt would ignore the key. Waiting in short ``select`` slices lets Python
+    run its signal handler within a fraction of a second whichever thread the
+    signal reached. A terminal in canonical mode is readable only once a whole
+    line (or end of file) is there, so ``input()`` then returns at once.
+    """
+    try:
+        descriptor = stream.fileno()
+    except (AttributeError, OSError, ValueError):
+        return  # not a real file (tests, embedding): input() alone will do
+    while True:
+        readable, _, _ = select.select([descriptor], [], [], 0.2)
+        if readable:
+            return
