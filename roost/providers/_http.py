@@ -8,12 +8,14 @@ records and error translation happen here, around it.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from roost.messages import AssistantMessage, ModelRequest, ModelResponse, ReasoningPart, Usage
 from roost.providers._common import OWNER, Settings, TextSink
+from roost.providers._errors import html_error
 from roost.providers._retry import AttemptHooks, call_with_retries
 from roost.providers.base import TextCallback
 
@@ -96,3 +98,25 @@ def _tagged(message: AssistantMessage, name: str) -> tuple[ReasoningPart, ...]:
         part.model_copy(update={"provider_details": {**(part.provider_details or {}), OWNER: name}})
         for part in message.reasoning
     )
+
+
+WholeBody = Callable[[dict[str, Any], Settings], Answer]
+StreamReader = Callable[[Any, TextSink, Settings], Awaitable[Answer]]
+
+
+async def decode_answer(
+    result: Any, sink: TextSink, settings: Settings, whole: WholeBody, stream: StreamReader
+) -> Answer:
+    """The answer of one SDK call: a whole body or a stream, refusing an HTML page.
+
+    ``sink.opened`` marks that the server answered, so that a later failure of the
+    stream is known to have happened after the call got through.
+    """
+    sink.opened = True
+    if isinstance(result, str):
+        raise html_error(settings)
+    if not settings.stream:
+        return whole(result.model_dump(), settings)
+    if "html" in result.response.headers.get("content-type", ""):
+        raise html_error(settings)
+    return await stream(result, sink, settings)

@@ -32,9 +32,8 @@ from roost.providers._common import (
     require_key,
     settings_from,
 )
-from roost.providers._errors import html_error
 from roost.providers._history import OwnReasoning, paired
-from roost.providers._http import Answer, HttpProvider
+from roost.providers._http import Answer, HttpProvider, decode_answer
 from roost.providers._toolcalls import make_call
 from roost.providers.registry import ProviderContext
 
@@ -64,14 +63,7 @@ class AnthropicProvider(HttpProvider[anthropic.AsyncAnthropic]):
     async def _attempt(self, request: ModelRequest, sink: TextSink) -> Answer:
         body = _to_wire(request, self.settings)
         result: Any = await self.client().messages.create(**body)
-        sink.opened = True
-        if isinstance(result, str):
-            raise html_error(self.settings)
-        if not self.settings.stream:
-            return _from_wire(result.model_dump(), self.settings)
-        if "html" in result.response.headers.get("content-type", ""):
-            raise html_error(self.settings)
-        return await _read_stream(result, sink, self.settings)
+        return await decode_answer(result, sink, self.settings, _from_wire, _read_stream)
 
 
 # --------------------------------------------------------------------------- to the wire

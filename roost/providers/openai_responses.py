@@ -25,9 +25,9 @@ from roost.messages import (
     UserMessage,
 )
 from roost.providers._common import Settings, TextSink, settings_from
-from roost.providers._errors import html_error, stream_error
+from roost.providers._errors import stream_error
 from roost.providers._history import OwnReasoning, paired, result_text
-from roost.providers._http import Answer, HttpProvider
+from roost.providers._http import Answer, HttpProvider, decode_answer
 from roost.providers._toolcalls import arguments_text, make_call
 from roost.providers.openai_chat import openai_client
 from roost.providers.registry import ProviderContext
@@ -49,14 +49,7 @@ class OpenAIResponsesProvider(HttpProvider[openai.AsyncOpenAI]):
     async def _attempt(self, request: ModelRequest, sink: TextSink) -> Answer:
         body = _to_wire(request, self.settings)
         result: Any = await self.client().responses.create(**body)
-        sink.opened = True
-        if isinstance(result, str):
-            raise html_error(self.settings)
-        if not self.settings.stream:
-            return _from_wire(result.model_dump(), self.settings)
-        if "html" in result.response.headers.get("content-type", ""):
-            raise html_error(self.settings)
-        return await _read_stream(result, sink, self.settings)
+        return await decode_answer(result, sink, self.settings, _from_wire, _read_stream)
 
 
 # --------------------------------------------------------------------------- to the wire
