@@ -12,7 +12,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator
 
 
 def now_iso() -> str:
@@ -93,7 +93,7 @@ class RetryEvent(_Event):
 class SelectEvent(_Event):
     type: Literal["select"] = "select"
     channel: str
-    candidates: list[str]
+    candidates: tuple[str, ...]
     chosen: str
     by: Literal["llm", "llm_retry", "fallback", "only_candidate", "round_robin", "random", "manual"]
 
@@ -121,12 +121,20 @@ class LlmCallEvent(_Event):
     node: str
     provider: str
     model: str
-    tools: list[str] = Field(default_factory=list)
+    tools: tuple[str, ...] = ()  # tuples: an event never changes, and holds no list to track
     request_digest: str
     response: dict[str, Any] | None = None  # {text, tool_calls, reasoning}
     usage: dict[str, int] | None = None
     error: str | None = None
-    attempts: list[dict[str, Any]] = Field(default_factory=list)
+    attempts: tuple[dict[str, Any], ...] = ()
+
+    @field_validator("response")
+    @classmethod
+    def _sequences_as_tuples(cls, response: dict[str, Any] | None) -> dict[str, Any] | None:
+        # The engine records tool_calls and reasoning as tuples; a loaded event matches it.
+        if response is None:
+            return None
+        return {k: tuple(v) if isinstance(v, list) else v for k, v in response.items()}
 
 
 Event = Annotated[

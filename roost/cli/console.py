@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import select
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from rich.console import Console
@@ -118,7 +118,7 @@ class RunConsole:
         self._end_stream()
         self.out.print(f"{self.name(event.from_)} → {self.name(event.to)}: {escape(event.content)}")
 
-    def ask(self, interrupt: InterruptEvent, state: RunState, choices: list[str]) -> str:
+    def ask(self, interrupt: InterruptEvent, state: RunState, choices: Sequence[str]) -> str:
         """Asks the person at an interrupt; Enter gives no feedback (Ctrl-C: KeyboardInterrupt)."""
         self._end_stream()
         self.out.print(f"[bold]{escape(describe_wait(interrupt, choices))}[/]")
@@ -139,7 +139,7 @@ class RunConsole:
             )
 
 
-def describe_wait(interrupt: InterruptEvent, choices: list[str]) -> str:
+def describe_wait(interrupt: InterruptEvent, choices: Sequence[str]) -> str:
     """Who waits for whom at this interrupt, in one line."""
     frm, to = interrupt.from_, interrupt.to
     if interrupt.reason == "manual_select":

@@ -258,10 +258,10 @@ class _LeftPaused(Exception):
     """The person chose to leave the run paused."""
 
 
-def _choices(flow: Flow, state: RunState, interrupt: InterruptEvent) -> list[str]:
+def _choices(flow: Flow, state: RunState, interrupt: InterruptEvent) -> tuple[str, ...]:
     if interrupt.reason == "manual_select" and interrupt.from_ in flow.channels:
         return candidates(flow, state, interrupt.from_)
-    return []
+    return ()
 
 
 def _require_answer(state: RunState, session: Session) -> None:

@@ -120,7 +120,7 @@ class ModelCaller:
             rec.flush()
             return None
         on_text = partial(self.on_text, node) if self.on_text is not None else None
-        names = [tool.name for tool in request.tools] if request.tools else []
+        names = tuple(tool.name for tool in request.tools) if request.tools else ()
         try:
             response = await provider.complete(request, on_text=on_text)
         except asyncio.CancelledError:
@@ -135,7 +135,7 @@ class ModelCaller:
                 tools=names,
                 request_digest=digest,
                 error=message,
-                attempts=list(getattr(exc, "attempts", None) or ()),
+                attempts=tuple(getattr(exc, "attempts", None) or ()),
             )
             rec.add(ErrorEvent, from_=route[0], to=route[1], content=message)
             rec.flush()
@@ -148,7 +148,7 @@ class ModelCaller:
             digest,
             response_record(response, keep_calls=keep_calls),
             usage_record(response),
-            list(response.attempts),
+            tuple(response.attempts),
         )
         return response
 
@@ -181,12 +181,14 @@ def response_record(response: ModelResponse, *, keep_calls: bool) -> dict[str, A
     message = response.message
     calls, reasoning = message.tool_calls, message.reasoning
     # Most answers have neither: the empty checks skip building two comprehensions.
+    # Tuples, as in every event: an answer without tool calls or reasoning then holds
+    # no container, so neither it nor its event is left for the garbage collector to track.
     return {
         "text": message.content,
-        "tool_calls": [_call_record(c) for c in calls] if calls and keep_calls else [],
-        "reasoning": [part.model_dump(exclude_none=True) for part in reasoning]
+        "tool_calls": tuple(_call_record(c) for c in calls) if calls and keep_calls else (),
+        "reasoning": tuple(part.model_dump(exclude_none=True) for part in reasoning)
         if reasoning
-        else [],
+        else (),
     }
 
 

@@ -9,7 +9,7 @@ strategy asks a model through an ``ask`` callback the interpreter supplies.
 from __future__ import annotations
 
 import random
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Literal
 
 from roost.engine.state import RunState
@@ -47,7 +47,7 @@ def last_member(state: RunState, channel: str, members: list[str]) -> str | None
     return last if last in members else None
 
 
-def candidates(flow: Flow, state: RunState, channel: str) -> list[str]:
+def candidates(flow: Flow, state: RunState, channel: str) -> tuple[str, ...]:
     """The members that may speak next in ``channel``, in member order."""
     config = flow.channels[channel]
     members = config.members
@@ -59,19 +59,22 @@ def candidates(flow: Flow, state: RunState, channel: str) -> list[str]:
 
 def candidates_after(
     config: Channel, sent: dict[tuple[str, str], int], channel: str, cap: int, last: str | None
-) -> list[str]:
-    """The candidates given the message counts and the last member speaker (None: nobody yet)."""
+) -> tuple[str, ...]:
+    """The candidates given the message counts and the last member speaker (None: nobody yet).
+
+    A tuple: the select event keeps it as it is, and a tuple of names is one
+    object the garbage collector stops tracking, where a list stays tracked.
+    """
     found = [m for m in config.members if sent.get((m, channel), 0) < cap]
-    if last is None:
-        return found
-    if not config.director.allow_repeat:
-        found = [m for m in found if m != last]
-    transitions = config.transitions
-    if transitions is not None:
-        allowed = transitions.get(last)
-        if allowed is not None:
-            found = [m for m in found if m in allowed]
-    return found
+    if last is not None:
+        if not config.director.allow_repeat:
+            found = [m for m in found if m != last]
+        transitions = config.transitions
+        if transitions is not None:
+            allowed = transitions.get(last)
+            if allowed is not None:
+                found = [m for m in found if m in allowed]
+    return tuple(found)
 
 
 def channel_count(state: RunState, channel: Channel, name: str) -> int:
@@ -83,7 +86,7 @@ def channel_count(state: RunState, channel: Channel, name: str) -> int:
     return total
 
 
-def round_robin(members: list[str], found: list[str], last: str | None) -> str:
+def round_robin(members: list[str], found: Sequence[str], last: str | None) -> str:
     """The next candidate after ``last`` in member order (the first one before anyone spoke)."""
     if last is None or last not in members:
         return found[0]
@@ -96,7 +99,7 @@ def round_robin(members: list[str], found: list[str], last: str | None) -> str:
     return found[0]
 
 
-def seeded_choice(flow: Flow, state: RunState, channel: str, found: list[str]) -> str:
+def seeded_choice(flow: Flow, state: RunState, channel: str, found: Sequence[str]) -> str:
     """A random candidate, the same in every process for the same seed and select count.
 
     The generator is derived from the seed, the channel and the number of
@@ -109,13 +112,13 @@ def seeded_choice(flow: Flow, state: RunState, channel: str, found: list[str]) -
     return rng.choice(found)
 
 
-def parse_answer(text: str, found: list[str]) -> str | None:
+def parse_answer(text: str, found: Sequence[str]) -> str | None:
     """The candidate an answer names (a leading ``@`` and white space ignored), else None."""
     name = text.strip().lstrip("@").strip()
     return name if name in found else None
 
 
-def selection_prompt(flow: Flow, state: RunState, channel: str, found: list[str]) -> str:
+def selection_prompt(flow: Flow, state: RunState, channel: str, found: Sequence[str]) -> str:
     """The director's selection prompt: the flow's ``director.prompt`` or the built-in one."""
     config = flow.channels[channel]
     agents = flow.agents
@@ -138,7 +141,7 @@ def selection_prompt(flow: Flow, state: RunState, channel: str, found: list[str]
 
 
 async def choose_by_llm(
-    flow: Flow, state: RunState, channel: str, found: list[str], ask: Ask
+    flow: Flow, state: RunState, channel: str, found: Sequence[str], ask: Ask
 ) -> tuple[str, By] | None:
     """Asks the director's model; one corrective retry, then a seeded random candidate.
 

@@ -224,7 +224,7 @@ class Interpreter:
         assert chosen is not None and by is not None
         return self._selected(channel, turn.found, chosen, by)
 
-    def _selected(self, channel: str, found: list[str], chosen: str, by: By) -> Step:
+    def _selected(self, channel: str, found: tuple[str, ...], chosen: str, by: By) -> Step:
         self.rec.add_select(channel, found, chosen, by)
         return self._after_select(channel, chosen)
 
@@ -235,7 +235,7 @@ class Interpreter:
             return None
         return (chosen, channel)
 
-    def _manual_choice(self, channel: str, answer: str) -> tuple[str, list[str]]:
+    def _manual_choice(self, channel: str, answer: str) -> tuple[str, tuple[str, ...]]:
         """The member a person named for ``channel`` and the candidates (raises when refused)."""
         found = channel_turn(self.flow, self.state, channel).found
         members = list(self.flow.channels[channel].members)
@@ -339,7 +339,9 @@ class Interpreter:
                 return entry.content
         return ""
 
-    async def _ask_director(self, channel: str, to: str, found: list[str]) -> tuple[str, By] | None:
+    async def _ask_director(
+        self, channel: str, to: str, found: tuple[str, ...]
+    ) -> tuple[str, By] | None:
         flow, state = self.flow, self.state
         config = flow.channels[channel]
         provider = config.director.provider or flow.defaults.provider

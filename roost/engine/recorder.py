@@ -177,7 +177,9 @@ class Recorder:
         }
         return self._push(MessageEvent, data, seq)
 
-    def add_select(self, channel: str, candidates: list[str], chosen: str, by: str) -> SelectEvent:
+    def add_select(
+        self, channel: str, candidates: tuple[str, ...], chosen: str, by: str
+    ) -> SelectEvent:
         """``add(SelectEvent, ...)`` with its fields written out in order: once per channel turn."""
         ts = self._ts if self.batch else self._stamp()
         seq = self.state.next_seq
@@ -198,11 +200,11 @@ class Recorder:
         node: str,
         provider: str,
         model: str,
-        tools: list[str],
+        tools: tuple[str, ...],
         digest: str,
         response: dict[str, Any],
         usage: dict[str, int],
-        attempts: list[dict[str, Any]],
+        attempts: tuple[dict[str, Any], ...],
     ) -> LlmCallEvent:
         """``add(LlmCallEvent, ...)`` of an answered call, its fields written out in order."""
         ts = self._ts if self.batch else self._stamp()

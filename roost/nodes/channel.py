@@ -25,7 +25,7 @@ class Turn:
     and ``ask`` says who must decide (``llm`` or ``manual``).
     """
 
-    found: list[str]
+    found: tuple[str, ...]
     ended: str | None = None
     chosen: str | None = None
     by: By | None = None
@@ -47,7 +47,7 @@ class ChannelPlan:
         self.keys = tuple((member, channel) for member in config.members)
         self.cap = cap = flow.defaults.max_rounds
         none_sent: dict[tuple[str, str], int] = {}
-        self.by_last: dict[str | None, tuple[list[str], str | None]] = {}
+        self.by_last: dict[str | None, tuple[tuple[str, ...], str | None]] = {}
         for last in (None, *config.members):
             found = candidates_after(config, none_sent, channel, cap, last)
             chosen = round_robin(config.members, found, last) if found else None
@@ -74,16 +74,15 @@ def channel_turn(
         total += count
     config = plan.config
     if total >= config.max_rounds:
-        return Turn([], ended="max_rounds")
+        return Turn((), ended="max_rounds")
     found, chosen = plan.by_last.get(state.last_into.get(channel), plan.first)
     if not found:
-        return Turn([], ended="no_candidate")
+        return Turn((), ended="no_candidate")
     if len(found) == 1:
-        return Turn([found[0]], chosen=found[0], by="only_candidate")
+        return Turn(found, chosen=found[0], by="only_candidate")
     strategy = config.director.strategy
     if strategy == "round_robin":
-        return Turn(found.copy(), chosen=chosen, by="round_robin")
-    found = found.copy()
+        return Turn(found, chosen=chosen, by="round_robin")
     if strategy == "random":
         return Turn(found, chosen=seeded_choice(flow, state, channel, found), by="random")
     return Turn(found, ask=strategy)
@@ -92,7 +91,7 @@ def channel_turn(
 def _general_turn(flow: Flow, state: RunState, channel: str) -> Turn:
     config: Channel = flow.channels[channel]
     if channel_count(state, config, channel) >= config.max_rounds:
-        return Turn([], ended="max_rounds")
+        return Turn((), ended="max_rounds")
     last = last_member(state, channel, config.members)
     found = candidates_after(config, state.sent, channel, flow.defaults.max_rounds, last)
     if not found:

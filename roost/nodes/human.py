@@ -7,6 +7,8 @@ pauses at an interrupt; the person's answer comes back through
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from roost.errors import RunStateError
 from roost.flow.models import Flow
 
@@ -21,7 +23,7 @@ def provider_of(flow: Flow, agent: str) -> str | None:
     return flow.agents[agent].provider or flow.defaults.provider
 
 
-def manual_choice(answer: str, channel: str, members: list[str], found: list[str]) -> str:
+def manual_choice(answer: str, channel: str, members: list[str], found: Sequence[str]) -> str:
     """The member a person named to speak next; a clear error for any other answer."""
     name = answer.strip().lstrip("@").strip()
     choices = ", ".join(found)

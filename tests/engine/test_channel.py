@@ -88,7 +88,7 @@ async def test_allow_repeat_keeps_the_last_speaker_a_candidate() -> None:
         channel(director_extra=", allow_repeat: true", start_from="x", max_rounds=2)
     )
     await runner.start()
-    assert log.load()[2].candidates == ["x", "y", "z"]
+    assert log.load()[2].candidates == ("x", "y", "z")
 
 
 async def test_transitions_narrow_the_candidates() -> None:
@@ -96,7 +96,7 @@ async def test_transitions_narrow_the_candidates() -> None:
     runner, log = runner_for(channel(extra=extra, start_from="x", max_rounds=4))
     await runner.start()
     assert [c for c, _ in selects(log)] == ["z", "y", "x"]
-    assert next(e.candidates for e in log.load() if e.type == "select") == ["z"]
+    assert next(e.candidates for e in log.load() if e.type == "select") == ("z",)
 
 
 async def test_members_at_their_own_cap_stop_being_candidates() -> None:

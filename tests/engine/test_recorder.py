@@ -5,7 +5,7 @@ from __future__ import annotations
 from roost.engine.recorder import Recorder
 from roost.engine.state import RunState
 from roost.eventlog import MemoryLog
-from roost.events import LlmCallEvent, MessageEvent, SelectEvent, event_json
+from roost.events import LlmCallEvent, MessageEvent, SelectEvent, event_json, parse_event
 
 
 def _pair() -> tuple[Recorder, Recorder]:
@@ -24,9 +24,9 @@ def test_add_message_matches_add() -> None:
 
 def test_add_select_matches_add() -> None:
     fast, slow = _pair()
-    made = fast.add_select("room", ["bob", "carol"], "bob", "round_robin")
+    made = fast.add_select("room", ("bob", "carol"), "bob", "round_robin")
     expected = slow.add(
-        SelectEvent, channel="room", candidates=["bob", "carol"], chosen="bob", by="round_robin"
+        SelectEvent, channel="room", candidates=("bob", "carol"), chosen="bob", by="round_robin"
     )
     made_json = event_json(made.model_copy(update={"ts": "t"}))
     assert made_json == event_json(expected.model_copy(update={"ts": "t"}))
@@ -40,11 +40,11 @@ def test_add_llm_call_matches_add() -> None:
         "node": "alice",
         "provider": "mock",
         "model": "scripted",
-        "tools": ["lookup"],
+        "tools": ("lookup",),
         "request_digest": "sha256:00",
-        "response": {"text": "Hi.", "tool_calls": [], "reasoning": []},
+        "response": {"text": "Hi.", "tool_calls": (), "reasoning": ()},
         "usage": {"prompt_tokens": 3, "completion_tokens": 2, "calls": 1},
-        "attempts": [{"provider": "mock", "error": None}],
+        "attempts": ({"provider": "mock", "error": None},),
     }
     made = fast.add_llm_call(*fields.values())  # type: ignore[arg-type]
     expected = slow.add(LlmCallEvent, **fields)
@@ -52,3 +52,25 @@ def test_add_llm_call_matches_add() -> None:
     assert made.model_copy(update={"ts": "t"}) == expected.model_copy(update={"ts": "t"})
     assert fast.state.provider_attempts == slow.state.provider_attempts == {"mock": 1}
     assert fast.state.usage == slow.state.usage
+
+
+def test_built_events_equal_their_json_read_back() -> None:
+    # What the engine holds in memory is what another process loads from the log:
+    # the same values, tuples included, so states and comparisons agree.
+    recorder = Recorder(RunState(), MemoryLog("r1"))
+    made = [
+        recorder.add_message("alice", "room", "Hello."),
+        recorder.add_select("room", ("bob", "carol"), "bob", "round_robin"),
+        recorder.add_llm_call(
+            "bob",
+            "mock",
+            "scripted",
+            ("lookup",),
+            "sha256:00",
+            {"text": "Hi.", "tool_calls": ({"id": "c1", "name": "lookup", "arguments": {}},)},
+            {"prompt_tokens": 3, "completion_tokens": 2, "calls": 1},
+            (),
+        ),
+    ]
+    for event in made:
+        assert parse_event(event_json(event)) == event

@@ -122,7 +122,7 @@ async def test_the_tool_limit_ends_with_one_call_without_tools() -> None:
     replies = f"[{again}, {again}, {{echo: last}}, TERMINATE]"
     _runner, log = await run(flow_with(replies, agent_extra=", max_tool_calls: 2"), fast)
     calls = [e for e in log.load() if e.type == "llm_call"]
-    assert [c.tools for c in calls[:3]] == [["fast"], ["fast"], []]
+    assert [c.tools for c in calls[:3]] == [("fast",), ("fast",), ()]
     assert "tool limit" in messages(log.load())[1][2]
     assert len(fast.calls) == 2
 

@@ -89,7 +89,7 @@ async def test_tool_limit_offers_the_best_matches_to_the_model() -> None:
     flow = flow_with(["ok"], ["math#add", "slow", "weather", "point"], start=question, tool_limit=2)
     events = await run(flow)
     offered = next(e for e in events if isinstance(e, LlmCallEvent)).tools
-    assert offered == ["weather", "point"]
+    assert offered == ("weather", "point")
 
 
 async def test_direct_output_result_is_the_reply() -> None:
