@@ -16,13 +16,14 @@ from roost.engine.state import RunState
 from roost.flow.models import Channel, Flow
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, frozen=True)
 class Turn:
     """What a channel's turn comes to before any model or person is asked.
 
     ``ended`` names why the run terminates (``max_rounds`` or
     ``no_candidate``); otherwise ``chosen`` is set when no one needs asking,
-    and ``ask`` says who must decide (``llm`` or ``manual``).
+    and ``ask`` says who must decide (``llm`` or ``manual``). Frozen: a plan
+    hands the same turn out again.
     """
 
     found: tuple[str, ...]
@@ -32,12 +33,16 @@ class Turn:
     ask: str | None = None
 
 
+_MAX_ROUNDS = Turn((), ended="max_rounds")
+
+
 class ChannelPlan:
     """What a channel's turns share, worked out once from its configuration.
 
     Until some member reaches its own cap, the candidates depend only on the
-    member who spoke last, so they (and the round_robin choice among them) are
-    computed once per possible last speaker; a turn then costs a few lookups.
+    member who spoke last, so they and the turn they lead to (unless a random
+    draw decides it) are worked out once per possible last speaker; a turn
+    then costs a few lookups and makes nothing.
     """
 
     __slots__ = ("by_last", "cap", "config", "first", "keys")
@@ -47,11 +52,10 @@ class ChannelPlan:
         self.keys = tuple((member, channel) for member in config.members)
         self.cap = cap = flow.defaults.max_rounds
         none_sent: dict[tuple[str, str], int] = {}
-        self.by_last: dict[str | None, tuple[tuple[str, ...], str | None]] = {}
+        self.by_last: dict[str | None, tuple[tuple[str, ...], Turn | None]] = {}
         for last in (None, *config.members):
             found = candidates_after(config, none_sent, channel, cap, last)
-            chosen = round_robin(config.members, found, last) if found else None
-            self.by_last[last] = (found, chosen)
+            self.by_last[last] = (found, _decided(config, found, last))
         self.first = self.by_last[None]
 
 
@@ -72,28 +76,28 @@ def channel_turn(
         if count >= cap:  # a member at its own cap: the candidates need working out
             return _general_turn(flow, state, channel)
         total += count
-    config = plan.config
-    if total >= config.max_rounds:
-        return Turn((), ended="max_rounds")
-    found, chosen = plan.by_last.get(state.last_into.get(channel), plan.first)
-    if not found:
-        return Turn((), ended="no_candidate")
-    if len(found) == 1:
-        return Turn(found, chosen=found[0], by="only_candidate")
-    strategy = config.director.strategy
-    if strategy == "round_robin":
-        return Turn(found, chosen=chosen, by="round_robin")
-    if strategy == "random":
+    if total >= plan.config.max_rounds:
+        return _MAX_ROUNDS
+    found, turn = plan.by_last.get(state.last_into.get(channel), plan.first)
+    if turn is None:
         return Turn(found, chosen=seeded_choice(flow, state, channel, found), by="random")
-    return Turn(found, ask=strategy)
+    return turn
 
 
 def _general_turn(flow: Flow, state: RunState, channel: str) -> Turn:
     config: Channel = flow.channels[channel]
     if channel_count(state, config, channel) >= config.max_rounds:
-        return Turn((), ended="max_rounds")
+        return _MAX_ROUNDS
     last = last_member(state, channel, config.members)
     found = candidates_after(config, state.sent, channel, flow.defaults.max_rounds, last)
+    turn = _decided(config, found, last)
+    if turn is None:
+        return Turn(found, chosen=seeded_choice(flow, state, channel, found), by="random")
+    return turn
+
+
+def _decided(config: Channel, found: tuple[str, ...], last: str | None) -> Turn | None:
+    """The turn the candidates and the last speaker decide alone; None when a draw decides."""
     if not found:
         return Turn(found, ended="no_candidate")
     if len(found) == 1:
@@ -102,5 +106,5 @@ def _general_turn(flow: Flow, state: RunState, channel: str) -> Turn:
     if strategy == "round_robin":
         return Turn(found, chosen=round_robin(config.members, found, last), by="round_robin")
     if strategy == "random":
-        return Turn(found, chosen=seeded_choice(flow, state, channel, found), by="random")
+        return None
     return Turn(found, ask=strategy)
