@@ -46,6 +46,11 @@ class InterruptEvent(_Event):
     reason: Literal["human", "manual_select", "tool_approval"] | None = None
     tool_call: dict[str, Any] | None = None  # for tool_approval: {id, name, arguments}
 
+    @property
+    def content(self) -> str:
+        """An interrupt says nothing itself: '' (so every history entry has a content)."""
+        return ""
+
 
 class ErrorEvent(_Event):
     type: Literal["error"] = "error"

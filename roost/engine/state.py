@@ -16,12 +16,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from hashlib import sha256
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal
 
 from roost.events import (
     ErrorEvent,
     Event,
     InterruptEvent,
+    MessageEvent,
     ResumeEvent,
     RetryEvent,
     RunStartEvent,
@@ -32,23 +33,13 @@ from roost.events import (
 from roost.messages import AssistantMessage, ReasoningPart, ToolCall, ToolResultMessage, Usage
 
 Status = Literal["new", "running", "paused", "error", "terminated"]
-EntryState = Literal["success", "interrupt", "error"]
 _EMPTY_DIGEST = b""
 
 
-class HistoryEntry(NamedTuple):
-    """One entry of the history: who said what to whom, and whether it succeeded.
-
-    A named tuple: one small object per entry (the garbage collector still
-    tracks it, as it does every tuple subclass, but it holds no containers).
-    """
-
-    from_: str
-    to: str
-    content: str
-    state: EntryState
-    seq: int
-    ts: str
+# One entry of the history: who said what to whom, and whether it succeeded
+# (``from_``, ``to``, ``content``, ``state``, ``seq``, ``ts``). The entries are the
+# log's own events, so the history costs no object of its own per message.
+HistoryEntry = MessageEvent | InterruptEvent | ErrorEvent
 
 
 @dataclass
@@ -63,9 +54,6 @@ class Thread:
         self.indices.append(index)
         self.digest = sha256(self.digest + payload).digest()
 
-
-# HistoryEntry's own __new__ is Python code; tuple.__new__ makes the same tuple faster.
-_new_entry = tuple.__new__
 
 # What readers get for a thread no message has started yet; never written to.
 _NO_THREAD = Thread()
@@ -174,12 +162,12 @@ def _on_run_start(state: RunState, event: Any) -> None:
 
 def _on_message(state: RunState, event: Any) -> None:
     # The busiest handler (once per message), so written for speed: attribute
-    # lookups hoisted, the entry made as a plain tuple, the digest chained inline.
+    # lookups hoisted, the digest chained inline.
     data = event.__dict__
     frm, to, content = data["from_"], data["to"], data["content"]
     history = state.history
     index = len(history)
-    history.append(_new_entry(HistoryEntry, (frm, to, content, "success", data["seq"], data["ts"])))
+    history.append(event)
     key = (frm, to)
     sent = state.sent
     sent[key] = sent.get(key, 0) + 1
@@ -206,18 +194,14 @@ def _on_message(state: RunState, event: Any) -> None:
 
 def _on_interrupt(state: RunState, event: Any) -> None:
     interrupt: InterruptEvent = event
-    state.history.append(
-        HistoryEntry(interrupt.from_, interrupt.to, "", "interrupt", interrupt.seq, interrupt.ts)
-    )
+    state.history.append(interrupt)
     state.status = "paused"
     state.pending = interrupt
 
 
 def _on_error(state: RunState, event: Any) -> None:
     error: ErrorEvent = event
-    state.history.append(
-        HistoryEntry(error.from_, error.to, error.content, "error", error.seq, error.ts)
-    )
+    state.history.append(error)
     state.status = "error"
     state.pending = error
     state.step = (error.from_, error.to)
