@@ -14,7 +14,7 @@ with ``gc.freeze()`` as a long-running process would after loading, so the
 garbage collector's passes over them are not charged to the engine. The
 collector's passes over the run's own objects are counted.
 
-    python bench/overhead.py [--sizes 200,2000,10000] [--repeat 3]
+    python bench/overhead.py [--sizes 200,2000,10000] [--repeat 5]
 """
 
 from __future__ import annotations
@@ -158,7 +158,7 @@ def measure(sizes: list[int], repeat: int) -> list[tuple[str, str, int, float, f
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="200,2000,10000")
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args(argv)
     sizes = [int(part) for part in args.sizes.split(",")]
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())

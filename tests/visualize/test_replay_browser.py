@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -265,39 +263,24 @@ def long_run(size: int) -> list[Event]:
     return log.events
 
 
-def test_five_thousand_events_step_fast(browser: Browser, tmp_path: Path) -> None:
+def test_five_thousand_events_step_through_to_the_end(browser: Browser, tmp_path: Path) -> None:
+    # How fast this is lives in bench/replay_page.py; here, what the steps do.
     events = long_run(5000)
-    started = time.perf_counter()
     for opened in open_page(browser, tmp_path / "long.html", flows.load("team.yaml"), events):
         page = opened.page
         page.wait_for_selector("#ev-4999")
-        loaded = time.perf_counter() - started
-        timing = json.loads(
-            page.evaluate(
-                """async () => {
-                const key = (k) => document.dispatchEvent(new KeyboardEvent('keydown', {key: k}));
-                const frame = () => new Promise((done) => requestAnimationFrame(() => done()));
-                let t = performance.now();
-                for (let i = 0; i < 1000; i++) key('ArrowRight');
-                await frame();
-                const burst = performance.now() - t;
-                t = performance.now();
-                for (let i = 0; i < 100; i++) { key('ArrowRight'); await frame(); }
-                const shown = (performance.now() - t) / 100;
-                t = performance.now();
-                key('End'); await frame(); key('Home'); await frame(); key('End'); await frame();
-                const jumps = performance.now() - t;
-                return JSON.stringify({burst, shown, jumps,
-                  counter: document.getElementById('counter').textContent});
-            }"""
-            )
+        counter = page.evaluate(
+            """async () => {
+            const key = (k) => document.dispatchEvent(new KeyboardEvent('keydown', {key: k}));
+            const frame = () => new Promise((done) => requestAnimationFrame(() => done()));
+            for (let i = 0; i < 1000; i++) key('ArrowRight');
+            await frame();
+            const afterBurst = document.getElementById('counter').textContent;
+            key('End'); await frame(); key('Home'); await frame(); key('End'); await frame();
+            return [afterBurst, document.getElementById('counter').textContent];
+        }"""
         )
-        assert timing["counter"] == f"{len(events)} / {len(events)}"
-        # Generous bounds for a shared 2-core machine: 1,000 held-down steps in well under
-        # a second, each single step on screen within a few frames, whole-log jumps at once.
-        assert timing["burst"] < 3000, timing
-        assert timing["shown"] < 250, timing
-        assert timing["jumps"] < 3000, timing
+        assert counter == [f"1001 / {len(events)}", f"{len(events)} / {len(events)}"]
         # The real guarantee, free of timing noise: one step touches a handful of elements,
         # however long the log is (the transcript is built once, never rebuilt).
         changed = page.evaluate(
@@ -322,7 +305,6 @@ def test_five_thousand_events_step_fast(browser: Browser, tmp_path: Path) -> Non
         }"""
         )
         assert changed <= 2 + 50 * 2, changed
-        assert loaded < 30
         page.fill("#query", "the sum is 1000")
         page.keyboard.press("Enter")
         current = state(page)["body"]
