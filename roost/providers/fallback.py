@@ -45,15 +45,18 @@ class FallbackProvider:
                 error.attempts = (*attempts, *error.attempts)
                 raise
             except ProviderError as error:
-                attempts += error.attempts or _one(provider, str(error))
+                attempts += error.attempts or _one(provider, "error")
                 failures.append(error)
                 continue
-            return response.model_copy(update={"attempts": (*attempts, *response.attempts)})
+            # A provider that keeps no attempts of its own (the scripted one) still gets its
+            # answer counted: a scripted fallback's position is read from these records.
+            answered = response.attempts or _one(provider, "ok")
+            return response.model_copy(update={"attempts": (*attempts, *answered)})
         raise _all_failed(self.name, failures, tuple(attempts))
 
 
-def _one(provider: Provider, message: str) -> tuple[dict[str, Any], ...]:
-    return ({"provider": provider.name, "model": provider.model, "outcome": "error"},)
+def _one(provider: Provider, outcome: str) -> tuple[dict[str, Any], ...]:
+    return ({"provider": provider.name, "model": provider.model, "outcome": outcome},)
 
 
 def _all_failed(

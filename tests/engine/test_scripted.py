@@ -126,3 +126,26 @@ async def test_a_run_continued_by_a_new_runner_picks_up_the_position() -> None:
         "five",
         "TERMINATE",
     ]
+
+
+async def test_a_scripted_fallback_keeps_its_position_in_a_new_runner() -> None:
+    # p always fails; q answers. A new process must count q's answers from the log.
+    text = """
+    roost: 1
+    name: fb
+    providers:
+      p: {kind: scripted, replies: [{error: p1}, {error: p2}, {error: p3}], fallback: [q]}
+      q: {kind: scripted, replies: [q1, q2, q3]}
+    agents:
+      USER: {role: u, interrupt: ALWAYS}
+      A: {role: a, provider: p}
+    start: {from: USER, to: A, content: go}
+    """
+    log = MemoryLog("run-1")
+    await Runner(make_flow(text), log).start()
+    calls = [e for e in log.load() if e.type == "llm_call"]
+    assert [a["provider"] for a in calls[0].attempts] == ["p", "q"]
+    await Runner(make_flow(text), log).continue_("more")
+    await Runner(make_flow(text), log).continue_("again")
+    replies = [content for frm, _, content in messages(log.load()) if frm == "A"]
+    assert replies == ["q1", "q2", "q3"]
