@@ -20,6 +20,17 @@ def now_iso() -> str:
     return datetime.now(UTC).isoformat().replace("+00:00", "Z")
 
 
+def _is_none(value: object) -> bool:
+    return value is None
+
+
+# roost's own optional fields (beyond section 7's table) are left out of the JSON when
+# they have no value; the table's fields are always written, as null when empty
+# (llm_call's response, usage and error), so a reader can count on every one of them.
+def _absent_when_none() -> Any:
+    return Field(default=None, exclude_if=_is_none)
+
+
 class _Event(BaseModel):
     # Unknown fields are kept (extra="allow") so that a log written by a newer roost loads.
     model_config = ConfigDict(extra="allow", frozen=True, populate_by_name=True)
@@ -43,8 +54,9 @@ class InterruptEvent(_Event):
     to: str
     state: Literal["interrupt"] = "interrupt"
     # What the person is asked; absent for a plain human turn.
-    reason: Literal["human", "manual_select", "tool_approval"] | None = None
-    tool_call: dict[str, Any] | None = None  # for tool_approval: {id, name, arguments}
+    reason: Literal["human", "manual_select", "tool_approval"] | None = _absent_when_none()
+    # For tool_approval: {id, name, arguments}.
+    tool_call: dict[str, Any] | None = _absent_when_none()
 
     @property
     def content(self) -> str:
@@ -71,15 +83,15 @@ class FlowRecord(BaseModel):
 class RunStartEvent(_Event):
     type: Literal["run_start"] = "run_start"
     flow: FlowRecord
-    parent: str | None = None  # the run this one was forked from or called by
-    fork_at: int | None = None
-    parent_tool_call: str | None = None
+    parent: str | None = _absent_when_none()  # the run this one was forked from or called by
+    fork_at: int | None = _absent_when_none()
+    parent_tool_call: str | None = _absent_when_none()
 
 
 class TerminateEvent(_Event):
     type: Literal["terminate"] = "terminate"
     node: str
-    reason: str | None = None
+    reason: str | None = _absent_when_none()
 
 
 class ResumeEvent(_Event):
@@ -118,7 +130,7 @@ class ToolResultEvent(_Event):
     name: str
     content: str
     is_error: bool = False
-    child_run: str | None = None  # a sub-flow tool's run
+    child_run: str | None = _absent_when_none()  # a sub-flow tool's run
 
 
 class LlmCallEvent(_Event):
@@ -169,8 +181,8 @@ def parse_event(data: str | bytes | dict[str, Any]) -> Event:
 
 def event_json(event: BaseModel) -> str:
     """The event as one JSON line (no newline), ``from`` spelt as in the contract."""
-    return event.model_dump_json(by_alias=True, exclude_none=True)
+    return event.model_dump_json(by_alias=True)
 
 
 def event_dict(event: BaseModel) -> dict[str, Any]:
-    return event.model_dump(by_alias=True, exclude_none=True, mode="json")
+    return event.model_dump(by_alias=True, mode="json")

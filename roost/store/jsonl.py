@@ -155,7 +155,7 @@ def _line(event: Event) -> bytes:
     # What event_json gives, made by the model's serializer straight into bytes
     # (model_dump_json would decode them to a str that this log encodes again).
     serializer = type(event).__pydantic_serializer__
-    line: bytes = serializer.to_json(event, by_alias=True, exclude_none=True)
+    line: bytes = serializer.to_json(event, by_alias=True)
     return line + b"\n"
 
 

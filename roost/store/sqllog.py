@@ -34,7 +34,7 @@ _ROW_COLUMNS = (
 
 def payload(event: Event) -> str:
     """The stored JSON of an event: every field but seq, run and ts."""
-    return event.model_dump_json(by_alias=True, exclude_none=True, exclude=_WHERE)
+    return event.model_dump_json(by_alias=True, exclude=_WHERE)
 
 
 class SqlLog:

@@ -41,7 +41,10 @@ FIELDS = {
     "resume": {"from", "to", "feedback"},
     "retry": {"from", "to"},
     "select": {"channel", "candidates", "chosen", "by"},
-    "llm_call": {"node", "provider", "model", "tools", "request_digest", "attempts"},
+    # Every field of the contract's table is written, null when it has no value.
+    "llm_call": {
+        *("node", "provider", "model", "tools", "request_digest", "response", "usage", "error"),
+    },
 }
 
 
@@ -64,8 +67,9 @@ async def test_every_event_has_the_contract_fields(tmp_path: Path) -> None:
         assert FIELDS[line["type"]] <= set(line), line
         if line["type"] == "llm_call":
             assert line["request_digest"].startswith("sha256:")
-            assert "error" in line or line["usage"]["prompt_tokens"] == 0
-            assert ("response" in line) != ("error" in line)
+            failed = line["error"] is not None
+            assert failed == (line["response"] is None) == (line["usage"] is None), line
+            assert failed or line["usage"]["prompt_tokens"] == 0
     assert seen == set(FIELDS)
     flow_record = lines[0]["flow"]
     assert flow_record["name"] == "contract" and flow_record["hash"].startswith("sha256:")
