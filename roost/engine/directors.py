@@ -16,7 +16,7 @@ from roost.engine.state import RunState
 from roost.flow.models import Channel, Flow
 from roost.messages import AssistantMessage, ChatMessage, UserMessage
 from roost.nodes.agent import transcript
-from roost.nodes.roles import render, role_context
+from roost.nodes.roles import agent_system, render, role_context
 
 By = Literal["llm", "llm_retry", "fallback", "only_candidate", "round_robin", "random", "manual"]
 Ask = Callable[[list[ChatMessage]], Awaitable[str | None]]
@@ -122,10 +122,14 @@ def selection_prompt(flow: Flow, state: RunState, channel: str, found: Sequence[
     """The director's selection prompt: the flow's ``director.prompt`` or the built-in one."""
     config = flow.channels[channel]
     agents = flow.agents
+    # A candidate is described by its description when it has one, else by its role
+    # rendered as it would be for its own reply into this channel.
     listed = [
         {
             "name": name,
-            "role": (agents[name].description or agents[name].role) if name in agents else "",
+            "role": (agents[name].description or agent_system(flow, state, name, channel))
+            if name in agents
+            else "",
         }
         for name in found
     ]

@@ -199,6 +199,27 @@ async def test_llm_director_sees_candidates_and_conversation() -> None:
     assert selects(log) == [("x", "llm_retry")]
 
 
+async def test_llm_director_lists_descriptions_or_rendered_roles() -> None:
+    text = (
+        channel(strategy="llm", director_extra=", provider: boss", max_rounds=1)
+        .replace(
+            "boss: {kind: scripted, replies: []}",
+            "boss: {kind: scripted, replies: [{echo: last}, x]}",
+        )
+        .replace(
+            "x: {role: X role.}",
+            "x: {role: 'X, {{ vars.persona }} in {{ members | join(\"+\") }}.'}",
+        )
+        .replace("name: chan", "name: chan\nvars: {persona: a careful one}")
+    )
+    runner, log = runner_for(text)
+    await runner.start()
+    shown = next(e for e in log.load() if e.type == "llm_call" and e.node == "team")
+    assert "- x: X, a careful one in x+y+z." in shown.response["text"]
+    assert "- y: the y expert" in shown.response["text"]
+    assert "- z: Z role." in shown.response["text"]
+
+
 async def test_a_flow_may_replace_the_selection_prompt() -> None:
     text = channel(
         strategy="llm",
