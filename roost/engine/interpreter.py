@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from roost.engine.calls import ModelCaller, Redactor, error_text, request_digest
-from roost.engine.directors import By, choose_by_llm
+from roost.engine.directors import By, channel_count, choose_by_llm
 from roost.engine.recorder import Recorder, build_event, model_request
 from roost.engine.tool_loop import Reply, ToolLoop
 from roost.engine.unfinished import Unfinished, unfinished
@@ -253,8 +253,16 @@ class Interpreter:
         if frm in agents and to in agents and self.state.pair_count(frm, to) >= self._max_rounds:
             self._terminate(frm, "max_rounds")
             return None
+        channel = self.flow.channels.get(frm)
+        if channel is not None and channel_count(self.state, channel, frm) >= channel.max_rounds:
+            # A member said INTERRUPT with the channel's last message: the cap ends it here.
+            self._terminate(frm, "max_rounds")
+            return None
         if feedback:
             self.rec.add(MessageEvent, from_=frm, to=to, content=feedback)
+            if channel is not None and self.state.sent.get((to, frm), 0) >= self._max_rounds:
+                # The member is at its own cap: it may not answer, the director picks on.
+                return (frm, to)
             return (to, frm)
         return (frm, to)
 

@@ -155,6 +155,38 @@ async def test_a_member_that_says_interrupt_gets_feedback_from_the_channel() -> 
     assert echoed
 
 
+async def test_continuing_a_channel_at_its_cap_terminates_before_the_feedback() -> None:
+    text = channel(replies="[a, INTERRUPT, c, d]", members="[x, y]", max_rounds=2)
+    runner, log = runner_for(text)
+    state = await runner.start()
+    assert (state.pending.from_, state.pending.to) == ("team", "y")  # type: ignore[union-attr]
+    state = await runner.continue_("say more")
+    assert state.status == "terminated"
+    last = log.load()[-1]
+    assert (last.type, last.node, last.reason) == ("terminate", "team", "max_rounds")
+    assert [m for m in messages(log.load()) if m[1] == "team" and m[0] != "USER"] == [
+        ("x", "team", "a"),
+        ("y", "team", "INTERRUPT"),
+    ]
+
+
+async def test_feedback_to_a_member_at_its_own_cap_goes_back_to_the_director() -> None:
+    text = channel(replies="[a, INTERRUPT, c, d]", defaults=", max_rounds: 1", max_rounds=9)
+    runner, log = runner_for(text)
+    state = await runner.start()
+    assert (state.pending.from_, state.pending.to) == ("team", "y")  # type: ignore[union-attr]
+    state = await runner.continue_("say more")
+    assert ("team", "y", "say more") in messages(log.load())
+    # y has used its one message: z, the only member left under its cap, speaks next.
+    assert [(m[0], m[2]) for m in messages(log.load()) if m[1] == "team"][1:] == [
+        ("x", "a"),
+        ("y", "INTERRUPT"),
+        ("z", "c"),
+    ]
+    assert selects(log)[-1] == ("z", "only_candidate")
+    assert state.status == "terminated" and log.load()[-1].reason == "no_candidate"
+
+
 async def test_manual_director_pauses_and_a_non_member_answer_is_an_error() -> None:
     runner, log = runner_for(channel(strategy="manual", max_rounds=2))
     state = await runner.start()
