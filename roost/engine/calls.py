@@ -16,6 +16,7 @@ from typing import Any
 
 from roost.engine.recorder import Recorder
 from roost.events import ErrorEvent, LlmCallEvent
+from roost.flow.redact import Redactor
 from roost.messages import (
     AssistantMessage,
     ChatMessage,
@@ -27,20 +28,6 @@ from roost.messages import (
 from roost.providers.base import Provider
 
 TextSink = Callable[[str, str], None]
-
-
-class Redactor:
-    """Replaces every secret of the flow in a text with ``***``."""
-
-    def __init__(self, secrets: Iterable[str]) -> None:
-        # Longest first, so a secret containing another is replaced whole.
-        self.secrets = sorted((s for s in secrets if s), key=len, reverse=True)
-
-    def __call__(self, text: str) -> str:
-        for secret in self.secrets:
-            if secret in text:
-                text = text.replace(secret, "***")
-        return text
 
 
 def request_digest(
@@ -119,13 +106,15 @@ class ModelCaller:
             rec.add(ErrorEvent, from_=route[0], to=route[1], content=self.redact(error_text(exc)))
             rec.flush()
             return None
-        on_text = partial(self.on_text, node) if self.on_text is not None else None
+        on_text = self._text_sink(node)
         names = tuple(tool.name for tool in request.tools) if request.tools else ()
         try:
             response = await provider.complete(request, on_text=on_text)
         except asyncio.CancelledError:
             raise
         except Exception as exc:
+            if isinstance(on_text, MaskedStream):
+                on_text.flush()
             message = self.redact(error_text(exc))
             rec.add(
                 LlmCallEvent,
@@ -140,6 +129,8 @@ class ModelCaller:
             rec.add(ErrorEvent, from_=route[0], to=route[1], content=message)
             rec.flush()
             return None
+        if isinstance(on_text, MaskedStream):
+            on_text.flush()
         rec.add_llm_call(
             node,
             provider_name,
@@ -152,6 +143,12 @@ class ModelCaller:
         )
         return response
 
+    def _text_sink(self, node: str) -> Callable[[str], None] | None:
+        if self.on_text is None:
+            return None
+        sink = partial(self.on_text, node)
+        return MaskedStream(sink, self.redact) if self.redact else sink
+
     def _recorded_answer(self, node: str, provider_name: str) -> ModelResponse | None:
         """The next recorded answer when it is this node's, through this provider.
 
@@ -163,6 +160,33 @@ class ModelCaller:
             return None
         self.recorded.popleft()
         return recorded_response(call)
+
+
+class MaskedStream:
+    """Streamed text with the flow's secrets masked, as the recorded message will have them.
+
+    A secret may arrive split across chunks, so the last characters that could
+    still be the start of one are held back until more text (or the end) comes.
+    """
+
+    def __init__(self, sink: Callable[[str], None], redact: Redactor) -> None:
+        self._sink = sink
+        self._redact = redact
+        self._hold = max((len(s) for s in redact.secrets), default=1) - 1
+        self._pending = ""
+
+    def __call__(self, chunk: str) -> None:
+        text = self._redact(self._pending + chunk)
+        cut = max(0, len(text) - self._hold)
+        self._pending = text[cut:]
+        if cut:
+            self._sink(text[:cut])
+
+    def flush(self) -> None:
+        """Passes on what was held back: the answer is complete."""
+        text, self._pending = self._pending, ""
+        if text:
+            self._sink(self._redact(text))
 
 
 def recorded_response(call: LlmCallEvent) -> ModelResponse:

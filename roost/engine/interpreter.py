@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from roost.engine.calls import ModelCaller, Redactor, error_text, request_digest
+from roost.engine.calls import ModelCaller, error_text, request_digest
 from roost.engine.directors import By, channel_count, choose_by_llm
 from roost.engine.recorder import Recorder, build_event, model_request
 from roost.engine.tool_loop import Reply, ToolLoop
@@ -29,6 +29,7 @@ from roost.events import (
     TerminateEvent,
 )
 from roost.flow.models import Flow
+from roost.flow.redact import Redactor
 from roost.messages import ChatMessage, ModelRequest
 from roost.nodes.agent import seen_by
 from roost.nodes.channel import ChannelPlan, Turn, channel_turn

@@ -18,6 +18,7 @@ from pydantic_core import PydanticUndefined
 from roost.engine.state import HANDLERS, RunState
 from roost.eventlog import EventLog
 from roost.events import Event, LlmCallEvent, MessageEvent, SelectEvent
+from roost.flow.redact import Redactor
 from roost.messages import ModelRequest
 
 E = TypeVar("E", bound=BaseModel)
@@ -123,6 +124,7 @@ class Recorder:
         state: RunState,
         log: EventLog,
         notify: Callable[[list[Event]], None] | None = None,
+        redact: Redactor | None = None,
     ) -> None:
         self.state = state
         self.log = log
@@ -130,9 +132,14 @@ class Recorder:
         self.batch: list[Event] = []
         self._notify = notify
         self._ts = ""
+        # Values read from the environment never reach an event (and so never the log,
+        # the store or the state built from them); None when the flow read none.
+        self._redact = redact if redact else None
 
     def add(self, cls: type[E], **fields: Any) -> E:
         """Makes one event, applies it to the state and queues it for the log."""
+        if self._redact is not None:
+            fields = {name: self._redact.deep(value) for name, value in fields.items()}
         # build_event and apply, inlined: this runs two or three times per message.
         batch = self.batch
         if not batch:
@@ -165,6 +172,8 @@ class Recorder:
         """``add(MessageEvent, ...)`` with its fields written out in order: once per message."""
         ts = self._ts if self.batch else self._stamp()
         seq = self.state.next_seq
+        if self._redact is not None:
+            content = self._redact(content)
         data = {
             "seq": seq,
             "run": self.run_id,
@@ -207,6 +216,8 @@ class Recorder:
         attempts: tuple[dict[str, Any], ...],
     ) -> LlmCallEvent:
         """``add(LlmCallEvent, ...)`` of an answered call, its fields written out in order."""
+        if self._redact is not None:
+            model, response, attempts = self._redact.deep((model, response, attempts))
         ts = self._ts if self.batch else self._stamp()
         seq = self.state.next_seq
         data = {

@@ -14,7 +14,7 @@ import importlib
 from collections.abc import AsyncIterator, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from roost.engine.calls import ModelCaller, Redactor, TextSink
+from roost.engine.calls import ModelCaller, TextSink
 from roost.engine.interpreter import Interpreter, ToolsFor
 from roost.engine.recorder import Recorder
 from roost.engine.state import RunState, fold
@@ -22,6 +22,7 @@ from roost.errors import RoostError
 from roost.eventlog import EventLog, MemoryLog
 from roost.events import Event, FlowRecord
 from roost.flow.models import Flow
+from roost.flow.redact import Redactor
 from roost.providers.base import Provider
 from roost.providers.registry import ProviderContext, build_provider
 
@@ -58,7 +59,7 @@ class Runner:
         self._stale = False
         self._state = fold(log.load())
         redact = Redactor(flow.secrets)
-        self._recorder = Recorder(self._state, log, self._notify)
+        self._recorder = Recorder(self._state, log, self._notify, redact)
         caller = ModelCaller(self._recorder, self._provider, redact, on_text)
         self._interpreter = Interpreter(
             flow, self._recorder, caller, self._tools_for, redact, self._flow_record

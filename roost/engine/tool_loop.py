@@ -17,11 +17,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from roost.engine.calls import ModelCaller, Redactor, error_text, request_digest
+from roost.engine.calls import ModelCaller, error_text, request_digest
 from roost.engine.recorder import Recorder, build_event
 from roost.engine.state import Turn
 from roost.errors import RoostError
 from roost.events import InterruptEvent, ToolCallEvent, ToolResultEvent
+from roost.flow.redact import Redactor
 from roost.messages import (
     ChatMessage,
     ModelRequest,

@@ -1,4 +1,4 @@
-"""What every HTTP backend shares: its settings, secret redaction and the text sink.
+"""What every HTTP backend shares: its settings and the text sink.
 
 The wire mapping of each API lives in its own module; this one holds the
 parts that do not depend on any SDK, so they are written (and tested) once.
@@ -99,14 +99,6 @@ def require_key(settings: Settings) -> str:
         f"no API key: set {settings.key_env} in the environment or api_key in the "
         f'provider entry (api_key: "${{{settings.key_env}}}")',
     )
-
-
-def redact(text: str, secrets: frozenset[str]) -> str:
-    """``text`` with every secret value replaced by ``***``."""
-    for secret in sorted(secrets, key=len, reverse=True):
-        if len(secret) >= 4:
-            text = text.replace(secret, "***")
-    return text
 
 
 class TextSink:

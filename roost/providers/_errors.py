@@ -16,7 +16,8 @@ from typing import Any
 import httpx2
 
 from roost.errors import ProviderError
-from roost.providers._common import Settings, redact
+from roost.flow.redact import redact
+from roost.providers._common import Settings
 
 # Statuses worth another try once the SDK's own retries are spent (they are
 # not: the SDK has done them), and stream error types worth a new request.

@@ -1,0 +1,120 @@
+"""A value read from the environment never reaches an event, the store or the output."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from roost.engine import Runner
+from roost.engine.calls import MaskedStream
+from roost.eventlog import MemoryLog
+from roost.flow import load_flow_text
+from roost.flow.redact import Redactor
+
+SECRET = "sk-live-4242-very-secret"
+
+FLOW = """
+roost: 1
+name: leaky
+vars: {token: "${TOKEN}"}
+providers:
+  mock:
+    kind: scripted
+    replies:
+      - {echo: system}
+      - tool_calls: [{name: shout, arguments: {text: "key ${TOKEN} here"}}]
+      - "the key is ${TOKEN}"
+      - TERMINATE
+  person: {kind: scripted, replies: [ok, {echo: last}]}
+tools:
+  shout: {python: "loud:shout"}
+agents:
+  USER: {role: u, provider: person}
+  bot: {role: "You hold {{ vars.token }}.", provider: mock, functions: [shout]}
+start: {from: USER, to: bot, content: "use ${TOKEN} please"}
+"""
+
+TOOL = '''
+def shout(text: str) -> str:
+    """Repeats the text."""
+    return "heard: " + text
+'''
+
+
+def write_flow(folder: Path) -> Path:
+    (folder / "loud.py").write_text(TOOL)
+    path = folder / "leaky.yaml"
+    path.write_text(FLOW)
+    return path
+
+
+async def test_no_event_holds_a_secret_and_the_models_see_it_masked(tmp_path: Path) -> None:
+    path = write_flow(tmp_path)
+    flow = load_flow_text(path.read_text(), str(path), environ={"TOKEN": SECRET})
+    log = MemoryLog("r")
+    state = await Runner(flow, log).start()
+    assert state.status == "terminated"
+    dumped = "\n".join(e.model_dump_json() for e in log.load())
+    assert SECRET not in dumped
+    said = [(e.from_, e.content) for e in log.load() if e.type == "message"]
+    assert said == [
+        ("USER", "use *** please"),
+        # The system prompt holds the secret: sent to the model, recorded only masked.
+        ("bot", "You hold ***."),
+        ("USER", "ok"),
+        ("bot", "the key is ***"),
+        # What a later reply is shown is built from the recorded, masked history.
+        ("USER", "the key is ***"),
+        ("bot", "TERMINATE"),
+    ]
+    call = next(e for e in log.load() if e.type == "tool_call")
+    result = next(e for e in log.load() if e.type == "tool_result")
+    assert call.arguments == {"text": "key *** here"}
+    assert result.content == "heard: key *** here" and not result.is_error
+
+
+def test_the_command_line_keeps_it_out_of_files_store_and_output(tmp_path: Path) -> None:
+    path = write_flow(tmp_path)
+    env = {**os.environ, "TOKEN": SECRET, "ROOST_DB": f"sqlite:///{tmp_path / 'roost.db'}"}
+
+    def roost(*args: str) -> subprocess.CompletedProcess[str]:
+        code = "import sys; from roost.cli import main; main(sys.argv[1:])"
+        return subprocess.run(
+            [sys.executable, "-c", code, *args],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            stdin=subprocess.DEVNULL,
+            timeout=120,
+        )
+
+    ran = roost("run", str(path), "--events", "run.jsonl", "--no-input")
+    assert ran.returncode == 0, ran.stderr
+    shown = roost("show", "run.jsonl")
+    exported = roost("export", "run.jsonl")
+    stored = (tmp_path / "roost.db").read_bytes()
+    for text in (ran.stdout + ran.stderr, shown.stdout, exported.stdout):
+        assert SECRET not in text
+    assert "***" in exported.stdout
+    assert SECRET.encode() not in stored
+    assert SECRET not in (tmp_path / "run.jsonl").read_text()
+
+
+def test_short_values_are_masked_as_whole_words_only() -> None:
+    redact = Redactor(["ab", "sk-long-value"])
+    assert redact("ab abc sk-long-value.") == "*** abc ***."
+    assert redact.deep({"a": ["ab", ("x ab",)], "n": 1}) == {"a": ["***", ("x ***",)], "n": 1}
+    assert not Redactor([""])
+
+
+def test_streamed_text_is_masked_even_when_a_secret_is_split_across_chunks() -> None:
+    shown: list[str] = []
+    stream = MaskedStream(shown.append, Redactor([SECRET]))
+    for chunk in ("The key: sk-live-", "4242-very-", "secret, and ", "more text."):
+        stream(chunk)
+    stream.flush()
+    assert "".join(shown) == "The key: ***, and more text."
+    assert all(SECRET[:8] not in part for part in shown)
