@@ -48,6 +48,8 @@ def validate(
             failed += 1
         else:
             typer.echo(f"{path}: ok")
+    if failed and len(flows) == 1:
+        raise typer.Exit(InvalidFlows.exit_code)  # its problem lines say it all
     if failed:
         noun = "file has" if failed == 1 else "files have"
         raise InvalidFlows(f"roost: {failed} of {len(flows)} flow {noun} errors")

@@ -6,6 +6,8 @@ shows every finding at once. Graph-wide warnings live in ``roost.flow.graph``.
 
 from __future__ import annotations
 
+from typing import Any
+
 from roost.errors import Problem, Severity
 from roost.flow.describe import did_you_mean, label
 from roost.flow.models import Channel, Flow, McpTool, ToolGroup
@@ -81,6 +83,7 @@ def check_providers(c: Checker) -> None:
                 )
             else:
                 _provider_ref(c, ("providers", name, "fallback", index), other)
+    _fallback_cycles(c)
     has_default = flow.defaults.provider is not None
     for name, agent in flow.agents.items():
         _provider_ref(c, ("agents", name, "provider"), agent.provider)
@@ -101,6 +104,37 @@ def check_providers(c: Checker) -> None:
                 f"the llm director of channel {name!r} needs a provider "
                 "(set director.provider or defaults.provider, or choose another strategy)",
             )
+
+
+def _fallback_cycles(c: Checker) -> None:
+    """A fallback chain that leads back to where it started would be tried forever."""
+    providers = c.flow.providers
+    for name, config in providers.items():
+        for index, first in enumerate(config.fallback):
+            if first == name:
+                continue  # reported as a provider listing itself
+            route = _route_back(providers, first, name)
+            if route is not None:
+                loop = " -> ".join([name, *route])
+                c.at_value(
+                    ("providers", name, "fallback", index),
+                    f"the fallbacks of provider {name!r} lead back to it ({loop})",
+                )
+
+
+def _route_back(providers: dict[str, Any], start: str, target: str) -> list[str] | None:
+    """The fallback names from ``start`` back to ``target``, if the chain returns to it."""
+    stack: list[tuple[str, list[str]]] = [(start, [start])]
+    seen: set[str] = set()
+    while stack:
+        current, route = stack.pop()
+        if current == target:
+            return route
+        if current in seen or current not in providers:
+            continue
+        seen.add(current)
+        stack.extend((nxt, [*route, nxt]) for nxt in providers[current].fallback)
+    return None
 
 
 def _written(c: Checker, path: Path) -> bool:

@@ -44,13 +44,18 @@ def _factory(kind: str) -> ProviderFactory:
     return factory
 
 
-def build_provider(name: str, flow: Flow, context: ProviderContext) -> Provider:
+def build_provider(
+    name: str, flow: Flow, context: ProviderContext, _chain: frozenset[str] = frozenset()
+) -> Provider:
     """The provider called ``name`` in ``flow``, wrapped with its fallbacks when it has any."""
     config = flow.providers[name]
     primary = _factory(config.kind)(name, config, context)
-    if not config.fallback:
+    # Validation refuses fallbacks that lead back; a flow built without it must not recurse.
+    within = _chain | {name}
+    others = [other for other in config.fallback if other not in within]
+    if not others:
         return primary
-    chain = [primary] + [build_provider(other, flow, context) for other in config.fallback]
+    chain = [primary] + [build_provider(other, flow, context, within) for other in others]
     with_fallbacks = importlib.import_module("roost.providers.fallback").with_fallbacks
     provider: Provider = with_fallbacks(chain)
     return provider

@@ -148,6 +148,10 @@ def test_console_script_exit_codes_and_no_traceback(tmp_path: Path) -> None:
         "missing.yaml:1:1: error: no such file",
     ]
     assert "Traceback" not in bad.stderr + bad.stdout
+    # One file: its problem lines are the whole output, nothing added on stderr.
+    alone = _console("validate", "bad.yaml", cwd=tmp_path)
+    assert alone.returncode == 2 and alone.stderr == ""
+    assert alone.stdout == "bad.yaml:2:7: error: invalid UTF-8 (byte 0xff)\n"
 
 
 def test_validate_without_files_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:

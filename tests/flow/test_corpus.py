@@ -52,6 +52,7 @@ EXPECTED: dict[str, tuple[int, int, tuple[str, ...]]] = {
     "scripted_bad_echo.yaml": (6, 22, ("echo", "system, last")),
     "scripted_bad_reply.yaml": (8, 10, ("unknown key 'tool_call'", "did you mean 'tool_calls'")),
     "self_fallback.yaml": (4, 44, ("lists itself as a fallback",)),
+    "fallback_cycle.yaml": (4, 49, ("fallbacks of provider 'a' lead back to it", "a -> b -> a")),
     "start_from_nothing.yaml": (5, 9, ("start.from", "'ghost'")),
     "start_missing_to.yaml": (4, 1, ("start needs the key 'to'",)),
     "start_to_nothing.yaml": (4, 25, ("start.to", "'nobody'")),
