@@ -8,13 +8,14 @@ PATH`` writes a JSON Lines copy as well. A run reference is a stored run's id
 
 from __future__ import annotations
 
+import os
 import secrets
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from roost.errors import EventLogError, RunNotFoundError, StoreError
+from roost.errors import EventLogError, RunNotFoundError, StoreError, UsageError
 from roost.eventlog import EventLog
 from roost.events import Event, RunStartEvent
 from roost.store.jsonl import JsonlLog
@@ -53,6 +54,8 @@ def open_store(db: str | None, *, create: bool = True) -> SqlStore:
 
 def new_run_log(flow: Flow, *, events_path: Path | None, db: str | None) -> EventLog:
     """The log a new run of ``flow`` is written to: the store, plus ``events_path`` if given."""
+    if events_path is not None:
+        check_events_path(events_path)  # before anything is stored: bad use, not a run
     run_id = new_run_id()
     stored = open_store(db).new_log(run_id)
     if events_path is None:
@@ -60,6 +63,17 @@ def new_run_log(flow: Flow, *, events_path: Path | None, db: str | None) -> Even
     if events_path.exists() and events_path.is_file():
         events_path.unlink()  # a new run replaces an old file, as an output option does
     return TeeLog(stored, [JsonlLog(events_path, run_id)])
+
+
+def check_events_path(path: Path) -> None:
+    """UsageError unless a new events file can be written at ``path``."""
+    if path.is_dir():
+        raise UsageError(f"{path}: is a directory; --events needs a file path")
+    folder = path.parent
+    if not folder.is_dir():
+        raise UsageError(f"{path}: no folder {str(folder)!r} to write the events file in")
+    if not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise UsageError(f"{path}: cannot write here (permission denied)")
 
 
 def child_logs(db: str | None) -> Callable[[str], EventLog]:

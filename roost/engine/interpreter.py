@@ -60,6 +60,8 @@ def start_route(
     for name in (frm, to):
         if flow.node_kind(name) is None:
             raise UsageError(f"{flow.name}: no agent or channel is called {name!r}")
+    if frm == to:
+        raise UsageError(f"{flow.name}: the start goes from {frm!r} to itself; give another --to")
     if content is None:
         content = default.content if default else ""
     return frm, to, content

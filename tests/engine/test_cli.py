@@ -143,6 +143,14 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, ask: Path) -> None:
     assert result.returncode == 2
     result = roost("run", str(tmp_path / "missing.yaml"), cwd=tmp_path)
     assert result.returncode == 2
+    result = roost("run", str(ask), "--to", "USER", cwd=tmp_path)  # the start's own sender
+    assert result.returncode == 2 and "'USER' to itself" in result.stderr
+    for events in (str(tmp_path), str(tmp_path / "no-folder" / "run.jsonl")):
+        result = roost("run", str(ask), "--events", events, "--no-input", cwd=tmp_path)
+        assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1
+        assert events in result.stderr
+    # None of these bad uses left a run behind.
+    assert roost("runs", cwd=tmp_path).stdout.strip() == "no runs stored"
 
 
 def test_continue_or_retry_on_a_run_in_the_wrong_state_is_one_line_and_exit_2(

@@ -64,6 +64,8 @@ async def test_start_overrides_and_bad_routes() -> None:
     assert messages(log.load())[:2] == [("bot", "USER", "other words"), ("USER", "bot", "one")]
     with pytest.raises(UsageError, match="nobody"):
         await Runner(make_flow(FLOW), MemoryLog("x")).start(to="nobody")
+    with pytest.raises(UsageError, match="'USER' to itself"):
+        await Runner(make_flow(FLOW), MemoryLog("s")).start(to="USER")
     no_start = FLOW.replace("start: {from: USER, to: bot, content: go}", "")
     with pytest.raises(UsageError, match="no start"):
         await Runner(make_flow(no_start), MemoryLog("y")).start()
