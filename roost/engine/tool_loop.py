@@ -248,7 +248,9 @@ def _current_call(call_id: str) -> None:
 
 
 def _approved(answer: str) -> bool:
-    return answer.strip().lower() in ("yes", "y")
+    # The contract: a person's `yes` runs the call (any case, spaces around it ignored);
+    # anything else, "y" included, is the refusal the model is given.
+    return answer.strip().lower() == "yes"
 
 
 _PAUSED = object()

@@ -6,6 +6,8 @@ import asyncio
 from collections.abc import Sequence
 from typing import Any
 
+import pytest
+
 from roost.engine import Runner, fold
 from roost.eventlog import MemoryLog
 from roost.messages import AssistantMessage, ModelRequest, ModelResponse, ToolCall, ToolSpec
@@ -162,6 +164,16 @@ async def test_a_refused_call_is_given_to_the_model_as_the_refusal() -> None:
     assert fast.calls == []
     assert results(log)[0][2] is True
     assert "no, too expensive" in messages(log.load())[1][2]
+
+
+@pytest.mark.parametrize(("answer", "runs"), [(" Yes ", True), ("YES", True), ("y", False)])
+async def test_only_the_word_yes_approves(answer: str, runs: bool) -> None:
+    fast = FakeTool("fast", approval=True)
+    replies = f"[{{tool_calls: [{call('fast')}]}}, {{echo: last}}, TERMINATE]"
+    runner, log = await run(flow_with(replies), fast)
+    await runner.continue_(answer)
+    assert (fast.calls == [{}]) is runs
+    assert results(log)[0][2] is not runs
 
 
 async def test_long_results_are_cut_for_the_model_but_logged_whole() -> None:
