@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
+from pydantic_core import PydanticCustomError
 
 from roost.errors import Problem, Severity
 from roost.flow.redact import clean
@@ -19,9 +20,14 @@ InterruptPolicy = Literal["NEVER", "ALWAYS"]
 
 
 class Strict(BaseModel):
-    """Base for every flow model: unknown keys are errors, models are immutable."""
+    """Base for every flow model: unknown keys are errors, models are immutable.
 
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    Strict: a YAML value must already have the key's type (true is no number, 2.0
+    no count, 0 no boolean); a value that is only a ``${NAME}`` placeholder gets
+    the YAML type of what it expands to before validation, so it still fits.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, strict=True)
 
 
 # --------------------------------------------------------------------------- defaults
@@ -253,6 +259,15 @@ class Flow(Strict):
     # Where the flow came from; set by the loader, not part of the schema.
     _path: str = PrivateAttr(default="<string>")
     _text: str = PrivateAttr(default="")
+
+    @field_validator("roost", mode="before")
+    @classmethod
+    def _version_is_the_integer_one(cls, value: Any) -> Any:
+        # true and 1.0 compare equal to 1 in Python; the version is written 1 and nothing else.
+        if type(value) is not int:
+            raise PydanticCustomError("literal_error", "Input should be 1", {"expected": "1"})
+        return value
+
     _secrets: frozenset[str] = PrivateAttr(default=frozenset())
     # Line and column of every key (by its path of keys and indexes); set by the loader.
     _positions: dict[tuple[str | int, ...], tuple[int, int]] = PrivateAttr(default_factory=dict)
