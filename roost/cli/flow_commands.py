@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
 from roost.cli.app import app
 from roost.errors import FlowError, Problem, RoostError, UsageError
 from roost.flow import Flow
+from roost.flow.json_schema import flow_schema
 from roost.loading import load_flow
-
-SCHEMA_ID = "https://json-schema.org/draft/2020-12/schema"
 
 
 class InvalidFlows(RoostError):
@@ -53,17 +52,6 @@ def validate(
     if failed:
         noun = "file has" if failed == 1 else "files have"
         raise InvalidFlows(f"roost: {failed} of {len(flows)} flow {noun} errors")
-
-
-def flow_schema() -> dict[str, Any]:
-    """The JSON Schema of a flow file, generated from the models."""
-    schema = Flow.model_json_schema(by_alias=True, mode="validation")
-    return {
-        "$schema": SCHEMA_ID,
-        "title": "roost flow",
-        "description": "A roost flow file: agents, channels, providers and tools (format 1).",
-        **{k: v for k, v in schema.items() if k not in ("title", "description")},
-    }
 
 
 @app.command()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
@@ -37,6 +38,8 @@ def load_flow_text(text: str, path: str, *, environ: Mapping[str, str] | None = 
     secrets = frozenset(found.secrets)
     if found.problems:
         raise FlowError(_sorted(found.problems))
+    if "name" not in data:  # the contract requires only the version: name it after its file
+        data = {**data, "name": Path(file).stem or "flow"}
     flow = _validate(data, positions, file, secrets)
     flow._path = file
     flow._text = text

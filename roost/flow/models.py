@@ -245,7 +245,9 @@ class Start(Strict):
 
 class Flow(Strict):
     roost: Literal[1] = Field(..., description="Format version.")
-    name: str
+    name: str = Field(
+        "flow", description="The flow's name (default: the file's name without its extension)."
+    )
     description: str | None = None
     vars: dict[str, Any] = Field(default_factory=dict)
     defaults: Defaults = Field(default_factory=Defaults)

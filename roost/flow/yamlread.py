@@ -120,7 +120,7 @@ def compose(text: str, file: str) -> Node:
         if loader is not None:
             loader.dispose()
     if node is None:
-        raise fail(file, 1, 1, "empty file: a flow needs at least 'roost: 1' and 'name'")
+        raise fail(file, 1, 1, "empty file: a flow needs at least 'roost: 1'")
     return node
 
 

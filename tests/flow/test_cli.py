@@ -49,8 +49,7 @@ def test_every_problem_of_every_file_and_exit_two(
         f"{bad}:4:3: error: provider 'gpt' needs the key 'model'",
         f"{bad}:4:23: error: unknown key 'modle' in provider 'gpt' (did you mean 'model'?)",
         f"{good}: ok",
-        f"{CORPUS / 'empty.yaml'}:1:1: error: empty file: "
-        "a flow needs at least 'roost: 1' and 'name'",
+        f"{CORPUS / 'empty.yaml'}:1:1: error: empty file: a flow needs at least 'roost: 1'",
     ]
     assert captured.err.strip() == "roost: 2 of 3 flow files have errors"
 
@@ -100,7 +99,7 @@ def test_schema_is_json_schema_for_editors() -> None:
     assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
     assert schema["title"] == "roost flow"
     assert schema["additionalProperties"] is False
-    assert set(schema["required"]) == {"roost", "name"}
+    assert schema["required"] == ["roost"]
     for key in ("providers", "tools", "mcp_servers", "agents", "channels", "start", "defaults"):
         assert key in schema["properties"]
     start = schema["$defs"]["Start"]
@@ -111,7 +110,7 @@ def test_schema_is_json_schema_for_editors() -> None:
 
 
 def test_schema_accepts_the_contract_example() -> None:
-    import jsonschema  # type: ignore[import-untyped]
+    import jsonschema
     import yaml
 
     schema = json.loads(CliRunner().invoke(app, ["schema"]).stdout)
@@ -120,6 +119,18 @@ def test_schema_accepts_the_contract_example() -> None:
     broken = dict(example, agent={})
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(broken, schema)
+
+
+def test_schema_accepts_placeholders_where_numbers_and_booleans_go() -> None:
+    import jsonschema
+    import yaml
+
+    schema = json.loads(CliRunner().invoke(app, ["schema"]).stdout)
+    typed = "roost: 1\ndefaults: {max_rounds: '${ROUNDS:-2}', timestamps: '${STAMPS}'}\n"
+    jsonschema.validate(yaml.safe_load(typed), schema)
+    for wrong in ("{max_rounds: ten}", "{max_rounds: '${ROUNDS'}", "{timestamps: 'yes'}"):
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(yaml.safe_load(f"roost: 1\ndefaults: {wrong}\n"), schema)
 
 
 def _console(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:

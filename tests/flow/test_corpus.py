@@ -38,7 +38,6 @@ EXPECTED: dict[str, tuple[int, int, tuple[str, ...]]] = {
     "mcp_server_typo.yaml": (5, 5, ("unknown key 'comand'", "did you mean 'command'")),
     "mcp_unknown_server.yaml": (5, 10, ("no MCP server", "'filesystem'")),
     "members_not_list.yaml": (6, 14, ("members of channel 'c'", "expected a list")),
-    "missing_name.yaml": (1, 1, ("needs the key 'name'",)),
     "missing_version.yaml": (1, 1, ("format version", "roost: 1")),
     "newline_in_key.yaml": (8, 28, ("transitions.'a\\nb'[0] of channel 'c'", "expected a string")),
     "no_successor.yaml": (11, 7, ("member 'b'", "no legal successor")),

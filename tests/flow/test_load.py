@@ -73,6 +73,12 @@ def test_load_flow_reads_a_file(tmp_path: Path) -> None:
     assert flow.text == MINIMAL
 
 
+def test_a_flow_without_a_name_is_named_after_its_file(tmp_path: Path) -> None:
+    path = tmp_path / "night-shift.yaml"
+    path.write_text("roost: 1\nagents: {a: {role: r, interrupt: ALWAYS}}\n", encoding="utf-8")
+    assert roost.load_flow(path).name == "night-shift"
+
+
 def test_utf8_bom_and_non_ascii_are_accepted(tmp_path: Path) -> None:
     path = tmp_path / "bom.yaml"
     path.write_bytes(b"\xef\xbb\xbf" + MINIMAL.replace("hello", "caf\u00e9 \u2615").encode())
