@@ -34,12 +34,15 @@ from roost.errors import (
     RoostError,
     RunNotFoundError,
     RunStateError,
+    StoreError,
     UsageError,
 )
-from roost.events import Event, event_json
+from roost.events import Event, RunStartEvent, event_json
 from roost.flow.models import Flow
+from roost.store.forks import FileFork, fork_file_path, fork_prefix
 from roost.store.jsonl import JsonlLog
 from roost.store.sql import RunInfo, SqlStore
+from roost.store.sqllog import SqlLog
 from roost.tools.base import Tool
 
 DbOption = Annotated[
@@ -213,25 +216,66 @@ def fork(
     no_input: Annotated[bool, typer.Option("--no-input", help="Never ask a person.")] = False,
     db: DbOption = None,
 ) -> None:
-    """Start a new run that shares the first SEQ events of RUN and goes on live."""
+    """Start a new run that shares the first SEQ events of RUN and goes on live.
+
+    A stored RUN forks in the store; a JSON Lines RUN forks to a new file beside it.
+    """
     from roost.cli.run_commands import Session
     from roost.engine import fold
 
+    new_id = new_run_id()
+    pending: SqlLog | FileFork
     if is_file_ref(run_ref):
-        raise UsageError(f"{run_ref}: fork needs a stored run; store it with roost import first")
-    store = open_store(db, create=False)
-    parent = store.find(run_ref)
-    log = store.fork(parent, at, new_run_id())
-    prefix = log.load()
+        pending = _fork_of_file(run_ref, at, new_id, db)
+    else:
+        store = open_store(db, create=False)
+        pending = store.fork(store.find(run_ref), at, new_id)
+    prefix = pending.load()
     flow = flow_of(prefix, run_ref)
-    state = fold(prefix)
     answers = list(answer or [])
-    first = _first_step(state.status, message, answers)
-    log.materialize()
-    session = Session(flow, log, db=db, answers=answers, no_input=no_input)
-    session.child_log = child_logs(db)
-    session.out.out.print(f"[dim]run {log.run_id}: fork of {parent} at {at}[/]")
+    first = _first_step(fold(prefix).status, message, answers)
+    pending.materialize()
+    ref = str(pending.path) if isinstance(pending, FileFork) else None
+    session = Session(flow, pending, db=db, answers=answers, no_input=no_input, ref=ref)
+    if ref is None:
+        session.child_log = child_logs(db)
+    session.out.out.print(f"[dim]{escape(_fork_line(pending, prefix[0], at))}[/]")
     session.finish(session.drive(lambda runner: first(session, runner)))
+
+
+def _fork_of_file(ref: str, at: int, new_id: str, db: str | None) -> FileFork:
+    """The fork of the run in file ``ref``, to be written to a new file beside it."""
+    events, _, _ = recorded(ref, db)
+    prefix = fork_prefix(events, at, new_id)
+    path = fork_file_path(Path(ref), new_id)
+    return FileFork(path, prefix, _stored_twin(events, at, new_id, db))
+
+
+def _stored_twin(events: list[Event], at: int, new_id: str, db: str | None) -> SqlLog | None:
+    """The same fork in the store, when the store holds the file's run as the file has it.
+
+    A run started with ``--events`` lives in the store and in its file; a fork of
+    the file then lives in both as well, so ``roost runs`` and the parent's family
+    list it, and continuing the fork's file keeps both copies going (as it does for
+    the parent). A store that lacks the run or holds another length of it is left alone.
+    """
+    try:
+        store = open_store(db, create=False)
+        info = store.run(events[0].run)
+    except (RunNotFoundError, StoreError):
+        return None
+    if info.next_seq != len(events):
+        return None
+    return store.fork(info.id, at, new_id)
+
+
+def _fork_line(pending: SqlLog | FileFork, start: Event, at: int) -> str:
+    """The line that names a new fork, its parent and (for a file) where it is written."""
+    parent = start.parent if isinstance(start, RunStartEvent) else None
+    line = f"run {pending.run_id}: fork of {parent} at {at}"
+    if isinstance(pending, FileFork):
+        line += f", written to {pending.path}" + (" and the store" if pending.stored else "")
+    return line
 
 
 def _first_step(

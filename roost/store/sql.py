@@ -28,6 +28,7 @@ from sqlmodel import SQLModel
 
 from roost.errors import ConcurrentRunError, RunNotFoundError, StoreError, UsageError
 from roost.events import Event, RunStartEvent
+from roost.store.forks import check_fork_point
 from roost.store.schema import EVENTS, META, RUNS, SCHEMA_VERSION
 from roost.store.sqllog import SqlLog
 
@@ -38,11 +39,12 @@ _INFO = [column for column in RUNS.c if column.name != "flow_text"]
 def resolve_url(db: str | None = None) -> str:
     """The database URL: ``db``, else ``ROOST_DB``, else ``.roost/roost.db`` here.
 
-    A value without ``://`` is taken as the path of a SQLite file.
+    A value without ``://`` is taken as the path of a SQLite file. The file's
+    folder is made when the store is created, not here: looking for a stored run
+    must leave no empty ``.roost`` folder behind.
     """
     value = db or os.environ.get("ROOST_DB") or ""
     if not value:
-        DEFAULT_PATH.parent.mkdir(parents=True, exist_ok=True)
         return f"sqlite:///{DEFAULT_PATH}"
     if "://" not in value:
         return f"sqlite:///{value}"
@@ -131,12 +133,7 @@ class SqlStore:
     def fork(self, run_id: str, at: int, new_id: str) -> SqlLog:
         """A new run sharing the first ``at`` events of ``run_id``; stored on first append."""
         parent = self.run(run_id)
-        if at < 1 or at > parent.next_seq:
-            raise UsageError(
-                f"run {run_id} has events 0 to {parent.next_seq - 1}: cannot fork at {at}"
-            )
-        if 1 < at < parent.next_seq:
-            _check_step_boundary(SqlLog(self, parent).load(), at, run_id)
+        check_fork_point(run_id, parent.next_seq, at, SqlLog(self, parent).load)
         return SqlLog(self, None, run_id=new_id, fork_of=(parent, at))
 
     def run(self, run_id: str) -> RunInfo:
@@ -309,27 +306,6 @@ class SqlStore:
 
     def _is_sqlite(self) -> bool:
         return self.engine.dialect.name == "sqlite"
-
-
-def _check_step_boundary(events: Sequence[Event], at: int, run_id: str) -> None:
-    """Refuses a fork point inside a step: a step's events were written together.
-
-    The events of one step share their time stamp; cutting between them would
-    make a history no process could have left (an answer without its message).
-    """
-    stamp = events[at].ts
-    if stamp != events[at - 1].ts:
-        return
-    first = at
-    while first > 0 and events[first - 1].ts == stamp:
-        first -= 1
-    last = at
-    while last + 1 < len(events) and events[last + 1].ts == stamp:
-        last += 1
-    before = f"{max(first, 1)} or "
-    raise UsageError(
-        f"run {run_id}: events {first} to {last} are one step; fork at {before}{last + 1}"
-    )
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
