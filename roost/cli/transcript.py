@@ -85,8 +85,6 @@ def next_step(state: RunState, ref: str, db: str | None) -> str:
     if state.status == "running":
         return f"left running by a process that stopped\nresume with: {command('retry')}"
     if state.status == "terminated":
-        if ref.endswith(".jsonl"):
-            return f"terminated\nbranch off: roost import {shlex.quote(ref)}, then roost fork RUN"
         return f"terminated\nbranch off with: {command('fork', '--at', 'SEQ')}"
     return state.status
 

@@ -175,3 +175,10 @@ def test_continue_or_retry_on_a_run_in_the_wrong_state_is_one_line_and_exit_2(
     result = roost("continue", str(failed), "--answer", "x", cwd=tmp_path)
     assert result.returncode == 2 and "retry" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_show_of_a_finished_file_suggests_forking_the_file(tmp_path: Path) -> None:
+    ran = roost("run", str(FLOWS / "hello.yaml"), "--events", "hello.jsonl", cwd=tmp_path)
+    assert ran.returncode == 0, ran.stderr
+    shown = roost("show", "hello.jsonl", cwd=tmp_path)
+    assert shown.stdout.splitlines()[-1] == "branch off with: roost fork hello.jsonl --at SEQ"
