@@ -108,7 +108,18 @@ class TemplateRenderError(RoostError):
 
 
 class EventLogError(RoostError):
-    """An event log file that cannot be read or written."""
+    """An event log that is not a run roost can load: unreadable, torn, of another run.
+
+    Exit 2, as the contract has it for a run that cannot be continued or retried.
+    """
+
+    exit_code = 2
+
+
+class EventLogWriteError(EventLogError):
+    """The log could not be written while the run went on (a full disk, say)."""
+
+    exit_code = 1
 
 
 class StoreError(RoostError):

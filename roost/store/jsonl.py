@@ -27,7 +27,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from roost.errors import ConcurrentRunError, EventLogError
+from roost.errors import ConcurrentRunError, EventLogError, EventLogWriteError
 from roost.events import Event, parse_event
 
 
@@ -84,7 +84,7 @@ class JsonlLog:
             finally:
                 fcntl.flock(fd, fcntl.LOCK_UN)
         except OSError as exc:
-            raise EventLogError(f"{self.path}: cannot write: {exc.strerror}") from exc
+            raise EventLogWriteError(f"{self.path}: cannot write: {exc.strerror}") from exc
 
     # ------------------------------------------------------------------ internals
 

@@ -182,3 +182,16 @@ def test_show_of_a_finished_file_suggests_forking_the_file(tmp_path: Path) -> No
     assert ran.returncode == 0, ran.stderr
     shown = roost("show", "hello.jsonl", cwd=tmp_path)
     assert shown.stdout.splitlines()[-1] == "branch off with: roost fork hello.jsonl --at SEQ"
+
+
+def test_a_corrupt_event_file_cannot_be_continued_exit_2(tmp_path: Path, ask: Path) -> None:
+    assert roost("run", str(ask), "--events", "run.jsonl", cwd=tmp_path).returncode == 0
+    lines = (tmp_path / "run.jsonl").read_text().splitlines()
+    foreign = json.dumps({**json.loads(lines[1]), "run": "someone-else"})
+    (tmp_path / "bad.jsonl").write_text("\n".join([lines[0], foreign, *lines[2:]]) + "\n")
+    for command in ("continue", "retry", "show", "replay"):
+        args = ["--answer", "x"] if command == "continue" else []
+        result = roost(command, "bad.jsonl", *args, cwd=tmp_path)
+        assert result.returncode == 2, (command, result.stderr)
+        assert result.stderr.strip().splitlines() == [result.stderr.strip()]
+        assert "bad.jsonl:2:" in result.stderr and "someone-else" in result.stderr

@@ -157,7 +157,7 @@ def test_import_refuses_a_torn_file(roost, tmp_path: Path) -> None:  # type: ign
     run_id = finished_run(roost)
     (tmp_path / "torn.jsonl").write_text(roost("export", run_id).out[:-40])
     result = roost("import", "torn.jsonl", "--db", "other.db")
-    assert result.code == 1 and "torn.jsonl:21" in result.err and "nothing imported" in result.err
+    assert result.code == 2 and "torn.jsonl:21" in result.err and "nothing imported" in result.err
     assert (
         not (tmp_path / "other.db").exists() or "no runs" in roost("runs", "--db", "other.db").out
     )
