@@ -248,8 +248,9 @@ def resolve_reference(flow: Flow, reference: str) -> str | None:
     ``name`` and ``@@name`` name a tool entry (a group gives all its tools, an
     ``mcp:`` entry all its server's tools); ``group#child`` names a child of a
     group; ``ENTRY#tool`` names one tool of the MCP server that the ``mcp:``
-    entry ENTRY exposes (the tool itself is only known once the server runs).
-    The parent is always a tool entry, as the toolbox resolves it at run time.
+    entry ENTRY exposes, and ``SERVER#tool`` one tool of a server under
+    ``mcp_servers`` (the tool itself is only known once the server runs). A
+    tool entry of that name comes first, as the toolbox resolves it at run time.
     """
     text = reference.removeprefix("@@").strip()
     parent, sep, child = text.partition("#")
@@ -268,10 +269,7 @@ def resolve_reference(flow: Flow, reference: str) -> str | None:
     if entry is not None:
         return f"tool {parent!r} is neither a group nor an MCP tool, so {reference!r} names nothing"
     if parent in flow.mcp_servers:
-        return (
-            f"{parent!r} is an MCP server, not a tool entry; expose it with "
-            f"'tools: {{{parent}: {{mcp: {parent}}}}}' and refer to that entry"
-        )
+        return None if child else f"{reference!r} names no tool: write {parent}#TOOL"
     hint = did_you_mean(parent, tools)
     return f"no tool group or MCP tool named {parent!r}{hint}"
 

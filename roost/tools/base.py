@@ -34,3 +34,11 @@ class Tool(Protocol):
     timeout: float
 
     async def call(self, arguments: dict[str, Any]) -> ToolOutcome: ...
+
+
+def raised_text(exc: BaseException) -> str:
+    """What a tool raised, for a person: ``Type: message``, or ``sys.exit(CODE)``."""
+    if isinstance(exc, SystemExit):
+        return f"sys.exit({'' if exc.code is None else repr(exc.code)})"
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

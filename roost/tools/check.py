@@ -1,10 +1,11 @@
 """Load-time checks of a flow's tools, so that a broken tool fails validation, not a run.
 
 Each finding is a ``Problem`` located at the key that is wrong: a Python tool
-whose module does not import, whose name is not callable or whose parameters
-pydantic cannot describe; a sub-flow file that is missing or invalid, or that
-leads back to a flow already on the way (recursion); an ``mcp:`` tool naming
-an undeclared server; a stdio MCP server whose command cannot be found.
+whose module does not import (or exits while importing), whose name is not
+callable or whose parameters pydantic cannot describe; declared ``parameters``
+that are not valid JSON Schema; a sub-flow file that is missing or invalid, or
+that leads back to a flow already on the way (recursion); an ``mcp:`` tool
+naming an undeclared server; a stdio MCP server whose command cannot be found.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pathlib import Path
 
 from roost.errors import Problem, ToolFailure
 from roost.flow.models import Flow, FlowTool, McpTool, PythonTool, StdioServer, ToolGroup
+from roost.tools.arguments import InvalidSchema, schema_validator
 from roost.tools.names import wire_name
 from roost.tools.python_tool import python_tool
 from roost.tools.subflow import load_subflow
@@ -37,6 +39,7 @@ def check_flow_tools(flow: Flow) -> list[Problem]:
         if isinstance(config, PythonTool):
             problems += _check_python(flow, name, keys, config, folder)
         elif isinstance(config, FlowTool):
+            problems += _check_parameters(flow, name, keys, config)
             if not _FOLLOWING.get():
                 problems += _check_subflow(flow, name, keys, config, folder)
         elif config.mcp not in flow.mcp_servers:
@@ -65,7 +68,18 @@ def _check_python(
         python_tool(name, wire_name(name), config, folder)
     except ToolFailure as exc:
         message = str(exc) if str(exc).startswith("tool ") else f"tool {name!r}: {exc}"
-        return [_problem(flow, (*keys, "python"), message)]
+        key = "parameters" if isinstance(exc, InvalidSchema) else "python"
+        return [_problem(flow, (*keys, key), message)]
+    return []
+
+
+def _check_parameters(flow: Flow, name: str, keys: Keys, config: FlowTool) -> list[Problem]:
+    if config.parameters is None:
+        return []
+    try:
+        schema_validator(config.parameters)
+    except InvalidSchema as exc:
+        return [_problem(flow, (*keys, "parameters"), f"tool {name!r}: {exc}")]
     return []
 
 

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from roost.errors import ToolFailure
+from roost.tools.base import raised_text
 
 _CACHE: dict[tuple[str, str], types.ModuleType] = {}
 _LOCK = threading.RLock()
@@ -67,6 +68,12 @@ def _import(name: str, folder: Path) -> types.ModuleType:
         raise ToolFailure(f"cannot import {name!r}: {exc}") from exc
     except Exception as exc:
         raise ToolFailure(f"importing {name!r} failed: {type(exc).__name__}: {exc}") from exc
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:
+        # sys.exit while importing would otherwise end `roost validate` silently.
+        said = f"it called {raised_text(exc)}" if isinstance(exc, SystemExit) else raised_text(exc)
+        raise ToolFailure(f"importing {name!r} failed: {said}") from None
 
 
 def _import_local(

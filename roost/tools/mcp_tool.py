@@ -23,6 +23,7 @@ from typing import IO, Any, TextIO, cast
 
 import httpx2
 import mcp_types
+from jsonschema.protocols import Validator
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
@@ -30,6 +31,12 @@ from mcp.shared.exceptions import MCPError
 from roost.errors import ToolFailure
 from roost.flow.models import HttpServer, McpServerConfig, McpTool, StdioServer
 from roost.messages import ToolSpec
+from roost.tools.arguments import (
+    InvalidSchema,
+    UncheckableSchema,
+    argument_problem,
+    schema_validator,
+)
 from roost.tools.base import ToolOutcome
 from roost.tools.python_tool import result_text
 
@@ -142,10 +149,34 @@ class McpServerTool:
         self._remote = remote.name
         self._server = server
         self._hub = hub
+        self._validator = _validator_or_none(self.spec.parameters)
 
     async def call(self, arguments: dict[str, Any]) -> ToolOutcome:
-        """Runs the tool on its server."""
+        """Checks the arguments against the server's input schema, then runs the tool there."""
+        if problem := self._argument_problem(arguments):
+            return ToolOutcome(f"invalid arguments for {self.spec.name}: {problem}", is_error=True)
         return await self._hub.call(self._server, self._remote, arguments)
+
+    def _argument_problem(self, arguments: dict[str, Any]) -> str | None:
+        if self._validator is None:
+            return None
+        try:
+            return argument_problem(self._validator, arguments)
+        except UncheckableSchema:
+            return None  # a $ref roost cannot follow: the server judges the arguments alone
+
+
+def _validator_or_none(schema: dict[str, Any]) -> Validator | None:
+    """A validator of a server's input schema; none when the schema is broken.
+
+    Checking here gives every kind of tool the same one-line error, and guards
+    servers that trust their input; a schema roost cannot use is left to the
+    server, which may still accept the call.
+    """
+    try:
+        return schema_validator(schema)
+    except InvalidSchema:
+        return None
 
 
 async def _open(name: str, config: McpServerConfig, folder: Path) -> _Connection:

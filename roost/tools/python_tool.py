@@ -1,10 +1,13 @@
 """``python: "module:function"`` tools: a Python callable offered to a model.
 
-The arguments are validated against a pydantic model built from the
-function's signature before the call; a sync function runs in a worker thread
-(so parallel calls overlap and the event loop stays free), an async one is
-awaited. Whatever the function returns is given back as text: a string as it
-is, any other value as JSON.
+The arguments are validated before the call: against the ``parameters``
+JSON Schema when the flow declares one, and against a pydantic model built
+from the function's signature (which also converts them to the hinted types).
+A sync function runs in a worker thread (so parallel calls overlap and the
+event loop stays free), an async one is awaited. Whatever the function returns
+is given back as text: a string as it is, any other value as JSON. Whatever it
+raises, ``sys.exit`` included, is an error result: only cancellation and
+KeyboardInterrupt go on up, as they are the run's to handle.
 """
 
 from __future__ import annotations
@@ -18,11 +21,18 @@ from typing import Any
 
 import pydantic
 import pydantic_core
+from jsonschema.protocols import Validator
 
 from roost.errors import ToolFailure
 from roost.flow.models import PythonTool as PythonToolConfig
 from roost.messages import ToolSpec
-from roost.tools.base import ToolOutcome
+from roost.tools.arguments import (
+    InvalidSchema,
+    UncheckableSchema,
+    argument_problem,
+    schema_validator,
+)
+from roost.tools.base import ToolOutcome, raised_text
 from roost.tools.loader import load_callable
 from roost.tools.schema import Signature, UndescribableParameters, describe_function
 
@@ -36,6 +46,7 @@ class PythonFunctionTool:
         fn: Callable[..., Any],
         signature: Signature | None,
         config: PythonToolConfig,
+        validator: Validator | None = None,
     ) -> None:
         self.spec = spec
         self.direct_output = config.direct_output
@@ -43,6 +54,7 @@ class PythonFunctionTool:
         self.timeout = config.timeout
         self._fn = fn
         self._signature = signature
+        self._validator = validator  # of the declared ``parameters``, if any
 
     async def call(self, arguments: dict[str, Any]) -> ToolOutcome:
         """Validates the arguments, runs the function and turns what it gave into text."""
@@ -50,22 +62,34 @@ class PythonFunctionTool:
             args, kwargs = self._bind(arguments)
         except ValueError as exc:
             return ToolOutcome(f"invalid arguments for {self.spec.name}: {exc}", is_error=True)
+        except UncheckableSchema as exc:
+            message = f"cannot check the arguments of {self.spec.name}: {exc}"
+            return ToolOutcome(message, is_error=True)
         try:
-            if _is_async(self._fn):
-                result = await self._fn(*args, **kwargs)
-            else:
-                result = await asyncio.to_thread(self._fn, *args, **kwargs)
-                if inspect.isawaitable(result):
-                    result = await result
-        except Exception as exc:
-            return ToolOutcome(f"{type(exc).__name__}: {exc}", is_error=True)
+            result = await self._run(args, kwargs)
+        except (asyncio.CancelledError, KeyboardInterrupt):
+            raise
+        except BaseException as exc:  # a tool's sys.exit (SystemExit) must not end the run
+            return ToolOutcome(failure_text(self.spec.name, exc), is_error=True)
         return ToolOutcome(result_text(result))
 
+    async def _run(self, args: list[Any], kwargs: dict[str, Any]) -> Any:
+        if _is_async(self._fn):
+            return await self._fn(*args, **kwargs)
+        try:
+            result = await asyncio.to_thread(_in_thread, self._fn, args, kwargs)
+        except _Raised as wrapped:
+            raise wrapped.raised from None  # raised here, it reaches ``call``'s handler
+        if inspect.isawaitable(result):
+            result = await result
+        return result
+
     def _bind(self, arguments: dict[str, Any]) -> tuple[list[Any], dict[str, Any]]:
+        if self._validator is not None and (
+            problem := argument_problem(self._validator, arguments)
+        ):
+            raise ValueError(problem)
         if self._signature is None:
-            missing = [k for k in self.spec.parameters.get("required", []) if k not in arguments]
-            if missing:
-                raise ValueError(f"missing required argument {missing[0]!r}")
             return [], dict(arguments)
         try:
             model = self._signature.model.model_validate(arguments)
@@ -75,6 +99,29 @@ class PythonFunctionTool:
         values.update(model.model_extra or {})
         args = [values.pop(name) for name in self._signature.positional]
         return args, values
+
+
+class _Raised(Exception):
+    """Carries a BaseException a sync tool raised out of its worker thread.
+
+    Handed back through the thread's future, a GeneratorExit would be thrown into
+    the awaiting task, which closes every coroutine on the way instead of letting
+    them catch it.
+    """
+
+    def __init__(self, raised: BaseException) -> None:
+        super().__init__(raised)
+        self.raised = raised
+
+
+def _in_thread(fn: Callable[..., Any], args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """Calls ``fn`` in the worker thread; a BaseException but Ctrl-C comes back as ``_Raised``."""
+    try:
+        return fn(*args, **kwargs)
+    except (Exception, KeyboardInterrupt):
+        raise
+    except BaseException as exc:
+        raise _Raised(exc) from None
 
 
 def python_tool(name: str, wire: str, config: PythonToolConfig, folder: Path) -> PythonFunctionTool:
@@ -91,14 +138,19 @@ def python_tool(name: str, wire: str, config: PythonToolConfig, folder: Path) ->
             raise
     except ToolFailure as exc:
         raise ToolFailure(f"tool {name!r}: {exc}") from exc
+    validator: Validator | None = None
     if config.parameters is not None:
         parameters = config.parameters
+        try:
+            validator = schema_validator(parameters)
+        except InvalidSchema as exc:
+            raise InvalidSchema(f"tool {name!r}: {exc}") from None
     else:
         assert signature is not None  # describe_function raised otherwise
         parameters = signature.schema
     description = config.description or (signature.description if signature else "")
     spec = ToolSpec(name=wire, description=description, parameters=parameters)
-    return PythonFunctionTool(spec, fn, signature, config)
+    return PythonFunctionTool(spec, fn, signature, config, validator)
 
 
 def result_text(value: Any) -> str:
@@ -106,6 +158,13 @@ def result_text(value: Any) -> str:
     if isinstance(value, str):
         return value
     return pydantic_core.to_json(value, fallback=str).decode()
+
+
+def failure_text(tool: str, exc: BaseException) -> str:
+    """What the model is told of a tool that raised: ``Type: message``, or how it exited."""
+    if isinstance(exc, SystemExit):
+        return f"{tool} exited ({raised_text(exc)})"
+    return raised_text(exc)
 
 
 def validation_message(exc: pydantic.ValidationError) -> str:

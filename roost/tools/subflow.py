@@ -21,6 +21,7 @@ from roost.errors import FlowError, ToolFailure
 from roost.eventlog import EventLog
 from roost.flow.models import Flow, FlowTool
 from roost.messages import ToolSpec
+from roost.tools.arguments import UncheckableSchema, argument_problem, schema_validator
 from roost.tools.base import ToolOutcome
 
 # The engine's tool loop may set this to the id of the tool call being run, so
@@ -60,9 +61,15 @@ class SubflowTool:
         self._flow = flow
         self._runner = runner
         self._free_form = config.parameters is not None
+        # Only a schema of the flow's own design is checked as JSON Schema; the derived
+        # one is enforced by the checks of ``call``.
+        declared = config.parameters
+        self._validator = schema_validator(declared) if declared is not None else None
 
     async def call(self, arguments: dict[str, Any]) -> ToolOutcome:
         """Runs the sub-flow with these arguments as its start message and variables."""
+        if problem := self._schema_problem(arguments):
+            return ToolOutcome(problem, is_error=True)
         message = arguments.get("message")
         if message is not None and not isinstance(message, str):
             return ToolOutcome("invalid arguments: message must be a string", is_error=True)
@@ -83,6 +90,16 @@ class SubflowTool:
         return await self._runner.run_subflow(
             flow, message, tool=self.spec.name, arguments=arguments
         )
+
+    def _schema_problem(self, arguments: dict[str, Any]) -> str | None:
+        """Why ``arguments`` do not fit the declared ``parameters``, if they do not."""
+        if self._validator is None:
+            return None
+        try:
+            problem = argument_problem(self._validator, arguments)
+        except UncheckableSchema as exc:
+            return f"cannot check the arguments: {exc}"
+        return f"invalid arguments: {problem}" if problem else None
 
 
 def subflow_tool(wire: str, config: FlowTool, folder: Path, runner: SubflowRunner) -> SubflowTool:

@@ -66,27 +66,21 @@ class Toolbox:
         return self._agents[agent]
 
     def resolve(self, reference: str) -> list[Tool]:
-        """The tools one ``functions`` entry names; raises ToolFailure when it names none."""
+        """The tools one ``functions`` entry names; raises ToolFailure when it names none.
+
+        ``X#tool`` names a child of the group X, or a tool of the server that the
+        ``mcp:`` entry X exposes; failing both, a tool of the MCP server X itself.
+        """
         ref = parse_ref(reference)
         entry = self.flow.tools.get(ref.parent)
-        if entry is None:
-            raise ToolFailure(f"unknown tool {reference!r}")
         if isinstance(entry, ToolGroup):
-            children = [ref.child] if ref.child is not None else list(entry.tools)
-            missing = [c for c in children if c not in entry.tools]
-            if missing:
-                raise ToolFailure(f"tool group {ref.parent!r} has no tool {missing[0]!r}")
-            tools: list[Tool] = []
-            for child in children:
-                config = entry.tools[child]
-                name = f"{ref.parent}#{child}"
-                if isinstance(config, McpTool):
-                    tools.extend(self._mcp_tools(name, None, config))
-                else:
-                    tools.append(self._build(name, config))
-            return tools
+            return self._group_tools(ref.parent, ref.child, entry)
         if isinstance(entry, McpTool):
             return self._mcp_tools(ref.parent, ref.child, entry)
+        if ref.child is not None and ref.parent in self.flow.mcp_servers:
+            return self._mcp_tools(ref.parent, ref.child, self._server_settings(ref.parent))
+        if entry is None:
+            raise ToolFailure(f"unknown tool {reference!r}")
         if ref.child is not None:
             raise ToolFailure(f"tool {ref.parent!r} is not a group: {reference!r} names nothing")
         return [self._build(ref.parent, entry)]
@@ -98,6 +92,33 @@ class Toolbox:
     async def aclose(self) -> None:
         """``close()`` for async callers."""
         await self._hub.aclose()
+
+    def _group_tools(self, group: str, child: str | None, entry: ToolGroup) -> list[Tool]:
+        children = [child] if child is not None else list(entry.tools)
+        missing = [c for c in children if c not in entry.tools]
+        if missing:
+            raise ToolFailure(f"tool group {group!r} has no tool {missing[0]!r}")
+        tools: list[Tool] = []
+        for name in children:
+            config = entry.tools[name]
+            if isinstance(config, McpTool):
+                tools.extend(self._mcp_tools(f"{group}#{name}", None, config))
+            else:
+                tools.append(self._build(f"{group}#{name}", config))
+        return tools
+
+    def _server_settings(self, server: str) -> McpTool:
+        """The first ``mcp:`` entry exposing ``server``, in the flow's order; else defaults.
+
+        So ``SERVER#tool`` gets the timeout, approval and direct_output a user gave
+        the server's tools, whichever way the agent names them.
+        """
+        for config in self.flow.tools.values():
+            members = config.tools.values() if isinstance(config, ToolGroup) else [config]
+            for member in members:
+                if isinstance(member, McpTool) and member.mcp == server:
+                    return member
+        return McpTool(mcp=server)
 
     def _build(self, name: str, config: PythonTool | FlowTool) -> Tool:
         if name not in self._built:

@@ -144,22 +144,18 @@ def test_mcp_and_group_references_resolve() -> None:
     assert isinstance(flow.tools["math"].tools["add"], PythonTool)
 
 
-def test_unexposed_mcp_server_reference_is_an_error() -> None:
-    lines = problems(
-        """\
+def test_a_server_is_referenced_as_server_hash_tool() -> None:
+    # Section 1: the tools of a server under mcp_servers are referenced as SERVER#tool.
+    text = """\
         roost: 1
         name: tools
         defaults: {provider: p}
         providers: {p: {kind: scripted}}
         mcp_servers: {files: {command: x}}
         agents:
-          a: {functions: ["files#read"]}
+          a: {functions: ["files#read", "files#"]}
         """
-    )
-    assert lines == [
-        "flow.yaml:7:19: error: 'files' is an MCP server, not a tool entry; "
-        "expose it with 'tools: {files: {mcp: files}}' and refer to that entry"
-    ]
+    assert problems(text) == ["flow.yaml:7:33: error: 'files#' names no tool: write files#TOOL"]
 
 
 def test_every_problem_is_reported_not_just_the_first() -> None:

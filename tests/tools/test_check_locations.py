@@ -51,3 +51,24 @@ def test_problems_are_located_at_the_wrong_key(tmp_path: Path) -> None:
         (12, 9, "tool 'grp#opaque'"),
     ]
     assert all(p.file == str(path) for p in problems_of(path))
+
+
+def test_declared_parameters_that_are_not_json_schema_point_at_parameters(tmp_path: Path) -> None:
+    shutil.copy(DATA / "tools_mod.py", tmp_path)
+    shutil.copy(DATA / "sibling_helper.py", tmp_path)
+    path = tmp_path / "schema.yaml"
+    path.write_text(
+        "roost: 1\n"
+        "name: schema\n"
+        "tools:\n"
+        "  add:\n"
+        '    python: "tools_mod:add"\n'
+        "    parameters: {type: object, required: a}\n"
+        "agents:\n"
+        "  a: {interrupt: ALWAYS, functions: [add]}\n"
+    )
+    (problem,) = problems_of(path)
+    assert (problem.line, problem.col) == (6, 5)
+    assert problem.message == (
+        "tool 'add': parameters is not a valid JSON Schema: required: 'a' is not of type 'array'"
+    )

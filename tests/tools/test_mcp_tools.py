@@ -8,13 +8,18 @@ import os
 import sys
 from collections.abc import Iterator
 
+import mcp_types
 import pytest
 
+from roost.engine import Runner
 from roost.errors import ToolFailure
-from roost.flow.models import Flow
-from roost.tools import check_flow_tools, toolbox_for
+from roost.eventlog import MemoryLog
+from roost.events import ToolResultEvent
+from roost.flow.models import Flow, McpTool
+from roost.tools import ToolOutcome, check_flow_tools, toolbox_for
+from roost.tools.mcp_tool import McpHub, McpServerTool
 
-from .conftest import make_flow
+from .conftest import DATA, make_flow
 from .mcp_http_server import running_http_server
 
 
@@ -51,8 +56,10 @@ async def test_stdio_server_tools_are_listed_and_called() -> None:
         assert not any(o.is_error for o in outcomes)
         failed = await tools[2].call({"message": "kaboom"})
         assert failed.is_error and "kaboom" in failed.content
-        invalid = await add.call({"a": "x", "b": 1})
-        assert invalid.is_error
+        invalid = await add.call({"a": "x", "b": 1})  # refused before it reaches the server
+        assert invalid == ToolOutcome(
+            "invalid arguments for calc__add: a: 'x' is not of type 'integer'", is_error=True
+        )
     finally:
         await toolbox.aclose()
 
@@ -193,3 +200,66 @@ async def test_closing_the_toolbox_stops_the_server_process() -> None:
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)
     await toolbox.aclose()  # closing twice is harmless
+
+
+def calc_server(tools: dict[str, object], functions: list[str], **flow: object) -> Flow:
+    """The calc server declared once, exposed by ``tools`` (maybe not at all)."""
+    return make_flow(
+        {
+            "mcp_servers": {"calc": {"command": sys.executable, "args": ["mcp_stdio_server.py"]}},
+            "tools": tools,
+            "agents": {"USER": {"interrupt": "ALWAYS"}, "a": {"functions": functions}},
+            **flow,
+        }
+    )
+
+
+async def test_server_hash_tool_takes_the_settings_of_the_entry_exposing_the_server() -> None:
+    exposed = {"k": {"mcp": "calc", "timeout": 20, "approval": "always", "direct_output": True}}
+    toolbox = toolbox_for(calc_server(exposed, ["calc#add", "k#greet"]))
+    try:
+        add, greet = toolbox("a", "")
+        assert (add.spec.name, greet.spec.name) == ("calc__add", "k__greet")
+        for tool in (add, greet):
+            assert (tool.timeout, tool.approval, tool.direct_output) == (20, True, True)
+        assert add.spec.parameters["required"] == ["a", "b"]
+        assert (await add.call({"a": 2, "b": 3})).content == "5"
+    finally:
+        await toolbox.aclose()
+
+
+async def test_server_hash_tool_without_an_entry_runs_with_default_settings() -> None:
+    call = {"name": "calc__add", "arguments": {"a": 4, "b": 5}}
+    flow = calc_server(
+        {},
+        ["calc#add"],
+        defaults={"provider": "mock"},
+        providers={"mock": {"kind": "scripted", "replies": [{"tool_calls": [call]}, "nine"]}},
+        start={"from": "USER", "to": "a", "content": "add"},
+    )
+    toolbox = toolbox_for(flow)
+    try:
+        (add,) = toolbox("a", "")
+        assert (add.timeout, add.approval, add.direct_output) == (60, False, False)
+    finally:
+        await toolbox.aclose()
+    log = MemoryLog("r")
+    await Runner(flow, log).start()
+    results = [
+        (e.name, e.content, e.is_error) for e in log.load() if isinstance(e, ToolResultEvent)
+    ]
+    assert results == [("calc__add", "9", False)]
+
+
+def test_a_tool_entry_named_like_a_server_still_comes_first() -> None:
+    flow = calc_server({"calc": {"tools": {"add": {"python": "tools_mod:add"}}}}, ["calc#add"])
+    (add,) = toolbox_for(flow)("a", "")
+    assert add.spec.description == "Add two integers."  # the Python function, not the server's
+
+
+async def test_a_server_schema_roost_cannot_use_is_left_to_the_server() -> None:
+    broken = {"type": "object", "properties": {"x": {"type": "text"}}}
+    remote = mcp_types.Tool(name="t", input_schema=broken)
+    tool = McpServerTool("s__t", remote, "s", McpHub({}, DATA), McpTool(mcp="s"))
+    outcome = await tool.call({"x": 1})  # not refused here: it goes on to the (absent) server
+    assert outcome == ToolOutcome("MCP server 's' is not connected", is_error=True)

@@ -12,6 +12,7 @@ import pytest
 from roost.errors import ToolFailure
 from roost.flow.models import PythonTool
 from roost.tools import Tool, ToolOutcome
+from roost.tools.arguments import InvalidSchema
 from roost.tools.python_tool import python_tool
 
 from .conftest import DATA
@@ -67,6 +68,88 @@ async def test_invalid_arguments_name_the_argument() -> None:
 async def test_raising_tool_is_an_error_outcome() -> None:
     outcome = await tool("tools_mod:fail").call({"reason": "no luck"})
     assert outcome == ToolOutcome("ValueError: no luck", is_error=True)
+
+
+@pytest.mark.parametrize(
+    ("target", "arguments", "expected"),
+    [
+        ("tools_mod:exits", {}, "tools_mod_exits exited (sys.exit(7))"),
+        ("tools_mod:exits", {"code": None}, "tools_mod_exits exited (sys.exit())"),
+        ("tools_mod:exits", {"code": "bye"}, "tools_mod_exits exited (sys.exit('bye'))"),
+        ("tools_mod:exits_async", {}, "tools_mod_exits_async exited (sys.exit(3))"),
+        ("tools_mod:closes", {}, "GeneratorExit: closed by the tool"),
+    ],
+)
+async def test_a_tool_that_exits_is_an_error_outcome(
+    target: str, arguments: dict[str, object], expected: str
+) -> None:
+    outcome = await tool(target).call(arguments)
+    assert outcome == ToolOutcome(expected, is_error=True)
+
+
+async def test_cancelling_a_call_still_cancels_it() -> None:
+    call = asyncio.ensure_future(tool("tools_mod:slow_echo").call({"text": "x", "delay": 30}))
+    await asyncio.sleep(0)
+    call.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await call
+
+
+LOOKUP = {
+    "type": "object",
+    "properties": {"value": {"type": "string"}, "count": {"type": "integer", "minimum": 1}},
+    "required": ["value"],
+}
+
+
+async def test_a_declared_schema_is_enforced_before_the_call() -> None:
+    untyped = tool("tools_mod:untyped", parameters=LOOKUP)
+    assert (await untyped.call({"value": "a", "count": 2})).content == '["a","a"]'
+    wrong = await untyped.call({"value": 5})
+    assert wrong == ToolOutcome(
+        "invalid arguments for tools_mod_untyped: value: 5 is not of type 'string'", is_error=True
+    )
+    missing = await untyped.call({"count": 0})
+    assert missing.is_error and "\n" not in missing.content
+    assert missing.content.endswith(
+        ": count: 0 is less than the minimum of 1; 'value' is a required property"
+    )
+
+
+async def test_a_declared_schema_and_type_hints_both_hold() -> None:
+    schema = {"type": "object", "properties": {"a": {"type": "integer", "maximum": 9}}}
+    add = tool("tools_mod:add", parameters=schema)
+    assert (await add.call({"a": 4})).content == "6"
+    too_big = await add.call({"a": 10})
+    assert too_big.is_error and "a: 10 is greater than the maximum of 9" in too_big.content
+    unhinted = await add.call({"a": 1, "b": "x"})  # the schema allows b, the hint does not
+    assert unhinted.is_error and "b: Input should be a valid integer" in unhinted.content
+
+
+async def test_a_long_value_does_not_hide_what_is_wrong() -> None:
+    schema = {"type": "object", "properties": {"value": {"type": "string", "maxLength": 3}}}
+    outcome = await tool("tools_mod:untyped", parameters=schema).call({"value": "x" * 500})
+    assert outcome == ToolOutcome(
+        "invalid arguments for tools_mod_untyped: value: does not fit 'maxLength': 3",
+        is_error=True,
+    )
+
+
+def test_a_declared_schema_that_is_not_json_schema_is_refused() -> None:
+    schema = {"type": "object", "properties": {"value": {"type": "text"}}}
+    with pytest.raises(InvalidSchema) as caught:
+        tool("tools_mod:untyped", parameters=schema)
+    assert str(caught.value) == (
+        "tool 'tools_mod:untyped': parameters is not a valid JSON Schema: "
+        "properties.value.type: 'text' is not valid under any of the given schemas"
+    )
+
+
+async def test_a_schema_whose_ref_cannot_be_followed_is_an_error_result() -> None:
+    far = {"type": "object", "properties": {"value": {"$ref": "https://example.invalid/s.json"}}}
+    outcome = await tool("tools_mod:untyped", parameters=far).call({"value": "a"})
+    assert outcome.is_error
+    assert outcome.content.startswith("cannot check the arguments of tools_mod_untyped: ")
 
 
 async def test_non_string_results_are_json() -> None:
@@ -125,6 +208,7 @@ def test_options_are_carried() -> None:
         ("tools_mod:missing", "module 'tools_mod' has no attribute 'missing'"),
         ("tools_mod:NOT_CALLABLE", "is not callable"),
         ("broken_mod:f", "RuntimeError: this module is broken on purpose"),
+        ("exiting_mod:f", r"importing 'exiting_mod' failed: it called sys.exit\(3\)"),
         (
             "tools_mod:takes_opaque",
             r"parameter 'thing' has a type that cannot be described as JSON Schema \(Opaque\)",

@@ -11,7 +11,7 @@ from roost.eventlog import EventLog, MemoryLog
 from roost.events import Event, RunStartEvent, ToolResultEvent
 from roost.flow import load_flow
 from roost.flow.models import Flow
-from roost.tools import check_flow_tools, toolbox_for
+from roost.tools import ToolOutcome, check_flow_tools, toolbox_for
 
 from .conftest import DATA, make_flow
 
@@ -182,6 +182,18 @@ async def test_given_parameters_turn_other_arguments_into_the_message() -> None:
     assert (await trip.call({"city": "Köln"})).content == '{"city": "Köln"}'
     both = await trip.call({"message": "Plan a trip.", "city": "Oslo"})
     assert both.content == 'Plan a trip.\n\n{"city": "Oslo"}'
+    wrong = await trip.call({"city": 5})
+    assert wrong == ToolOutcome("invalid arguments: city: 5 is not of type 'string'", is_error=True)
+    assert wrong.child_run is None  # refused before any sub-flow ran
+
+
+def test_given_parameters_that_are_not_json_schema_are_a_located_problem() -> None:
+    schema = {"type": "object", "properties": {"city": {"type": "town"}}}
+    flow = parent_flow([], trip={"flow": "echo_last.yaml", "parameters": schema})
+    assert [p.message for p in check_flow_tools(flow)] == [
+        "tool 'trip': parameters is not a valid JSON Schema: "
+        "properties.city.type: 'town' is not valid under any of the given schemas"
+    ]
 
 
 async def test_a_subflow_waiting_for_tool_approval_says_so() -> None:

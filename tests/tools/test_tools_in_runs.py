@@ -130,3 +130,43 @@ async def test_a_refused_call_is_not_run_and_the_model_hears_why() -> None:
     assert calls_made == []
     (result,) = tool_results(log.load())
     assert result.is_error and "too risky" in result.content
+
+
+async def test_a_tool_that_calls_sys_exit_is_an_error_result_and_the_run_goes_on() -> None:
+    exiting = {"quit": {"python": "tools_mod:exits"}, "close": {"python": "tools_mod:closes"}}
+    calls = [
+        {"name": "quit", "arguments": {}},
+        {"name": "close", "arguments": {}},
+        {"name": "math__add", "arguments": {"a": 1}},
+    ]
+    flow = flow_with(
+        [{"tool_calls": calls}, "still here"], ["quit", "close", "math#add"], tools=exiting
+    )
+    log = MemoryLog("r")
+    state = await Runner(flow, log).start()
+    results = tool_results(log.load())
+    assert [(r.content, r.is_error) for r in results] == [
+        ("quit exited (sys.exit(7))", True),
+        ("GeneratorExit: closed by the tool", True),
+        ("3", False),
+    ]
+    assert [e.content for e in log.load() if isinstance(e, MessageEvent)][-1] == "still here"
+    assert state.status == "paused"  # back at USER, who always answers: not crashed, not running
+
+
+async def test_arguments_that_break_a_declared_schema_never_reach_the_function() -> None:
+    calls_made = load_module("tools_mod", DATA).CALLS
+    calls_made.clear()
+    schema = {"type": "object", "properties": {"word": {"type": "string"}}, "required": ["word"]}
+    strict = {"record": {"python": "tools_mod:record_untyped", "parameters": schema}}
+    calls = [
+        {"name": "record", "arguments": {"word": 5}},
+        {"name": "record", "arguments": {"word": "kept"}},
+    ]
+    flow = flow_with([{"tool_calls": calls}, "noted"], ["record"], tools=strict)
+    results = tool_results(await run(flow))
+    assert [(r.content, r.is_error) for r in results] == [
+        ("invalid arguments for record: word: 5 is not of type 'string'", True),
+        ("recorded kept", False),
+    ]
+    assert calls_made == ["'kept'"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import sys
 import threading
 import time
 from dataclasses import dataclass
@@ -86,6 +87,12 @@ def record(word: str) -> str:
     return f"recorded {word}"
 
 
+def record_untyped(word):  # type: ignore[no-untyped-def]
+    """Remembers anything, as nothing in its signature says what a word is."""
+    CALLS.append(repr(word))
+    return f"recorded {word}"
+
+
 def odd_names(json: bool, schema: str = "s", model_config: int = 0, _hidden: int = 1) -> str:
     """Parameters named like pydantic's own attributes."""
     return f"{json} {schema} {model_config} {_hidden}"
@@ -94,3 +101,18 @@ def odd_names(json: bool, schema: str = "s", model_config: int = 0, _hidden: int
 def untyped(value, count=1):  # type: ignore[no-untyped-def]
     """No hints: anything goes."""
     return [value] * count
+
+
+def exits(code: int | str | None = 7) -> str:
+    """Ends the process, were it not a tool (sync, runs in a thread)."""
+    sys.exit(code)
+
+
+async def exits_async() -> str:
+    """Ends the process, were it not a tool (async)."""
+    sys.exit(3)
+
+
+def closes() -> str:
+    """Raises a BaseException that is neither an exit nor a cancellation."""
+    raise GeneratorExit("closed by the tool")

@@ -1,0 +1,108 @@
+"""Tools that misbehave, through `roost run` and `roost validate` as a user runs them."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+TOOLS_PY = """\
+import sys
+
+def quit() -> str:
+    sys.exit(7)
+
+def remember(word):
+    return f"remembered {word}"
+"""
+
+EXITS_AT_IMPORT_PY = "import sys\nsys.exit(3)\n"
+
+FLOW = """\
+roost: 1
+name: misbehaving
+defaults: {provider: mock}
+providers:
+  mock:
+    kind: scripted
+    replies:
+      - tool_calls:
+          - {name: quit, arguments: {}}
+          - {name: remember, arguments: {word: 5}}
+      - it exited, I went on
+      - TERMINATE
+tools:
+  quit: {python: "TOOLS:quit"}
+  remember:
+    python: "TOOLS:remember"
+    parameters: {type: object, properties: {word: {type: string}}, required: [word]}
+agents:
+  USER: {role: the person}
+  a: {functions: [quit, remember]}
+start: {from: USER, to: a, content: go}
+"""
+
+
+def roost(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    code = "import sys; from roost.cli import main; main(sys.argv[1:])"
+    result = subprocess.run(
+        [sys.executable, "-c", code, *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=120,
+    )
+    assert "Traceback" not in result.stdout + result.stderr, result.stderr
+    return result
+
+
+def write_flow(folder: Path, module: str, flow: str = FLOW) -> Path:
+    (folder / "tools_ok.py").write_text(TOOLS_PY)
+    (folder / "exits_at_import.py").write_text(EXITS_AT_IMPORT_PY)
+    path = folder / "flow.yaml"
+    path.write_text(flow.replace("TOOLS", module))
+    return path
+
+
+def events(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_a_tool_that_exits_or_gets_bad_arguments_does_not_end_the_run(tmp_path: Path) -> None:
+    flow = write_flow(tmp_path, "tools_ok")
+    log = tmp_path / "run.jsonl"
+    result = roost("run", str(flow), "--no-input", "--events", str(log), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    results = [(e["content"], e["is_error"]) for e in events(log) if e["type"] == "tool_result"]
+    assert results == [
+        ("quit exited (sys.exit(7))", True),
+        ("invalid arguments for remember: word: 5 is not of type 'string'", True),
+    ]
+    assert events(log)[-1] == {**events(log)[-1], "type": "terminate", "reason": "TERMINATE"}
+
+
+def test_a_module_that_exits_while_imported_is_a_located_problem(tmp_path: Path) -> None:
+    flow = write_flow(tmp_path, "exits_at_import")
+    failed = "importing 'exits_at_import' failed: it called sys.exit(3)"
+    expected = [  # at the `python` key of each tool of that module
+        f"{flow}:14:10: error: tool 'quit': {failed}",
+        f"{flow}:16:5: error: tool 'remember': {failed}",
+    ]
+    for command in (["validate"], ["run", "--no-input"]):
+        result = roost(command[0], str(flow), *command[1:], cwd=tmp_path)
+        assert result.returncode == 2, (command, result.stdout, result.stderr)
+        assert (result.stdout + result.stderr).splitlines() == expected, command
+
+
+def test_parameters_that_are_not_json_schema_are_a_located_problem(tmp_path: Path) -> None:
+    broken = FLOW.replace("{word: {type: string}}", "{word: {type: text}}")
+    flow = write_flow(tmp_path, "tools_ok", broken)
+    result = roost("validate", str(flow), cwd=tmp_path)
+    assert result.returncode == 2
+    assert (result.stdout + result.stderr).splitlines() == [
+        f"{flow}:17:5: error: tool 'remember': parameters is not a valid JSON Schema: "
+        "properties.word.type: 'text' is not valid under any of the given schemas"
+    ]
