@@ -6,15 +6,19 @@ from the function's signature (which also converts them to the hinted types).
 A sync function runs in a worker thread (so parallel calls overlap and the
 event loop stays free), an async one is awaited. Whatever the function returns
 is given back as text: a string as it is, any other value as JSON. Whatever it
-raises, ``sys.exit`` included, is an error result: only cancellation and
-KeyboardInterrupt go on up, as they are the run's to handle.
+raises, ``sys.exit`` and ``KeyboardInterrupt`` included, is an error result:
+only cancellation goes on up (Ctrl-C reaches a run as the cancellation of its
+task, never as an exception inside a tool).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import contextvars
 import functools
 import inspect
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -67,7 +71,7 @@ class PythonFunctionTool:
             return ToolOutcome(message, is_error=True)
         try:
             result = await self._run(args, kwargs)
-        except (asyncio.CancelledError, KeyboardInterrupt):
+        except asyncio.CancelledError:
             raise
         except BaseException as exc:  # a tool's sys.exit (SystemExit) must not end the run
             return ToolOutcome(failure_text(self.spec.name, exc), is_error=True)
@@ -77,7 +81,7 @@ class PythonFunctionTool:
         if _is_async(self._fn):
             return await self._fn(*args, **kwargs)
         try:
-            result = await asyncio.to_thread(_in_thread, self._fn, args, kwargs)
+            result = await _in_daemon_thread(self._fn, args, kwargs)
         except _Raised as wrapped:
             raise wrapped.raised from None  # raised here, it reaches ``call``'s handler
         if inspect.isawaitable(result):
@@ -114,11 +118,47 @@ class _Raised(Exception):
         self.raised = raised
 
 
+async def _in_daemon_thread(fn: Callable[..., Any], args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """``fn(*args, **kwargs)`` in a thread of its own that never keeps the process alive.
+
+    asyncio's worker threads are joined when the run ends, so a tool still blocked
+    after its timeout would keep ``roost`` from ever exiting; a daemon thread is
+    simply left behind. The caller's context (the current tool call) goes along.
+    """
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[Any] = loop.create_future()
+    context = contextvars.copy_context()
+
+    def work() -> None:
+        try:
+            outcome: tuple[Any, BaseException | None] = (
+                context.run(_in_thread, fn, args, kwargs),
+                None,
+            )
+        except BaseException as exc:  # _in_thread wraps all but Exception subclasses
+            outcome = (None, exc)
+        # The run may have ended (its loop closed) while this tool was still going.
+        with contextlib.suppress(RuntimeError):
+            loop.call_soon_threadsafe(_settle, done, *outcome)
+
+    threading.Thread(target=work, name="roost-tool", daemon=True).start()
+    return await done
+
+
+def _settle(done: asyncio.Future[Any], result: Any, error: BaseException | None) -> None:
+    if done.cancelled():
+        return  # timed out or cancelled: nobody waits for this result any more
+    if error is not None:
+        done.set_exception(error)
+    else:
+        done.set_result(result)
+
+
 def _in_thread(fn: Callable[..., Any], args: list[Any], kwargs: dict[str, Any]) -> Any:
-    """Calls ``fn`` in the worker thread; a BaseException but Ctrl-C comes back as ``_Raised``."""
+    """Calls ``fn`` in the worker thread; any BaseException comes back as ``_Raised``."""
     try:
         return fn(*args, **kwargs)
-    except (Exception, KeyboardInterrupt):
+    except Exception:
         raise
     except BaseException as exc:
         raise _Raised(exc) from None

@@ -106,3 +106,52 @@ def test_parameters_that_are_not_json_schema_are_a_located_problem(tmp_path: Pat
         f"{flow}:17:5: error: tool 'remember': parameters is not a valid JSON Schema: "
         "properties.word.type: 'text' is not valid under any of the given schemas"
     ]
+
+
+HANGS_PY = '''\
+import threading
+
+def hang(x: str) -> str:
+    """Never returns."""
+    threading.Event().wait()
+    return x
+
+def interrupt(x: str) -> str:
+    """Raises KeyboardInterrupt itself."""
+    raise KeyboardInterrupt
+'''
+
+HANG_FLOW = """\
+roost: 1
+name: hanging
+providers:
+  mock:
+    kind: scripted
+    replies:
+      - tool_calls: [{name: hang, arguments: {x: a}}, {name: interrupt, arguments: {x: b}}]
+      - done
+      - TERMINATE
+tools:
+  hang: {python: "hangs:hang", timeout: 1}
+  interrupt: {python: "hangs:interrupt"}
+agents:
+  A: {role: a, provider: mock, functions: [hang, interrupt]}
+  B: {role: b, provider: mock}
+start: {from: B, to: A, content: go}
+"""
+
+
+def test_a_tool_still_blocked_after_its_timeout_does_not_keep_roost_running(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "hangs.py").write_text(HANGS_PY)
+    (tmp_path / "hang.yaml").write_text(HANG_FLOW)
+    # The subprocess timeout only guards the suite: before the fix roost never exited.
+    result = roost("run", "hang.yaml", "--no-input", "--events", "run.jsonl", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    events = [json.loads(line) for line in (tmp_path / "run.jsonl").read_text().splitlines()]
+    results = {e["name"]: e for e in events if e["type"] == "tool_result"}
+    assert results["hang"]["is_error"] and "timed out" in results["hang"]["content"]
+    assert results["interrupt"] == {**results["interrupt"], "is_error": True}
+    assert "KeyboardInterrupt" in results["interrupt"]["content"]
+    assert events[-1]["type"] == "terminate"
