@@ -137,11 +137,15 @@ class JsonlLog:
                 break
             try:
                 event = _parse_line(raw, len(events), self._run_id)
-            except EventLogError as exc:
+            except _NotJson as exc:
                 if data[end:].strip():
                     raise EventLogError(f"{self.path}:{lineno}: {exc}") from exc
                 self.warnings.append(f"{self.path}:{lineno}: ignored a torn last line ({exc})")
                 break
+            except EventLogError as exc:
+                # Whole JSON that is no event this roost knows (a newer version's type,
+                # say) is not a torn write: refuse the log rather than cut it off.
+                raise EventLogError(f"{self.path}:{lineno}: {exc}") from exc
             events.append(event)
             self._run_id = event.run
             valid_end = end
@@ -165,17 +169,24 @@ def _write_all(fd: int, payload: bytes) -> None:
         view = view[os.write(fd, view) :]
 
 
+class _NotJson(EventLogError):
+    """A line that is not a JSON object: what a write cut short leaves."""
+
+
 def _parse_line(raw: bytes, expected_seq: int, run_id: str | None) -> Event:
     try:
         data = json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise EventLogError(f"not JSON: {exc}") from exc
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError, bad UTF-8, huge numbers
+        raise _NotJson(f"not JSON: {_short(exc)}") from exc
     if not isinstance(data, dict):
-        raise EventLogError("not a JSON object")
+        raise _NotJson("not a JSON object")
     try:
         event = parse_event(data)
     except ValidationError as exc:
         first = exc.errors()[0]
+        if first["type"] == "union_tag_invalid":
+            tag = first.get("ctx", {}).get("tag", data.get("type"))
+            raise EventLogError(f"event type {tag!r} is unknown to this version of roost") from exc
         where = ".".join(str(part) for part in first["loc"])
         raise EventLogError(f"invalid event: {where}: {first['msg']}") from exc
     if event.seq != expected_seq:
@@ -183,3 +194,8 @@ def _parse_line(raw: bytes, expected_seq: int, run_id: str | None) -> Event:
     if run_id is not None and event.run != run_id:
         raise EventLogError(f"event of run {event.run!r} in the log of run {run_id!r}")
     return event
+
+
+def _short(exc: BaseException) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if len(text) <= 120 else text[:117] + "..."

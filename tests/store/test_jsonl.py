@@ -96,7 +96,7 @@ def test_unknown_type_in_the_middle_is_an_error(tmp_path: Path) -> None:
     path = tmp_path / "run.jsonl"
     bad = json.dumps({"seq": 1, "run": "r1", "ts": "x", "type": "nope"})
     path.write_text(event_json(message(0)) + "\n" + bad + "\n" + event_json(message(2)) + "\n")
-    with pytest.raises(EventLogError, match=r"run\.jsonl:2: invalid event"):
+    with pytest.raises(EventLogError, match=r"run\.jsonl:2: event type .nope. is unknown"):
         JsonlLog(path).load()
 
 
@@ -172,3 +172,28 @@ def test_a_file_cut_anywhere_loads_a_clean_prefix(
     assert len(reader.warnings) <= 1
     reader.append([message(len(loaded))])  # a resumed writer goes on cleanly
     assert [e.seq for e in JsonlLog(path).load()] == list(range(len(loaded) + 1))
+
+
+def test_a_whole_last_line_of_an_unknown_type_is_refused_never_cut(tmp_path: Path) -> None:
+    # Section 7 lets later versions add event types: such a line is no torn write.
+    path = tmp_path / "run.jsonl"
+    newer = json.dumps({"seq": 1, "run": "r1", "ts": "t", "type": "note", "text": "hi"})
+    path.write_text(event_json(message(0)) + "\n" + newer + "\n")
+    before = path.read_bytes()
+    with pytest.raises(EventLogError, match=r"run\.jsonl:2: event type 'note' is unknown"):
+        JsonlLog(path).load()
+    log = JsonlLog(path, "r1")
+    with pytest.raises(EventLogError):
+        log.append([message(1)])
+    assert path.read_bytes() == before
+
+
+@pytest.mark.parametrize(
+    "line", ['{"seq": ' + "9" * 5000 + "}", "[" * 100_000 + "]" * 100_000], ids=["digits", "deep"]
+)
+def test_lines_python_cannot_read_are_one_error_line(tmp_path: Path, line: str) -> None:
+    path = tmp_path / "run.jsonl"
+    path.write_text(line + "\n" + event_json(message(0)) + "\n")
+    with pytest.raises(EventLogError) as caught:
+        JsonlLog(path).load()
+    assert str(caught.value).startswith(f"{path}:1: not JSON") and "\n" not in str(caught.value)
