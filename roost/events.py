@@ -15,6 +15,31 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator
 
 
+def valid_text(text: str) -> str:
+    """``text`` as UTF-8 can carry it: surrogate pairs joined, a lone surrogate made U+FFFD.
+
+    Lone surrogates come from bytes that were not UTF-8 (a command-line argument,
+    a file name), from a ``\\ud800`` escape in YAML or JSON, or from a model's
+    emoji split across two streamed chunks; no log, store or terminal can hold them.
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return text
+
+
+def valid_texts(value: Any) -> Any:
+    """``value`` with ``valid_text`` applied to every string inside it."""
+    if isinstance(value, str):
+        return valid_text(value)
+    if isinstance(value, dict):
+        return {valid_texts(key): valid_texts(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(valid_texts(item) for item in value)
+    return value
+
+
 def now_iso() -> str:
     """The current time as the log writes it: ISO 8601 in UTC with microseconds."""
     return datetime.now(UTC).isoformat().replace("+00:00", "Z")

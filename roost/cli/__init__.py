@@ -13,6 +13,7 @@ from typer.exceptions import TyperException
 
 from roost.cli.app import app
 from roost.errors import RoostError
+from roost.events import valid_text
 
 # Importing the command modules registers their commands on ``app``.
 from roost.cli import (  # noqa: F401  isort: skip
@@ -25,6 +26,13 @@ from roost.cli import (  # noqa: F401  isort: skip
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point of the ``roost`` console script."""
+    for argument in sys.argv[1:] if argv is None else argv:
+        if valid_text(argument) != argument:
+            # Bytes that are not UTF-8 (the shell passes them through) can be neither
+            # recorded, stored nor printed: refused here, once, for every command.
+            shown = ascii(argument)[1:-1]
+            print(f"roost: error: argument '{shown}' is not valid UTF-8 text", file=sys.stderr)
+            sys.exit(2)
     try:
         # Without standalone mode the parser returns an Exit's code instead of exiting.
         code = app(args=argv, prog_name="roost", standalone_mode=False)

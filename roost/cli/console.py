@@ -26,6 +26,7 @@ from roost.events import (
     TerminateEvent,
     ToolCallEvent,
     ToolResultEvent,
+    valid_text,
 )
 
 PALETTE = [
@@ -58,6 +59,7 @@ class RunConsole:
         self.step = step
         self._colours: dict[str, str] = {}
         self._streaming: str | None = None
+        self._high = ""  # the first half of a surrogate pair still waiting for its second
 
     def colour(self, node: str) -> str:
         """The colour of ``node``, the same for the whole run."""
@@ -79,9 +81,14 @@ class RunConsole:
             to = f" → {self.name(step[1])}" if step is not None and step[0] == node else ""
             self.out.print(f"{self.name(node)}{to}: ", end="")
             self._streaming = node
-        self.out.print(escape(chunk), end="")
+        # An emoji may arrive split into its two UTF-16 halves: keep a first half back.
+        chunk, self._high = self._high + chunk, ""
+        if chunk and "\ud800" <= chunk[-1] <= "\udbff":
+            chunk, self._high = chunk[:-1], chunk[-1]
+        self.out.print(escape(valid_text(chunk)), end="")
 
     def _end_stream(self) -> None:
+        self._high = ""
         if self._streaming is not None:
             self.out.print()
             self._streaming = None

@@ -17,7 +17,14 @@ from pydantic_core import PydanticUndefined
 
 from roost.engine.state import HANDLERS, RunState
 from roost.eventlog import EventLog
-from roost.events import Event, LlmCallEvent, MessageEvent, SelectEvent
+from roost.events import (
+    Event,
+    LlmCallEvent,
+    MessageEvent,
+    SelectEvent,
+    valid_text,
+    valid_texts,
+)
 from roost.flow.redact import Redactor
 from roost.messages import ModelRequest
 
@@ -138,6 +145,7 @@ class Recorder:
 
     def add(self, cls: type[E], **fields: Any) -> E:
         """Makes one event, applies it to the state and queues it for the log."""
+        fields = {name: valid_texts(value) for name, value in fields.items()}
         if self._redact is not None:
             fields = {name: self._redact.deep(value) for name, value in fields.items()}
         # build_event and apply, inlined: this runs two or three times per message.
@@ -172,6 +180,8 @@ class Recorder:
         """``add(MessageEvent, ...)`` with its fields written out in order: once per message."""
         ts = self._ts if self.batch else self._stamp()
         seq = self.state.next_seq
+        if not content.isascii():
+            content = valid_text(content)
         if self._redact is not None:
             content = self._redact(content)
         data = {
@@ -216,6 +226,9 @@ class Recorder:
         attempts: tuple[dict[str, Any], ...],
     ) -> LlmCallEvent:
         """``add(LlmCallEvent, ...)`` of an answered call, its fields written out in order."""
+        text = response.get("text") or ""
+        if response.get("tool_calls") or response.get("reasoning") or not text.isascii():
+            response = valid_texts(response)
         if self._redact is not None:
             model, response, attempts = self._redact.deep((model, response, attempts))
         ts = self._ts if self.batch else self._stamp()

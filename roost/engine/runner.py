@@ -20,7 +20,7 @@ from roost.engine.recorder import Recorder
 from roost.engine.state import RunState, fold
 from roost.errors import RoostError
 from roost.eventlog import EventLog, MemoryLog
-from roost.events import Event, FlowRecord
+from roost.events import Event, FlowRecord, valid_text
 from roost.flow.models import Flow
 from roost.flow.redact import Redactor
 from roost.providers.base import Provider
@@ -165,8 +165,8 @@ class Runner:
     def _flow_record(self) -> FlowRecord:
         text = self.flow.text
         return FlowRecord(
-            path=self.flow.path,
-            name=self.flow.name,
+            path=valid_text(self.flow.path),  # a file name need not be UTF-8
+            name=valid_text(self.flow.name),
             hash="sha256:" + hashlib.sha256(text.encode()).hexdigest(),
             text=text,
         )
