@@ -6,6 +6,8 @@ Each command lives in a module of its own and registers itself on ``app``;
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sys
 
 import typer
@@ -36,6 +38,7 @@ def main(argv: list[str] | None = None) -> None:
     try:
         # Without standalone mode the parser returns an Exit's code instead of exiting.
         code = app(args=argv, prog_name="roost", standalone_mode=False)
+        sys.stdout.flush()  # a full disk or a closed pipe shows here, not at exit
     except RoostError as error:
         print(str(error), file=sys.stderr)
         sys.exit(error.exit_code)
@@ -46,8 +49,21 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(exit_.exit_code)
     except TyperException as error:
         sys.exit(_usage_error(error))
+    except OSError as error:  # writing the output failed: /dev/full, a closed pipe
+        sys.exit(_output_failed(error))
     if isinstance(code, int) and code:
         sys.exit(code)
+
+
+def _output_failed(error: OSError) -> int:
+    """One line about the failed write, and no second complaint when Python exits."""
+    # What is still buffered would fail again at exit: let it go nowhere instead.
+    with contextlib.suppress(OSError, ValueError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    if isinstance(error, BrokenPipeError):
+        return 0  # the reader stopped reading (roost runs | head): nothing went wrong
+    print(f"roost: error: cannot write the output: {error.strerror or error}", file=sys.stderr)
+    return 1
 
 
 def _usage_error(error: TyperException) -> int:

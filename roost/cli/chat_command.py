@@ -158,7 +158,8 @@ class ChatLoop:
     def fork(self, argument: str) -> None:
         from roost.cli.logs import flow_of
 
-        if not argument.isdigit():
+        # isdigit() also accepts '²'; an event number is ASCII digits only.
+        if not (argument.isascii() and argument.isdigit()):
             raise UsageError("/fork needs an event number (see /show)")
         store = open_store(self.db)
         log = store.fork(self._stored_id(), int(argument), new_run_id())

@@ -69,6 +69,8 @@ def check_events_path(path: Path) -> None:
     """UsageError unless a new events file can be written at ``path``."""
     if path.is_dir():
         raise UsageError(f"{path}: is a directory; --events needs a file path")
+    if path.exists() and not path.is_file():
+        raise UsageError(f"{path}: not a regular file (a device or a pipe); --events needs a file")
     folder = path.parent
     if not folder.is_dir():
         raise UsageError(f"{path}: no folder {str(folder)!r} to write the events file in")

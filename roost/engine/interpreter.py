@@ -113,11 +113,13 @@ class Interpreter:
         pending = self.state.pending
         if self.state.status != "paused" or not isinstance(pending, InterruptEvent):
             status = self.state.status
-            hint = (
-                "; retry it to redo the step that did not finish"
-                if status in ("running", "error")
-                else ""
-            )
+            hints = {
+                "error": "; retry it to redo the step that did not finish",
+                # Nothing in a log tells a live process from a dead one: say both.
+                "running": "; another process may be running it now; if that process "
+                "stopped, retry it to redo the step it did not finish",
+            }
+            hint = hints.get(status, "")
             raise RunStateError(
                 f"run {self.rec.run_id} is not paused at an interrupt ({status}); "
                 f"nothing to continue{hint}"

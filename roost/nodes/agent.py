@@ -151,6 +151,8 @@ def read_context(flow: Flow, agent: str) -> str:
 
 
 def _read(path: Path) -> str:
+    if not path.is_file():  # a folder, a FIFO or a device would block or never end
+        return "(not a regular file: not read)"
     try:
         return path.read_text(encoding="utf-8", errors="replace")
     except OSError as exc:

@@ -17,7 +17,7 @@ import sys
 import threading
 import types
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager, redirect_stdout, suppress
 from pathlib import Path
 from typing import Any
 
@@ -59,9 +59,12 @@ def _import(name: str, folder: Path) -> types.ModuleType:
     top = name.split(".")[0]
     spec = importlib.machinery.PathFinder.find_spec(top, [str(folder)])
     try:
-        if spec is None:
-            return importlib.import_module(name)
-        return _import_local(name, folder, spec)
+        # What a module prints while imported is not roost's output (validate prints
+        # one line per problem): it goes to standard error.
+        with redirect_stdout(sys.stderr):
+            if spec is None:
+                return importlib.import_module(name)
+            return _import_local(name, folder, spec)
     except ToolFailure:
         raise
     except ModuleNotFoundError as exc:

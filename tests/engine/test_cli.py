@@ -195,3 +195,48 @@ def test_a_corrupt_event_file_cannot_be_continued_exit_2(tmp_path: Path, ask: Pa
         assert result.returncode == 2, (command, result.stderr)
         assert result.stderr.strip().splitlines() == [result.stderr.strip()]
         assert "bad.jsonl:2:" in result.stderr and "someone-else" in result.stderr
+
+
+def test_output_that_cannot_be_written_is_one_line(tmp_path: Path, ask: Path) -> None:
+    code = "import sys; from roost.cli import main; main(sys.argv[1:])"
+    with open("/dev/full", "w") as full:
+        done = subprocess.run(
+            [sys.executable, "-c", code, "schema"],
+            cwd=tmp_path,
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=60,
+        )
+    assert done.returncode == 1
+    assert done.stderr.splitlines() == [
+        "roost: error: cannot write the output: No space left on device"
+    ]
+
+
+def test_pipes_and_devices_are_read_or_written_as_files_never(tmp_path: Path) -> None:
+    import os
+
+    os.mkfifo(tmp_path / "pipe")
+    result = roost("run", str(FLOWS / "hello.yaml"), "--events", "pipe", cwd=tmp_path)
+    assert result.returncode == 2 and "pipe: not a regular file" in result.stderr
+    flow = tmp_path / "ctx.yaml"
+    flow.write_text(
+        "roost: 1\nproviders: {mock: {kind: scripted, replies: [{echo: last}, TERMINATE]}}\n"
+        "agents:\n  USER: {role: u, provider: mock}\n"
+        "  bot: {role: b, provider: mock, context: [pipe]}\n"
+        "start: {from: USER, to: bot, content: hi}\n"
+    )
+    done = roost("run", str(flow), "--events", "run.jsonl", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "(not a regular file: not read)" in (tmp_path / "run.jsonl").read_text()
+
+
+def test_what_a_tool_module_prints_on_import_stays_off_standard_output(tmp_path: Path) -> None:
+    (tmp_path / "noisy.py").write_text('print("IMPORT NOISE")\n\ndef f() -> str:\n    return "x"\n')
+    (tmp_path / "f.yaml").write_text(
+        "roost: 1\ntools: {f: {python: 'noisy:f'}}\n"
+        "agents: {a: {role: r, interrupt: ALWAYS, functions: [f]}}\n"
+    )
+    result = roost("validate", "f.yaml", cwd=tmp_path)
+    assert (result.returncode, result.stdout) == (0, "f.yaml: ok\n")
