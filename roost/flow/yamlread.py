@@ -149,8 +149,8 @@ def build(node: Node, file: str) -> tuple[dict[str, Any], Positions]:
         raise fail(
             file, line, col, f"a flow must be a mapping of keys (roost:, name:, ...), not {what}"
         )
-    _check_expansion(node, file)
-    builder = _Builder(file)
+    limit = _check_expansion(node, file)
+    builder = _Builder(file, limit)
     data = builder.value(node, (), 0)
     if builder.problems:
         raise FlowError(builder.problems)
@@ -166,8 +166,13 @@ def _children(node: Node) -> list[Node]:
     return []
 
 
-def _check_expansion(root: Node, file: str) -> None:
-    """Refuses, before building anything, a document whose aliases expand too far."""
+def _check_expansion(root: Node, file: str) -> int:
+    """Refuses, before building anything, a document whose aliases expand too far.
+
+    Gives the number of values the document may build: MAX_NODES, or twice the
+    values written in it when it is larger (a big flow without aliases is fine;
+    a few lines that expand to millions are not).
+    """
     sizes: dict[int, int] = {}
     visiting: set[int] = set()
 
@@ -183,15 +188,17 @@ def _check_expansion(root: Node, file: str) -> None:
         visiting.discard(id(node))
         return sizes[id(node)]
 
-    if size(root, 0) <= MAX_NODES:
-        return
+    total = size(root, 0)
+    limit = max(MAX_NODES, 2 * len(sizes))
+    if total <= limit:
+        return limit
     node = root
     while True:  # point at the innermost value that alone expands too far
-        bigger = next((c for c in _children(node) if sizes[id(c)] > MAX_NODES), None)
+        bigger = next((c for c in _children(node) if sizes[id(c)] > limit), None)
         if bigger is None:
             break
         node = bigger
-    raise fail(file, *_mark(node), f"more than {MAX_NODES} values after expanding aliases")
+    raise fail(file, *_mark(node), f"more than {limit} values after expanding aliases")
 
 
 def _short(tag: str) -> str:
@@ -205,8 +212,9 @@ def _mark(node: Node) -> tuple[int, int]:
 class _Builder:
     """Turns nodes into dicts, lists and scalars, recording positions and problems."""
 
-    def __init__(self, file: str) -> None:
+    def __init__(self, file: str, limit: int = MAX_NODES) -> None:
         self.file = file
+        self.limit = limit
         self.count = 0
         self.positions = Positions()
         self.problems: list[Problem] = []
@@ -217,9 +225,9 @@ class _Builder:
 
     def value(self, node: Node, path: Path, depth: int) -> Any:
         self.count += 1
-        if self.count > MAX_NODES:
+        if self.count > self.limit:
             raise fail(
-                self.file, *_mark(node), f"more than {MAX_NODES} values after expanding aliases"
+                self.file, *_mark(node), f"more than {self.limit} values after expanding aliases"
             )
         if depth > MAX_DEPTH:
             raise fail(
@@ -302,8 +310,8 @@ class _Builder:
             # Earlier sources win, as in YAML's merge key specification.
             pairs.extend(p for p in source.value if p[0].tag != f"{_YAML}merge")
         self.count += len(pairs)
-        if self.count > MAX_NODES or depth > MAX_DEPTH:
+        if self.count > self.limit or depth > MAX_DEPTH:
             raise fail(
-                self.file, *_mark(node), f"more than {MAX_NODES} values after expanding aliases"
+                self.file, *_mark(node), f"more than {self.limit} values after expanding aliases"
             )
         return pairs

@@ -290,3 +290,12 @@ def test_a_long_chain_of_aliases_is_refused_not_a_recursion_error() -> None:
     lines += [f"  a{i}: &a{i} [*a{i - 1}]" for i in range(1, 100)]
     with pytest.raises(FlowError, match="nesting deeper than 64 levels"):
         load_flow_text("\n".join(lines) + "\n", "chain.yaml", environ={})
+
+
+def test_a_big_flow_without_aliases_is_not_taken_for_an_alias_bomb(tmp_path: Path) -> None:
+    # 30,000 vars are 60,000 values written out: over the 50,000 allowed after expanding
+    # aliases, yet nothing is expanded, so the file loads.
+    entries = "\n".join(f"  k{i}: {i}" for i in range(30_000))
+    path = tmp_path / "big.yaml"
+    path.write_text(f"roost: 1\nvars:\n{entries}\n", encoding="utf-8")
+    assert len(roost.load_flow(path).vars) == 30_000
