@@ -2,38 +2,77 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable
+from functools import lru_cache
 from typing import Any
 
 MASK = "***"
 _SHORT = 4  # shorter values are masked only as whole words, so "1" does not eat "10"
+# Where a secret may be cut when it is part of a URL, a command line or a quoted text:
+# a parser that stops at one of these quotes the piece before it ("Invalid port: 'sk-x'").
+_DELIMITERS = re.compile(r"""[/@:?#&= '"\\]+""")
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")  # "https://": no secret, not a piece
+
+
+def forms(secret: str) -> set[str]:
+    """The ways ``secret`` can show in a text: itself, escaped, and its longer pieces.
+
+    Escaped means the body of its ``repr()`` and of its JSON string, as messages
+    quote values (``'pass\\'word'``); the pieces are the parts between URL, space
+    and quote delimiters that are at least 4 characters long, as a URL or shell
+    parser that stops at a delimiter shows only one part. The scheme of a value
+    that is a URL is no piece: "http" is in too many texts to be masked.
+    """
+    found = {secret, repr(secret)[1:-1], json.dumps(secret)[1:-1]}
+    found.add(json.dumps(secret, ensure_ascii=False)[1:-1])
+    pieces = _DELIMITERS.split(_SCHEME.sub("", secret, count=1))
+    found.update(part for part in pieces if len(part) >= _SHORT)
+    return found
 
 
 class Redactor:
     """Replaces every secret in a text with ``***``: the longest first, short ones as words.
 
+    A secret is also masked in its escaped forms and in its pieces (see ``forms``).
     Made once per flow (the secrets are fixed when it is loaded), so the order
     and the patterns are worked out once rather than at every text.
     """
 
-    __slots__ = ("_long", "_short", "secrets")
+    __slots__ = ("_long", "_probes", "_short", "_short_words", "secrets")
 
     def __init__(self, secrets: Iterable[str]) -> None:
         self.secrets = tuple(sorted({s for s in secrets if s}, key=len, reverse=True))
-        self._long = tuple(s for s in self.secrets if len(s) >= _SHORT)
-        short = [re.escape(s) for s in self.secrets if len(s) < _SHORT]
-        self._short = re.compile(rf"(?<![\w-])(?:{'|'.join(short)})(?![\w-])") if short else None
+        long: set[str] = set()
+        short: set[str] = set()
+        for secret in self.secrets:
+            if len(secret) >= _SHORT:
+                long.update(forms(secret))
+            else:  # a short value and its escaped forms stay whole words
+                short.update({secret, repr(secret)[1:-1], json.dumps(secret)[1:-1]})
+        self._long = tuple(sorted(long, key=lambda s: (-len(s), s)))
+        # Every form holds one of these (a piece, or itself): a text without any of
+        # them, as most are, is looked through once per probe rather than per form.
+        self._probes = tuple(p for p in long if not any(q in p for q in long if q != p))
+        self._short_words = tuple(sorted(short, key=lambda s: (-len(s), s)))
+        words = "|".join(re.escape(s) for s in self._short_words)
+        self._short = re.compile(rf"(?<![\w-])(?:{words})(?![\w-])") if short else None
 
     def __bool__(self) -> bool:
         return bool(self.secrets)
 
     def __call__(self, text: str) -> str:
-        for secret in self._long:
-            if secret in text:
-                text = text.replace(secret, MASK)
+        for probe in self._probes:
+            if probe in text:
+                for secret in self._long:
+                    if secret in text:
+                        text = text.replace(secret, MASK)
+                break
         if self._short is not None:
-            text = self._short.sub(MASK, text)
+            for word in self._short_words:
+                if word in text:  # the pattern only where it could match: most texts skip it
+                    return self._short.sub(MASK, text)
         return text
 
     def deep(self, value: Any) -> Any:
@@ -47,9 +86,16 @@ class Redactor:
         return value
 
 
+@lru_cache(maxsize=16)
+def _redactor(secrets: frozenset[str]) -> Redactor:
+    return Redactor(secrets)
+
+
 def redact(text: str, secrets: Iterable[str]) -> str:
     """``text`` with every secret replaced by ``***`` (longest first)."""
-    return Redactor(secrets)(text)
+    if not secrets:
+        return text
+    return _redactor(secrets if isinstance(secrets, frozenset) else frozenset(secrets))(text)
 
 
 def clean(text: str, secrets: Iterable[str]) -> str:

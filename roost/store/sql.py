@@ -6,13 +6,15 @@ file before it returns, so a killed process loses nothing that was committed
 cost per step). Each ``append`` is one transaction, so a step's events land
 together or not at all. Any SQLAlchemy URL works (``--db`` or ``ROOST_DB``);
 PostgreSQL is tested. Every SQLAlchemy error is turned into a ``StoreError``
-here, with the URL's password hidden.
+here, with the URL's password and the values of its secret-like query
+parameters hidden.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import re
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -28,12 +30,20 @@ from sqlmodel import SQLModel
 
 from roost.errors import ConcurrentRunError, RunNotFoundError, StoreError, UsageError
 from roost.events import Event, RunStartEvent
+from roost.flow.redact import Redactor
 from roost.store.forks import check_fork_point
 from roost.store.schema import EVENTS, META, RUNS, SCHEMA_VERSION
 from roost.store.sqllog import SqlLog
 
 DEFAULT_PATH = Path(".roost") / "roost.db"
 _INFO = [column for column in RUNS.c if column.name != "flow_text"]
+# Query parameters whose values are shown as *** (password=, sslpassword=, api_key=, token=...).
+_SECRET_WORDS = "pass|pwd|secret|token|key|auth|credential"
+_SECRET_PARAM = re.compile(_SECRET_WORDS, re.IGNORECASE)
+# The same in a URL SQLAlchemy cannot parse, and its password (as SQLAlchemy would read it).
+_SECRET_QUERY_TEXT = re.compile(rf"([?&][^=&]*(?:{_SECRET_WORDS})[^=&]*=)[^&]*", re.IGNORECASE)
+_PASSWORD_TEXT = re.compile(r"^([\w+]*://[^:/]*:)[^@]*@")
+_HIDDEN = "ROOSTHIDDEN"  # rendered as is in a URL, then shown as ***
 
 
 def resolve_url(db: str | None = None) -> str:
@@ -110,7 +120,7 @@ class SqlStore:
     ) -> None:
         self.url = resolve_url(url)
         self.timeout = timeout
-        self.shown_url = self._shown(self.url)
+        self.shown_url, self._redact = _shown(self.url)
         if not create:
             self._must_exist()
         self.engine = self._create_engine()
@@ -213,7 +223,7 @@ class SqlStore:
                 if isinstance(exc, dbapi.IntegrityError):
                     raise conflict() from exc
                 if isinstance(exc, dbapi.Error):
-                    raise StoreError(f"{self.shown_url}: cannot write: {_reason(exc)}") from exc
+                    raise self._failure("write", exc) from exc
                 raise
 
     def _connect_raw(self) -> Any:
@@ -243,14 +253,11 @@ class SqlStore:
         try:
             yield
         except SQLAlchemyError as exc:
-            raise StoreError(f"{self.shown_url}: cannot {action}: {_reason(exc)}") from exc
+            raise self._failure(action, exc) from exc
 
-    @staticmethod
-    def _shown(url: str) -> str:
-        try:
-            return make_url(url).render_as_string(hide_password=True)
-        except ArgumentError as exc:
-            raise StoreError(f"not a database URL: {url!r}") from exc
+    def _failure(self, action: str, exc: BaseException) -> StoreError:
+        """``URL: cannot ACTION: REASON``, with the URL's password hidden wherever it shows."""
+        return StoreError(self._redact(f"{self.shown_url}: cannot {action}: {_reason(exc)}"))
 
     def _must_exist(self) -> None:
         """A SQLite file that is not there holds no run: say so instead of creating it."""
@@ -267,14 +274,14 @@ class SqlStore:
             kwargs["connect_args"] = {"timeout": self.timeout, "check_same_thread": False}
             kwargs["poolclass"] = NullPool if url.database in (None, "", ":memory:") else None
             if url.database not in (None, "", ":memory:"):
-                Path(url.database).parent.mkdir(parents=True, exist_ok=True)
+                _make_folder(Path(url.database).parent)
         elif url.get_backend_name() == "postgresql":
             kwargs["connect_args"] = {"connect_timeout": max(1, int(self.timeout))}
         kwargs = {key: value for key, value in kwargs.items() if value is not None}
         try:
             engine = create_engine(self.url, **kwargs)
         except (ArgumentError, ImportError, SQLAlchemyError) as exc:
-            raise StoreError(f"{self.shown_url}: cannot open: {_reason(exc)}") from exc
+            raise self._failure("open", exc) from exc
         if url.get_backend_name() == "sqlite":
             event.listen(engine, "connect", _sqlite_pragmas)
         return engine
@@ -306,6 +313,48 @@ class SqlStore:
 
     def _is_sqlite(self) -> bool:
         return self.engine.dialect.name == "sqlite"
+
+
+def _shown(url: str) -> tuple[str, Redactor]:
+    """The URL as messages show it, and a Redactor of the secrets in it.
+
+    The password and the values of secret-like query parameters (``password=``,
+    ``token=``...) are shown as ``***``; a URL that cannot be parsed is a UsageError.
+    """
+    try:
+        parsed = make_url(url)
+    except (ArgumentError, ValueError) as exc:
+        reason = "its port is not a number" if isinstance(exc, ValueError) else "cannot parse it"
+        raise UsageError(f"invalid database URL {_masked_text(url)!r}: {reason}") from None
+    secrets = [parsed.password] if isinstance(parsed.password, str) else []
+    query: dict[str, str | tuple[str, ...]] = {}
+    for key, value in parsed.query.items():
+        if _SECRET_PARAM.search(key):
+            values = (value,) if isinstance(value, str) else tuple(value)
+            secrets.extend(values)
+            query[key] = tuple(_HIDDEN for _ in values) if len(values) > 1 else _HIDDEN
+    if query:
+        parsed = parsed.update_query_dict(query)
+    shown = parsed.render_as_string(hide_password=True).replace(_HIDDEN, "***")
+    return shown, Redactor(secrets)
+
+
+def _masked_text(url: str) -> str:
+    """A URL that SQLAlchemy cannot parse, with what looks like secrets in it masked."""
+    return _SECRET_QUERY_TEXT.sub(r"\1***", _PASSWORD_TEXT.sub(r"\1***@", url, count=1))
+
+
+def _make_folder(folder: Path) -> None:
+    """Makes the SQLite file's folder; one StoreError line when it cannot be made."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        blocked = next((p for p in (folder, *folder.parents) if p.is_file()), None)
+        reason = f"{str(blocked)!r} is a file" if blocked else exc.strerror or str(exc)
+        raise StoreError(
+            f"cannot make the run store's folder {str(folder)!r}: {reason}; "
+            "give another place with --db or ROOST_DB"
+        ) from exc
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:

@@ -7,6 +7,13 @@ survives the engine running its steps in several ``asyncio.run`` calls. A
 server starts on first use, its tools are listed once, and ``close()`` (or
 ``aclose()``) stops every server process; a hub never closed is closed when
 the interpreter exits.
+
+The SDK logs what it meets (a server's banner on stdout, a line that is not
+JSON-RPC) with tracebacks that quote the server's output, which may hold a
+value from the flow's environment. Those records are not made at all here (the
+"mcp" loggers sit above every level), so they reach neither roost's stderr nor
+a log an application set up; roost says what went wrong in its own one line (a
+server that fails to start), with the flow's secrets masked.
 """
 
 from __future__ import annotations
@@ -14,6 +21,8 @@ from __future__ import annotations
 import asyncio
 import atexit
 import concurrent.futures
+import logging
+import os
 import tempfile
 import threading
 from contextlib import AsyncExitStack, suppress
@@ -22,6 +31,7 @@ from pathlib import Path
 from typing import IO, Any, TextIO, cast
 
 import httpx2
+import mcp
 import mcp_types
 from jsonschema.protocols import Validator
 from mcp import ClientSession, StdioServerParameters, stdio_client
@@ -39,6 +49,27 @@ from roost.tools.arguments import (
 )
 from roost.tools.base import ToolOutcome
 from roost.tools.python_tool import result_text
+
+# The SDK's loggers: its modules log under "mcp", its client session as "client".
+_SDK_FOLDER = os.path.dirname(mcp.__file__) + os.sep
+
+
+class _DropSdkRecords(logging.Filter):
+    """Drops the records the SDK logs on a name it shares with others ("client")."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not record.pathname.startswith(_SDK_FOLDER)
+
+
+def _quiet_sdk() -> None:
+    """Keeps the SDK's log records (and their tracebacks) off every handler."""
+    # Above every level: no record of the SDK's modules is even made (an application
+    # that wants them back can lower it); "client" is a shared name, so a filter there.
+    logging.getLogger("mcp").setLevel(logging.CRITICAL + 1)
+    logging.getLogger("client").addFilter(_DropSdkRecords())
+
+
+_quiet_sdk()
 
 # Hubs with live servers, so that the ones nobody closed are closed at exit.
 _LIVE: set[McpHub] = set()
