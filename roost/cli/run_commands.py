@@ -197,7 +197,9 @@ class Session:
         """The exact command line that does ``verb`` to this run."""
         parts = ["roost", verb, self.ref]
         if self.db:
-            parts += ["--db", self.db]
+            from roost.store.sql import masked_db  # the store's modules load only when used
+
+            parts += ["--db", masked_db(self.db)]  # a password is never printed
         if answer is not None:
             parts += ["--answer", answer]
         return shlex.join(parts)

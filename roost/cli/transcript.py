@@ -72,7 +72,10 @@ def next_step(state: RunState, ref: str, db: str | None) -> str:
     """The status in words and the command that continues the run."""
 
     def command(*parts: str) -> str:
-        return shlex.join(["roost", *parts[:1], ref, *parts[1:], *(["--db", db] if db else [])])
+        from roost.store.sql import masked_db  # the store's modules load only when used
+
+        store = ["--db", masked_db(db)] if db else []  # a password is never printed
+        return shlex.join(["roost", *parts[:1], ref, *parts[1:], *store])
 
     if state.status == "paused" and isinstance(state.pending, InterruptEvent):
         pending = state.pending

@@ -339,6 +339,11 @@ def _shown(url: str) -> tuple[str, Redactor]:
     return shown, Redactor(secrets)
 
 
+def masked_db(url: str) -> str:
+    """A database URL or path as it may be printed (in a hint to type again): secrets masked."""
+    return _masked_text(url)
+
+
 def _masked_text(url: str) -> str:
     """A URL that SQLAlchemy cannot parse, with what looks like secrets in it masked."""
     return _SECRET_QUERY_TEXT.sub(r"\1***", _PASSWORD_TEXT.sub(r"\1***@", url, count=1))

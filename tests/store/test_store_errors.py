@@ -88,3 +88,13 @@ def test_a_db_path_under_a_file_names_the_folder_and_the_reason(tmp_path: Path) 
     assert result.returncode == 1
     assert "cannot make the run store's folder 'plain/sub': 'plain' is a file" in _one_line(result)
     assert not (tmp_path / "plain").is_dir()
+
+
+def test_a_database_url_in_a_printed_hint_has_its_secrets_masked() -> None:
+    from roost.store.sql import masked_db
+
+    assert masked_db("postgresql://roost:hunter22@db/x") == "postgresql://roost:***@db/x"
+    assert masked_db("postgresql://u@db/x?password=SECRETPW&sslmode=on") == (
+        "postgresql://u@db/x?password=***&sslmode=on"
+    )
+    assert masked_db(".roost/other.db") == ".roost/other.db"
