@@ -3,7 +3,8 @@
 Templates come from flow files, which may come from anyone, so they run in
 Jinja2's ``ImmutableSandboxedEnvironment`` (no attribute tricks, no mutation
 of passed-in values) with ``StrictUndefined`` (a misspelt variable is an error,
-not an empty string).
+not an empty string), bounded in steps, sizes and output by ``roost.flow.sandbox``
+(a template asking for too much fails with ``TemplateLimitError``).
 """
 
 from __future__ import annotations
@@ -12,11 +13,18 @@ from functools import lru_cache
 from typing import Any
 
 import jinja2
-from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from roost.errors import TemplateRenderError
+from roost.flow.sandbox import BoundedSandbox, TemplateLimitError, budgeted
 
-_ENV = ImmutableSandboxedEnvironment(
+__all__ = [
+    "TemplateLimitError",
+    "TemplateSyntaxProblem",
+    "parse_template",
+    "render_template",
+]
+
+_ENV = BoundedSandbox(
     undefined=jinja2.StrictUndefined,
     autoescape=False,
     keep_trailing_newline=True,
@@ -36,7 +44,8 @@ class TemplateSyntaxProblem(TemplateRenderError):
 def parse_template(source: str) -> jinja2.Template:
     """The compiled template of ``source``; ``TemplateSyntaxProblem`` if it does not parse."""
     try:
-        return _ENV.from_string(source)
+        with budgeted():  # constant parts are folded when compiling, under the same bounds
+            return _ENV.from_string(source)
     except jinja2.TemplateSyntaxError as error:
         message = " ".join(str(error.message or "syntax error").split())
         raise TemplateSyntaxProblem(message, error.lineno or 1) from None
@@ -49,6 +58,8 @@ def render_template(source: str, **context: Any) -> str:
     template = parse_template(source)
     try:
         return template.render(**context)
+    except TemplateLimitError:
+        raise
     except jinja2.exceptions.SecurityError as error:
         raise TemplateRenderError(f"template refused by the sandbox: {error}") from None
     except jinja2.UndefinedError as error:
