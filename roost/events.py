@@ -9,6 +9,7 @@ serialise it as ``from``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
@@ -29,15 +30,20 @@ def valid_text(text: str) -> str:
     return text
 
 
+def map_texts(value: Any, change: Callable[[str], str]) -> Any:
+    """``value`` with ``change`` applied to every string in it (dicts, lists, tuples)."""
+    if isinstance(value, str):
+        return change(value)
+    if isinstance(value, dict):
+        return {map_texts(key, change): map_texts(item, change) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(map_texts(item, change) for item in value)
+    return value
+
+
 def valid_texts(value: Any) -> Any:
     """``value`` with ``valid_text`` applied to every string inside it."""
-    if isinstance(value, str):
-        return valid_text(value)
-    if isinstance(value, dict):
-        return {valid_texts(key): valid_texts(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return type(value)(valid_texts(item) for item in value)
-    return value
+    return map_texts(value, valid_text)
 
 
 def now_iso() -> str:

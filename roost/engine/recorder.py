@@ -22,6 +22,7 @@ from roost.events import (
     LlmCallEvent,
     MessageEvent,
     SelectEvent,
+    map_texts,
     valid_text,
     valid_texts,
 )
@@ -142,12 +143,15 @@ class Recorder:
         # Values read from the environment never reach an event (and so never the log,
         # the store or the state built from them); None when the flow read none.
         self._redact = redact if redact else None
+        self._text = self._masked_text if self._redact is not None else valid_text
+
+    def _masked_text(self, text: str) -> str:
+        assert self._redact is not None
+        return self._redact(valid_text(text))
 
     def add(self, cls: type[E], **fields: Any) -> E:
         """Makes one event, applies it to the state and queues it for the log."""
-        fields = {name: valid_texts(value) for name, value in fields.items()}
-        if self._redact is not None:
-            fields = {name: self._redact.deep(value) for name, value in fields.items()}
+        fields = {name: map_texts(value, self._text) for name, value in fields.items()}
         # build_event and apply, inlined: this runs two or three times per message.
         batch = self.batch
         if not batch:
@@ -226,11 +230,12 @@ class Recorder:
         attempts: tuple[dict[str, Any], ...],
     ) -> LlmCallEvent:
         """``add(LlmCallEvent, ...)`` of an answered call, its fields written out in order."""
-        text = response.get("text") or ""
-        if response.get("tool_calls") or response.get("reasoning") or not text.isascii():
-            response = valid_texts(response)
         if self._redact is not None:
-            model, response, attempts = self._redact.deep((model, response, attempts))
+            model, response, attempts = map_texts((model, response, attempts), self._text)
+        else:
+            text = response.get("text") or ""
+            if response.get("tool_calls") or response.get("reasoning") or not text.isascii():
+                response = valid_texts(response)
         ts = self._ts if self.batch else self._stamp()
         seq = self.state.next_seq
         data = {

@@ -8,6 +8,8 @@ from collections.abc import Iterable
 from functools import lru_cache
 from typing import Any
 
+from roost.events import map_texts
+
 MASK = "***"
 _SHORT = 4  # shorter values are masked only as whole words, so "1" does not eat "10"
 # Where a secret may be cut when it is part of a URL, a command line or a quoted text:
@@ -77,13 +79,7 @@ class Redactor:
 
     def deep(self, value: Any) -> Any:
         """``value`` with every string inside it (dicts, lists, tuples) redacted."""
-        if isinstance(value, str):
-            return self(value)
-        if isinstance(value, dict):
-            return {key: self.deep(item) for key, item in value.items()}
-        if isinstance(value, list | tuple):
-            return type(value)(self.deep(item) for item in value)
-        return value
+        return map_texts(value, self)
 
 
 @lru_cache(maxsize=16)
