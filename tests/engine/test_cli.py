@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli_process import run_cli
+
 REPO = Path(__file__).resolve().parents[2]
 FLOWS = REPO / "flows"
 
@@ -28,15 +30,7 @@ BROKEN = ASK.replace("[four, own words, five, TERMINATE]", "[{error: down}, fine
 
 
 def roost(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    code = "import sys; from roost.cli import main; main(sys.argv[1:])"
-    result = subprocess.run(
-        [sys.executable, "-c", code, *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        stdin=subprocess.DEVNULL,
-        timeout=120,
-    )
+    result = run_cli(*args, cwd=cwd)
     assert "Traceback" not in result.stderr, result.stderr
     return result
 

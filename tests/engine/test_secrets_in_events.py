@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 from roost.engine import Runner
@@ -12,6 +11,7 @@ from roost.engine.calls import MaskedStream
 from roost.eventlog import MemoryLog
 from roost.flow import load_flow_text
 from roost.flow.redact import Redactor
+from tests.cli_process import run_cli
 
 SECRET = "sk-live-4242-very-secret"
 
@@ -80,16 +80,7 @@ def test_the_command_line_keeps_it_out_of_files_store_and_output(tmp_path: Path)
     env = {**os.environ, "TOKEN": SECRET, "ROOST_DB": f"sqlite:///{tmp_path / 'roost.db'}"}
 
     def roost(*args: str) -> subprocess.CompletedProcess[str]:
-        code = "import sys; from roost.cli import main; main(sys.argv[1:])"
-        return subprocess.run(
-            [sys.executable, "-c", code, *args],
-            cwd=tmp_path,
-            env=env,
-            capture_output=True,
-            text=True,
-            stdin=subprocess.DEVNULL,
-            timeout=120,
-        )
+        return run_cli(*args, cwd=tmp_path, env=env)
 
     ran = roost("run", str(path), "--events", "run.jsonl", "--no-input")
     assert ran.returncode == 0, ran.stderr

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
+
+from tests.cli_process import run_cli
 
 TOOLS_PY = """\
 import sys
@@ -46,15 +47,7 @@ start: {from: USER, to: a, content: go}
 
 
 def roost(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    code = "import sys; from roost.cli import main; main(sys.argv[1:])"
-    result = subprocess.run(
-        [sys.executable, "-c", code, *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        stdin=subprocess.DEVNULL,
-        timeout=120,
-    )
+    result = run_cli(*args, cwd=cwd)
     assert "Traceback" not in result.stdout + result.stderr, result.stderr
     return result
 
