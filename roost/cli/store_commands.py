@@ -163,6 +163,10 @@ def replay(
     out.print(f"[bold red]diverged[/] at event {diff.index} (of {report.compared} recorded)")
     if report.stopped:
         out.print(f"the replay stopped: {escape(report.stopped)}")
+    from roost.cli.request_diff import explain_request
+
+    for line in explain_request(events, flow, diff.recorded, diff.replayed, live_tools):
+        out.print(line, soft_wrap=True)
     out.print(side_by_side(diff.recorded, diff.replayed))
     raise ReplayDiverged(f"replay diverged at event {diff.index}")
 
