@@ -142,13 +142,18 @@ def flow_to_follow(flow_file: str, events: list[Event]) -> Flow:
     return flow
 
 
+_FLOW_FILE_LIMIT = 16 * 2**20  # bytes; far more than any flow file
+
+
 def _note_changed_file(flow: Flow, run_ref: str) -> None:
     """One line when the file the run's flow came from now holds another text."""
     from roost.engine.flows import text_hash
 
     path = Path(flow.path)
     try:
-        text = path.read_text(encoding="utf-8") if path.is_file() else None
+        # The path comes from the run's log: read only a regular file of a flow's size.
+        small = path.is_file() and path.stat().st_size <= _FLOW_FILE_LIMIT
+        text = path.read_text(encoding="utf-8") if small else None
     except (OSError, UnicodeDecodeError):
         return
     if text is None or text_hash(text) == text_hash(flow.text):
