@@ -13,6 +13,7 @@ Only ``roost replay --live-tools`` builds the real tools.
 
 from __future__ import annotations
 
+import bisect
 from collections import defaultdict, deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -122,12 +123,19 @@ class RecordedTools:
         self.by_seq: dict[int, Pair] = {
             call.seq: (call, result) for call, result in _pairs(recorded)
         }
-        self.calls = [e for e in recorded if isinstance(e, LlmCallEvent) and e.tools]
-        self.names = list(dict.fromkeys(name for call in self.calls for name in call.tools))
+        calls = [e for e in recorded if isinstance(e, LlmCallEvent) and e.tools]
+        self.names = list(dict.fromkeys(name for call in calls for name in call.tools))
+        self.calls: dict[str, list[LlmCallEvent]] = defaultdict(list)  # by node, in seq order
+        for call in calls:
+            self.calls[call.node].append(call)
+        self._declared: dict[tuple[int, str], list[Declared]] = {}
 
     def __call__(self, agent: str, text: str) -> Sequence[RecordedTool]:
         flow = self.flow()
-        tools = declared_tools(flow, agent, self.names)
+        key = (id(flow), agent)
+        if key not in self._declared:
+            self._declared[key] = declared_tools(flow, agent, self.names)
+        tools = self._declared[key]
         config = flow.agents.get(agent)
         limit = config.tool_limit if config else None
         if limit is not None and len(tools) > limit:
@@ -140,10 +148,11 @@ class RecordedTools:
         Ranking needs the tools' descriptions, which only their code or server
         knows; the record says which ones won.
         """
-        position = self.next_seq()
-        call = next((c for c in self.calls if c.node == agent and c.seq >= position), None)
-        if call is None:
+        calls = self.calls.get(agent, [])
+        index = bisect.bisect_left(calls, self.next_seq(), key=lambda call: call.seq)
+        if index == len(calls):
             return tools[:limit]
+        call = calls[index]
         by_name = {tool.name: tool for tool in tools}
         return [by_name[name] for name in call.tools if name in by_name][:limit]
 
