@@ -305,8 +305,8 @@ def retry_hint(
         return f"retry with: {command('retry')}"
     path = flow_path if flow_path and not flow_path.startswith("<") else "FIXED.yaml"
     return (
-        f"the flow caused this error, so retrying under it fails again: fix {path}, then\n"
-        f"retry with: {command('retry', flow=path)}"
+        f"retry with: {command('retry', flow=path)} (fix {path} first: this error came "
+        "from the flow, not from a model, so the flow as recorded would meet it again)"
     )
 
 

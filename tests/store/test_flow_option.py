@@ -47,7 +47,7 @@ def test_the_retry_hint_after_a_flow_error_names_flow(roost, tmp_path: Path) -> 
     started = roost("run", "broken.yaml")
     assert started.code == 3
     hint = started.err.splitlines()[-1]
-    assert hint == f"retry with: roost retry {run_id(started)} --flow broken.yaml"
+    assert hint.startswith(f"retry with: roost retry {run_id(started)} --flow broken.yaml (fix ")
     # A model that failed is worth retrying as it is: that hint names no --flow.
     failing = BROKEN.replace("{{ 1 // 0 }}", "").replace("[{echo: system},", "[{error: down},")
     (tmp_path / "failing.yaml").write_text(failing)
