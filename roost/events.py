@@ -119,6 +119,13 @@ class RunStartEvent(_Event):
     parent_tool_call: str | None = _absent_when_none()
 
 
+class FlowEvent(_Event):
+    """From this event on, the run follows ``flow`` (``--flow FILE`` on continue, retry, fork)."""
+
+    type: Literal["flow"] = "flow"
+    flow: FlowRecord
+
+
 class TerminateEvent(_Event):
     type: Literal["terminate"] = "terminate"
     node: str
@@ -196,7 +203,8 @@ Event = Annotated[
     | SelectEvent
     | ToolCallEvent
     | ToolResultEvent
-    | LlmCallEvent,
+    | LlmCallEvent
+    | FlowEvent,
     Field(discriminator="type"),
 ]
 

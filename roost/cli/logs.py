@@ -33,6 +33,7 @@ __all__ = [
     "is_file_ref",
     "new_run_id",
     "new_run_log",
+    "open_log",
     "open_run",
     "open_store",
 ]
@@ -85,14 +86,17 @@ def child_logs(db: str | None) -> Callable[[str], EventLog]:
 
 
 def open_run(ref: str, *, db: str | None) -> tuple[EventLog, Flow]:
-    """The log of the run ``ref`` names and its flow, rebuilt from the run_start event."""
-    log: EventLog
-    if is_file_ref(ref):
-        log = _with_stored_copy(file_log(ref), db)
-    else:
-        store = open_store(db, create=False)
-        log = store.log(store.find(ref))
+    """The log of the run ``ref`` names and the flow it follows, rebuilt from its events."""
+    log = open_log(ref, db=db)
     return log, flow_of(log.load(), ref)
+
+
+def open_log(ref: str, *, db: str | None) -> EventLog:
+    """The log of the run ``ref`` names (a stored run, or a file and its stored copy)."""
+    if is_file_ref(ref):
+        return _with_stored_copy(file_log(ref), db)
+    store = open_store(db, create=False)
+    return store.log(store.find(ref))
 
 
 def _with_stored_copy(file: JsonlLog, db: str | None) -> EventLog:
@@ -113,12 +117,17 @@ def _with_stored_copy(file: JsonlLog, db: str | None) -> EventLog:
 
 
 def flow_of(events: list[Event], ref: str) -> Flow:
-    """The flow a run was started with, loaded again from its recorded text."""
+    """The flow the run follows now (its run_start's, or its latest ``flow`` event's).
+
+    Loaded again from the recorded text as the flow language: nothing the flow
+    names (a tool's module, an MCP server) is imported or started here.
+    """
+    from roost.engine.flows import flow_in_force
     from roost.flow import load_flow_text
 
     if not events or not isinstance(events[0], RunStartEvent):
         raise EventLogError(f"{ref}: the run has no run_start event")
-    record = events[0].flow
+    record = flow_in_force(events) or events[0].flow
     flow: Flow = load_flow_text(record.text, record.path)
     return flow
 

@@ -48,7 +48,7 @@ def render(
 
 def _load_events(ref: str, db: str | None) -> list[Event]:
     # Imported here so that drawing a bare flow never opens the run store's modules.
-    from roost.cli.logs import open_run
+    from roost.cli.logs import open_log
 
-    log, _recorded_flow = open_run(ref, db=db)
-    return log.load()
+    # Only the events: the run's own flow is not needed to draw it over FLOW.
+    return open_log(ref, db=db).load()

@@ -21,9 +21,9 @@ from roost.cli.console import RunConsole, describe_wait
 from roost.engine import Runner, RunState
 from roost.engine.directors import candidates
 from roost.engine.interpreter import start_route
-from roost.errors import RunStateError, UsageError
+from roost.errors import EventLogError, RunStateError, UsageError
 from roost.eventlog import EventLog
-from roost.events import InterruptEvent
+from roost.events import ErrorEvent, Event, InterruptEvent, RunStartEvent
 from roost.flow.models import Flow
 
 AnswerOption = Annotated[
@@ -35,6 +35,14 @@ NoInputOption = Annotated[
 ]
 DbOption = Annotated[
     str | None, typer.Option("--db", help="Run store URL (default: ROOST_DB or .roost/roost.db).")
+]
+FlowFileOption = Annotated[
+    str | None,
+    typer.Option(
+        "--flow",
+        metavar="FILE",
+        help="Go on under this flow file instead (it must keep every node the run has used).",
+    ),
 ]
 
 
@@ -74,14 +82,14 @@ def continue_command(
     run_ref: Annotated[str, typer.Argument(metavar="RUN", help="Run id or JSON Lines event file.")],
     answer: AnswerOption = None,
     no_input: NoInputOption = False,
+    flow_file: FlowFileOption = None,
     db: DbOption = None,
 ) -> None:
     """Continue a run paused at an interrupt."""
-    from roost.cli.logs import open_run
-
-    log, flow = open_run(run_ref, db=db)
-    _warn(log)
+    log, flow = open_with_flow(run_ref, db, flow_file)
     session = Session(flow, log, db=db, answers=list(answer or []), no_input=no_input, ref=run_ref)
+    if flow_file is not None:
+        session.runner().follow(flow)
     state = session.runner().state
     if answer is None and not session.interactive:
         _require_answer(state, session)
@@ -91,15 +99,70 @@ def continue_command(
 @app.command()
 def retry(
     run_ref: Annotated[str, typer.Argument(metavar="RUN", help="Run id or JSON Lines event file.")],
+    flow_file: FlowFileOption = None,
     db: DbOption = None,
 ) -> None:
     """Retry a run stopped at an error (or left running by a process that stopped)."""
-    from roost.cli.logs import open_run
-
-    log, flow = open_run(run_ref, db=db)
-    _warn(log)
+    log, flow = open_with_flow(run_ref, db, flow_file)
     session = Session(flow, log, db=db, answers=[], no_input=False, ref=run_ref)
+    if flow_file is not None:
+        session.runner().follow(flow)
     session.finish(session.drive(lambda runner: runner.retry()))
+
+
+def open_with_flow(run_ref: str, db: str | None, flow_file: str | None) -> tuple[EventLog, Flow]:
+    """The run's log and the flow it goes on under: ``flow_file`` when given, else its own.
+
+    A ``flow_file`` is checked as ``roost run`` checks a flow, and must keep every
+    node the run's history names; without one, a flow file changed since the run
+    recorded it gets a note naming ``--flow``.
+    """
+    from roost.cli.logs import flow_of, open_log
+
+    log = open_log(run_ref, db=db)
+    _warn(log)
+    events = log.load()
+    if flow_file is None:
+        flow = flow_of(events, run_ref)
+        _note_changed_file(flow, run_ref)
+        return log, flow
+    if not events or not isinstance(events[0], RunStartEvent):
+        raise EventLogError(f"{run_ref}: the run has no run_start event")
+    return log, flow_to_follow(flow_file, events)
+
+
+def flow_to_follow(flow_file: str, events: list[Event]) -> Flow:
+    """``flow_file`` loaded and checked to take over the run whose events are ``events``."""
+    from roost.engine.flows import check_keeps_history
+    from roost.flow import load_flow
+
+    flow = load_flow(flow_file)
+    _check_tools(flow)
+    check_keeps_history(flow, events)
+    return flow
+
+
+_FLOW_FILE_LIMIT = 16 * 2**20  # bytes; far more than any flow file
+
+
+def _note_changed_file(flow: Flow, run_ref: str) -> None:
+    """One line when the file the run's flow came from now holds another text."""
+    from roost.engine.flows import text_hash
+
+    path = Path(flow.path)
+    try:
+        # The path comes from the run's log: read only a regular file of a flow's size.
+        small = path.is_file() and path.stat().st_size <= _FLOW_FILE_LIMIT
+        text = path.read_text(encoding="utf-8") if small else None
+    except (OSError, UnicodeDecodeError):
+        return
+    if text is None or text_hash(text) == text_hash(flow.text):
+        return
+    shown = shlex.quote(flow.path)
+    sys.stderr.write(
+        f"roost: note: {flow.path} has changed since run {run_ref} recorded it; the run goes "
+        f"on with the recorded flow (to follow the file instead, add --flow {shown})\n"
+    )
 
 
 class Session:
@@ -193,7 +256,7 @@ class Session:
             self.out.out.print(f"[red]{error}[/]")
             return runner.state
 
-    def command(self, verb: str, answer: str | None = None) -> str:
+    def command(self, verb: str, answer: str | None = None, flow: str | None = None) -> str:
         """The exact command line that does ``verb`` to this run."""
         parts = ["roost", verb, self.ref]
         if self.db:
@@ -202,6 +265,8 @@ class Session:
             parts += ["--db", masked_db(self.db)]  # a password is never printed
         if answer is not None:
             parts += ["--answer", answer]
+        if flow is not None:
+            parts += ["--flow", flow]
         return shlex.join(parts)
 
     def finish(self, state: RunState) -> None:
@@ -213,10 +278,11 @@ class Session:
                 f"paused: {describe_wait(pending, _choices(self.flow, state, pending))}\n"
                 f"continue with: {self.command('continue', 'TEXT')}"
             )
-        elif state.status == "error" and state.pending is not None:
+        elif state.status == "error" and isinstance(state.pending, ErrorEvent):
+            error = state.pending
             sys.stderr.write(
-                f"roost: error at {state.pending.from_}: {getattr(state.pending, 'content', '')}\n"
-                f"retry with: {self.command('retry')}\n"
+                f"roost: error at {error.from_}: {error.content}\n"
+                f"{retry_hint(self.log.load(), error, state.flow_path, self.command)}\n"
             )
             raise SystemExit(3)
         elif state.status == "running":
@@ -224,6 +290,24 @@ class Session:
                 f"roost: the run stopped mid-step; resume it with: {self.command('retry')}\n"
             )
             raise SystemExit(1)
+
+
+def retry_hint(
+    events: list[Event], error: ErrorEvent, flow_path: str, command: Callable[..., str]
+) -> str:
+    """How to retry a run stopped at ``error``: with ``--flow`` when the flow caused it.
+
+    ``command(verb, flow=...)`` spells the command line for the run at hand.
+    """
+    from roost.engine.flows import caused_by_flow
+
+    if not caused_by_flow(events, error):
+        return f"retry with: {command('retry')}"
+    path = flow_path if flow_path and not flow_path.startswith("<") else "FIXED.yaml"
+    return (
+        f"retry with: {command('retry', flow=path)} (fix {path} first: this error came "
+        "from the flow, not from a model, so the flow as recorded would meet it again)"
+    )
 
 
 def _run_interruptibly(go: Callable[[], Awaitable[RunState]]) -> RunState:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -39,11 +39,17 @@ from roost.errors import (
 )
 from roost.events import Event, RunStartEvent, event_json
 from roost.flow.models import Flow
-from roost.store.forks import FileFork, fork_file_path, fork_prefix
+from roost.store.forks import (
+    FileFork,
+    Refusal,
+    check_fork_point,
+    fork_file_path,
+    fork_prefix,
+    fork_refusal,
+)
 from roost.store.jsonl import JsonlLog
 from roost.store.sql import RunInfo, SqlStore
 from roost.store.sqllog import SqlLog
-from roost.tools.base import Tool
 
 DbOption = Annotated[
     str | None, typer.Option("--db", help="Run store URL (default: ROOST_DB or .roost/roost.db).")
@@ -145,9 +151,9 @@ def replay(
     events, _, _ = recorded(run_ref, db)
     if until is not None and not 0 <= until < len(events):
         raise UsageError(f"--until {until}: the run has events 0 to {len(events) - 1}")
-    flow = _load_flow(flow_file) if flow_file else flow_of(events, run_ref)
-    tools = _live_tools(flow) if live_tools else None
-    report = asyncio.run(replay_run(flow, events, until=until, live_tools=tools))
+    # Without --flow each part of the run replays under its own recorded flow.
+    flow = _load_flow(flow_file) if flow_file else None
+    report = asyncio.run(replay_run(flow, events, until=until, live_tools=live_tools or None))
     out = console()
     if report.identical:
         out.print(f"identical: {report.compared} events")
@@ -157,6 +163,10 @@ def replay(
     out.print(f"[bold red]diverged[/] at event {diff.index} (of {report.compared} recorded)")
     if report.stopped:
         out.print(f"the replay stopped: {escape(report.stopped)}")
+    from roost.cli.request_diff import explain_request
+
+    for line in explain_request(events, flow, diff.recorded, diff.replayed, live_tools):
+        out.print(line, soft_wrap=True)
     out.print(side_by_side(diff.recorded, diff.replayed))
     raise ReplayDiverged(f"replay diverged at event {diff.index}")
 
@@ -171,14 +181,6 @@ def _load_flow(path: str) -> Flow:
     from roost.flow import load_flow
 
     return load_flow(path)
-
-
-def _live_tools(flow: Flow) -> Callable[[str, str], Sequence[Tool]]:
-    if not flow.tools:
-        return lambda agent, text: []
-    from roost.tools import toolbox_for
-
-    return toolbox_for(flow)
 
 
 def side_by_side(old: Event | None, new: Event | None) -> Table:
@@ -214,24 +216,33 @@ def fork(
         list[str] | None, typer.Option("--answer", help="Answers the next interrupt; repeat.")
     ] = None,
     no_input: Annotated[bool, typer.Option("--no-input", help="Never ask a person.")] = False,
+    flow_file: Annotated[
+        str | None,
+        typer.Option(
+            "--flow", metavar="FILE", help="Go on under this flow file (keeping the run's nodes)."
+        ),
+    ] = None,
     db: DbOption = None,
 ) -> None:
     """Start a new run that shares the first SEQ events of RUN and goes on live.
 
     A stored RUN forks in the store; a JSON Lines RUN forks to a new file beside it.
     """
-    from roost.cli.run_commands import Session
+    from roost.cli.run_commands import Session, flow_to_follow
     from roost.engine import fold
 
     new_id = new_run_id()
+    events, info, store = recorded(run_ref, db)
+    refuse = _fork_refusals(events, with_message=message is not None)
     pending: SqlLog | FileFork
-    if is_file_ref(run_ref):
-        pending = _fork_of_file(run_ref, at, new_id, db)
+    if info is None or store is None:
+        pending = _fork_of_file(run_ref, events, at, new_id, db, refuse)
     else:
-        store = open_store(db, create=False)
-        pending = store.fork(store.find(run_ref), at, new_id)
+        check_fork_point(info.id, len(events), at, lambda: events, refuse)
+        pending = store.fork(info.id, at, new_id)
     prefix = pending.load()
-    flow = flow_of(prefix, run_ref)
+    # The fork's flow: --flow FILE (checked against the shared events), else the one in force.
+    flow = flow_to_follow(flow_file, prefix) if flow_file else flow_of(prefix, run_ref)
     answers = list(answer or [])
     first = _first_step(fold(prefix).status, message, answers)
     pending.materialize()
@@ -239,14 +250,25 @@ def fork(
     session = Session(flow, pending, db=db, answers=answers, no_input=no_input, ref=ref)
     if ref is None:
         session.child_log = child_logs(db)
+    if flow_file is not None:
+        session.runner().follow(flow)
     session.out.out.print(f"[dim]{escape(_fork_line(pending, prefix[0], at))}[/]")
     session.finish(session.drive(lambda runner: first(session, runner)))
 
 
-def _fork_of_file(ref: str, at: int, new_id: str, db: str | None) -> FileFork:
+def _fork_refusals(events: list[Event], *, with_message: bool) -> Refusal:
+    """Which fork points the command can go on from, given the run's events and options."""
+    from roost.engine.state import statuses
+
+    status_at = statuses(events)
+    return lambda point: fork_refusal(status_at[point], with_message)
+
+
+def _fork_of_file(
+    ref: str, events: list[Event], at: int, new_id: str, db: str | None, refuse: Refusal
+) -> FileFork:
     """The fork of the run in file ``ref``, to be written to a new file beside it."""
-    events, _, _ = recorded(ref, db)
-    prefix = fork_prefix(events, at, new_id)
+    prefix = fork_prefix(events, at, new_id, refuse)
     path = fork_file_path(Path(ref), new_id)
     return FileFork(path, prefix, _stored_twin(events, at, new_id, db))
 
@@ -282,20 +304,16 @@ def _first_step(
     status: str, message: str | None, answers: list[str]
 ) -> Callable[..., Awaitable[Any]]:
     """What the fork does first, given the state its shared events leave it in."""
+    refusal = fork_refusal(status, message is not None)
+    if refusal is not None:  # check_fork_point has refused such points already
+        raise RunStateError(refusal)
     if status == "new":
         return lambda session, runner: runner.start(message)
     if status == "paused":
         if message is not None:
             answers.insert(0, message)
         return lambda session, runner: session.answer_next(runner)
-    if message is not None:
-        raise UsageError(
-            f"at this point the run is {status}: --message needs a fork point where the run "
-            "waits for a person, or --at 1 for a new start message"
-        )
-    if status in ("error", "running"):
-        return lambda session, runner: runner.retry()
-    raise RunStateError("the run has terminated by then: fork at an earlier event")
+    return lambda session, runner: runner.retry()
 
 
 @app.command()

@@ -13,6 +13,7 @@ from roost.engine import RunState, fold
 from roost.events import (
     ErrorEvent,
     Event,
+    FlowEvent,
     InterruptEvent,
     LlmCallEvent,
     MessageEvent,
@@ -62,20 +63,25 @@ def event_line(event: Event) -> str | None:
         return f"{seq}[cyan]  {escape(event.name)} →[/] {mark}{escape(clip(event.content))}"
     if isinstance(event, LlmCallEvent) and event.error:
         return f"{seq}[dim]{escape(event.node)} asked {escape(event.provider)}: failed[/]"
+    if isinstance(event, FlowEvent):
+        record = event.flow
+        named = f"{escape(record.path)} ({escape(record.name)}, {escape(record.hash[:15])}…)"
+        return f"{seq}[yellow]⇄ from here the run follows {named}[/]"
     if isinstance(event, TerminateEvent):
         why = escape(event.reason or "done")
         return f"{seq}[dim]■ terminated at {escape(event.node)} ({why})[/]"
     return None
 
 
-def next_step(state: RunState, ref: str, db: str | None) -> str:
+def next_step(state: RunState, ref: str, db: str | None, events: list[Event] | None = None) -> str:
     """The status in words and the command that continues the run."""
 
-    def command(*parts: str) -> str:
+    def command(*parts: str, flow: str | None = None) -> str:
         from roost.store.sql import masked_db  # the store's modules load only when used
 
         store = ["--db", masked_db(db)] if db else []  # a password is never printed
-        return shlex.join(["roost", *parts[:1], ref, *parts[1:], *store])
+        option = ["--flow", flow] if flow is not None else []
+        return shlex.join(["roost", *parts[:1], ref, *parts[1:], *store, *option])
 
     if state.status == "paused" and isinstance(state.pending, InterruptEvent):
         pending = state.pending
@@ -83,6 +89,10 @@ def next_step(state: RunState, ref: str, db: str | None) -> str:
             f"paused: {pending.to} waits for {pending.from_}\n"
             f"continue with: {command('continue', '--answer', 'TEXT')}"
         )
+    if state.status == "error" and isinstance(state.pending, ErrorEvent) and events:
+        from roost.cli.run_commands import retry_hint
+
+        return f"stopped at an error\n{retry_hint(events, state.pending, state.flow_path, command)}"
     if state.status == "error":
         return f"stopped at an error\nretry with: {command('retry')}"
     if state.status == "running":
@@ -119,7 +129,7 @@ def print_transcript(
         f"usage: {calls} model calls, {usage.prompt_tokens} prompt tokens, "
         f"{usage.completion_tokens} completion tokens"
     )
-    console.print(escape(next_step(state, ref, db)))
+    console.print(escape(next_step(state, ref, db, events)))
     print_family(console, ref, *family)
     return state
 

@@ -1,16 +1,18 @@
 """Replay: run a recorded run's flow again against its recorded answers, and compare.
 
-The flow (the one the run was started with, or an edited file) is executed by
-the ordinary Runner with two injected sources: providers that answer each call
-with the next recorded ``llm_call`` of that provider (its text, tool calls,
-reasoning, usage, or its error), and tools that answer with the recorded
-``tool_result`` of the same call (``live_tools`` runs the real tools instead).
-The person's recorded answers (``resume`` events) and ``retry`` events are fed
-back in order, and each event's recorded time is reused so that requests that
-show times are built the same. No model is called. The replayed events are
-then compared with the recorded ones, ignoring run ids and times: any
-difference in a request (its digest), a decision or a message shows up as the
-first event that differs.
+Each part of the run is executed under the flow in force there (the one its
+``run_start`` records, then the one each ``flow`` event names), or every part
+under one edited file, by the ordinary Runner with two injected sources:
+providers that answer each call with the next recorded ``llm_call`` of that
+provider (its text, tool calls, reasoning, usage, or its error), and tools
+that answer with the recorded ``tool_result`` of the same call (see
+``replay_tools``: nothing the flow names is started or imported;
+``live_tools`` runs the real tools instead). The person's recorded answers
+(``resume`` events) and ``retry`` events are fed back in order, and each
+event's recorded time is reused so that requests that show times are built
+the same. No model is called. The replayed events are then compared with the
+recorded ones, ignoring run ids and times: any difference in a request (its
+digest), a decision or a message shows up as the first event that differs.
 """
 
 from __future__ import annotations
@@ -18,25 +20,27 @@ from __future__ import annotations
 import contextlib
 import itertools
 from collections import defaultdict, deque
-from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from roost.engine import recorder as recorder_module
+from roost.engine.flows import flow_record
 from roost.engine.interpreter import ToolsFor
+from roost.engine.replay_tools import RecordedTools
 from roost.engine.runner import Runner
-from roost.errors import ProviderError, RoostError
+from roost.errors import EventLogError, ProviderError, RoostError
 from roost.eventlog import MemoryLog
 from roost.events import (
     ErrorEvent,
     Event,
+    FlowEvent,
+    FlowRecord,
     LlmCallEvent,
     MessageEvent,
     ResumeEvent,
     RetryEvent,
     RunStartEvent,
-    ToolCallEvent,
-    ToolResultEvent,
     event_dict,
 )
 from roost.flow.models import Flow
@@ -46,14 +50,14 @@ from roost.messages import (
     ModelResponse,
     ReasoningPart,
     ToolCall,
-    ToolSpec,
     Usage,
 )
 from roost.providers.base import Provider, TextCallback
-from roost.tools.base import Tool, ToolOutcome
 
 # Fields that say where and when an event was written, not what happened.
 _IGNORED = ("run", "ts")
+# A flow record is compared by the events made under it, not by its text: so a
+# replay with an edited file still compares the run's events.
 _IGNORED_START = ("flow", "parent", "fork_at", "parent_tool_call")
 
 
@@ -74,6 +78,7 @@ class ReplayReport:
     difference: Difference | None
     events: list[Event]
     stopped: str | None = None  # an error that stopped the replay early, if any
+    request: ModelRequest | None = None  # the request made at seq ``capture``, if asked
 
     @property
     def identical(self) -> bool:
@@ -81,26 +86,48 @@ class ReplayReport:
 
 
 async def replay_run(
-    flow: Flow,
+    flow: Flow | None,
     recorded: Sequence[Event],
     *,
     until: int | None = None,
-    live_tools: ToolsFor | None = None,
+    live_tools: ToolsFor | bool | None = None,
+    capture: int | None = None,
 ) -> ReplayReport:
-    """Re-executes ``recorded`` with ``flow`` and compares (events up to seq ``until``)."""
+    """Re-executes ``recorded`` and compares (the events up to seq ``until``).
+
+    ``flow`` None replays each part under its recorded flow; a Flow replays
+    every part under it. ``live_tools`` runs real tools (True: those of the
+    flow in force). ``capture`` keeps the model request made at that seq.
+    """
     expected = [e for e in recorded if until is None or e.seq <= until]
+    flows = PartFlows(recorded, flow)
     run_id = recorded[0].run if recorded else "replay"
     stops = Stops(stop_points(recorded))
     log = StoppingLog(run_id, stops)
-    tools = live_tools if live_tools is not None else RecordedTools(flow, recorded, stops)
-    runner = Runner(flow, log, providers=RecordedProviders(recorded, stops), tools=tools)
+    start = recorded[0] if recorded and isinstance(recorded[0], RunStartEvent) else None
+    first = flows.first()
+    if start is not None:
+        # The run_start is not re-made but carried over, naming the flow replayed; so a
+        # flow event recorded before the start message is replayed in its place.
+        log.append([start.model_copy(update={"flow": flow_record(first)})])
+    providers = RecordedProviders(recorded, stops, capture)
+    runner: Runner
+    own: ToolsFor | None = None
+    if live_tools is True:
+        own = LiveTools(lambda: runner.flow)
+    elif live_tools:
+        own = live_tools
+    tools = own or RecordedTools(
+        recorded, lambda: runner.flow, lambda: runner.state.next_seq, stops.stop_here
+    )
+    runner = Runner(first, log, providers=providers, tools=tools)
     stops.next_seq = lambda: runner.state.next_seq
     if isinstance(tools, RecordedTools):
         tools.open_calls = lambda: runner.state.turn.open_calls.values()
     stopped: str | None = None
     try:
         with recorded_clock(recorded, lambda: runner.state.next_seq):
-            await _drive(runner, expected, stops)
+            await _drive(runner, expected, stops, flows)
     except RoostError as exc:
         stopped = str(exc)
     finally:
@@ -110,19 +137,57 @@ async def replay_run(
     replayed = log.load()
     if until is not None:
         replayed = [e for e in replayed if e.seq <= until]
-    return ReplayReport(len(expected), first_difference(expected, replayed), replayed, stopped)
+    difference = first_difference(expected, replayed)
+    return ReplayReport(len(expected), difference, replayed, stopped, providers.captured)
 
 
-async def _drive(runner: Runner, recorded: Sequence[Event], stops: Stops) -> None:
+class PartFlows:
+    """The flow each part of a recorded run is replayed under.
+
+    Without an edited ``flow``, each recorded flow is loaded again from its
+    text, as the flow language only: the tools it names are neither imported
+    nor started.
+    """
+
+    def __init__(self, recorded: Sequence[Event], flow: Flow | None) -> None:
+        self.flow = flow
+        self._loaded: dict[str, Flow] = {}
+        self._start = recorded[0] if recorded and isinstance(recorded[0], RunStartEvent) else None
+        if flow is None and self._start is None:
+            raise EventLogError("the run has no run_start event: no flow to replay it with")
+
+    def first(self) -> Flow:
+        if self.flow is not None:
+            return self.flow
+        assert self._start is not None
+        return self.of(self._start.flow)
+
+    def of(self, record: FlowRecord) -> Flow:
+        """The flow that a ``flow`` event (or run_start) with ``record`` replays under."""
+        if self.flow is not None:
+            return self.flow
+        if record.hash not in self._loaded:
+            from roost.flow import load_flow_text
+
+            self._loaded[record.hash] = load_flow_text(record.text, record.path)
+        return self._loaded[record.hash]
+
+
+async def _drive(runner: Runner, recorded: Sequence[Event], stops: Stops, flows: PartFlows) -> None:
     """Starts the run as it was started, then answers and retries as the person did."""
     start = next((e for e in recorded if isinstance(e, MessageEvent)), None)
     if start is None:
         return
+    for event in recorded:
+        if isinstance(event, FlowEvent) and event.seq < start.seq:
+            runner.follow(flows.of(event.flow))  # a fork at 1 that took another flow
     stopped = await _step(runner.start(start.content, from_=start.from_, to=start.to))
     for event in recorded:
         if event.seq <= start.seq:
             continue
-        if isinstance(event, ResumeEvent):
+        if isinstance(event, FlowEvent):
+            runner.follow(flows.of(event.flow))  # written before the step it precedes
+        elif isinstance(event, ResumeEvent):
             if stopped or runner.state.status != "paused":
                 return  # the replay went elsewhere; the comparison shows where
             stopped = await _step(runner.continue_(event.feedback))
@@ -147,12 +212,21 @@ def stop_points(recorded: Sequence[Event]) -> list[int]:
     """Where the recorded run's process stopped mid-step: a retry not after an error.
 
     Such a retry follows a process that died (or a fork made mid-step); the
-    replay stops at the same event so that the retry redoes the same step.
+    replay stops at the same event so that the retry redoes the same step. A
+    ``flow`` event written with the retry belongs to it: the stop is before it.
     """
     points = []
+    taking_over: int | None = None  # the seq of flow events right before this one
     for before, event in itertools.pairwise(recorded):
-        if isinstance(event, RetryEvent) and not isinstance(before, ErrorEvent):
+        if isinstance(event, FlowEvent):
+            if not isinstance(before, FlowEvent):
+                taking_over = event.seq if not isinstance(before, ErrorEvent) else None
+            continue
+        if isinstance(event, RetryEvent) and not isinstance(before, ErrorEvent | FlowEvent):
             points.append(event.seq)
+        elif isinstance(event, RetryEvent) and isinstance(before, FlowEvent) and taking_over:
+            points.append(taking_over)
+        taking_over = None
     return points
 
 
@@ -211,7 +285,7 @@ def comparable(event: Event) -> dict[str, Any]:
     data = event_dict(event)
     for key in _IGNORED:
         data.pop(key, None)
-    if isinstance(event, RunStartEvent):
+    if isinstance(event, RunStartEvent | FlowEvent):
         for key in _IGNORED_START:
             data.pop(key, None)
     return data
@@ -262,33 +336,52 @@ class ReplayedError(ProviderError):
 class RecordedProviders:
     """``providers(name)`` for the Runner: each answers from its recorded calls, in order."""
 
-    def __init__(self, recorded: Sequence[Event], stops: Stops | None = None) -> None:
+    def __init__(
+        self, recorded: Sequence[Event], stops: Stops | None = None, capture: int | None = None
+    ) -> None:
         self.stops = stops or Stops([])
         self.calls: dict[str, deque[LlmCallEvent]] = defaultdict(deque)
         for event in recorded:
             if isinstance(event, LlmCallEvent):
                 self.calls[event.provider].append(event)
         self._providers: dict[str, RecordedProvider] = {}
+        self.capture = capture
+        self.captured: ModelRequest | None = None
 
     def __call__(self, name: str) -> Provider:
         if name not in self._providers:
-            self._providers[name] = RecordedProvider(name, self.calls[name], self.stops)
+            self._providers[name] = RecordedProvider(name, self.calls[name], self.stops, self)
         return self._providers[name]
+
+    def keep(self, request: ModelRequest) -> None:
+        """Keeps ``request`` when it is the one asked for (its llm_call gets this seq)."""
+        if self.capture is not None and self.stops.next_seq() == self.capture:
+            # Its messages may be a lazy view of a history that grows: read them now.
+            self.captured = request.model_copy(update={"messages": tuple(request.messages)})
 
 
 class RecordedProvider:
     """One provider entry replaying its recorded answers."""
 
-    def __init__(self, name: str, calls: deque[LlmCallEvent], stops: Stops) -> None:
+    def __init__(
+        self,
+        name: str,
+        calls: deque[LlmCallEvent],
+        stops: Stops,
+        source: RecordedProviders | None = None,
+    ) -> None:
         self.name = name
         self.calls = calls
         self.stops = stops
+        self.source = source
         self.model = calls[0].model if calls else "replay"
 
     async def complete(
         self, request: ModelRequest, *, on_text: TextCallback | None = None
     ) -> ModelResponse:
         self.stops.stop_here()
+        if self.source is not None:
+            self.source.keep(request)
         if not self.calls:
             raise ProviderError(self.name, "replay: no recorded answer left for this call")
         call = self.calls.popleft()
@@ -316,94 +409,23 @@ class RecordedProvider:
         )
 
 
-# ---------------------------------------------------------------- recorded tools
+class LiveTools:
+    """``tools(agent, text)`` running the real tools of the flow in force (``--live-tools``)."""
 
+    def __init__(self, flow: Callable[[], Flow]) -> None:
+        self.flow = flow
+        self._boxes: dict[int, Any] = {}
 
-Pair = tuple[ToolCallEvent, ToolResultEvent | None]  # None: no tool answered the call
-_STOPPED_CALL = "replay: the recorded process stopped before this call finished"
-
-
-class RecordedTools:
-    """``tools(agent, text)`` for the Runner: the flow's tools, answering from the record.
-
-    The tools' specs come from the flow (so the requests are the same), but a
-    call returns the recorded result of the recorded call it replays instead
-    of running the tool: the call the run has open at the same seq, or else
-    the first unanswered recorded call of the same agent, tool and arguments.
-    """
-
-    def __init__(self, flow: Flow, recorded: Sequence[Event], stops: Stops | None = None) -> None:
-        self.stops = stops or Stops([])
-        self.open_calls: Callable[[], Iterable[ToolCallEvent]] = lambda: ()
-        self.by_seq: dict[int, Pair] = {
-            call.seq: (call, result) for call, result in _pairs(recorded)
-        }
-        self._live: Any = None
-        if flow.tools:
+    def __call__(self, agent: str, text: str) -> Sequence[Any]:
+        flow = self.flow()
+        box = self._boxes.get(id(flow))
+        if box is None:
             from roost.tools import toolbox_for
 
-            self._live = toolbox_for(flow)
-
-    def __call__(self, agent: str, text: str) -> Sequence[Tool]:
-        if self._live is None:
-            return []
-        tools: Sequence[Tool] = self._live(agent, text)
-        return [RecordedTool(tool, agent, self) for tool in tools]
-
-    def answer(self, agent: str, name: str, arguments: dict[str, Any]) -> ToolOutcome:
-        """The recorded result of the recorded call this call replays."""
-        key = (agent, name, arguments)
-        in_flight = sorted(
-            c.seq for c in self.open_calls() if (c.agent, c.name, c.arguments) == key
-        )
-        candidates = [seq for seq in in_flight if seq in self.by_seq]
-        candidates += [
-            seq for seq, (call, result) in sorted(self.by_seq.items())
-            if result is not None and (call.agent, call.name, call.arguments) == key
-        ]  # fmt: skip
-        if not candidates:
-            return ToolOutcome(f"replay: no recorded result for this call of {name}", True)
-        _, result = self.by_seq.pop(candidates[0])
-        if result is None:
-            return ToolOutcome(_STOPPED_CALL, is_error=True)
-        return ToolOutcome(result.content, result.is_error, result.child_run)
+            box = self._boxes[id(flow)] = toolbox_for(flow)
+        tools: Sequence[Any] = box(agent, text)
+        return tools
 
     async def aclose(self) -> None:
-        closer = getattr(self._live, "aclose", None)
-        if closer is not None:
-            await closer()
-
-
-def _pairs(recorded: Sequence[Event]) -> list[Pair]:
-    """Each recorded tool call with the result its tool gave (ids may repeat across turns).
-
-    The results right after a retry close calls a stopped process left open;
-    no tool gave them (None).
-    """
-    open_calls: dict[str, deque[ToolCallEvent]] = defaultdict(deque)
-    pairs: list[Pair] = []
-    closing = False
-    for event in recorded:
-        if isinstance(event, ToolCallEvent):
-            open_calls[event.id].append(event)
-        elif isinstance(event, ToolResultEvent) and open_calls[event.id]:
-            pairs.append((open_calls[event.id].popleft(), None if closing else event))
-            continue
-        closing = isinstance(event, RetryEvent)
-    return pairs
-
-
-class RecordedTool:
-    """A flow tool whose calls are answered from the record."""
-
-    def __init__(self, tool: Tool, agent: str, source: RecordedTools) -> None:
-        self.spec: ToolSpec = tool.spec
-        self.direct_output = tool.direct_output
-        self.approval = tool.approval
-        self.timeout = tool.timeout
-        self._agent = agent
-        self._source = source
-
-    async def call(self, arguments: dict[str, Any]) -> ToolOutcome:
-        self._source.stops.stop_here()
-        return self._source.answer(self._agent, self.spec.name, arguments)
+        for box in self._boxes.values():
+            await box.aclose()

@@ -9,18 +9,18 @@ never prompts a person: a paused run waits for ``continue_``.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import importlib
 from collections.abc import AsyncIterator, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from roost.engine.calls import ModelCaller, TextSink
+from roost.engine.flows import check_keeps_history, flow_record, text_hash
 from roost.engine.interpreter import Interpreter, ToolsFor
 from roost.engine.recorder import Recorder
 from roost.engine.state import RunState, fold
 from roost.errors import RoostError
 from roost.eventlog import EventLog, MemoryLog
-from roost.events import Event, FlowRecord, valid_text
+from roost.events import Event, FlowEvent, FlowRecord
 from roost.flow.models import Flow
 from roost.flow.redact import Redactor
 from roost.providers.base import Provider
@@ -49,6 +49,7 @@ class Runner:
         self.flow = flow
         self.log = log
         self.on_event = on_event
+        self.on_text = on_text
         self.child_log: Callable[[str], EventLog] = child_log or (lambda run_id: MemoryLog(run_id))
         self._provider_factory = providers
         self._tools = tools
@@ -57,13 +58,35 @@ class Runner:
         self._queues: list[asyncio.Queue[Event | None]] = []
         self._lock = asyncio.Lock()
         self._stale = False
-        self._state = fold(log.load())
+        events = log.load()
+        self._state = fold(events)
+        # A flow other than the one the log says is in force takes over with a ``flow``
+        # event, written before the next step, so that the log keeps telling the truth.
+        self._takes_over: Flow | None = None
+        if self._state.flow_hash and self._state.flow_hash != text_hash(flow.text):
+            check_keeps_history(flow, events)
+            self._takes_over = flow
+        self._build(flow)
+
+    def _build(self, flow: Flow) -> None:
+        """The recorder, model caller and interpreter that run ``flow`` on this log."""
+        self.flow = flow
         redact = Redactor(flow.secrets)
-        self._recorder = Recorder(self._state, log, self._notify, redact)
-        caller = ModelCaller(self._recorder, self._provider, redact, on_text)
+        self._recorder = Recorder(self._state, self.log, self._notify, redact)
+        caller = ModelCaller(self._recorder, self._provider, redact, self.on_text)
         self._interpreter = Interpreter(
             flow, self._recorder, caller, self._tools_for, redact, self._flow_record
         )
+
+    def follow(self, flow: Flow) -> None:
+        """From the next step on, the run follows ``flow``, recorded as a ``flow`` event.
+
+        Raises FlowError (nothing recorded) when ``flow`` lacks a node the history names.
+        """
+        check_keeps_history(flow, self.log.load())
+        self._providers.clear()  # built from the old flow's provider entries
+        self._takes_over = flow
+        self._build(flow)
 
     @property
     def state(self) -> RunState:
@@ -104,6 +127,10 @@ class Runner:
         async with self._lock:
             if self._stale:
                 self._reload()
+            if self._takes_over is not None and self._state.next_seq > 0:
+                # In the step's own batch: a step that is refused writes no flow event either.
+                self._recorder.add(FlowEvent, flow=self._flow_record())
+            self._takes_over = None
             try:
                 await step()
             except BaseException:
@@ -122,6 +149,8 @@ class Runner:
         self._state.__dict__.update(fresh.__dict__)
         self._providers.clear()
         self._stale = False
+        if fresh.flow_hash and fresh.flow_hash != text_hash(self.flow.text):
+            self._takes_over = self.flow  # its flow event was lost with the failed step
 
     def _notify(self, batch: list[Event]) -> None:
         if self.on_event is not None:
@@ -163,10 +192,4 @@ class Runner:
             await toolbox.aclose()
 
     def _flow_record(self) -> FlowRecord:
-        text = self.flow.text
-        return FlowRecord(
-            path=valid_text(self.flow.path),  # a file name need not be UTF-8
-            name=valid_text(self.flow.name),
-            hash="sha256:" + hashlib.sha256(text.encode()).hexdigest(),
-            text=text,
-        )
+        return flow_record(self.flow)

@@ -21,6 +21,7 @@ from typing import Any, Literal
 from roost.events import (
     ErrorEvent,
     Event,
+    FlowEvent,
     InterruptEvent,
     MessageEvent,
     ResumeEvent,
@@ -94,6 +95,7 @@ class RunState:
     provider_attempts: dict[str, int] = field(default_factory=dict)
     usage: Usage = field(default_factory=lambda: Usage(calls=0))
     next_seq: int = 0
+    # The flow in force: run_start's, or the latest ``flow`` event's.
     flow_path: str = ""
     flow_hash: str = ""
     terminated_by: str | None = None
@@ -143,6 +145,15 @@ def fold(events: Iterable[Event]) -> RunState:
     return state
 
 
+def statuses(events: Iterable[Event]) -> list[Status]:
+    """The status after each prefix: ``[fold(events[:n]).status for n in 0..len]``, in one pass."""
+    state = RunState()
+    found: list[Status] = [state.status]
+    for event in events:
+        found.append(apply(state, event).status)
+    return found
+
+
 def apply(state: RunState, event: Event) -> RunState:
     """Advances ``state`` by one event, in place, and returns it."""
     handler = HANDLERS.get(event.type)
@@ -158,6 +169,13 @@ def _on_run_start(state: RunState, event: Any) -> None:
     start: RunStartEvent = event
     state.flow_path = start.flow.path
     state.flow_hash = start.flow.hash
+
+
+def _on_flow(state: RunState, event: Any) -> None:
+    # Only the flow in force changes: the history, the status and the turn stay as they are.
+    change: FlowEvent = event
+    state.flow_path = change.flow.path
+    state.flow_hash = change.flow.hash
 
 
 def _on_message(state: RunState, event: Any) -> None:
@@ -311,6 +329,7 @@ def _assistant_of(response: dict[str, Any], provider: str) -> AssistantMessage:
 
 HANDLERS: dict[str, Any] = {
     "run_start": _on_run_start,
+    "flow": _on_flow,
     "message": _on_message,
     "interrupt": _on_interrupt,
     "error": _on_error,

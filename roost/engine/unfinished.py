@@ -6,7 +6,8 @@ torn or forked, between two of them. The run is then ``running`` and
 less: the checks after a reply, the pause after a human was chosen, the
 person's answer after a ``resume``, or the model answer already recorded
 (used as it is rather than asked for again). ``retry`` events that did not
-get further are skipped: what they were redoing is still to do.
+get further are skipped: what they were redoing is still to do; so are
+``flow`` events, which change the flow the redo follows, not what it redoes.
 """
 
 from __future__ import annotations
@@ -15,6 +16,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from roost.events import Event, LlmCallEvent
+
+# Events that do no part of a step: a retry that did not get further, a change of flow.
+_PASSED_OVER = frozenset({"retry", "flow"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,7 +35,7 @@ def unfinished(events: Sequence[Event]) -> Unfinished:
     recent: list[Event] = []
     trailing: list[LlmCallEvent] = []
     for event in reversed(events):
-        if event.type == "retry":
+        if event.type in _PASSED_OVER:
             continue
         if isinstance(event, LlmCallEvent) and len(recent) == len(trailing):
             trailing.append(event)

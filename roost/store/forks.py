@@ -25,21 +25,58 @@ if TYPE_CHECKING:
 _FORK_SUFFIX = re.compile(r"-fork-\d{8}-\d{6}-[0-9a-f]{6}$")
 
 
+# Why a fork at a point cannot go on (None: it can); the command that forks knows.
+Refusal = Callable[[int], str | None]
+
+
 def check_fork_point(
-    run_id: str, count: int, at: int, events: Callable[[], Sequence[Event]]
+    run_id: str,
+    count: int,
+    at: int,
+    events: Callable[[], Sequence[Event]],
+    refuse: Refusal | None = None,
 ) -> None:
-    """Refuses ``at`` unless it lies in 1..``count`` between two steps.
+    """Refuses ``at`` unless it lies in 1..``count`` between two steps (and ``refuse`` agrees).
 
     ``events`` gives the run's events; it is called only when a step boundary
-    has to be checked, so a stored run is not read for nothing.
+    has to be checked, so a stored run is not read for nothing. A refusal names
+    the nearest points before and after that would be accepted, never others.
     """
     if at < 1 or at > count:
         raise UsageError(f"run {run_id} has events 0 to {count - 1}: cannot fork at {at}")
-    if 1 < at < count:
-        _check_step_boundary(events(), at, run_id)
+    if refuse is None and not 1 < at < count:
+        return
+    recorded = events()
+    span = _step_span(recorded, at)
+    reason = f"events {span[0]} to {span[1]} are one step" if span else None
+    if reason is None and refuse is not None:
+        reason = refuse(at)
+    if reason is None:
+        return
+    below, above = _accepted_near(recorded, at, refuse)
+    raise UsageError(f"run {run_id}: {reason}; {_suggestion(below, above)}")
 
 
-def fork_prefix(events: Sequence[Event], at: int, new_id: str) -> list[Event]:
+def fork_refusal(status: str, with_message: bool) -> str | None:
+    """Why a fork whose shared events leave the run in ``status`` cannot go on; None if it can.
+
+    A fork goes on from where its shared events leave the run: a new start, an
+    answer at an interrupt, or a retry of the step in progress; a run that has
+    terminated has nowhere to go, and ``--message`` needs a start or an interrupt.
+    """
+    if status == "terminated":
+        return "by then the run has terminated"
+    if with_message and status not in ("new", "paused"):
+        return (
+            f"at this point the run is {status}: --message needs a fork point where the run "
+            "waits for a person, or --at 1 for a new start message"
+        )
+    return None
+
+
+def fork_prefix(
+    events: Sequence[Event], at: int, new_id: str, refuse: Refusal | None = None
+) -> list[Event]:
     """The first ``at`` events as the start of run ``new_id``, its run_start naming the parent.
 
     Seq and time stamps stay as recorded: the stamps mark which events were one
@@ -48,7 +85,7 @@ def fork_prefix(events: Sequence[Event], at: int, new_id: str) -> list[Event]:
     if not events or not isinstance(events[0], RunStartEvent):
         raise EventLogError("the run has no run_start event: cannot fork it")
     parent = events[0].run
-    check_fork_point(parent, len(events), at, lambda: events)
+    check_fork_point(parent, len(events), at, lambda: events, refuse)
     prefix = [event.model_copy(update={"run": new_id}) for event in events[:at]]
     prefix[0] = prefix[0].model_copy(update={"parent": parent, "fork_at": at})
     return prefix
@@ -104,22 +141,42 @@ class FileFork:
         self._written = True
 
 
-def _check_step_boundary(events: Sequence[Event], at: int, run_id: str) -> None:
-    """Refuses a fork point inside a step: a step's events were written together.
+def _step_span(events: Sequence[Event], at: int) -> tuple[int, int] | None:
+    """The first and last event of the step ``at`` cuts through; None between two steps.
 
     The events of one step share their time stamp; cutting between them would
     make a history no process could have left (an answer without its message).
+    The start (``at`` 1) and the end of the run are always between two steps.
     """
+    if not 1 < at < len(events):
+        return None
     stamp = events[at].ts
     if stamp != events[at - 1].ts:
-        return
+        return None
     first = at
     while first > 0 and events[first - 1].ts == stamp:
         first -= 1
     last = at
     while last + 1 < len(events) and events[last + 1].ts == stamp:
         last += 1
-    before = f"{max(first, 1)} or "
-    raise UsageError(
-        f"run {run_id}: events {first} to {last} are one step; fork at {before}{last + 1}"
-    )
+    return first, last
+
+
+def _accepted_near(
+    events: Sequence[Event], at: int, refuse: Refusal | None
+) -> tuple[int | None, int | None]:
+    """The nearest accepted fork points before and after ``at``."""
+
+    def accepted(point: int) -> bool:
+        return _step_span(events, point) is None and (refuse is None or refuse(point) is None)
+
+    below = next((p for p in range(at - 1, 0, -1) if accepted(p)), None)
+    above = next((p for p in range(at + 1, len(events) + 1) if accepted(p)), None)
+    return below, above
+
+
+def _suggestion(below: int | None, above: int | None) -> str:
+    points = [str(p) for p in (below, above) if p is not None]
+    if not points:
+        return "no point of this run can be forked that way"
+    return "fork at " + " or ".join(points)

@@ -22,7 +22,8 @@ def summarize(events: Iterable[Event], status: str = "new") -> Delta:
     """The status after ``events`` and the messages and tokens they add."""
     messages = tokens = 0
     for event in events:
-        status = _STATUS_AFTER.get(event.type, "running")
+        if event.type != "flow":  # a change of flow leaves the run where it stands
+            status = _STATUS_AFTER.get(event.type, "running")
         if event.type == "message":
             messages += 1
         elif event.type == "llm_call" and event.usage:

@@ -257,6 +257,9 @@ def _state_note(run: RunSummary) -> list[str]:
         text = f"error at {final.node} → {final.peer}\n{final.detail}"
     else:
         text = final.status
+    label = esc(text, 160)
+    for seq, path in run.flows[-3:]:  # a run rescued with --flow says under which flow
+        label += "<BR/>" + esc(f"from event {seq} under {path}", 120)
     note: Attrs = {
         "id": ids.STATE_NODE_ID,
         "shape": "note",
@@ -264,7 +267,7 @@ def _state_note(run: RunSummary) -> list[str]:
         "fillcolor": "white",
         "color": colour,
         "penwidth": 2.0,
-        "label": Html(f'<FONT COLOR="{colour}">{esc(text, 160)}</FONT>'),
+        "label": Html(f'<FONT COLOR="{colour}">{label}</FONT>'),
     }
     lines = [f"  {quote_id(ids.STATE_NODE_ID)} {attrs(note)};"]
     if final.node is not None:

@@ -59,6 +59,8 @@
       case "terminate":
         return ["terminated", "at " + e.node + (e.reason ? " (" + e.reason + ")" : ""), ""];
       case "run_start": return ["run " + e.run + " started", "flow " + e.flow.name, "minor"];
+      case "flow": return ["flow changed", "from here the run follows " + e.flow.path +
+        " (" + e.flow.name + ")", ""];
       default: return [e.type, short(e, 300), "minor"];
     }
   }

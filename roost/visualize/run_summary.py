@@ -15,6 +15,7 @@ from typing import Literal
 from roost.events import (
     ErrorEvent,
     Event,
+    FlowEvent,
     InterruptEvent,
     LlmCallEvent,
     MessageEvent,
@@ -65,6 +66,7 @@ class RunSummary:
     tool_calls: dict[str, Counter[str]] = field(default_factory=dict)
     picks: Counter[tuple[str, str]] = field(default_factory=Counter)  # (channel, chosen)
     final: FinalState = field(default_factory=lambda: FinalState("new"))
+    flows: list[tuple[int, str]] = field(default_factory=list)  # (seq, path) of each flow event
 
 
 def is_member_route(flow: Flow, source: str, target: str) -> tuple[str, str] | None:
@@ -139,6 +141,8 @@ def _count(summary: RunSummary, event: Event) -> None:
             summary.picks[(event.channel, event.chosen)] += 1
         case ToolCallEvent():
             summary.tool_calls.setdefault(event.agent, Counter())[event.name] += 1
+        case FlowEvent():
+            summary.flows.append((event.seq, event.flow.path))
         case LlmCallEvent():
             old = summary.tokens.get(event.node, Tokens())
             prompt, completion = usage_of(event)
@@ -167,8 +171,8 @@ def _next_state(state: FinalState, event: Event) -> FinalState:
             return FinalState("paused", event.from_, event.to, event.reason or "human")
         case ErrorEvent():
             return FinalState("error", event.from_, event.to, event.content)
-        case _ if state.status in ("terminated",):
-            return state
+        case _ if state.status in ("terminated",) or isinstance(event, FlowEvent):
+            return state  # a change of flow leaves the run where it stands
         case _:
             return FinalState("running")
 

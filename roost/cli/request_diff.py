@@ -1,0 +1,111 @@
+"""Why a replayed model call differs: the two requests, as a short unified diff.
+
+An ``llm_call`` records only a digest of its request. When a replay's digest
+differs, the recorded request is rebuilt by replaying the run under its own
+flow up to that call, the replayed one by replaying it again as the user
+asked, and the two are shown line by line: system prompt, tools, messages.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import difflib
+import json
+from collections.abc import Sequence
+
+from rich.markup import escape
+
+from roost.events import Event, LlmCallEvent
+from roost.flow.models import Flow
+from roost.messages import AssistantMessage, ModelRequest, ToolResultMessage
+
+MAX_LINES = 40  # of diff: enough to see what moved, short enough to read
+
+
+def explain_request(
+    events: Sequence[Event],
+    flow: Flow | None,
+    recorded: Event | None,
+    replayed: Event | None,
+    live_tools: bool = False,
+) -> list[str]:
+    """Lines (rich markup) showing how the first differing request differs; [] otherwise."""
+    if not isinstance(recorded, LlmCallEvent) or not isinstance(replayed, LlmCallEvent):
+        return []
+    if recorded.request_digest == replayed.request_digest:
+        return []
+    seq = replayed.seq
+    new = _request_at(events, flow, seq, live_tools)
+    old = new if flow is None and not live_tools else _request_at(events, None, seq, False)
+    head = f"the request of {escape(replayed.node)}'s model call (event {seq}) differs:"
+    if old is None or new is None:
+        return [head, "[dim](it could not be rebuilt: the replay did not reach it)[/]"]
+    lines = list(
+        difflib.unified_diff(
+            request_lines(old),
+            request_lines(new),
+            "recorded (the run's own flow)",
+            f"replayed ({flow.path})" if flow is not None else "replayed",
+            n=2,
+            lineterm="",
+        )
+    )
+    if not lines:
+        return [
+            head,
+            "[dim]the run's own flow builds this request as replayed: the difference comes "
+            "from outside the flow (another roost version, or the environment its ${VARS} "
+            "read)[/]",
+        ]
+    shown = [_colour(line) for line in lines[:MAX_LINES]]
+    if len(lines) > MAX_LINES:
+        shown.append(f"[dim]… {len(lines) - MAX_LINES} more lines of difference[/]")
+    return [head, *shown]
+
+
+def request_lines(request: ModelRequest) -> list[str]:
+    """A request as lines of text: what a diff of two requests compares."""
+    lines = ["system:", *_indented(request.system)]
+    lines.append("tools: " + (", ".join(t.name for t in request.tools) or "(none)"))
+    lines.append("messages:")
+    for message in request.messages:
+        if isinstance(message, ToolResultMessage):
+            mark = " (error)" if message.is_error else ""
+            lines += _indented(message.content, f"[tool {message.name}{mark}] ")
+        elif isinstance(message, AssistantMessage):
+            if message.content:
+                lines += _indented(message.content, "[assistant] ")
+            for call in message.tool_calls:
+                arguments = json.dumps(call.arguments, ensure_ascii=False, sort_keys=True)
+                lines.append(f"  [assistant] calls {call.name}({arguments})")
+        else:
+            lines += _indented(message.content, f"[{message.role}] ")
+    return lines
+
+
+def _request_at(
+    events: Sequence[Event], flow: Flow | None, seq: int, live_tools: bool
+) -> ModelRequest | None:
+    from roost.engine.replay import replay_run
+
+    report = asyncio.run(
+        replay_run(flow, events, until=seq, live_tools=live_tools or None, capture=seq)
+    )
+    return report.request
+
+
+def _indented(text: str, first: str = "") -> list[str]:
+    rows = text.splitlines() or [""]
+    pad = " " * len(first)
+    return [f"  {first if i == 0 else pad}{row}" for i, row in enumerate(rows)]
+
+
+def _colour(line: str) -> str:
+    text = escape(line)
+    if line.startswith(("---", "+++", "@@")):
+        return f"[dim]{text}[/]"
+    if line.startswith("-"):
+        return f"[red]{text}[/]"
+    if line.startswith("+"):
+        return f"[green]{text}[/]"
+    return text

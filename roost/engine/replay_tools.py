@@ -1,0 +1,218 @@
+"""The tools of a replay: what the flow declares, answered from the record, nothing run.
+
+A run file is data. Replaying it must not start the MCP servers its flow
+names, import the Python modules of its tools or open a connection, whoever
+wrote the file. So the tools a replayed agent is offered are worked out from
+the flow's declarations alone (its ``functions``, its ``tools`` and
+``mcp_servers`` entries, and the settings written there: ``approval``,
+``direct_output``, ``timeout``), with the names of an MCP server's tools, which
+only the server knows, taken from the ``tools`` the recorded ``llm_call``
+events list. A call is answered with the recorded result of the same call.
+Only ``roost replay --live-tools`` builds the real tools.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections import defaultdict, deque
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from roost.errors import ToolFailure
+from roost.events import Event, LlmCallEvent, RetryEvent, ToolCallEvent, ToolResultEvent
+from roost.flow.models import Flow, FlowTool, McpTool, PythonTool, ToolGroup
+from roost.messages import ToolSpec
+
+if TYPE_CHECKING:
+    from roost.tools.base import ToolOutcome
+
+
+@dataclass(frozen=True, slots=True)
+class Declared:
+    """One tool as a flow declares it: its wire name and the settings written for it."""
+
+    name: str
+    config: PythonTool | FlowTool | McpTool
+
+
+def declared_tools(flow: Flow, agent: str, server_tools: Sequence[str]) -> list[Declared]:
+    """The tools ``agent`` lists under ``functions``, in order, as the live toolbox names them.
+
+    ``server_tools`` are tool names seen in the run (an MCP server's tools are
+    those of them that start with the server entry's name). Raises ToolFailure
+    with the live toolbox's words for a reference that names nothing.
+    """
+    from roost.tools.names import parse_ref, wire_name
+
+    def mcp(entry: str, child: str | None, config: McpTool) -> list[Declared]:
+        if child is not None:
+            return [Declared(wire_name(f"{entry}#{child}"), config)]
+        prefix = wire_name(entry) + "__"
+        return [Declared(name, config) for name in server_tools if name.startswith(prefix)]
+
+    def resolve(reference: str) -> list[Declared]:
+        ref = parse_ref(reference)
+        entry = flow.tools.get(ref.parent)
+        if isinstance(entry, ToolGroup):
+            children = [ref.child] if ref.child is not None else list(entry.tools)
+            missing = [c for c in children if c not in entry.tools]
+            if missing:
+                raise ToolFailure(f"tool group {ref.parent!r} has no tool {missing[0]!r}")
+            found: list[Declared] = []
+            for child in children:
+                member, name = entry.tools[child], f"{ref.parent}#{child}"
+                if isinstance(member, McpTool):
+                    found += mcp(name, None, member)
+                else:
+                    found.append(Declared(wire_name(name), member))
+            return found
+        if isinstance(entry, McpTool):
+            return mcp(ref.parent, ref.child, entry)
+        if ref.child is not None and ref.parent in flow.mcp_servers:
+            return mcp(ref.parent, ref.child, _server_settings(flow, ref.parent))
+        if entry is None:
+            raise ToolFailure(f"unknown tool {reference!r}")
+        if ref.child is not None:
+            raise ToolFailure(f"tool {ref.parent!r} is not a group: {reference!r} names nothing")
+        return [Declared(wire_name(ref.parent), entry)]
+
+    config = flow.agents.get(agent)
+    tools: dict[str, Declared] = {}
+    for reference in config.functions if config else []:
+        for tool in resolve(reference):
+            tools.setdefault(tool.name, tool)
+    return list(tools.values())
+
+
+def _server_settings(flow: Flow, server: str) -> McpTool:
+    """The first ``mcp:`` entry exposing ``server``, as the live toolbox takes it."""
+    for config in flow.tools.values():
+        members = config.tools.values() if isinstance(config, ToolGroup) else [config]
+        for member in members:
+            if isinstance(member, McpTool) and member.mcp == server:
+                return member
+    return McpTool(mcp=server)
+
+
+Pair = tuple[ToolCallEvent, ToolResultEvent | None]  # None: no tool answered the call
+_STOPPED_CALL = "replay: the recorded process stopped before this call finished"
+
+
+class RecordedTools:
+    """``tools(agent, text)`` for the Runner: the flow's declared tools, answering from the record.
+
+    The offered names come from the flow in force (``flow()``), so an edited
+    flow that offers other tools makes other requests. A call returns the
+    recorded result of the recorded call it replays: the call the run has
+    open at the same seq, or else the first unanswered recorded call of the
+    same agent, tool and arguments.
+    """
+
+    def __init__(
+        self,
+        recorded: Sequence[Event],
+        flow: Callable[[], Flow],
+        next_seq: Callable[[], int],
+        stop_here: Callable[[], None],
+    ) -> None:
+        self.flow = flow
+        self.next_seq = next_seq
+        self.stop_here = stop_here
+        self.open_calls: Callable[[], Iterable[ToolCallEvent]] = lambda: ()
+        self.by_seq: dict[int, Pair] = {
+            call.seq: (call, result) for call, result in _pairs(recorded)
+        }
+        calls = [e for e in recorded if isinstance(e, LlmCallEvent) and e.tools]
+        self.names = list(dict.fromkeys(name for call in calls for name in call.tools))
+        self.calls: dict[str, list[LlmCallEvent]] = defaultdict(list)  # by node, in seq order
+        for call in calls:
+            self.calls[call.node].append(call)
+        self._declared: dict[tuple[int, str], list[Declared]] = {}
+
+    def __call__(self, agent: str, text: str) -> Sequence[RecordedTool]:
+        flow = self.flow()
+        key = (id(flow), agent)
+        if key not in self._declared:
+            self._declared[key] = declared_tools(flow, agent, self.names)
+        tools = self._declared[key]
+        config = flow.agents.get(agent)
+        limit = config.tool_limit if config else None
+        if limit is not None and len(tools) > limit:
+            tools = self._as_offered(agent, tools, limit)
+        return [RecordedTool(tool, agent, self) for tool in tools]
+
+    def _as_offered(self, agent: str, tools: list[Declared], limit: int) -> list[Declared]:
+        """The ``limit`` tools the recorded call at this point was offered, in its order.
+
+        Ranking needs the tools' descriptions, which only their code or server
+        knows; the record says which ones won.
+        """
+        calls = self.calls.get(agent, [])
+        index = bisect.bisect_left(calls, self.next_seq(), key=lambda call: call.seq)
+        if index == len(calls):
+            return tools[:limit]
+        call = calls[index]
+        by_name = {tool.name: tool for tool in tools}
+        return [by_name[name] for name in call.tools if name in by_name][:limit]
+
+    def answer(self, agent: str, name: str, arguments: dict[str, Any]) -> ToolOutcome:
+        """The recorded result of the recorded call this call replays."""
+        # Loaded with the tool names already (declared_tools): roost's own module, no flow's.
+        from roost.tools.base import ToolOutcome
+
+        key = (agent, name, arguments)
+        in_flight = sorted(
+            c.seq for c in self.open_calls() if (c.agent, c.name, c.arguments) == key
+        )
+        candidates = [seq for seq in in_flight if seq in self.by_seq]
+        candidates += [
+            seq for seq, (call, result) in sorted(self.by_seq.items())
+            if result is not None and (call.agent, call.name, call.arguments) == key
+        ]  # fmt: skip
+        if not candidates:
+            return ToolOutcome(f"replay: no recorded result for this call of {name}", True)
+        _, result = self.by_seq.pop(candidates[0])
+        if result is None:
+            return ToolOutcome(_STOPPED_CALL, is_error=True)
+        return ToolOutcome(result.content, result.is_error, result.child_run)
+
+
+class RecordedTool:
+    """A declared tool whose calls are answered from the record."""
+
+    def __init__(self, tool: Declared, agent: str, source: RecordedTools) -> None:
+        config = tool.config
+        self.spec = ToolSpec(
+            name=tool.name,
+            description=config.description or "",
+            **({"parameters": config.parameters} if config.parameters else {}),
+        )
+        self.direct_output = config.direct_output
+        self.approval = config.approval == "always"
+        self.timeout = config.timeout
+        self._agent = agent
+        self._source = source
+
+    async def call(self, arguments: dict[str, Any]) -> ToolOutcome:
+        self._source.stop_here()
+        return self._source.answer(self._agent, self.spec.name, arguments)
+
+
+def _pairs(recorded: Sequence[Event]) -> list[Pair]:
+    """Each recorded tool call with the result its tool gave (ids may repeat across turns).
+
+    The results right after a retry close calls a stopped process left open;
+    no tool gave them (None).
+    """
+    open_calls: dict[str, deque[ToolCallEvent]] = defaultdict(deque)
+    pairs: list[Pair] = []
+    closing = False
+    for event in recorded:
+        if isinstance(event, ToolCallEvent):
+            open_calls[event.id].append(event)
+        elif isinstance(event, ToolResultEvent) and open_calls[event.id]:
+            pairs.append((open_calls[event.id].popleft(), None if closing else event))
+            continue
+        closing = isinstance(event, RetryEvent)
+    return pairs
