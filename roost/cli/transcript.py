@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from rich.console import Console
 from rich.markup import escape
 
+from roost.cli.console import finish_note
 from roost.engine import RunState, fold
 from roost.events import (
     ErrorEvent,
@@ -62,6 +63,8 @@ def event_line(event: Event) -> str | None:
         return f"{seq}[cyan]  {escape(event.name)} →[/] {mark}{escape(clip(event.content))}"
     if isinstance(event, LlmCallEvent) and event.error:
         return f"{seq}[dim]{escape(event.node)} asked {escape(event.provider)}: failed[/]"
+    if isinstance(event, LlmCallEvent) and (note := finish_note(event.response)):
+        return f"{seq}[yellow]{escape(event.node)}'s answer: {escape(note)}[/]"
     if isinstance(event, TerminateEvent):
         why = escape(event.reason or "done")
         return f"{seq}[dim]■ terminated at {escape(event.node)} ({why})[/]"

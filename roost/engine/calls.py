@@ -76,6 +76,7 @@ class ModelCaller:
         self.on_text = on_text
         # Answers a stopped process recorded but did not act on; a redo uses them first.
         self.recorded: deque[LlmCallEvent] = deque()
+        self.last_cut = False  # the latest answer stopped at the token limit
 
     async def call(
         self,
@@ -94,9 +95,11 @@ class ModelCaller:
         """
         rec = self.recorder
         rec.flush()
+        self.last_cut = False
         if self.recorded:
             answer = self._recorded_answer(node, provider_name)
             if answer is not None:
+                self.last_cut = answer.cut
                 if self.on_text is not None and answer.message.content:
                     self.on_text(node, answer.message.content)
                 return answer
@@ -131,6 +134,7 @@ class ModelCaller:
             return None
         if isinstance(on_text, MaskedStream):
             on_text.flush()
+        self.last_cut = response.cut
         rec.add_llm_call(
             node,
             provider_name,
@@ -197,7 +201,8 @@ def recorded_response(call: LlmCallEvent) -> ModelResponse:
         reasoning=tuple(ReasoningPart(**part) for part in response.get("reasoning") or ()),
         provider=call.provider,
     )
-    return ModelResponse(message=message, model=call.model, provider=call.provider)
+    finish = finish_of(call.response)
+    return ModelResponse(message=message, model=call.model, provider=call.provider, **finish)
 
 
 def response_record(response: ModelResponse, *, keep_calls: bool) -> dict[str, Any]:
@@ -207,12 +212,33 @@ def response_record(response: ModelResponse, *, keep_calls: bool) -> dict[str, A
     # Most answers have neither: the empty checks skip building two comprehensions.
     # Tuples, as in every event: an answer without tool calls or reasoning then holds
     # no container, so neither it nor its event is left for the garbage collector to track.
-    return {
+    record: dict[str, Any] = {
         "text": message.content,
         "tool_calls": tuple(_call_record(c) for c in calls) if calls and keep_calls else (),
         "reasoning": tuple(part.model_dump(exclude_none=True) for part in reasoning)
         if reasoning
         else (),
+    }
+    if response.finish_reason is not None:
+        record["finish_reason"] = response.finish_reason
+    # The flags and notes only when they say something: most answers end by themselves.
+    if response.cut:
+        record["cut"] = True
+    if response.refused:
+        record["refused"] = True
+    if response.notes:
+        record["notes"] = tuple(response.notes)
+    return record
+
+
+def finish_of(response: dict[str, Any] | None) -> dict[str, Any]:
+    """The finish fields of a recorded ``response``, as ``ModelResponse`` takes them."""
+    if not response:
+        return {}
+    return {
+        "finish_reason": response.get("finish_reason"),
+        "cut": bool(response.get("cut")),
+        "refused": bool(response.get("refused")),
     }
 
 
