@@ -180,11 +180,23 @@ class MaskedStream:
         self._pending = ""
 
     def __call__(self, chunk: str) -> None:
-        text = self._redact(self._pending + chunk)
-        cut = max(0, len(text) - self._hold)
-        self._pending = text[cut:]
-        if cut:
-            self._sink(text[:cut])
+        raw = self._pending + chunk
+        cut = len(raw) - self._hold
+        if cut <= 0:
+            self._pending = raw
+            return
+        # Pass on a start that masks as the whole does: never through a secret's middle,
+        # where a piece of it would be masked apart (or, too short, not at all).
+        whole = self._redact(raw)
+        head = ""
+        while cut > 0:
+            head = self._redact(raw[:cut])
+            if whole.startswith(head) and whole == head + self._redact(raw[cut:]):
+                break
+            cut -= 1
+        self._pending = raw[cut:]
+        if cut > 0:
+            self._sink(head)
 
     def flush(self) -> None:
         """Passes on what was held back: the answer is complete."""
