@@ -188,8 +188,9 @@ class MaskedStream:
         # Pass on a start that masks as the whole does: never through a secret's middle,
         # where a piece of it would be masked apart (or, too short, not at all).
         whole = self._redact(raw)
-        head = ""
-        while cut > 0:
+        head = raw[:cut]
+        # No secret in sight (the common case): any start is as the whole masks it.
+        while cut > 0 and whole != raw:
             head = self._redact(raw[:cut])
             if whole.startswith(head) and whole == head + self._redact(raw[cut:]):
                 break
