@@ -116,10 +116,22 @@ class ModelRequest(_Frozen):
 
 
 class ModelResponse(_Frozen):
-    """A provider's answer: the assistant message, its usage and the model that gave it."""
+    """A provider's answer: the assistant message, its usage and the model that gave it.
+
+    ``finish_reason`` is the API's own word for why the answer ended (``stop``,
+    ``end_turn``, ``length``, ...). ``cut`` says the answer did not end by itself
+    (it reached the output token limit): its text is incomplete. ``refused``
+    says the model declined or a content filter stopped it. ``notes`` are
+    corrections roost made to what the provider reported (usage that cannot be
+    right, say), for the record.
+    """
 
     message: AssistantMessage
     usage: Usage = Field(default_factory=Usage)
     model: str = ""
     provider: str = ""  # the provider entry that answered (a fallback's name when one did)
     attempts: tuple[dict[str, Any], ...] = ()  # each attempt: provider, model, outcome
+    finish_reason: str | None = None
+    cut: bool = False
+    refused: bool = False
+    notes: tuple[str, ...] = ()

@@ -21,6 +21,7 @@ from roost.events import (
     ErrorEvent,
     Event,
     InterruptEvent,
+    LlmCallEvent,
     MessageEvent,
     SelectEvent,
     TerminateEvent,
@@ -60,6 +61,7 @@ class RunConsole:
         self._colours: dict[str, str] = {}
         self._streaming: str | None = None
         self._high = ""  # the first half of a surrogate pair still waiting for its second
+        self._notes: list[str] = []  # how model answers ended, shown after their message
 
     def colour(self, node: str) -> str:
         """The colour of ``node``, the same for the whole run."""
@@ -99,8 +101,13 @@ class RunConsole:
             self._message(event)
         elif isinstance(event, SelectEvent) and self.verbose:
             self.out.print(f"[dim]{escape(event.channel)} picks {escape(event.chosen)}[/]")
+        elif isinstance(event, LlmCallEvent):
+            note = finish_note(event.response)
+            if note is not None:
+                self._notes.append(f"[yellow]({escape(event.node)}: {escape(note)})[/]")
         elif isinstance(event, ToolCallEvent):
             self._end_stream()
+            self._print_notes()
             arguments = escape(json.dumps(event.arguments, ensure_ascii=False))
             self.out.print(
                 f"[dim]  {escape(event.agent)} calls {escape(event.name)}({arguments})[/]"
@@ -121,9 +128,16 @@ class RunConsole:
     def _message(self, event: MessageEvent) -> None:
         if self._streaming == event.from_:
             self._end_stream()
-            return
-        self._end_stream()
-        self.out.print(f"{self.name(event.from_)} → {self.name(event.to)}: {escape(event.content)}")
+        else:
+            self._end_stream()
+            text = escape(event.content)
+            self.out.print(f"{self.name(event.from_)} → {self.name(event.to)}: {text}")
+        self._print_notes()
+
+    def _print_notes(self) -> None:
+        notes, self._notes = self._notes, []
+        for note in notes:
+            self.out.print(note)
 
     def ask(self, interrupt: InterruptEvent, state: RunState, choices: Sequence[str]) -> str:
         """Asks the person at an interrupt; Enter gives no feedback (Ctrl-C: KeyboardInterrupt)."""
@@ -144,6 +158,26 @@ class RunConsole:
                 + (f", {usage.cached_tokens} cached" if usage.cached_tokens else "")
                 + "[/]"
             )
+
+
+def finish_note(response: dict[str, Any] | None) -> str | None:
+    """How a recorded model answer ended, in words, when that is worth a line."""
+    if not response:
+        return None
+    reason = response.get("finish_reason")
+    said: list[str] = []
+    if response.get("cut"):
+        said.append(_CUT.get(str(reason), "cut at max_tokens"))
+    if response.get("refused"):
+        said.append("stopped by a content filter" if reason == "content_filter" else "refused")
+    said += [str(note) for note in response.get("notes") or ()]
+    return "; ".join(said) or None
+
+
+_CUT = {
+    "model_context_window_exceeded": "cut: the context window is full",
+    "pause_turn": "cut: the turn was still paused",
+}
 
 
 def describe_wait(interrupt: InterruptEvent, choices: Sequence[str]) -> str:

@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from rich.console import Console
 from rich.markup import escape
 
+from roost.cli.console import finish_note
 from roost.engine import RunState, fold
 from roost.events import (
     ErrorEvent,
@@ -67,6 +68,8 @@ def event_line(event: Event) -> str | None:
         record = event.flow
         named = f"{escape(record.path)} ({escape(record.name)}, {escape(record.hash[:15])}…)"
         return f"{seq}[yellow]⇄ from here the run follows {named}[/]"
+    if isinstance(event, LlmCallEvent) and (note := finish_note(event.response)):
+        return f"{seq}[yellow]{escape(event.node)}'s answer: {escape(note)}[/]"
     if isinstance(event, TerminateEvent):
         why = escape(event.reason or "done")
         return f"{seq}[dim]■ terminated at {escape(event.node)} ({why})[/]"

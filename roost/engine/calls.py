@@ -76,6 +76,7 @@ class ModelCaller:
         self.on_text = on_text
         # Answers a stopped process recorded but did not act on; a redo uses them first.
         self.recorded: deque[LlmCallEvent] = deque()
+        self.last_cut = False  # the latest answer stopped at the token limit
 
     async def call(
         self,
@@ -94,9 +95,11 @@ class ModelCaller:
         """
         rec = self.recorder
         rec.flush()
+        self.last_cut = False
         if self.recorded:
             answer = self._recorded_answer(node, provider_name)
             if answer is not None:
+                self.last_cut = answer.cut
                 if self.on_text is not None and answer.message.content:
                     self.on_text(node, answer.message.content)
                 return answer
@@ -131,6 +134,7 @@ class ModelCaller:
             return None
         if isinstance(on_text, MaskedStream):
             on_text.flush()
+        self.last_cut = response.cut
         rec.add_llm_call(
             node,
             provider_name,
@@ -176,11 +180,24 @@ class MaskedStream:
         self._pending = ""
 
     def __call__(self, chunk: str) -> None:
-        text = self._redact(self._pending + chunk)
-        cut = max(0, len(text) - self._hold)
-        self._pending = text[cut:]
-        if cut:
-            self._sink(text[:cut])
+        raw = self._pending + chunk
+        cut = len(raw) - self._hold
+        if cut <= 0:
+            self._pending = raw
+            return
+        # Pass on a start that masks as the whole does: never through a secret's middle,
+        # where a piece of it would be masked apart (or, too short, not at all).
+        whole = self._redact(raw)
+        head = raw[:cut]
+        # No secret in sight (the common case): any start is as the whole masks it.
+        while cut > 0 and whole != raw:
+            head = self._redact(raw[:cut])
+            if whole.startswith(head) and whole == head + self._redact(raw[cut:]):
+                break
+            cut -= 1
+        self._pending = raw[cut:]
+        if cut > 0:
+            self._sink(head)
 
     def flush(self) -> None:
         """Passes on what was held back: the answer is complete."""
@@ -197,7 +214,8 @@ def recorded_response(call: LlmCallEvent) -> ModelResponse:
         reasoning=tuple(ReasoningPart(**part) for part in response.get("reasoning") or ()),
         provider=call.provider,
     )
-    return ModelResponse(message=message, model=call.model, provider=call.provider)
+    finish = finish_of(call.response)
+    return ModelResponse(message=message, model=call.model, provider=call.provider, **finish)
 
 
 def response_record(response: ModelResponse, *, keep_calls: bool) -> dict[str, Any]:
@@ -207,12 +225,33 @@ def response_record(response: ModelResponse, *, keep_calls: bool) -> dict[str, A
     # Most answers have neither: the empty checks skip building two comprehensions.
     # Tuples, as in every event: an answer without tool calls or reasoning then holds
     # no container, so neither it nor its event is left for the garbage collector to track.
-    return {
+    record: dict[str, Any] = {
         "text": message.content,
         "tool_calls": tuple(_call_record(c) for c in calls) if calls and keep_calls else (),
         "reasoning": tuple(part.model_dump(exclude_none=True) for part in reasoning)
         if reasoning
         else (),
+    }
+    if response.finish_reason is not None:
+        record["finish_reason"] = response.finish_reason
+    # The flags and notes only when they say something: most answers end by themselves.
+    if response.cut:
+        record["cut"] = True
+    if response.refused:
+        record["refused"] = True
+    if response.notes:
+        record["notes"] = tuple(response.notes)
+    return record
+
+
+def finish_of(response: dict[str, Any] | None) -> dict[str, Any]:
+    """The finish fields of a recorded ``response``, as ``ModelResponse`` takes them."""
+    if not response:
+        return {}
+    return {
+        "finish_reason": response.get("finish_reason"),
+        "cut": bool(response.get("cut")),
+        "refused": bool(response.get("refused")),
     }
 
 

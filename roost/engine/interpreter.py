@@ -21,6 +21,7 @@ from roost.events import (
     Event,
     FlowRecord,
     InterruptEvent,
+    LlmCallEvent,
     MessageEvent,
     ResumeEvent,
     RetryEvent,
@@ -185,7 +186,8 @@ class Interpreter:
                     step = None
                 else:
                     self.rec.add_message(frm, to, text)
-                    step = self._after_reply(frm, to, text)
+                    # A reply cut at the token limit is unfinished: it ends in no marker.
+                    step = self._after_reply(frm, to, "" if self.caller.last_cut else text)
             if step is not None and state.next_seq == before:
                 # Defensive: a step that records nothing would be taken again forever.
                 raise RoostError(f"internal error: chat({frm}, {to}) made no progress")
@@ -286,7 +288,8 @@ class Interpreter:
                 return (last.to, last.from_)
             if isinstance(before, ResumeEvent):  # a person's feedback: the other answers
                 return (last.to, last.from_)
-            return self._after_reply(last.from_, last.to, last.content)
+            cut = isinstance(before, LlmCallEvent) and bool((before.response or {}).get("cut"))
+            return self._after_reply(last.from_, last.to, "" if cut else last.content)
         if isinstance(last, SelectEvent):
             return self._after_select(last.channel, last.chosen)
         if isinstance(last, ResumeEvent) and isinstance(before, InterruptEvent):

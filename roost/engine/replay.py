@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from roost.engine import recorder as recorder_module
+from roost.engine.calls import finish_of
 from roost.engine.flows import flow_record
 from roost.engine.interpreter import ToolsFor
 from roost.engine.replay_tools import RecordedTools
@@ -405,7 +406,13 @@ class RecordedProvider:
             on_text(message.content)
         usage = Usage(**call.usage) if call.usage else Usage(calls=1)
         return ModelResponse.model_construct(
-            message=message, usage=usage, model=call.model, provider=self.name, attempts=attempts
+            message=message,
+            usage=usage,
+            model=call.model,
+            provider=self.name,
+            attempts=attempts,
+            notes=tuple(response.get("notes") or ()),
+            **finish_of(response),  # a cut answer is replayed as cut: read for no marker
         )
 
 

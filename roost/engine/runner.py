@@ -140,6 +140,7 @@ class Runner:
                 raise
             finally:
                 await self._close_tools()
+                await self._close_providers()
                 for queue in self._queues:
                     queue.put_nowait(None)
             return self._state
@@ -190,6 +191,17 @@ class Runner:
         if toolbox is not None:
             self._tools = None
             await toolbox.aclose()
+
+    async def _close_providers(self) -> None:
+        """Closes the providers' HTTP clients: no connection outlives the step it served.
+
+        The providers themselves are kept (a scripted one knows its place); the
+        next step's first call opens a new client.
+        """
+        for provider in self._providers.values():
+            closer = getattr(provider, "aclose", None)
+            if closer is not None:
+                await closer()
 
     def _flow_record(self) -> FlowRecord:
         return flow_record(self.flow)

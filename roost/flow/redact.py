@@ -16,6 +16,11 @@ _SHORT = 4  # shorter values are masked only as whole words, so "1" does not eat
 # a parser that stops at one of these quotes the piece before it ("Invalid port: 'sk-x'").
 _DELIMITERS = re.compile(r"""[/@:?#&= '"\\]+""")
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")  # "https://": no secret, not a piece
+# A secret's first or last characters, this many or more, are masked on their own: a
+# text cut in the middle of a secret (by a length limit, say) shows one of them.
+_AFFIX = 8
+# Characters that show nothing: a secret with these between its letters reads the same.
+_INVISIBLE = re.compile("[\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff]")
 
 
 def forms(secret: str) -> set[str]:
@@ -42,7 +47,7 @@ class Redactor:
     and the patterns are worked out once rather than at every text.
     """
 
-    __slots__ = ("_long", "_probes", "_short", "_short_words", "secrets")
+    __slots__ = ("_affixed", "_long", "_probes", "_short", "_short_words", "secrets")
 
     def __init__(self, secrets: Iterable[str]) -> None:
         self.secrets = tuple(sorted({s for s in secrets if s}, key=len, reverse=True))
@@ -60,17 +65,33 @@ class Redactor:
         self._short_words = tuple(sorted(short, key=lambda s: (-len(s), s)))
         words = "|".join(re.escape(s) for s in self._short_words)
         self._short = re.compile(rf"(?<![\w-])(?:{words})(?![\w-])") if short else None
+        # The forms cut short too (a URL's scheme is no part of a secret's start).
+        bodies = {_SCHEME.sub("", form, count=1) for form in long}
+        self._affixed = tuple(sorted((b for b in bodies if len(b) > _AFFIX), key=len, reverse=True))
 
     def __bool__(self) -> bool:
         return bool(self.secrets)
 
     def __call__(self, text: str) -> str:
+        if _INVISIBLE.search(text) is None:
+            return self._mask(text)
+        # A secret may hide behind characters that show nothing ("sk\u200b-abc..."): a
+        # text that holds one once they are gone loses them, and the secret is masked.
+        bare = _INVISIBLE.sub("", text)
+        unveiled = self._mask(bare)
+        return unveiled if unveiled != bare else self._mask(text)
+
+    def _mask(self, text: str) -> str:
         for probe in self._probes:
             if probe in text:
                 for secret in self._long:
                     if secret in text:
                         text = text.replace(secret, MASK)
                 break
+        # Whole forms first (escaped ones included), then what is left of a cut one.
+        for body in self._affixed:
+            if body[:_AFFIX] in text or body[-_AFFIX:] in text:
+                text = _mask_affixes(text, body)
         if self._short is not None:
             for word in self._short_words:
                 if word in text:  # the pattern only where it could match: most texts skip it
@@ -80,6 +101,28 @@ class Redactor:
     def deep(self, value: Any) -> Any:
         """``value`` with every string inside it (dicts, lists, tuples) redacted."""
         return map_texts(value, self)
+
+
+def _mask_affixes(text: str, body: str) -> str:
+    """``text`` with each run of ``_AFFIX`` or more characters that begins or ends
+    ``body`` masked, wherever the text stops following it (a cut, other text)."""
+    head, tail = body[:_AFFIX], body[-_AFFIX:]
+    start = text.find(head)
+    while start != -1:
+        end = start + _AFFIX
+        while end < len(text) and end - start < len(body) and text[end] == body[end - start]:
+            end += 1
+        text = text[:start] + MASK + text[end:]
+        start = text.find(head, start + len(MASK))
+    end = text.rfind(tail)
+    while end != -1:
+        stop = end + _AFFIX
+        start = end
+        while start > 0 and stop - start < len(body) and text[start - 1] == body[start - stop - 1]:
+            start -= 1
+        text = text[:start] + MASK + text[stop:]
+        end = text.rfind(tail, 0, start)
+    return text
 
 
 @lru_cache(maxsize=16)

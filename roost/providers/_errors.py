@@ -50,10 +50,28 @@ class StreamEventError(ProviderError):
     """The server sent an error event (or a failed status) inside a 200 stream."""
 
 
+class BrokenStreamError(ProviderError):
+    """A stream that ended without its final event: the answer may be incomplete."""
+
+
 def stream_error(settings: Settings, message: str, error_type: str) -> ProviderError:
     """An error event inside a stream; retryable when the server says it was its fault."""
-    text = redact(f"the stream failed: {_short(message)}", settings.secrets)
+    text = _short(redact(f"the stream failed: {message}", settings.secrets))
     return StreamEventError(settings.name, text, retryable=error_type in RETRYABLE_STREAM_ERRORS)
+
+
+def broken_stream(settings: Settings, missing: str) -> BrokenStreamError:
+    """The stream ended before ``missing``, the event that says an answer is whole.
+
+    A proxy or server that gives up mid-answer may close the connection
+    cleanly; the text so far then looks like a whole answer and must not be
+    taken for one. Worth another request, like any broken stream.
+    """
+    return BrokenStreamError(
+        settings.name,
+        f"{settings.where()} ended the stream before the answer was complete (no {missing})",
+        retryable=True,
+    )
 
 
 def translate(
@@ -62,33 +80,53 @@ def translate(
     """A Failure for ``exc``; ``streaming`` says the server had begun answering."""
     if isinstance(exc, StreamEventError):
         return Failure(exc, "stream error", exc.retryable)
+    if isinstance(exc, BrokenStreamError):
+        return Failure(exc, "broken stream", exc.retryable)
     if isinstance(exc, ProviderError):
         return Failure(exc, "error", exc.retryable)
     if isinstance(exc, sdk.APITimeoutError | httpx2.TimeoutException):
-        error = _error(
-            settings,
-            f"no answer from {settings.where()} within {settings.timeout:g} s; check that the "
-            "server is up, or raise the provider's timeout",
-        )
-        return Failure(error, "timeout", retryable=streaming)
+        return Failure(_timeout(settings, streaming), "timeout", retryable=streaming)
     if isinstance(exc, sdk.APIConnectionError | httpx2.TransportError):
-        error = _error(
-            settings,
-            f"cannot reach {settings.where()} ({_cause(exc)}); check base_url and that the "
-            "server is running",
-        )
-        return Failure(error, "connection error", retryable=streaming)
+        return Failure(_connection(exc, settings, streaming), "connection error", streaming)
     if isinstance(exc, sdk.APIStatusError):
         return _status_failure(exc, settings)
     if isinstance(exc, sdk.APIError):
         body = getattr(exc, "body", None)
         error_type = _error_type(body)
-        message = _server_message(body) or str(exc)
+        message = _quote(_server_message(body) or str(exc), settings)
         error = _error(settings, f"the stream failed: {message}")
         retry = error_type in RETRYABLE_STREAM_ERRORS if error_type else streaming
         return Failure(error, "stream error", retryable=retry)
     error = _error(settings, f"unexpected failure: {type(exc).__name__}: {exc}")
     return Failure(error, f"error {type(exc).__name__}", retryable=False)
+
+
+def _timeout(settings: Settings, streaming: bool) -> ProviderError:
+    if streaming:  # the server answered, then went quiet
+        return _error(
+            settings,
+            f"{settings.where()} stopped sending in the middle of the answer (nothing for "
+            f"{settings.timeout:g} s); raise the provider's timeout if the model is that slow",
+        )
+    return _error(
+        settings,
+        f"no answer from {settings.where()} within {settings.timeout:g} s; check that the "
+        "server is up, or raise the provider's timeout",
+    )
+
+
+def _connection(exc: BaseException, settings: Settings, streaming: bool) -> ProviderError:
+    if streaming:  # the server was reached: the connection broke while it answered
+        return _error(
+            settings,
+            f"the connection to {settings.where()} broke off in the middle of the answer "
+            f"({_cause(exc, settings)})",
+        )
+    return _error(
+        settings,
+        f"cannot reach {settings.where()} ({_cause(exc, settings)}); check base_url and that the "
+        "server is running",
+    )
 
 
 def _status_failure(exc: Any, settings: Settings) -> Failure:
@@ -97,7 +135,7 @@ def _status_failure(exc: Any, settings: Settings) -> Failure:
     body = getattr(exc, "body", None)
     if _is_html(response, body):
         return Failure(html_error(settings, status), f"http {status} html", retryable=False)
-    detail = _server_message(body) or _short(str(getattr(exc, "message", exc)))
+    detail = _quote(_server_message(body) or str(getattr(exc, "message", exc)), settings)
     error_type = _error_type(body)
     if status == 200:  # an error event inside a 200 stream
         retry = error_type in RETRYABLE_STREAM_ERRORS
@@ -141,19 +179,20 @@ def _is_html(response: Any, body: object) -> bool:
 
 
 def _server_message(body: object) -> str:
+    """The server's own words in an error body, whole: ``_quote`` masks, then shortens."""
     if isinstance(body, str):
         try:
             body = json.loads(body)
         except ValueError:
-            return _short(str(body))
+            return str(body)
     if not isinstance(body, dict):
         return ""
     inner = body.get("error", body)
     if isinstance(inner, dict) and isinstance(inner.get("message"), str):
-        return _short(inner["message"])
+        return str(inner["message"])
     if isinstance(inner, str):
-        return _short(inner)
-    return _short(json.dumps(body))
+        return inner
+    return json.dumps(body)
 
 
 def _error_type(body: object) -> str:
@@ -177,11 +216,20 @@ def _retry_after(response: Any) -> float | None:
     return None
 
 
-def _cause(exc: BaseException) -> str:
+def _cause(exc: BaseException, settings: Settings) -> str:
     cause = exc.__cause__ or exc.__context__
     if cause is None:
         return "connection failed"
-    return _short(f"{type(cause).__name__}: {cause}".rstrip(": "))
+    return _quote(f"{type(cause).__name__}: {cause}".rstrip(": "), settings)
+
+
+def _quote(text: str, settings: Settings) -> str:
+    """A server's text fit to quote: secrets masked first, then cut to length.
+
+    In that order: cut first, a key straddling the cut would leave its first
+    part in the text, too short to be recognised as the key any more.
+    """
+    return _short(redact(text, settings.secrets))
 
 
 def _short(text: str, limit: int = 300) -> str:

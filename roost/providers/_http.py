@@ -8,10 +8,10 @@ records and error translation happen here, around it.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from roost.messages import AssistantMessage, ModelRequest, ModelResponse, ReasoningPart, Usage
 from roost.providers._common import OWNER, Settings, TextSink
@@ -22,14 +22,58 @@ from roost.providers.base import TextCallback
 
 @dataclass(frozen=True)
 class Answer:
-    """What one successful request gave."""
+    """What one successful request gave; see ``ModelResponse`` for the finish fields."""
 
     message: AssistantMessage
     usage: Usage = field(default_factory=Usage)
     model: str = ""
+    finish_reason: str | None = None
+    cut: bool = False
+    refused: bool = False
+    notes: tuple[str, ...] = ()
 
 
-Client = TypeVar("Client")
+class Closable(Protocol):
+    """An SDK client: something with connections to close."""
+
+    async def close(self) -> None: ...
+
+
+Client = TypeVar("Client", bound=Closable)
+
+# Finish reasons, in each API's own words, of an answer that did not end by itself:
+# Chat Completions ``length``, Anthropic ``max_tokens`` and a full context window,
+# Responses ``max_output_tokens`` (the reason of an ``incomplete`` response).
+CUT_REASONS = frozenset(
+    {"length", "max_tokens", "max_output_tokens", "model_context_window_exceeded"}
+)
+# ... and of one the model declined to give, or a content filter stopped.
+REFUSAL_REASONS = frozenset({"content_filter", "refusal"})
+
+
+def make_answer(
+    message: AssistantMessage,
+    usage: Usage,
+    model: str,
+    finish_reason: str | None,
+    *,
+    notes: Sequence[str] = (),
+    refusal: bool = False,
+) -> Answer:
+    """An Answer whose ``cut`` and ``refused`` flags follow its finish reason.
+
+    ``refusal`` marks an answer that carried refusal text (Chat's ``refusal``
+    field, a Responses ``refusal`` part) whatever its finish reason.
+    """
+    return Answer(
+        message=message,
+        usage=usage,
+        model=model,
+        finish_reason=finish_reason,
+        cut=finish_reason in CUT_REASONS,
+        refused=refusal or finish_reason in REFUSAL_REASONS,
+        notes=tuple(notes),
+    )
 
 
 class HttpProvider(Generic[Client]):
@@ -59,6 +103,17 @@ class HttpProvider(Generic[Client]):
     def _new_client(self) -> Client:
         raise NotImplementedError
 
+    async def aclose(self) -> None:
+        """Closes the SDK client and its pooled connections; the next call makes a new one.
+
+        A client left open keeps its keep-alive connections until the process
+        exits, when they are torn down with warnings about unclosed transports.
+        """
+        client, self._sdk_client = self._sdk_client, None
+        loop, self._client_loop = self._client_loop, None
+        if client is not None and loop is asyncio.get_running_loop():
+            await client.close()
+
     @property
     def settings(self) -> Settings:
         return self._settings
@@ -81,6 +136,10 @@ class HttpProvider(Generic[Client]):
             model=answer.model or self.model,
             provider=self.name,
             attempts=attempts,
+            finish_reason=answer.finish_reason,
+            cut=answer.cut,
+            refused=answer.refused,
+            notes=answer.notes,
         )
 
     async def _attempt(self, request: ModelRequest, sink: TextSink) -> Answer:
@@ -116,7 +175,10 @@ async def decode_answer(
     if isinstance(result, str):
         raise html_error(settings)
     if not settings.stream:
-        return whole(result.model_dump(), settings)
+        # warnings=False: a server's odd value (12.5 tokens) is checked later, not printed.
+        return whole(result.model_dump(warnings=False), settings)
     if "html" in result.response.headers.get("content-type", ""):
         raise html_error(settings)
-    return await stream(result, sink, settings)
+    # Closed however the reading ends, so no connection or generator is left to the collector.
+    async with result:
+        return await stream(result, sink, settings)

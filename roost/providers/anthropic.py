@@ -10,7 +10,7 @@ and with thinking on no temperature is sent (the API refuses one).
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, assert_never
 
 import anthropic
@@ -32,12 +32,16 @@ from roost.providers._common import (
     require_key,
     settings_from,
 )
+from roost.providers._errors import broken_stream
 from roost.providers._history import OwnReasoning, paired
-from roost.providers._http import Answer, HttpProvider, decode_answer
+from roost.providers._http import Answer, HttpProvider, decode_answer, make_answer
 from roost.providers._toolcalls import make_call
+from roost.providers._usage import UsageCheck
 from roost.providers.registry import ProviderContext
 
 EMPTY_TURN = "(no answer)"  # the API refuses an assistant turn without content
+PAUSE_TURN = "pause_turn"
+MAX_PAUSES = 8  # continuations of one paused turn before roost keeps what it has
 
 
 def create(name: str, config: Any, context: ProviderContext) -> AnthropicProvider:
@@ -61,9 +65,23 @@ class AnthropicProvider(HttpProvider[anthropic.AsyncAnthropic]):
         )
 
     async def _attempt(self, request: ModelRequest, sink: TextSink) -> Answer:
+        """One answer; a turn the server paused (``pause_turn``) is sent back to go on.
+
+        The API pauses a long turn and expects the paused answer back, as the
+        last assistant turn, to continue it; the parts join into one answer.
+        After ``MAX_PAUSES`` continuations the answer so far is kept, as cut.
+        """
         body = _to_wire(request, self.settings)
-        result: Any = await self.client().messages.create(**body)
-        return await decode_answer(result, sink, self.settings, _from_wire, _read_stream)
+        parts: list[Answer] = []
+        while True:
+            result: Any = await self.client().messages.create(**body)
+            answer = await decode_answer(result, sink, self.settings, _from_wire, _read_stream)
+            parts.append(answer)
+            if answer.finish_reason != PAUSE_TURN or len(parts) > MAX_PAUSES:
+                return _joined(parts)
+            turns = [*body["messages"]]
+            _add(turns, "assistant", _assistant_blocks(answer.message, answer.message.reasoning))
+            body = {**body, "messages": turns}
 
 
 # --------------------------------------------------------------------------- to the wire
@@ -170,7 +188,8 @@ class _Block:
 def _from_wire(data: dict[str, Any], settings: Settings) -> Answer:
     """An Answer from a whole (non-streamed) message."""
     blocks = [_block_of(raw) for raw in data.get("content") or []]
-    return _answer(blocks, data.get("usage") or {}, data.get("model") or "", settings)
+    usage = data.get("usage") or {}
+    return _answer(blocks, usage, data.get("model") or "", data.get("stop_reason"), settings)
 
 
 def _block_of(raw: dict[str, Any]) -> _Block:
@@ -184,7 +203,13 @@ def _block_of(raw: dict[str, Any]) -> _Block:
     return block
 
 
-def _answer(blocks: list[_Block], usage: dict[str, Any], model: str, settings: Settings) -> Answer:
+def _answer(
+    blocks: list[_Block],
+    usage: dict[str, Any],
+    model: str,
+    stop_reason: str | None,
+    settings: Settings,
+) -> Answer:
     text: list[str] = []
     calls: list[ToolCall] = []
     reasoning: list[ReasoningPart] = []
@@ -206,17 +231,43 @@ def _answer(blocks: list[_Block], usage: dict[str, Any], model: str, settings: S
     message = AssistantMessage(
         content="".join(text), tool_calls=tuple(calls), reasoning=tuple(reasoning)
     )
-    return Answer(message=message, usage=_usage(usage), model=model)
+    checked, notes = _usage(usage)
+    return make_answer(message, checked, model, stop_reason, notes=notes)
+
+
+def _joined(parts: list[Answer]) -> Answer:
+    """The parts of a turn the server paused, as one answer ending as the last one did."""
+    if len(parts) == 1:
+        return parts[0]
+    last = parts[-1]
+    message = AssistantMessage(
+        content="".join(p.message.content for p in parts),
+        tool_calls=tuple(c for p in parts for c in p.message.tool_calls),
+        reasoning=tuple(r for p in parts for r in p.message.reasoning),
+    )
+    usage = parts[0].usage
+    for part in parts[1:]:
+        usage = usage + part.usage
+    cut = last.cut or last.finish_reason == PAUSE_TURN  # still paused: roost stopped asking
+    notes = tuple(n for p in parts for n in p.notes)
+    return replace(last, message=message, usage=usage.model_copy(update={"calls": 1}),
+                   cut=cut, notes=notes)  # fmt: skip
 
 
 async def _read_stream(stream: Any, sink: TextSink, settings: Settings) -> Answer:
-    """Accumulate a Messages event stream into one Answer."""
+    """Accumulate a Messages event stream into one Answer.
+
+    ``message_stop`` makes it whole: a stream that ends before it was cut off,
+    whatever text it had sent.
+    """
     blocks: list[_Block] = []
     by_index: dict[int, _Block] = {}
     usage: dict[str, Any] = {}
     model = ""
+    stop_reason: str | None = None
+    stopped = False
     async for event in stream:
-        data = event.model_dump()
+        data = event.model_dump(warnings=False)
         kind = data.get("type")
         if kind == "message_start":
             message = data.get("message") or {}
@@ -231,8 +282,13 @@ async def _read_stream(stream: Any, sink: TextSink, settings: Settings) -> Answe
         elif kind == "content_block_delta":
             _apply_delta(by_index.get(data.get("index", -1)), data.get("delta") or {}, sink)
         elif kind == "message_delta":
+            stop_reason = (data.get("delta") or {}).get("stop_reason") or stop_reason
             usage.update({k: v for k, v in (data.get("usage") or {}).items() if v is not None})
-    return _answer(blocks, usage, model, settings)
+        elif kind == "message_stop":
+            stopped = True
+    if not stopped:
+        raise broken_stream(settings, "message_stop")
+    return _answer(blocks, usage, model, stop_reason, settings)
 
 
 def _apply_delta(block: _Block | None, delta: dict[str, Any], sink: TextSink) -> None:
@@ -250,14 +306,16 @@ def _apply_delta(block: _Block | None, delta: dict[str, Any], sink: TextSink) ->
         block.text.append(delta.get("partial_json") or "")
 
 
-def _usage(usage: dict[str, Any]) -> Usage:
-    """Usage from a message's ``usage``: the prompt counts cached and cache-written tokens."""
-    cached = usage.get("cache_read_input_tokens") or 0
-    written = usage.get("cache_creation_input_tokens") or 0
+def _usage(usage: dict[str, Any]) -> tuple[Usage, list[str]]:
+    """Usage from a message's ``usage`` (the prompt counts cached and cache-written tokens)."""
+    check = UsageCheck()
+    cached = check("cache_read_input_tokens", usage.get("cache_read_input_tokens"))
+    written = check("cache_creation_input_tokens", usage.get("cache_creation_input_tokens"))
     details = usage.get("output_tokens_details") or {}
-    return Usage(
-        prompt_tokens=(usage.get("input_tokens") or 0) + cached + written,
-        completion_tokens=usage.get("output_tokens") or 0,
-        cached_tokens=cached,
-        reasoning_tokens=details.get("thinking_tokens") or 0,
+    checked = check.usage(
+        prompt=check("input_tokens", usage.get("input_tokens")) + cached + written,
+        completion=check("output_tokens", usage.get("output_tokens")),
+        cached=cached,
+        reasoning=check("thinking_tokens", details.get("thinking_tokens")),
     )
+    return checked, check.notes

@@ -54,6 +54,13 @@ class FallbackProvider:
             return response.model_copy(update={"attempts": (*attempts, *answered)})
         raise _all_failed(self.name, failures, tuple(attempts))
 
+    async def aclose(self) -> None:
+        """Closes every provider of the chain that holds connections."""
+        for provider in self.chain:
+            closer = getattr(provider, "aclose", None)
+            if closer is not None:
+                await closer()
+
 
 def _one(provider: Provider, outcome: str) -> tuple[dict[str, Any], ...]:
     return ({"provider": provider.name, "model": provider.model, "outcome": outcome},)

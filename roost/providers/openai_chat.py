@@ -23,15 +23,17 @@ from roost.messages import (
     UserMessage,
 )
 from roost.providers._common import Settings, TextSink, require_key, settings_from
+from roost.providers._errors import broken_stream
 from roost.providers._history import (
     OwnReasoning,
     current_loop_start,
     paired,
     result_text,
 )
-from roost.providers._http import Answer, HttpProvider, decode_answer
+from roost.providers._http import Answer, HttpProvider, decode_answer, make_answer
 from roost.providers._retry import AttemptHooks
 from roost.providers._toolcalls import ToolCallAccumulator, arguments_text, make_call
+from roost.providers._usage import UsageCheck
 from roost.providers.registry import ProviderContext
 
 
@@ -162,45 +164,63 @@ def _from_wire(data: dict[str, Any], settings: Settings) -> Answer:
     choices = data.get("choices") or []
     if not choices:
         raise ProviderError(settings.name, f"{settings.where()} answered with no choices")
-    message = choices[0].get("message") or {}
+    choice = choices[0]
+    message = choice.get("message") or {}
     calls = tuple(
         make_call(call.get("id") or f"call_{n}", fn.get("name") or "", fn.get("arguments") or "")
         for n, call in enumerate(message.get("tool_calls") or [])
         if (fn := call.get("function") or {})
     )
     reasoning_text = message.get("reasoning_content") or message.get("reasoning") or ""
-    return Answer(
-        message=AssistantMessage(
-            content=message.get("content") or "",
+    refusal = message.get("refusal") or ""
+    usage, notes = _usage(data.get("usage"))
+    return make_answer(
+        AssistantMessage(
+            # A refusal is what the model said instead: the person reads it as the reply.
+            content=message.get("content") or refusal,
             tool_calls=calls,
             reasoning=_reasoning(reasoning_text),
         ),
-        usage=_usage(data.get("usage")),
-        model=data.get("model") or "",
+        usage,
+        data.get("model") or "",
+        choice.get("finish_reason"),
+        notes=notes,
+        refusal=bool(refusal),
     )
 
 
 async def _read_stream(stream: Any, sink: TextSink, settings: Settings) -> Answer:
-    """Accumulate a streamed chat completion into one Answer."""
+    """Accumulate a streamed chat completion into one Answer.
+
+    A stream is whole once a chunk has given the choice's ``finish_reason``; one
+    that ends before it was cut off (a proxy closing the connection cleanly,
+    say), however finished its text looks.
+    """
     text: list[str] = []
+    refusal: list[str] = []
     reasoning: list[str] = []
     calls = ToolCallAccumulator()
     usage: dict[str, Any] | None = None
     model = ""
+    finish: str | None = None
     chunks = 0
     async for chunk in stream:
         chunks += 1
-        data = chunk.model_dump()
+        data = chunk.model_dump(warnings=False)
         model = data.get("model") or model
         usage = data.get("usage") or usage
         for choice in data.get("choices") or []:
             if choice.get("index", 0) != 0:
                 continue
+            finish = choice.get("finish_reason") or finish
             delta = choice.get("delta") or {}
             if piece := delta.get("reasoning_content") or delta.get("reasoning"):
                 reasoning.append(piece)
             if piece := delta.get("content"):
                 text.append(piece)
+                sink(piece)
+            if piece := delta.get("refusal"):
+                refusal.append(piece)
                 sink(piece)
             for call in delta.get("tool_calls") or []:
                 fn = call.get("function") or {}
@@ -209,26 +229,33 @@ async def _read_stream(stream: Any, sink: TextSink, settings: Settings) -> Answe
         raise ProviderError(
             settings.name, f"{settings.where()} sent an empty stream; check base_url and model"
         )
+    if finish is None:
+        raise broken_stream(settings, "finish_reason")
     message = AssistantMessage(
-        content="".join(text), tool_calls=calls.calls(), reasoning=_reasoning("".join(reasoning))
+        content="".join(text + refusal),
+        tool_calls=calls.calls(),
+        reasoning=_reasoning("".join(reasoning)),
     )
-    return Answer(message=message, usage=_usage(usage), model=model)
+    checked, notes = _usage(usage)
+    return make_answer(message, checked, model, finish, notes=notes, refusal=bool(refusal))
 
 
 def _reasoning(text: str) -> tuple[ReasoningPart, ...]:
     return (ReasoningPart(kind="reasoning_content", text=text),) if text else ()
 
 
-def _usage(usage: dict[str, Any] | None) -> Usage:
-    """Usage from a chat completion's ``usage`` (DeepSeek's cache field included)."""
+def _usage(usage: dict[str, Any] | None) -> tuple[Usage, list[str]]:
+    """Usage from a chat completion's ``usage`` (DeepSeek's cache field included), and notes."""
+    check = UsageCheck()
     if not usage:
-        return Usage()
+        return Usage(), check.notes
     prompt_details = usage.get("prompt_tokens_details") or {}
     completion_details = usage.get("completion_tokens_details") or {}
-    cached = prompt_details.get("cached_tokens") or usage.get("prompt_cache_hit_tokens") or 0
-    return Usage(
-        prompt_tokens=usage.get("prompt_tokens") or 0,
-        completion_tokens=usage.get("completion_tokens") or 0,
-        cached_tokens=cached,
-        reasoning_tokens=completion_details.get("reasoning_tokens") or 0,
+    cached = prompt_details.get("cached_tokens") or usage.get("prompt_cache_hit_tokens")
+    checked = check.usage(
+        prompt=check("prompt_tokens", usage.get("prompt_tokens")),
+        completion=check("completion_tokens", usage.get("completion_tokens")),
+        cached=check("cached_tokens", cached),
+        reasoning=check("reasoning_tokens", completion_details.get("reasoning_tokens")),
     )
+    return checked, check.notes

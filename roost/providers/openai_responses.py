@@ -25,10 +25,11 @@ from roost.messages import (
     UserMessage,
 )
 from roost.providers._common import Settings, TextSink, settings_from
-from roost.providers._errors import stream_error
+from roost.providers._errors import broken_stream, stream_error
 from roost.providers._history import OwnReasoning, paired, result_text
-from roost.providers._http import Answer, HttpProvider, decode_answer
+from roost.providers._http import Answer, HttpProvider, decode_answer, make_answer
 from roost.providers._toolcalls import arguments_text, make_call
+from roost.providers._usage import UsageCheck
 from roost.providers.openai_chat import openai_client
 from roost.providers.registry import ProviderContext
 
@@ -151,17 +152,24 @@ def _call_item(call: ToolCall) -> dict[str, Any]:
 
 
 def _from_wire(data: dict[str, Any], settings: Settings) -> Answer:
-    """An Answer from a whole response object."""
-    if data.get("status") == "failed":
+    """An Answer from a whole response object.
+
+    Its finish reason is its status, ``completed``, or for an ``incomplete``
+    response the reason given (``max_output_tokens``, ``content_filter``).
+    """
+    status = data.get("status")
+    if status == "failed":
         error = data.get("error") or {}
         raise stream_error(settings, str(error.get("message") or "failed"), str(error.get("code")))
     text: list[str] = []
     calls: list[ToolCall] = []
     reasoning: list[ReasoningPart] = []
+    refusal = False
     for item in data.get("output") or []:
         kind = item.get("type")
         if kind == "message":
             for part in item.get("content") or []:
+                refusal = refusal or part.get("type") == "refusal"
                 text.append(part.get("text") or part.get("refusal") or "")
         elif kind == "function_call":
             details = {"id": item["id"]} if item.get("id") else None
@@ -182,7 +190,16 @@ def _from_wire(data: dict[str, Any], settings: Settings) -> Answer:
     message = AssistantMessage(
         content="".join(text), tool_calls=tuple(calls), reasoning=tuple(reasoning)
     )
-    return Answer(message=message, usage=_usage(data.get("usage")), model=data.get("model") or "")
+    usage, notes = _usage(data.get("usage"))
+    model = data.get("model") or ""
+    return make_answer(message, usage, model, _finish(data), notes=notes, refusal=refusal)
+
+
+def _finish(data: dict[str, Any]) -> str | None:
+    status = data.get("status")
+    if status == "incomplete":
+        return str((data.get("incomplete_details") or {}).get("reason") or status)
+    return str(status) if status else None
 
 
 def _reasoning_part(item: dict[str, Any]) -> ReasoningPart:
@@ -192,42 +209,48 @@ def _reasoning_part(item: dict[str, Any]) -> ReasoningPart:
     )
 
 
+# The events that end a Responses stream, each with the whole response.
+FINAL_EVENTS = frozenset({"response.completed", "response.incomplete", "response.failed"})
+
+
 async def _read_stream(stream: Any, sink: TextSink, settings: Settings) -> Answer:
-    """Accumulate a Responses event stream into one Answer."""
+    """Accumulate a Responses event stream into one Answer.
+
+    Only a final event (completed, incomplete or failed) makes it whole: a
+    stream that ends before one was cut off, whatever text it had sent.
+    """
     done_items: list[dict[str, Any]] = []
     final: dict[str, Any] | None = None
     async for event in stream:
-        data = event.model_dump()
+        data = event.model_dump(warnings=False)
         kind = data.get("type")
-        if kind == "response.output_text.delta":
+        if kind in ("response.output_text.delta", "response.refusal.delta"):
             sink(data.get("delta") or "")
         elif kind == "response.output_item.done":
             done_items.append(data.get("item") or {})
-        elif kind in ("response.completed", "response.incomplete", "response.failed"):
+        elif kind in FINAL_EVENTS:
             final = data.get("response") or {}
         elif kind == "error":
             message = str(data.get("message") or "error event")
             raise stream_error(settings, message, str(data.get("code") or ""))
     if final is None:
-        raise ProviderError(
-            settings.name,
-            f"{settings.where()} ended the stream before the response completed",
-            retryable=True,
-        )
+        raise broken_stream(settings, "response.completed")
     if not final.get("output"):
         final = {**final, "output": done_items}
     return _from_wire(final, settings)
 
 
-def _usage(usage: dict[str, Any] | None) -> Usage:
-    """Usage from a response's ``usage``."""
+def _usage(usage: dict[str, Any] | None) -> tuple[Usage, list[str]]:
+    """Usage from a response's ``usage``, and notes on what had to be corrected."""
+    check = UsageCheck()
     if not usage:
-        return Usage()
+        return Usage(), check.notes
     input_details = usage.get("input_tokens_details") or {}
     output_details = usage.get("output_tokens_details") or {}
-    return Usage(
-        prompt_tokens=usage.get("input_tokens") or 0,
-        completion_tokens=usage.get("output_tokens") or 0,
-        cached_tokens=input_details.get("cached_tokens") or 0,
-        reasoning_tokens=output_details.get("reasoning_tokens") or 0,
+    checked = check.usage(
+        prompt=check("input_tokens", usage.get("input_tokens")),
+        completion=check("output_tokens", usage.get("output_tokens")),
+        cached=check("cached_tokens", input_details.get("cached_tokens")),
+        reasoning=check("reasoning_tokens", output_details.get("reasoning_tokens")),
     )
+    return checked, check.notes

@@ -50,8 +50,33 @@ class FakeUsage:
 
 
 @dataclass(frozen=True)
+class Framing:
+    """How a stream is written: the habits of real servers and proxies at the edges.
+
+    ``crlf`` ends every line in ``\\r\\n``; ``comments`` sends ``:`` comment lines
+    (a keep-alive ping) before and between events; ``split`` writes each event
+    in pieces of that many bytes, flushed one by one (0: whole events), so an
+    event, a line or a UTF-8 character arrives across several reads.
+    """
+
+    crlf: bool = False
+    comments: bool = False
+    split: int = 0
+
+
+@dataclass(frozen=True)
 class Reply:
-    """One successful answer."""
+    """One successful answer.
+
+    ``finish`` is the API's own word for why the answer ended, sent as it is:
+    Chat ``finish_reason`` (``stop``, ``length``, ``tool_calls``,
+    ``content_filter``, ``function_call``), Anthropic ``stop_reason``
+    (``end_turn``, ``max_tokens``, ``pause_turn``, ``refusal``, ...), and for
+    Responses ``completed`` or the reason of an ``incomplete`` response
+    (``max_output_tokens``, ``content_filter``). None: what the content implies.
+    ``refusal`` is refusal text where the API has a place for it (Chat's
+    ``refusal`` field, a Responses ``refusal`` part; Anthropic: plain text).
+    """
 
     text: str = ""
     calls: tuple[FakeCall, ...] = ()
@@ -64,6 +89,10 @@ class Reply:
     repeat_ids: bool = False
     reuse_index: bool = False
     repeat_arguments: bool = False
+    split_names: bool = False  # Chat: a tool's name comes in pieces of ``chunk_size``
+    finish: str | None = None
+    refusal: str = ""
+    framing: Framing = field(default_factory=Framing)
 
 
 @dataclass(frozen=True)
@@ -97,16 +126,18 @@ def overloaded() -> Status:
 class Broken:
     """A streamed reply that goes wrong after ``after`` events.
 
-    ``how``: ``reset`` closes the connection with a TCP reset, ``error`` sends
-    the API's error event inside the 200 stream, ``failed`` ends a Responses
-    stream with ``response.failed`` (the others send their error event),
-    ``stall`` stops sending for
-    ``seconds`` (past the client's timeout) and then closes.
+    ``how``: ``reset`` closes the connection with a TCP reset, ``close`` closes
+    it cleanly (a FIN, as a proxy that gives up does: without a length or
+    chunked framing the client sees a stream that simply ends), ``error``
+    sends the API's error event inside the 200 stream, ``failed`` ends a
+    Responses stream with ``response.failed`` (the others send their error
+    event), ``stall`` stops sending for ``seconds`` (past the client's
+    timeout) and then closes.
     """
 
     reply: Reply
     after: int
-    how: Literal["reset", "error", "failed", "stall"] = "reset"
+    how: Literal["reset", "close", "error", "failed", "stall"] = "reset"
     error_type: str = "overloaded_error"
     seconds: float = 3.0
 

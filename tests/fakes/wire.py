@@ -66,6 +66,8 @@ def error_event(api: Api, error_type: str, message: str = "stream failed") -> Ev
 
 def chat_json(reply: Reply, model: str) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": reply.text or None}
+    if reply.refusal:
+        message["refusal"] = reply.refusal
     if reply.calls:
         message["tool_calls"] = [
             {
@@ -99,6 +101,8 @@ def chat_usage(reply: Reply) -> dict[str, Any]:
 
 
 def _finish(reply: Reply) -> str:
+    if reply.finish is not None:
+        return reply.finish
     return "tool_calls" if reply.calls else "stop"
 
 
@@ -113,6 +117,7 @@ def chat_events(reply: Reply, model: str) -> list[Event]:
     for t in reply.thinking:
         events += [chunk({"reasoning_content": p}) for p in pieces(t.text, reply.chunk_size)]
     events += [chunk({"content": p}) for p in pieces(reply.text, reply.chunk_size)]
+    events += [chunk({"refusal": p}) for p in pieces(reply.refusal, reply.chunk_size)]
     for n, c in enumerate(reply.calls):
         events += [chunk({"tool_calls": [d]}) for d in _chat_call_deltas(reply, c, n)]
     events.append(chunk({}, _finish(reply)))
@@ -124,8 +129,11 @@ def chat_events(reply: Reply, model: str) -> list[Event]:
 def _chat_call_deltas(reply: Reply, call: FakeCall, n: int) -> list[dict[str, Any]]:
     index = 0 if reply.reuse_index else n
     ident = {"id": call_id(call, n, "chat"), "type": "function"}
-    first = {"index": index, **ident, "function": {"name": call.name, "arguments": ""}}
-    deltas = [first]
+    names = pieces(call.name, reply.chunk_size) if reply.split_names else [call.name]
+    first = {"index": index, **ident, "function": {"name": names[0], "arguments": ""}}
+    deltas: list[dict[str, Any]] = [first]
+    # The rest of a name split across fragments, as some compatible servers send it.
+    deltas += [{"index": index, "function": {"name": rest}} for rest in names[1:]]
     fragments = pieces(call.arguments_text(), reply.chunk_size)
     if reply.repeat_arguments:
         fragments.append(call.arguments_text())
@@ -153,8 +161,13 @@ def responses_items(reply: Reply) -> list[dict[str, Any]]:
                 "encrypted_content": t.signature,
             }
         )
-    if reply.text:
-        content = [{"type": "output_text", "text": reply.text, "annotations": [], "logprobs": []}]
+    if reply.text or reply.refusal:
+        content: list[dict[str, Any]] = []
+        if reply.text:
+            text = {"type": "output_text", "text": reply.text, "annotations": [], "logprobs": []}
+            content.append(text)
+        if reply.refusal:
+            content.append({"type": "refusal", "refusal": reply.refusal})
         items.append(
             {
                 "type": "message",
@@ -178,15 +191,24 @@ def responses_items(reply: Reply) -> list[dict[str, Any]]:
     return items
 
 
-def responses_json(reply: Reply, model: str, status: str = "completed") -> dict[str, Any]:
+def responses_status(reply: Reply) -> str:
+    """``completed``, or ``incomplete`` when the reply names another finish."""
+    return "completed" if reply.finish in (None, "completed") else "incomplete"
+
+
+def responses_json(reply: Reply, model: str, status: str | None = None) -> dict[str, Any]:
     u = reply.usage
+    status = status or responses_status(reply)
+    finished = status in ("completed", "incomplete")
+    incomplete = {"reason": reply.finish} if status == "incomplete" else None
     return {
         "id": "resp_fake",
         "object": "response",
         "created_at": 1700000000,
         "status": status,
+        "incomplete_details": incomplete,
         "model": model,
-        "output": responses_items(reply) if status == "completed" else [],
+        "output": responses_items(reply) if finished else [],
         "parallel_tool_calls": True,
         "tool_choice": "auto",
         "tools": [],
@@ -207,7 +229,8 @@ def responses_events(reply: Reply, model: str) -> list[Event]:
     ]
     for index, item in enumerate(responses_items(reply)):
         events += _item_events(reply, index, item)
-    events.append({"type": "response.completed", "response": responses_json(reply, model)})
+    final = responses_json(reply, model)
+    events.append({"type": f"response.{final['status']}", "response": final})
     return [(e["type"], json.dumps({**e, "sequence_number": n})) for n, e in enumerate(events)]
 
 
@@ -222,30 +245,11 @@ def _item_events(reply: Reply, index: int, item: dict[str, Any]) -> list[dict[st
     ref = {"output_index": index, "item_id": item["id"]}
     if item["type"] == "message":
         empty = {**item, "status": "in_progress", "content": []}
-        part = {"type": "output_text", "text": "", "annotations": []}
         events: list[dict[str, Any]] = [
-            {"type": "response.output_item.added", "output_index": index, "item": empty},
-            {"type": "response.content_part.added", **ref, "content_index": 0, "part": part},
+            {"type": "response.output_item.added", "output_index": index, "item": empty}
         ]
-        for p in pieces(reply.text, reply.chunk_size):
-            events.append(
-                {
-                    "type": "response.output_text.delta",
-                    **ref,
-                    "content_index": 0,
-                    "delta": p,
-                    "logprobs": [],
-                }
-            )
-        events.append(
-            {
-                "type": "response.output_text.done",
-                **ref,
-                "content_index": 0,
-                "text": reply.text,
-                "logprobs": [],
-            }
-        )
+        for content_index, part in enumerate(item["content"]):
+            events += _part_events(reply, ref, content_index, part)
     elif item["type"] == "function_call":
         events = [
             {
@@ -276,13 +280,33 @@ def _item_events(reply: Reply, index: int, item: dict[str, Any]) -> list[dict[st
     return events
 
 
+def _part_events(
+    reply: Reply, ref: dict[str, Any], content_index: int, part: dict[str, Any]
+) -> list[dict[str, Any]]:
+    """The events of one content part of a message: added, its deltas, done."""
+    kind = part["type"]  # output_text or refusal
+    field_name = "text" if kind == "output_text" else "refusal"
+    name = "output_text" if kind == "output_text" else "refusal"
+    at = {**ref, "content_index": content_index}
+    empty = {**part, field_name: ""}
+    extra: dict[str, Any] = {"logprobs": []} if kind == "output_text" else {}
+    events: list[dict[str, Any]] = [{"type": "response.content_part.added", **at, "part": empty}]
+    for p in pieces(part[field_name], reply.chunk_size):
+        events.append({"type": f"response.{name}.delta", **at, "delta": p, **extra})
+    events.append({"type": f"response.{name}.done", **at, field_name: part[field_name], **extra})
+    events.append({"type": "response.content_part.done", **at, "part": part})
+    return events
+
+
 # --------------------------------------------------------------------------- anthropic
 
 
 def anthropic_blocks(reply: Reply) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = [_thinking_block(t) for t in reply.thinking]
-    if reply.text:
-        blocks.append({"type": "text", "text": reply.text, "citations": None})
+    # Anthropic has no refusal field: a refusal is text, with stop_reason "refusal".
+    text = reply.text + reply.refusal
+    if text:
+        blocks.append({"type": "text", "text": text, "citations": None})
     for n, c in enumerate(reply.calls):
         arguments: Any = c.arguments if isinstance(c.arguments, dict) else {}
         blocks.append(
@@ -313,6 +337,12 @@ def anthropic_usage(reply: Reply) -> dict[str, Any]:
     }
 
 
+def anthropic_stop(reply: Reply) -> str:
+    if reply.finish is not None:
+        return reply.finish
+    return "tool_use" if reply.calls else "end_turn"
+
+
 def anthropic_json(reply: Reply, model: str) -> dict[str, Any]:
     return {
         "id": "msg_fake",
@@ -320,7 +350,7 @@ def anthropic_json(reply: Reply, model: str) -> dict[str, Any]:
         "role": "assistant",
         "model": model,
         "content": anthropic_blocks(reply),
-        "stop_reason": "tool_use" if reply.calls else "end_turn",
+        "stop_reason": anthropic_stop(reply),
         "stop_sequence": None,
         "usage": anthropic_usage(reply),
     }
@@ -332,7 +362,7 @@ def anthropic_events(reply: Reply, model: str) -> list[Event]:
     events: list[dict[str, Any]] = [{"type": "message_start", "message": start}, {"type": "ping"}]
     for index, block in enumerate(anthropic_blocks(reply)):
         events += _block_events(reply, index, block)
-    delta = {"stop_reason": "tool_use" if reply.calls else "end_turn", "stop_sequence": None}
+    delta = {"stop_reason": anthropic_stop(reply), "stop_sequence": None}
     events.append(
         {
             "type": "message_delta",
@@ -374,3 +404,44 @@ def _block_events(reply: Reply, index: int, block: dict[str, Any]) -> list[dict[
             delta({"type": "input_json_delta", "partial_json": p})
     events.append({"type": "content_block_stop", "index": index})
     return events
+
+
+# --------------------------------------------------------------------------- requests
+
+_ROLES: dict[Api, frozenset[str]] = {
+    "chat": frozenset({"system", "developer", "user", "assistant", "tool"}),
+    "responses": frozenset({"system", "developer", "user", "assistant"}),
+    "anthropic": frozenset({"user", "assistant"}),
+}
+
+
+def request_problem(api: Api, body: object) -> str | None:
+    """What makes ``body`` a request the real API answers with a 400, or None.
+
+    Not the whole schema: the checks a request built by a careless client
+    fails first (no model, no conversation, a role the API does not know,
+    Anthropic's required ``max_tokens``).
+    """
+    if not isinstance(body, dict):
+        return "the request body must be a JSON object"
+    if not isinstance(body.get("model"), str) or not body["model"]:
+        return "model: a model name is required"
+    key = "input" if api == "responses" else "messages"
+    conversation = body.get(key)
+    if api == "responses" and isinstance(conversation, str) and conversation:
+        return None
+    if not isinstance(conversation, list) or not conversation:
+        return f"{key}: at least one message is required"
+    for n, message in enumerate(conversation):
+        if not isinstance(message, dict):
+            return f"{key}.{n}: must be an object"
+        role = message.get("role")
+        if role is not None and role not in _ROLES[api]:
+            return f"{key}.{n}.role: {role!r} is not one of {sorted(_ROLES[api])}"
+        if role is None and api != "responses":
+            return f"{key}.{n}.role: a role is required"
+    if api == "anthropic":
+        max_tokens = body.get("max_tokens")
+        if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1:
+            return "max_tokens: a positive integer is required"
+    return None

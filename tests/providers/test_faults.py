@@ -140,7 +140,7 @@ async def test_stalled_stream_times_out(
     server.script(Broken(Reply(text="slow"), after=1, how="stall", seconds=6))
     provider = make_provider(kind, timeout=0.3, max_retries=0)  # imports the SDK: not timed
     started = time.monotonic()
-    with pytest.raises(ProviderError, match=r"no answer from .* within 0.3 s"):
+    with pytest.raises(ProviderError, match=r"stopped sending in the middle .*for 0.3 s"):
         await provider.complete(ASK)
     assert time.monotonic() - started < 4  # the client gave up long before the stall ended
     assert len(server.requests) == 1
