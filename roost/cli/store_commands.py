@@ -39,10 +39,12 @@ from roost.errors import (
 )
 from roost.events import Event, RunStartEvent, event_json
 from roost.flow.models import Flow
+from roost.store.checks import COLUMN_MAX
 from roost.store.forks import FileFork, fork_file_path, fork_prefix
 from roost.store.jsonl import JsonlLog
 from roost.store.sql import RunInfo, SqlStore
 from roost.store.sqllog import SqlLog
+from roost.store.summary import summarize
 from roost.tools.base import Tool
 
 DbOption = Annotated[
@@ -327,5 +329,10 @@ def import_command(
     except RunNotFoundError:
         store.import_events(events)
         print(f"imported run {run_id} ({len(events)} events)")
+        if summarize(events).clamped:
+            print(
+                f"note: run {run_id} reports token counts outside 0 to {COLUMN_MAX:,}; "
+                "`roost runs` counts them as the nearest of those, its events keep them as reported"
+            )
         return
     raise UsageError(f"run {run_id} is already in the store; nothing imported")

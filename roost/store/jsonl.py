@@ -29,6 +29,7 @@ from pydantic import ValidationError
 
 from roost.errors import ConcurrentRunError, EventLogError, EventLogWriteError
 from roost.events import Event, parse_event
+from roost.store.checks import invalid_event_text, order_problem
 
 
 class JsonlLog:
@@ -111,8 +112,8 @@ class JsonlLog:
                     f"run {run_id}: event seq {event.seq} is not the next ({expected}); "
                     "another process may be advancing this run"
                 )
-            if event.run != run_id:
-                raise EventLogError(f"{self.path}: event of run {event.run} in run {run_id}")
+            if problem := order_problem(event, expected, run_id):
+                raise EventLogError(f"{self.path}: {problem}")
             expected += 1
         payload = b"".join([_line(event) for event in events])
         _write_all(fd, payload)
@@ -183,16 +184,9 @@ def _parse_line(raw: bytes, expected_seq: int, run_id: str | None) -> Event:
     try:
         event = parse_event(data)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        if first["type"] == "union_tag_invalid":
-            tag = first.get("ctx", {}).get("tag", data.get("type"))
-            raise EventLogError(f"event type {tag!r} is unknown to this version of roost") from exc
-        where = ".".join(str(part) for part in first["loc"])
-        raise EventLogError(f"invalid event: {where}: {first['msg']}") from exc
-    if event.seq != expected_seq:
-        raise EventLogError(f"event seq {event.seq} where {expected_seq} was expected")
-    if run_id is not None and event.run != run_id:
-        raise EventLogError(f"event of run {event.run!r} in the log of run {run_id!r}")
+        raise EventLogError(invalid_event_text(exc)) from exc
+    if problem := order_problem(event, expected_seq, run_id):
+        raise EventLogError(problem)
     return event
 
 

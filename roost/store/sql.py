@@ -31,6 +31,7 @@ from sqlmodel import SQLModel
 from roost.errors import ConcurrentRunError, RunNotFoundError, StoreError, UsageError
 from roost.events import Event, RunStartEvent
 from roost.flow.redact import Redactor
+from roost.store.checks import COLUMN_MAX
 from roost.store.forks import check_fork_point
 from roost.store.schema import EVENTS, META, RUNS, SCHEMA_VERSION
 from roost.store.sqllog import SqlLog
@@ -100,9 +101,13 @@ class Statements:
         def marks(count: int) -> str:
             return ", ".join([mark] * count)
 
+        # The token count stops at COLUMN_MAX, compared before adding so that no database
+        # computes a sum its column cannot hold (the parameter is bound twice).
+        cap = COLUMN_MAX
+        tokens = f"CASE WHEN tokens > {cap} - {mark} THEN {cap} ELSE tokens + {mark} END"
         self.advance = (
             f"UPDATE runs SET next_seq = {mark}, status = {mark}, messages = messages + {mark}, "
-            f"tokens = tokens + {mark}, updated = {mark} WHERE id = {mark} AND next_seq = {mark}"
+            f"tokens = {tokens}, updated = {mark} WHERE id = {mark} AND next_seq = {mark}"
         )
         self.insert_events = f"INSERT INTO events (run, seq, type, ts, payload) VALUES ({marks(5)})"
         columns = (
