@@ -27,6 +27,7 @@ from roost.cli.logs import (
     is_file_ref,
     new_run_id,
     open_store,
+    stored_copy,
 )
 from roost.cli.transcript import age, clip, print_transcript
 from roost.errors import (
@@ -34,7 +35,6 @@ from roost.errors import (
     RoostError,
     RunNotFoundError,
     RunStateError,
-    StoreError,
     UsageError,
 )
 from roost.events import Event, RunStartEvent, event_json
@@ -250,25 +250,24 @@ def _fork_of_file(ref: str, at: int, new_id: str, db: str | None) -> FileFork:
     events, _, _ = recorded(ref, db)
     prefix = fork_prefix(events, at, new_id)
     path = fork_file_path(Path(ref), new_id)
-    return FileFork(path, prefix, _stored_twin(events, at, new_id, db))
+    return FileFork(path, prefix, _stored_twin(ref, events, at, new_id, db))
 
 
-def _stored_twin(events: list[Event], at: int, new_id: str, db: str | None) -> SqlLog | None:
+def _stored_twin(
+    ref: str, events: list[Event], at: int, new_id: str, db: str | None
+) -> SqlLog | None:
     """The same fork in the store, when the store holds the file's run as the file has it.
 
     A run started with ``--events`` lives in the store and in its file; a fork of
     the file then lives in both as well, so ``roost runs`` and the parent's family
     list it, and continuing the fork's file keeps both copies going (as it does for
-    the parent). A store that lacks the run or holds another length of it is left alone.
+    the parent). A store that lacks the run or holds another history of it (an
+    edited file) is left alone.
     """
-    try:
-        store = open_store(db, create=False)
-        info = store.run(events[0].run)
-    except (RunNotFoundError, StoreError):
+    parent = stored_copy(Path(ref), events, db)
+    if parent is None:
         return None
-    if info.next_seq != len(events):
-        return None
-    return store.fork(info.id, at, new_id)
+    return parent.store.fork(parent.run_id, at, new_id)
 
 
 def _fork_line(pending: SqlLog | FileFork, start: Event, at: int) -> str:

@@ -10,7 +10,7 @@ seq and count is checked there, never left to the database driver.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from pydantic import ValidationError
 
@@ -42,6 +42,23 @@ def invalid_event_text(exc: ValidationError, *, skip: int = 0) -> str:
         return f"event type {tag!r} is unknown to this version of roost"
     where = ".".join(str(part) for part in first["loc"][skip:])
     return f"invalid event: {where}: {first['msg']}"
+
+
+def first_difference(ours: Sequence[Event], theirs: Sequence[Event]) -> int | None:
+    """The seq where two copies of a run part ways (an edited event, or one copy ends); None
+    when they hold the same events."""
+    for seq, (mine, other) in enumerate(zip(ours, theirs, strict=False)):
+        if event_bytes(mine) != event_bytes(other):
+            return seq
+    return None if len(ours) == len(theirs) else min(len(ours), len(theirs))
+
+
+def event_bytes(event: Event) -> bytes:
+    """The event's JSON as the log writes it, made by the model's serializer straight into bytes."""
+    # (model_dump_json would decode them to a str that a log encodes again)
+    serializer = type(event).__pydantic_serializer__
+    text: bytes = serializer.to_json(event, by_alias=True)
+    return text
 
 
 def seq_problem(seqs: Iterable[int]) -> str | None:

@@ -29,7 +29,7 @@ from pydantic import ValidationError
 
 from roost.errors import ConcurrentRunError, EventLogError, EventLogWriteError
 from roost.events import Event, parse_event
-from roost.store.checks import invalid_event_text, order_problem
+from roost.store.checks import event_bytes, invalid_event_text, order_problem
 
 
 class JsonlLog:
@@ -157,11 +157,7 @@ class JsonlLog:
 
 
 def _line(event: Event) -> bytes:
-    # What event_json gives, made by the model's serializer straight into bytes
-    # (model_dump_json would decode them to a str that this log encodes again).
-    serializer = type(event).__pydantic_serializer__
-    line: bytes = serializer.to_json(event, by_alias=True)
-    return line + b"\n"
+    return event_bytes(event) + b"\n"
 
 
 def _write_all(fd: int, payload: bytes) -> None:

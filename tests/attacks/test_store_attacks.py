@@ -20,6 +20,7 @@ from roost.cli import main
 from roost.errors import EventLogError
 from roost.events import LlmCallEvent
 from roost.store.checks import COLUMN_MAX
+from roost.store.jsonl import JsonlLog
 from roost.store.sql import SqlStore
 from tests.store.conftest import pg_server, pg_url, run_events
 
@@ -285,3 +286,60 @@ def test_a_huge_seq_in_a_file_is_one_line(roost: Roost) -> None:
         result = roost(*command)
         assert result.code == 2
         assert "seq.jsonl:3: event seq 100000000000000000000 where 2 was" in result.line
+
+
+# ------------------------------------------------------------------ an edited run file
+
+
+def _stored(run_id: str) -> list[str]:
+    store = SqlStore(".roost/roost.db", create=False)
+    try:
+        return [event.model_dump_json() for event in store.log(run_id).load()]
+    finally:
+        store.close()
+
+
+def test_continuing_an_edited_file_leaves_the_stored_run_alone(roost: Roost) -> None:
+    run_id, lines = paused_run(roost)
+    before = _stored(run_id)
+    lines[1]["content"] = "a start the run never had"  # same number of events, other history
+    write_lines("run.jsonl", lines)
+    continued = roost("continue", "run.jsonl", "--answer", "go on", "--no-input")
+    assert continued.code == 0, continued.err
+    assert _stored(run_id) == before
+    assert continued.err.strip() == (
+        f"roost: note: run.jsonl: the stored copy of run {run_id} differs from event 1 on "
+        f"({len(lines)} events stored, {len(lines)} in the file); only the file is written"
+    )
+    grown = [json.loads(line) for line in Path("run.jsonl").read_text().splitlines()]
+    assert len(grown) > len(lines) and grown[1]["content"] == "a start the run never had"
+
+
+def test_forking_an_edited_file_stores_no_fork(roost: Roost) -> None:
+    _, lines = paused_run(roost)
+    lines[1]["content"] = "edited"
+    write_lines("run.jsonl", lines)
+    forked = roost("fork", "run.jsonl", "--at", "1", "--message", "again", "--no-input")
+    assert forked.code == 0, forked.err
+    assert "only the file is written" in forked.err
+    assert roost("runs").out.count("chat") == 1  # the parent only: no fork grafted onto it
+
+
+def test_an_unedited_file_still_advances_both_copies(roost: Roost) -> None:
+    run_id, _ = paused_run(roost)
+    before = _stored(run_id)
+    continued = roost("continue", "run.jsonl", "--answer", "go on", "--no-input")
+    assert continued.code == 0 and continued.err == ""
+    in_file = [event.model_dump_json() for event in JsonlLog(Path("run.jsonl")).load()]
+    assert in_file[-1] != before[-1] and _stored(run_id) == in_file
+
+
+def test_a_file_whose_run_id_is_a_prefix_of_a_stored_one_is_not_that_run(roost: Roost) -> None:
+    run_id, lines = paused_run(roost)
+    before = _stored(run_id)
+    for line in lines:
+        line["run"] = run_id[:-2]  # another run, whose id a prefix lookup would match
+    write_lines("other.jsonl", lines)
+    continued = roost("continue", "other.jsonl", "--answer", "go on", "--no-input")
+    assert continued.code == 0, continued.err
+    assert _stored(run_id) == before
