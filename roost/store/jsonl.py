@@ -7,7 +7,9 @@ was writing, since the data is in the kernel's page cache as soon as
 ``write`` returns. There is no ``fsync``: the log survives the process being
 killed, not the machine losing power. Loading ignores such a torn last line
 (and says so in ``warnings``); an invalid line anywhere else is an error that
-names the file and line.
+names the file and line. A last line that is a whole event but lacks its
+newline (left off by an editor or a script) is an event like any other: the
+next append writes the newline before its own lines.
 
 Every append takes an exclusive ``flock`` for the length of its write and
 checks, with one ``lseek`` to its end, that the file has not grown behind this log's
@@ -43,6 +45,7 @@ class JsonlLog:
         self._valid_end = 0  # end of the last complete, valid line
         self._next_seq = 0
         self._fd = -1  # the descriptor appends write to, opened by the first append
+        self._unterminated = False  # the file's last event lacks its newline
 
     def close(self) -> None:
         """Closes the file descriptor (a later append opens it again)."""
@@ -116,7 +119,10 @@ class JsonlLog:
                 raise EventLogError(f"{self.path}: {problem}")
             expected += 1
         payload = b"".join([_line(event) for event in events])
+        if self._unterminated:
+            payload = b"\n" + payload  # or the first new event would join the last line
         _write_all(fd, payload)
+        self._unterminated = False
         self._run_id = run_id
         self._size += len(payload)
         self._valid_end = self._size
@@ -133,9 +139,6 @@ class JsonlLog:
             if not raw.strip():
                 valid_end = end if newline != -1 else valid_end
                 continue
-            if newline == -1:
-                self.warnings.append(f"{self.path}:{lineno}: ignored an unterminated last line")
-                break
             try:
                 event = _parse_line(raw, len(events), self._run_id)
             except _NotJson as exc:
@@ -152,6 +155,9 @@ class JsonlLog:
             valid_end = end
         self._size = len(data)
         self._valid_end = valid_end
+        # A whole event on a last line without its newline (an editor or a script left it
+        # off): it is kept, and the next append writes the newline first.
+        self._unterminated = 0 < valid_end == len(data) and not data.endswith(b"\n")
         self._next_seq = len(events)
         return events
 
