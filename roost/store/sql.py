@@ -43,7 +43,8 @@ _SECRET_WORDS = "pass|pwd|secret|token|key|auth|credential"
 _SECRET_PARAM = re.compile(_SECRET_WORDS, re.IGNORECASE)
 # The same in a URL SQLAlchemy cannot parse, and its password (as SQLAlchemy would read it).
 _SECRET_QUERY_TEXT = re.compile(rf"([?&][^=&]*(?:{_SECRET_WORDS})[^=&]*=)[^&]*", re.IGNORECASE)
-_PASSWORD_TEXT = re.compile(r"^([\w+]*://[^:/]*:)[^@]*@")
+# Everything from the user name's ':' to the LAST '@': a password may hold an unencoded '@'.
+_PASSWORD_TEXT = re.compile(r"^([\w+]*://[^:/]*:).*@")
 _HIDDEN = "ROOSTHIDDEN"  # rendered as is in a URL, then shown as ***
 
 
@@ -331,6 +332,12 @@ def _shown(url: str) -> tuple[str, Redactor]:
     except (ArgumentError, ValueError) as exc:
         reason = "its port is not a number" if isinstance(exc, ValueError) else "cannot parse it"
         raise UsageError(f"invalid database URL {_masked_text(url)!r}: {reason}") from None
+    if "@" in (parsed.host or ""):
+        # SQLAlchemy ends the password at its first '@' and takes the rest for the host,
+        # which a driver's error would then print: refuse before connecting.
+        raise UsageError(
+            f"invalid database URL {_masked_text(url)!r}: write an '@' in its password as %40"
+        )
     secrets = [parsed.password] if isinstance(parsed.password, str) else []
     query: dict[str, str | tuple[str, ...]] = {}
     for key, value in parsed.query.items():

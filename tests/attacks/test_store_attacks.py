@@ -343,3 +343,26 @@ def test_a_file_whose_run_id_is_a_prefix_of_a_stored_one_is_not_that_run(roost: 
     continued = roost("continue", "other.jsonl", "--answer", "go on", "--no-input")
     assert continued.code == 0, continued.err
     assert _stored(run_id) == before
+
+
+# ------------------------------------------------------------------ a password holding an '@'
+
+AT_URL = "postgresql://roost:hunter@2secret@127.0.0.1:9/x"
+
+
+def test_a_password_with_an_unencoded_at_never_shows(roost: Roost) -> None:
+    for command in (["runs"], ["run", "chat.yaml", "--no-input"], ["show", "abc"]):
+        result = roost(*command, "--db", AT_URL)
+        assert result.code == 2, command
+        assert result.line == (
+            "invalid database URL 'postgresql+psycopg://roost:***@127.0.0.1:9/x': "
+            "write an '@' in its password as %40"
+        )
+        assert "hunter" not in result.out + result.err and "2secret" not in result.err
+
+
+def test_a_printed_hint_masks_up_to_the_last_at() -> None:
+    from roost.store.sql import masked_db
+
+    assert masked_db(AT_URL) == "postgresql://roost:***@127.0.0.1:9/x"
+    assert masked_db("postgresql://a@b:p@s@s@h/x") == "postgresql://a@b:***@h/x"
