@@ -1,8 +1,9 @@
 """Where the CLI keeps runs: a new run's log, and a stored run found by id or file.
 
-Every run is stored in the SQL store (``.roost/roost.db`` under the current
-folder unless ``--db`` or ``ROOST_DB`` names another database); ``--events
-PATH`` writes a JSON Lines copy as well. A run reference is a stored run's id
+Every run is stored in the SQL store (``.roost/roost.db`` in the nearest folder,
+from the current one up, that has a ``.roost`` folder, unless ``--db`` or
+``ROOST_DB`` names another database); ``--events PATH`` writes a JSON Lines
+copy as well. A run reference is a stored run's id
 (or a unique prefix of it) or the path of a run's JSON Lines file.
 """
 

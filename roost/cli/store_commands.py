@@ -1,7 +1,8 @@
 """``roost runs``, ``show``, ``replay``, ``fork``, ``export`` and ``import`` (section 8).
 
 RUN is a stored run's id (or a unique prefix) or a run's JSON Lines file; the
-store is ``--db``, else ``ROOST_DB``, else ``.roost/roost.db`` here.
+store is ``--db``, else ``ROOST_DB``, else ``.roost/roost.db`` in the nearest
+folder from here up that has a ``.roost`` folder (here when none has).
 """
 
 from __future__ import annotations
@@ -42,13 +43,14 @@ from roost.flow.models import Flow
 from roost.store.checks import COLUMN_MAX
 from roost.store.forks import FileFork, fork_file_path, fork_prefix
 from roost.store.jsonl import JsonlLog
-from roost.store.sql import RunInfo, SqlStore
+from roost.store.sql import RunInfo, SqlStore, shown_store
 from roost.store.sqllog import SqlLog
 from roost.store.summary import summarize
 from roost.tools.base import Tool
 
 DbOption = Annotated[
-    str | None, typer.Option("--db", help="Run store URL (default: ROOST_DB or .roost/roost.db).")
+    str | None,
+    typer.Option("--db", help="Run store URL (default: ROOST_DB or the nearest .roost/roost.db)."),
 ]
 RunArgument = Annotated[
     str, typer.Argument(metavar="RUN", help="Run id (or unique prefix) or JSON Lines event file.")
@@ -87,8 +89,11 @@ def runs(
         raise UsageError(f"--status {status!r}: use one of {', '.join(STATUSES)}")
     try:
         found = open_store(db, create=False).runs(flow=flow, status=status)
+        where = shown_store(db)
     except RunNotFoundError:
-        found = []
+        found, where = [], f"{shown_store(db)} (not made yet: the first run makes it)"
+    # On stderr, so that what a script reads from stdout stays the list alone.
+    print(f"store: {where}", file=sys.stderr)
     if not found:
         print("no runs stored")
         return

@@ -49,7 +49,7 @@ _HIDDEN = "ROOSTHIDDEN"  # rendered as is in a URL, then shown as ***
 
 
 def resolve_url(db: str | None = None) -> str:
-    """The database URL: ``db``, else ``ROOST_DB``, else ``.roost/roost.db`` here.
+    """The database URL: ``db``, else ``ROOST_DB``, else the nearest ``.roost/roost.db``.
 
     A value without ``://`` is taken as the path of a SQLite file. The file's
     folder is made when the store is created, not here: looking for a stored run
@@ -57,13 +57,44 @@ def resolve_url(db: str | None = None) -> str:
     """
     value = db or os.environ.get("ROOST_DB") or ""
     if not value:
-        return f"sqlite:///{DEFAULT_PATH}"
+        return f"sqlite:///{default_path()}"
     if "://" not in value:
         return f"sqlite:///{value}"
     if value.startswith(("postgresql://", "postgres://")):
         # psycopg (3) is the driver roost installs; SQLAlchemy's default would be psycopg2.
         return "postgresql+psycopg://" + value.split("://", 1)[1]
     return value
+
+
+def default_path() -> Path:
+    """``.roost/roost.db`` in the nearest folder, from the current one up, that has a
+    ``.roost`` folder (as git finds ``.git``); in the current folder when none has.
+
+    Runs started in a subfolder of a project are then kept with the project's
+    runs. The path is relative when the folder is the current one, else absolute.
+    """
+    try:
+        here = Path.cwd()
+    except OSError:  # the current folder was deleted: only a relative path can be named
+        return DEFAULT_PATH
+    for folder in (here, *here.parents):
+        try:
+            if (folder / DEFAULT_PATH.parent).is_dir():
+                return DEFAULT_PATH if folder == here else folder / DEFAULT_PATH
+        except OSError:  # a folder above that cannot be looked into ends the search
+            break
+    return DEFAULT_PATH
+
+
+def shown_store(db: str | None = None) -> str:
+    """Where the store named by ``db`` (or the default) is, as messages show it.
+
+    A SQLite file's path, or the database URL with its secrets masked.
+    """
+    url = resolve_url(db)
+    if url.startswith("sqlite:///"):
+        return url.removeprefix("sqlite:///") or ":memory:"
+    return _shown(url)[0]
 
 
 @dataclass(frozen=True, slots=True)
