@@ -366,3 +366,15 @@ def test_a_printed_hint_masks_up_to_the_last_at() -> None:
 
     assert masked_db(AT_URL) == "postgresql://roost:***@127.0.0.1:9/x"
     assert masked_db("postgresql://a@b:p@s@s@h/x") == "postgresql://a@b:***@h/x"
+
+
+def test_a_torn_line_cut_from_a_file_kept_with_the_store_is_reported(roost: Roost) -> None:
+    run_id, lines = paused_run(roost)
+    with Path("run.jsonl").open("a") as file:
+        file.write('{"seq": 5, "run": "')  # a write cut short: the store never had it
+    continued = roost("continue", "run.jsonl", "--answer", "go on", "--no-input")
+    assert continued.code == 0, continued.err
+    assert continued.err == "roost: warning: run.jsonl:6: ignored a torn last line " + (
+        "(not JSON: Unterminated string starting at: line 1 column 19 (char 18))\n"
+    )
+    assert _stored(run_id)[len(lines) :]  # the stored copy went on with the file
