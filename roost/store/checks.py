@@ -45,8 +45,10 @@ def invalid_event_text(exc: ValidationError, *, skip: int = 0) -> str:
 
 
 def first_difference(ours: Sequence[Event], theirs: Sequence[Event]) -> int | None:
-    """The seq where two copies of a run part ways (an edited event, or one copy ends); None
-    when they hold the same events."""
+    """The seq where two copies of a run part ways; None when they hold the same events.
+
+    They part where an event differs (an edited line) or where the shorter one ends.
+    """
     for seq, (mine, other) in enumerate(zip(ours, theirs, strict=False)):
         if event_bytes(mine) != event_bytes(other):
             return seq

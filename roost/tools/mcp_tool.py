@@ -41,7 +41,7 @@ import threading
 from contextlib import AsyncExitStack, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 import anyio
 import httpx2
@@ -63,6 +63,7 @@ from roost.tools.arguments import (
 )
 from roost.tools.base import ToolOutcome
 from roost.tools.python_tool import result_text
+from roost.tools.stderr_tail import StderrTail
 
 # The SDK's loggers: its modules log under "mcp", its client session as "client".
 _SDK_FOLDER = os.path.dirname(mcp.__file__) + os.sep
@@ -89,8 +90,6 @@ _quiet_sdk()
 _LIVE: set[McpHub] = set()
 # Longer than the SDK's whole shutdown (stdin closed, 2 s, SIGTERM, 2 s, SIGKILL, 2 s).
 _CLOSE_WAIT = 10.0
-STDERR_TAIL = 64 * 1024  # bytes of a server's stderr kept: the latest ones
-STDERR_QUOTE = 300  # characters of it quoted in an error
 
 
 @dataclass
@@ -318,65 +317,6 @@ async def _transport(
             httpx2.AsyncClient(headers=config.headers, timeout=httpx2.Timeout(30, read=300))
         )
     return await stack.enter_async_context(streamable_http_client(config.url, http_client=client))
-
-
-class StderrTail:
-    """A pipe for a child's stderr that keeps only the last ``STDERR_TAIL`` bytes written to it.
-
-    The running loop reads the pipe as the child writes, so the child never blocks on a
-    full pipe, and drops everything but the tail. ``writer`` is the end the child gets;
-    ``child_started`` closes this process's copy of it once the child has been spawned.
-    """
-
-    def __init__(self) -> None:
-        read_fd, write_fd = os.pipe()
-        os.set_blocking(read_fd, False)
-        self.writer: TextIO = os.fdopen(write_fd, "w", encoding="utf-8", errors="replace")
-        self._read_fd = read_fd
-        self._tail = bytearray()
-        self._loop = asyncio.get_running_loop()
-        self._loop.add_reader(read_fd, self._read_once)
-
-    def child_started(self) -> None:
-        self.writer.close()
-
-    def last_line(self) -> str:
-        """The last line the child wrote that is not blank, cut to ``STDERR_QUOTE`` characters."""
-        # What the child wrote just before it stopped may not have been read yet (bounded:
-        # a child that survived its kill may still be writing).
-        for _ in range(16):
-            if not self._read_once():
-                break
-        text = self._tail.decode("utf-8", "replace")
-        lines = [" ".join(line.split()) for line in text.splitlines()]
-        last = next((line for line in reversed(lines) if line), "")
-        return last if len(last) <= STDERR_QUOTE else last[: STDERR_QUOTE - 3] + "..."
-
-    def close(self) -> None:
-        """Stops reading and gives both ends of the pipe back; safe to call twice."""
-        self.writer.close()
-        if self._read_fd >= 0:
-            self._loop.remove_reader(self._read_fd)
-            os.close(self._read_fd)
-            self._read_fd = -1
-
-    def _read_once(self) -> bool:
-        """Reads one chunk into the tail; False when there was nothing (or the end of file)."""
-        if self._read_fd < 0:
-            return False
-        try:
-            chunk = os.read(self._read_fd, STDERR_TAIL)
-        except BlockingIOError:
-            return False
-        except OSError:
-            chunk = b""
-        if not chunk:
-            self._loop.remove_reader(self._read_fd)
-            return False
-        self._tail += chunk
-        if len(self._tail) > STDERR_TAIL:
-            del self._tail[:-STDERR_TAIL]
-        return True
 
 
 async def _list_all(session: ClientSession) -> list[mcp_types.Tool]:
