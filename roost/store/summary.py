@@ -8,7 +8,13 @@ from dataclasses import dataclass
 from roost.events import Event
 
 # The status a run is in right after an event of each type; any other type: running.
-_STATUS_AFTER = {"interrupt": "paused", "error": "error", "terminate": "terminated"}
+# A run_start comes first, alone in its run only in a fork made at 1: a run not yet started.
+_STATUS_AFTER = {
+    "run_start": "new",
+    "interrupt": "paused",
+    "error": "error",
+    "terminate": "terminated",
+}
 
 
 @dataclass(frozen=True, slots=True)
