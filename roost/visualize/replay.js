@@ -268,6 +268,8 @@
   // LEGIBLE_PX (the pane scrolls instead) and its largest never over LARGEST_PX.
   const LEGIBLE_PX = 11;
   const LARGEST_PX = 24;
+  // Side by side, the transcript keeps at least this much of the page, and this many pixels.
+  const TRANSCRIPT_SHARE = 0.38;
   const TRANSCRIPT_MIN_PX = 300;
   const SIDE_MIN_PX = 260;
   let fonts = null;
@@ -305,9 +307,10 @@
   // leaves less of its pane empty.
   function arrange(box) {
     const area = document.querySelector("main").getBoundingClientRect();
-    const widest = candidate(box, area.width - TRANSCRIPT_MIN_PX, area.height, false);
+    const most = area.width - Math.max(TRANSCRIPT_MIN_PX, area.width * TRANSCRIPT_SHARE);
+    const widest = candidate(box, most, area.height, false);
     const wanted = box.width * widest.scale + (widest.width - widest.room);
-    const sideWidth = clamp(wanted, SIDE_MIN_PX, area.width - TRANSCRIPT_MIN_PX);
+    const sideWidth = clamp(wanted, SIDE_MIN_PX, most);
     const side = candidate(box, sideWidth, area.height, false);
     const tall = box.height * (area.width - 40) / box.width + 60;
     const stacked = candidate(box, area.width, clamp(tall, area.height * 0.3, area.height * 0.6), true);
