@@ -127,7 +127,9 @@
     for (const { node, slots } of counters) {
       const n = upperBound(node.at, i);
       const rows = n === 0 ? node.start : node.rows[n - 1];
-      for (const [slot, text] of slots) text.textContent = rows[slot];
+      for (const [slot, text] of slots) {
+        if (text.textContent !== rows[slot]) text.textContent = rows[slot];  // no needless layout
+      }
     }
   }
 

@@ -66,8 +66,9 @@ def test_a_terminal_asks_names_who_waits_and_takes_the_answer(tmp_path: Path) ->
     events = tmp_path / "run.jsonl"
     process, master = spawn(["run", str(flow), "--events", str(events)], tmp_path)
     try:
-        shown = read_until(master, "> ")
+        shown = read_until(master, "(Enter")
         assert "bot waits for USER" in shown, shown
+        assert "USER → bot> (Enter: USER answers by itself" in plain(shown), shown
         os.write(master, b"thanks a lot\r")
         shown = read_until(master, "> ")
         os.write(master, b"\r")  # Enter: USER answers by itself
