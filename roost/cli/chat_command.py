@@ -2,14 +2,14 @@
 
 Each line typed continues the run (the first one starts it); lines starting
 with ``/`` are commands: /new, /runs, /switch ID, /rename TITLE, /retry,
-/fork SEQ, /show, /help, /quit.
+/fork SEQ, /show, /help, /quit. The prompt names who the person speaks as.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from typing import Annotated
+from typing import Annotated, NamedTuple
 
 import typer
 from rich.markup import escape
@@ -18,19 +18,18 @@ from roost.cli.app import app
 from roost.cli.logs import child_logs, new_run_id, new_run_log, open_run, open_store
 from roost.errors import RoostError, UsageError
 from roost.eventlog import EventLog
+from roost.events import InterruptEvent
 from roost.flow.models import Flow
 
-HELP = """\
-type a message to continue the run (the first one starts it)
-/new            start a new run of this flow
-/runs           list the stored runs of this flow
-/switch ID      continue another stored run
-/rename TITLE   give this run a title
-/retry          retry a run stopped at an error
-/fork SEQ       branch off this run before event SEQ and continue the branch
-/show           print this run's transcript
-/help           this help
-/quit           leave (the run stays stored)"""
+QUIT = ("/quit", "/exit")
+
+
+class Command(NamedTuple):
+    """One /command: how it is written in /help, what it does, and the code that does it."""
+
+    usage: str
+    does: str
+    run: Callable[[str], None]
 
 
 @app.command()
@@ -58,29 +57,42 @@ class ChatLoop:
         self.flow = flow
         self.db = db
         self.route = (from_, to)
-        self.out = RunConsole()
+        self.out = RunConsole.for_flow(flow)
         self.loop_ = asyncio.new_event_loop()
-        self.commands: dict[str, Callable[[str], None]] = {
-            "new": lambda _: self.new(),
-            "runs": lambda _: self.list_runs(),
-            "switch": self.switch,
-            "rename": self.rename,
-            "retry": lambda _: self.step(lambda runner: runner.retry()),
-            "fork": self.fork,
-            "show": lambda _: self.show(),
-            "help": lambda _: self.out.out.print(escape(HELP)),
-        }
+        # /help is made from this table, so it lists exactly the commands there are.
+        commands = [
+            Command("/new", "start a new run of this flow", lambda _: self.new()),
+            Command("/runs", "list the stored runs of this flow", lambda _: self.list_runs()),
+            Command("/switch ID", "continue another stored run", self.switch),
+            Command("/rename TITLE", "give this run a title", self.rename),
+            Command(
+                "/retry",
+                "retry a run stopped at an error",
+                lambda _: self.step(lambda runner: runner.retry()),
+            ),
+            Command(
+                "/fork SEQ",
+                "branch off this run before event SEQ and continue the branch",
+                self.fork,
+            ),
+            Command("/show", "print this run's transcript", lambda _: self.show()),
+            Command("/help", "this help", lambda _: self.help()),
+        ]
+        self.commands = {command.usage[1:].split()[0]: command for command in commands}
         self.new()
 
     def attach(self, flow: Flow, log: EventLog) -> None:
         from roost.engine import Runner
 
         self.flow, self.log = flow, log
+        self.out.use_flow(flow)
         self.runner = Runner(
             flow, log, on_event=self.out.on_event, on_text=self.out.on_text,
             child_log=child_logs(self.db),
         )  # fmt: skip
-        self.out.out.print(f"[dim]run {log.run_id} of {flow.name} ({self.runner.state.status})[/]")
+        status = self.runner.state.status
+        how = ": the first line you type starts it" if status == "new" else ""
+        self.out.out.print(f"[dim]run {log.run_id} of {escape(flow.name)} ({status}{how})[/]")
 
     def new(self) -> None:
         self.attach(self.flow, new_run_log(self.flow, events_path=None, db=self.db))
@@ -89,11 +101,12 @@ class ChatLoop:
         """Reads lines until /quit or the end of input."""
         try:
             while True:
+                self.out.end_line()  # a prompt never continues a line of streamed text
                 try:
-                    line = self.out.out.input("[bold]> [/]")
+                    line = self.out.out.input(self.prompt())
                 except EOFError:
                     break
-                if line.strip() in ("/quit", "/exit"):
+                if line.strip() in QUIT:
                     break
                 try:
                     self.handle(line)
@@ -105,13 +118,45 @@ class ChatLoop:
             self.loop_.close()
         self.out.out.print(f"[dim]run {self.log.run_id} is stored[/]")
 
+    def prompt(self) -> str:
+        """The prompt: who the next line is said as, and to whom; a bare one when no line is."""
+        state = self.runner.state
+        if state.status == "paused" and isinstance(state.pending, InterruptEvent):
+            return self.out.prompt(state.pending)
+        if state.status == "new":
+            return self.out.prompt(None, self.start_route())
+        return self.out.prompt(None)
+
+    def start_route(self) -> tuple[str, str] | None:
+        """Who the first line is said as, and to whom (--from and --to, else the flow's start)."""
+        frm, to = self.route
+        start = self.flow.start
+        frm = frm or (start.from_ if start else None)
+        to = to or (start.to if start else None)
+        return (frm, to) if frm and to else None
+
+    def choices(self) -> tuple[str, ...]:
+        """The names a person may give at a channel's manual choice; none at other interrupts."""
+        from roost.engine.directors import candidates
+
+        pending, state = self.runner.state.pending, self.runner.state
+        if isinstance(pending, InterruptEvent) and pending.reason == "manual_select":
+            return candidates(self.flow, state, pending.from_)
+        return ()
+
+    def help(self) -> None:
+        lines = ["type a message to continue the run (the first one starts it)"]
+        lines += [f"{c.usage:<15} {c.does}" for c in self.commands.values()]
+        lines.append(f"{QUIT[0]:<15} leave (the run stays stored)")
+        self.out.out.print(escape("\n".join(lines)))
+
     def handle(self, line: str) -> None:
         if line.startswith("/"):
             name, _, argument = line[1:].partition(" ")
             command = self.commands.get(name.strip())
             if command is None:
                 raise UsageError(f"no command /{name}; /help lists them")
-            command(argument.strip())
+            command.run(argument.strip())
             return
         self.say(line)
 
@@ -128,9 +173,15 @@ class ChatLoop:
             raise UsageError("this run has ended: /new starts another, /fork SEQ branches off")
 
     def step(self, action: Callable[..., Awaitable[object]]) -> None:
+        from roost.cli.console import describe_wait
+
         self.loop_.run_until_complete(action(self.runner))
+        self.out.end_line()
         state = self.runner.state
-        if state.status == "error":
+        if state.status == "paused" and isinstance(state.pending, InterruptEvent):
+            pending = state.pending
+            self.out.out.print(f"[bold]{escape(describe_wait(pending, self.choices()))}[/]")
+        elif state.status == "error":
             self.out.out.print("[dim]stopped at an error: /retry tries again[/]")
         elif state.status == "terminated":
             self.out.out.print("[dim]the run has ended: /new starts another[/]")

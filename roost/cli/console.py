@@ -1,8 +1,9 @@
 """The terminal side of a run: messages as they happen, and the prompt at each interrupt.
 
 Each speaker gets a colour of its own; streamed text is shown as it arrives
-and the finished message is not printed again. The engine never prompts: the
-run commands ask here and pass the answer to ``Runner.continue_``.
+and the finished message is not printed again. A channel's choice of the next
+speaker is shown as one line, never as streamed text. The engine never
+prompts: the run commands ask here and pass the answer to ``Runner.continue_``.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from roost.events import (
     ToolResultEvent,
     valid_text,
 )
+from roost.flow.models import Flow
 
 PALETTE = [
     "cyan",
@@ -42,6 +44,20 @@ PALETTE = [
 ]
 
 
+# Why a channel chose its speaker, when the choice is not simply the director's answer.
+PICKED_BY = {
+    "llm_retry": "on the director's second answer",
+    "fallback": "fallback: the director named no candidate, so one was drawn at random",
+    "only_candidate": "the only candidate",
+    "round_robin": "round robin",
+    "random": "at random",
+    "manual": "named by a person",
+}
+
+# Shown after text a model wrote in the same answer as its tool calls.
+BEFORE_TOOLS = "(written before its tool calls: not a reply)"
+
+
 class RunConsole:
     """Prints a run's events and asks a person for answers."""
 
@@ -49,19 +65,35 @@ class RunConsole:
         self,
         console: Console | None = None,
         *,
-        verbose: bool = False,
         channels: Iterable[str] = (),
+        tool_users: Iterable[str] = (),
         step: Callable[[], tuple[str, str] | None] | None = None,
     ) -> None:
         self.out = console or Console(highlight=False, soft_wrap=True)
-        self.verbose = verbose
         # A director's answer is a name, shown through the select event, never streamed.
         self.channels = frozenset(channels)
+        # Text from an agent with tools may be a note before its tool calls rather than its
+        # reply, so its streamed lines name no addressee.
+        self.tool_users = frozenset(tool_users)
         self.step = step
         self._colours: dict[str, str] = {}
         self._streaming: str | None = None
         self._high = ""  # the first half of a surrogate pair still waiting for its second
         self._notes: list[str] = []  # how model answers ended, shown after their message
+
+    @classmethod
+    def for_flow(
+        cls, flow: Flow, *, step: Callable[[], tuple[str, str] | None] | None = None
+    ) -> RunConsole:
+        """A console that knows ``flow``'s channels and which of its agents have tools."""
+        console = cls(step=step)
+        console.use_flow(flow)
+        return console
+
+    def use_flow(self, flow: Flow) -> None:
+        """Takes the channels and tool users of ``flow`` (a chat may switch to another flow)."""
+        self.channels = frozenset(flow.channels)
+        self.tool_users = frozenset(name for name, agent in flow.agents.items() if agent.functions)
 
     def colour(self, node: str) -> str:
         """The colour of ``node``, the same for the whole run."""
@@ -78,9 +110,10 @@ class RunConsole:
         if node in self.channels:
             return
         if self._streaming != node:
-            self._end_stream()
+            self.end_line()
             step = self.step() if self.step is not None else None
-            to = f" → {self.name(step[1])}" if step is not None and step[0] == node else ""
+            addressed = step is not None and step[0] == node and node not in self.tool_users
+            to = f" → {self.name(step[1])}" if step is not None and addressed else ""
             self.out.print(f"{self.name(node)}{to}: ", end="")
             self._streaming = node
         # An emoji may arrive split into its two UTF-16 halves: keep a first half back.
@@ -89,7 +122,8 @@ class RunConsole:
             chunk, self._high = chunk[:-1], chunk[-1]
         self.out.print(escape(valid_text(chunk)), end="")
 
-    def _end_stream(self) -> None:
+    def end_line(self) -> None:
+        """Ends a line of streamed text, so that what comes next starts a line of its own."""
         self._high = ""
         if self._streaming is not None:
             self.out.print()
@@ -99,14 +133,16 @@ class RunConsole:
         """Shows one recorded event."""
         if isinstance(event, MessageEvent):
             self._message(event)
-        elif isinstance(event, SelectEvent) and self.verbose:
-            self.out.print(f"[dim]{escape(event.channel)} picks {escape(event.chosen)}[/]")
+        elif isinstance(event, SelectEvent):
+            self._pick(event)
         elif isinstance(event, LlmCallEvent):
             note = finish_note(event.response)
             if note is not None:
                 self._notes.append(f"[yellow]({escape(event.node)}: {escape(note)})[/]")
         elif isinstance(event, ToolCallEvent):
-            self._end_stream()
+            if self._streaming == event.agent:
+                self.out.print(f" [dim italic]{BEFORE_TOOLS}[/]", end="")
+            self.end_line()
             self._print_notes()
             arguments = escape(json.dumps(event.arguments, ensure_ascii=False))
             self.out.print(
@@ -117,19 +153,27 @@ class RunConsole:
             text = escape(_short(event.content))
             self.out.print(f"[dim]  {escape(event.name)} → {mark}{text}[/]")
         elif isinstance(event, ErrorEvent):
-            self._end_stream()
+            self.end_line()
             where = self.name(event.from_)
             self.out.print(f"[bold red]error[/] at {where}: {escape(event.content)}")
         elif isinstance(event, TerminateEvent):
-            self._end_stream()
+            self.end_line()
             why = escape(event.reason or "done")
             self.out.print(f"[dim]— terminated at {escape(event.node)} ({why}) —[/]")
 
+    def _pick(self, event: SelectEvent) -> None:
+        self.end_line()
+        why = PICKED_BY.get(event.by)
+        reason = f" ({escape(why)})" if why else ""
+        self.out.print(
+            f"[dim]{escape(event.channel)} picks[/] {self.name(event.chosen)}[dim]{reason}[/]"
+        )
+
     def _message(self, event: MessageEvent) -> None:
         if self._streaming == event.from_:
-            self._end_stream()
+            self.end_line()
         else:
-            self._end_stream()
+            self.end_line()
             text = escape(event.content)
             self.out.print(f"{self.name(event.from_)} → {self.name(event.to)}: {text}")
         self._print_notes()
@@ -141,12 +185,24 @@ class RunConsole:
 
     def ask(self, interrupt: InterruptEvent, state: RunState, choices: Sequence[str]) -> str:
         """Asks the person at an interrupt; Enter gives no feedback (Ctrl-C: KeyboardInterrupt)."""
-        self._end_stream()
+        self.end_line()
         self.out.print(f"[bold]{escape(describe_wait(interrupt, choices))}[/]")
         hint = _hint(interrupt)
-        self.out.print(f"[bold]> [/][dim]{escape(hint)}[/] ", end="")
+        self.out.print(f"{self.prompt(interrupt)}[dim]{escape(hint)}[/] ", end="")
         _wait_for_a_line(sys.stdin)
         return input()
+
+    def prompt(self, interrupt: InterruptEvent | None, route: tuple[str, str] | None = None) -> str:
+        """The input prompt (rich markup): it names who the person answers as, and to whom."""
+        if interrupt is not None:
+            if interrupt.reason == "manual_select":
+                return f"{self.name(interrupt.from_)} [bold]next speaker> [/]"
+            if interrupt.reason == "tool_approval":
+                return "[bold]run it? > [/]"
+            route = (interrupt.from_, interrupt.to)
+        if route is None:
+            return "[bold]> [/]"
+        return f"{self.name(route[0])} → {self.name(route[1])}[bold]> [/]"
 
     def usage(self, state: RunState) -> None:
         """Prints the run's token usage, if any was reported."""

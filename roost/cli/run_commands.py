@@ -184,7 +184,7 @@ class Session:
         self.answers = answers
         self.interactive = not no_input and sys.stdin.isatty()
         self.ref = ref or log.run_id
-        self.out = RunConsole(channels=flow.channels, step=self._step)
+        self.out = RunConsole.for_flow(flow, step=self._step)
         self.child_log: Callable[[str], EventLog] | None = None
         if flow.tools:  # sub-flow tools record their runs next to this one
             from roost.cli.logs import child_logs

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import weakref
 from collections.abc import AsyncIterator, Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from roost.engine.calls import ModelCaller, TextSink
 from roost.engine.flows import check_keeps_history, flow_record, text_hash
@@ -57,6 +58,7 @@ class Runner:
         self._providers: dict[str, Provider] = {}
         self._queues: list[asyncio.Queue[Event | None]] = []
         self._lock = asyncio.Lock()
+        self._calls = _Calls()
         self._stale = False
         events = log.load()
         self._state = fold(events)
@@ -112,14 +114,39 @@ class Runner:
         return await self._drive(lambda: self._interpreter.retry(self.log.load))
 
     async def events(self) -> AsyncIterator[Event]:
-        """The events as they are appended, until the current start/continue/retry returns."""
+        """The events of the calls to start, continue_ and retry, once each, as they are appended.
+
+        A task sees every event from the first call that began after the task
+        was created, even when it first runs after that call has returned (a
+        consumer made with ``create_task`` just before ``await runner.start()``
+        sees the whole call); a task created during a call sees that call from
+        its beginning; otherwise the iterator waits for the next call. It ends
+        when the call it follows returns (the run terminated, paused or stopped
+        at an error), at once for a terminated run with nothing left to show.
+        Iterating again in the same task goes on after the last event it saw.
+        """
+        task = asyncio.current_task()
+        busy = self._lock.locked()
+        cursor = self._calls.cursor(task, busy)
+        # The backlog is read and the queue joined with nothing awaited between:
+        # no event is missed or doubled.
+        backlog = [] if cursor is None else self._appended_since(cursor.seq)
+        follow = busy or self._waits_for_next_call(cursor, backlog)
         queue: asyncio.Queue[Event | None] = asyncio.Queue()
-        self._queues.append(queue)
+        if follow:
+            self._queues.append(queue)
+        next_seq = cursor.seq if cursor is not None else self._state.next_seq
         try:
-            while (event := await queue.get()) is not None:
+            for event in backlog:
+                next_seq = event.seq + 1
                 yield event
+            while follow and (live := await queue.get()) is not None:
+                next_seq = live.seq + 1
+                yield live
         finally:
-            self._queues.remove(queue)
+            if follow:
+                self._queues.remove(queue)
+            self._calls.seen(task, next_seq)
 
     # ------------------------------------------------------------------ internals
 
@@ -131,6 +158,7 @@ class Runner:
                 # In the step's own batch: a step that is refused writes no flow event either.
                 self._recorder.add(FlowEvent, flow=self._flow_record())
             self._takes_over = None
+            self._calls.begin(self._state.next_seq)
             try:
                 await step()
             except BaseException:
@@ -141,6 +169,7 @@ class Runner:
             finally:
                 await self._close_tools()
                 await self._close_providers()
+                self._calls.end()
                 for queue in self._queues:
                     queue.put_nowait(None)
             return self._state
@@ -152,6 +181,19 @@ class Runner:
         self._stale = False
         if fresh.flow_hash and fresh.flow_hash != text_hash(self.flow.text):
             self._takes_over = self.flow  # its flow event was lost with the failed step
+
+    def _waits_for_next_call(self, cursor: _Cursor | None, backlog: list[Event]) -> bool:
+        """Whether an iterator that begins between calls waits for the next one."""
+        if backlog:
+            return False  # it has a call's events to show, and ends with them
+        if cursor is not None and cursor.call < self._calls.ended:
+            return False  # the call it follows ended having appended nothing
+        return self._state.status != "terminated"  # a terminated run has no next call
+
+    def _appended_since(self, seq: int) -> list[Event]:
+        if seq >= self._state.next_seq:
+            return []  # nothing recorded from seq on: the log need not be read
+        return [event for event in self.log.load() if event.seq >= seq]
 
     def _notify(self, batch: list[Event]) -> None:
         if self.on_event is not None:
@@ -205,3 +247,47 @@ class Runner:
 
     def _flow_record(self) -> FlowRecord:
         return flow_record(self.flow)
+
+
+class _Cursor(NamedTuple):
+    """Where a task's events begin: this seq, in this call (calls are numbered from 0)."""
+
+    seq: int
+    call: int
+
+
+class _Calls:
+    """The calls to start, continue_ and retry so far, and where each task follows them from."""
+
+    def __init__(self) -> None:
+        self.begun = 0
+        self.ended = 0
+        self.first_seq = 0  # of the call that began last
+        self._cursors: weakref.WeakKeyDictionary[asyncio.Task[Any], _Cursor] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    def begin(self, first_seq: int) -> None:
+        """A call begins at ``first_seq``: each task alive now follows it, unless placed already."""
+        self.first_seq = first_seq
+        here = _Cursor(first_seq, self.begun)
+        for task in asyncio.all_tasks():
+            self._cursors.setdefault(task, here)
+        self.begun += 1
+
+    def end(self) -> None:
+        self.ended += 1
+
+    def cursor(self, task: asyncio.Task[Any] | None, busy: bool) -> _Cursor | None:
+        """Where ``task`` follows from; None: from the next call."""
+        known = self._cursors.get(task) if task is not None else None
+        if known is not None:
+            return known
+        if busy:  # a task made during a call sees it from its beginning
+            return _Cursor(self.first_seq, self.ended)
+        return None
+
+    def seen(self, task: asyncio.Task[Any] | None, next_seq: int) -> None:
+        """``task`` has seen every event before ``next_seq``: it goes on from the next call."""
+        if task is not None:
+            self._cursors[task] = _Cursor(next_seq, self.ended)

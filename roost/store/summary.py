@@ -9,7 +9,13 @@ from roost.events import Event
 from roost.store.checks import COLUMN_MAX, clamped_count
 
 # The status a run is in right after an event of each type; any other type: running.
-_STATUS_AFTER = {"interrupt": "paused", "error": "error", "terminate": "terminated"}
+# A run_start comes first, alone in its run only in a fork made at 1: a run not yet started.
+_STATUS_AFTER = {
+    "run_start": "new",
+    "interrupt": "paused",
+    "error": "error",
+    "terminate": "terminated",
+}
 
 
 @dataclass(frozen=True, slots=True)

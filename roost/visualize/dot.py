@@ -19,7 +19,14 @@ from dataclasses import replace
 from roost.events import Event
 from roost.flow.models import Channel, Flow
 from roost.visualize import ids
-from roost.visualize.dot_layout import grid_loose_agents, in_grid, stack_channels, stagger
+from roost.visualize.dot_layout import (
+    PAGE_STAGGER_AT,
+    STAGGER_AT,
+    grid_loose_agents,
+    in_grid,
+    stack_channels,
+    stagger,
+)
 from roost.visualize.dot_nodes import STATE_COLOURS, agent_node, director_node, ghost_nodes
 from roost.visualize.dot_text import (
     Attrs,
@@ -50,20 +57,25 @@ def flow_to_dot(
     *,
     title: bool = True,
     mark_final: bool = True,
+    for_page: bool = False,
 ) -> str:
     """The DOT source drawing ``flow``; with ``events``, what that run did over it.
 
     ``title=False`` leaves out the flow's name and description above the graph, and
     ``mark_final=False`` leaves the node where the run ended without its coloured
-    outline (the replay page shows both itself, at the right moment). Values that came
-    from the environment (``flow.secrets``) are masked wherever text is drawn.
+    outline and the run without its state note (the replay page shows them itself, at
+    the right moment, and a note drawn but hidden would widen the drawing).
+    ``for_page=True`` wraps channels of more than three members into rows, to suit the
+    replay page's pane, about as tall as wide. Values that came from the environment
+    (``flow.secrets``) are masked wherever text is drawn.
     """
     with hiding(flow.secrets):
-        return "\n".join(_statements(flow, events, title, mark_final)) + "\n"
+        wrap_over = PAGE_STAGGER_AT if for_page else STAGGER_AT
+        return "\n".join(_statements(flow, events, title, mark_final, wrap_over)) + "\n"
 
 
 def _statements(
-    flow: Flow, events: Sequence[Event] | None, title: bool, mark_final: bool
+    flow: Flow, events: Sequence[Event] | None, title: bool, mark_final: bool, wrap_over: int
 ) -> list[str]:
     run = summarize(flow, events) if events is not None else None
     node_run = run
@@ -85,14 +97,15 @@ def _statements(
     if events is not None:
         lines += ghost_nodes(flow, events)
     for index, (name, channel) in enumerate(flow.channels.items()):
-        lines += _member_edges(name, channel, run)
+        lines += _member_edges(name, channel, run, wrap_over)
         lines += _transition_edges(name, channel, index)
-    lines += stack_channels(flow)
+    lines += stack_channels(flow, wrap_over)
     lines += grid_loose_agents(flow)
     lines += _start_route(flow)
     if run is not None:
         lines += _message_edges(flow, run)
-        lines += _state_note(run)
+        if mark_final:
+            lines += _state_note(run)
     lines.append("}")
     return lines
 
@@ -159,7 +172,7 @@ def _cluster(
     return lines
 
 
-def _member_edges(name: str, channel: Channel, run: RunSummary | None) -> list[str]:
+def _member_edges(name: str, channel: Channel, run: RunSummary | None, wrap_over: int) -> list[str]:
     lines = []
     for position, member in enumerate(channel.members):
         count = _member_messages(name, member, run) if run else 0
@@ -169,7 +182,7 @@ def _member_edges(name: str, channel: Channel, run: RunSummary | None) -> list[s
             "style": "solid" if count else "dashed",
             "color": "#2d3748" if count else "#a0aec0",
             "penwidth": _width(count) if count else 1.0,
-            "minlen": stagger(len(channel.members), position),
+            "minlen": stagger(len(channel.members), position, wrap_over),
             "label": _count_label(count) if run is not None else None,
             "tooltip": f"{member} is a member of {name}",
         }
@@ -246,17 +259,21 @@ def _message_edges(flow: Flow, run: RunSummary) -> list[str]:
     return lines
 
 
+def state_text(final: FinalState) -> str:
+    """Where a run stands, in a line or two: its state note's text."""
+    if final.status == "terminated":
+        return f"terminated at {final.node}" + (f"\n{final.detail}" if final.detail else "")
+    if final.status == "paused":
+        return f"paused: waiting for {final.node}\n(answering {final.peer})"
+    if final.status == "error":
+        return f"error at {final.node} → {final.peer}\n{final.detail}"
+    return final.status
+
+
 def _state_note(run: RunSummary) -> list[str]:
     final = run.final
     colour = STATE_COLOURS.get(final.status, "#718096")
-    if final.status == "terminated":
-        text = f"terminated at {final.node}" + (f"\n{final.detail}" if final.detail else "")
-    elif final.status == "paused":
-        text = f"paused: waiting for {final.node}\n(answering {final.peer})"
-    elif final.status == "error":
-        text = f"error at {final.node} → {final.peer}\n{final.detail}"
-    else:
-        text = final.status
+    text = state_text(final)
     label = esc(text, 160)
     for seq, path in run.flows[-3:]:  # a run rescued with --flow says under which flow
         label += "<BR/>" + esc(f"from event {seq} under {path}", 120)

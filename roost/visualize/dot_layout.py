@@ -17,19 +17,21 @@ from roost.visualize.dot_text import Attrs, edge_statement
 
 # Past this many members, member edges get staggered lengths so a channel wraps into rows.
 STAGGER_AT = 6
+# The replay page's pane is about as tall as wide: there, channels wrap sooner.
+PAGE_STAGGER_AT = 3
 # Past this many agents, channels are stacked one under another.
 STACK_AT = 12
 # Past this many agents outside any channel, they are laid out in rows.
 LOOSE_ROW = 6
 
 
-def stagger(members: int, position: int) -> int:
-    """The length (in ranks) of the edge to a channel's member: 1, 2, 3, 1... in a big
-    channel, so its members wrap into three rows instead of one long line."""
-    return 1 + position % 3 if members > STAGGER_AT else 1
+def stagger(members: int, position: int, wrap_over: int = STAGGER_AT) -> int:
+    """The length (in ranks) of the edge to a channel's member: 1, 2, 3, 1... in a channel
+    of more than ``wrap_over`` members, so they wrap into three rows, not one long line."""
+    return 1 + position % 3 if members > wrap_over else 1
 
 
-def stack_channels(flow: Flow) -> list[str]:
+def stack_channels(flow: Flow, wrap_over: int = STAGGER_AT) -> list[str]:
     """Invisible edges that put big channels one under another instead of side by side.
 
     Side by side, three channels of nine members make a picture five times wider than
@@ -41,7 +43,7 @@ def stack_channels(flow: Flow) -> list[str]:
     for upper, lower in pairwise(flow.channels):
         # One edge between directors, long enough to clear the upper channel's rows; it
         # carries no weight, so it neither pulls members about nor reorders them.
-        rows = 3 if len(flow.channels[upper].members) > STAGGER_AT else 1
+        rows = 3 if len(flow.channels[upper].members) > wrap_over else 1
         edge: Attrs = {"style": "invis", "weight": 0, "minlen": rows + 1}
         edge["id"] = f"stack-{ids.slug(upper)}-{ids.slug(lower)}"
         lines.append(edge_statement(ids.node_id(upper), ids.node_id(lower), edge))

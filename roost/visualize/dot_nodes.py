@@ -4,6 +4,8 @@ An agent's look says what it is: a rounded box for a model agent (provider and
 model in small print, its tools listed compactly), an oval for a person asked
 every turn. With a run, visited nodes are filled, the others dashed, each shows
 its tokens, and the node where the run ended is outlined in the state's colour.
+The rows a run changes (tool calls, choices, tokens) come from ``counter_rows``,
+which the replay page also uses to show them as they stood at each step.
 """
 
 from __future__ import annotations
@@ -25,6 +27,11 @@ from roost.visualize import ids
 from roost.visualize.dot_text import Attrs, attrs, esc, quote_id, shorten, small, table, wrap_list
 from roost.visualize.run_summary import RunSummary, Tokens, names_in
 
+# (text, colour) of one row of small print; an empty text is a row not drawn.
+Row = tuple[str, str]
+TOOLS_INK = "#2d3748"
+COUNT_INK = "#1a202c"
+
 HUMAN = {"fill": "#fdebc8", "line": "#b7791f"}
 MODEL = {"fill": "#dcebfa", "line": "#2f6ea8"}
 DIRECTOR = {"fill": "#ece3f7", "line": "#6b46a3"}
@@ -41,9 +48,7 @@ def agent_node(flow: Flow, name: str, agent: Agent, run: RunSummary | None) -> s
         rows.append(small("person · asked every turn"))
     if not human or agent.provider:
         rows.append(small(esc(_provider_text(flow, agent.provider), 48)))
-    rows += _tool_rows(flow, agent, run.tool_calls.get(name, {}) if run else {})
-    if run is not None and name in run.tokens:
-        rows.append(small(esc(_tokens_text(run.tokens[name])), "#1a202c"))
+    rows += [small(esc(text), ink) for text, ink in counter_rows(flow, name, run) if text]
     style = _node_style(look, name, run, rounded=not human)
     return _node(name, rows, "ellipse" if human else "box", style, agent.description or agent.role)
 
@@ -57,13 +62,27 @@ def director_node(flow: Flow, name: str, channel: Channel, run: RunSummary | Non
         rows.append(small(esc(_provider_text(flow, director.provider), 48)))
     cap = f"cap {channel.max_rounds} rounds" + (" · repeats" if director.allow_repeat else "")
     rows.append(small(esc(cap)))
-    choices = sum(n for (channel, _member), n in run.picks.items() if channel == name) if run else 0
-    if choices:
-        rows.append(small(f"{choices} choice" + ("" if choices == 1 else "s"), "#1a202c"))
-    if run is not None and name in run.tokens:
-        rows.append(small(esc(_tokens_text(run.tokens[name])), "#1a202c"))
+    rows += [small(esc(text), ink) for text, ink in counter_rows(flow, name, run) if text]
     style = _node_style(DIRECTOR, name, run, rounded=False)
     return _node(name, rows, "box", style, channel.description or channel.role)
+
+
+def counter_rows(flow: Flow, name: str, run: RunSummary | None) -> list[Row]:
+    """The rows of node ``name`` that a run's events change, always the same number of them.
+
+    An agent's tool lines (with call counts) and its tokens; a director's choices and
+    its tokens. A row the run has not reached yet is empty, and is not drawn.
+    """
+    rows: list[Row] = []
+    agent = flow.agents.get(name)
+    if agent is not None:
+        calls: dict[str, int] = dict(run.tool_calls.get(name, {})) if run else {}
+        rows += [(line, TOOLS_INK) for line in _tool_lines(flow, agent, calls)]
+    elif name in flow.channels:
+        rows.append((_choices_text(name, run), COUNT_INK))
+    tokens = run.tokens.get(name) if run else None
+    rows.append((_tokens_text(tokens) if tokens is not None else "", COUNT_INK))
+    return rows
 
 
 def _node(name: str, rows: list[str], shape: str, style: Attrs, tooltip: str | None) -> str:
@@ -103,19 +122,20 @@ def _provider_text(flow: Flow, provider: str | None) -> str:
     return f"{name} · {config.kind} {config.model}"
 
 
-def _tool_rows(flow: Flow, agent: Agent, calls: dict[str, int]) -> list[str]:
+def _tool_lines(flow: Flow, agent: Agent, calls: dict[str, int]) -> list[str]:
     """``tools: add, summarize (flow), units#convert (mcp)``, with call counts from a run."""
     if not agent.functions:
         return []
-    names = []
+    names, counts = [], []
     for ref in agent.functions:
         short = ref.removeprefix("@@")
         kind = _tool_kind(flow, short)
         count = sum(calls.get(name, 0) for name in _call_names(short))
-        names.append(short + (f" ({kind})" if kind else "") + (f" ×{count}" if count else ""))
-    lines = wrap_list(names)
+        names.append(short + (f" ({kind})" if kind else ""))
+        counts.append(f" ×{count}" if count else "")
+    lines = wrap_list(names, suffixes=counts)
     lines[0] = "tools: " + lines[0]
-    return [small(esc(line), "#2d3748") for line in lines]
+    return lines
 
 
 def _call_names(ref: str) -> set[str]:
@@ -136,6 +156,13 @@ def _tool_kind(flow: Flow, ref: str) -> str:
     if isinstance(tool, McpTool) or (tool is None and head in flow.mcp_servers):
         return "mcp"
     return ""
+
+
+def _choices_text(channel: str, run: RunSummary | None) -> str:
+    choices = sum(n for (where, _), n in run.picks.items() if where == channel) if run else 0
+    if not choices:
+        return ""
+    return f"{choices} choice" + ("" if choices == 1 else "s")
 
 
 def _tokens_text(tokens: Tokens) -> str:

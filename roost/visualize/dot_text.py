@@ -118,19 +118,27 @@ def table(rows: list[str]) -> Html:
     return Html(f'<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="0" CELLPADDING="1">{body}</TABLE>')
 
 
-def wrap_list(items: list[str], width: int = 30, max_lines: int = 3) -> list[str]:
-    """Names joined by commas into lines of about ``width`` characters; ``+N more`` at the end."""
+def wrap_list(
+    items: list[str], width: int = 30, max_lines: int = 3, suffixes: list[str] | None = None
+) -> list[str]:
+    """Names joined by commas into lines of about ``width`` characters; ``+N more`` at the end.
+
+    Each item is followed by its suffix (a count, say); the lines break by the items
+    alone, so the same items make the same lines whatever their suffixes.
+    """
+    ends = suffixes or [""] * len(items)
     lines: list[str] = []
-    current = ""
+    current = shown = ""
     for index, item in enumerate(items):
         candidate = f"{current}, {item}" if current else item
         if current and len(candidate) > width:
-            lines.append(current + ",")
-            current = item
+            lines.append(shown + ",")
+            current, shown = item, item + ends[index]
             if len(lines) == max_lines:
                 return [*lines[:-1], lines[-1] + f" +{len(items) - index} more"]
         else:
             current = candidate
+            shown = f"{shown}, {item}{ends[index]}" if shown else item + ends[index]
     if current:
-        lines.append(current)
+        lines.append(shown)
     return lines

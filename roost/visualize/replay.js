@@ -95,11 +95,49 @@
   // ------------------------------------------------------------------ the graph
   const edgeLabels = {};
   const nodeVisits = [];
+  const counters = [];
 
   let finalNode = null;
 
+  // The rows a run changes (tokens, model calls, tool calls, choices) are drawn with the
+  // run's final values; each is found by that text, then shows its value at every step.
+  function prepareCounters() {
+    for (const [id, node] of Object.entries(data.counters)) {
+      const group = document.getElementById(id);
+      if (!group) continue;
+      const texts = [...group.querySelectorAll("text")];
+      const final = node.rows[node.rows.length - 1];
+      const slots = [];
+      let from = 0;
+      final.forEach((row, slot) => {
+        if (!row) return;
+        const found = texts.findIndex((t, k) => k >= from && t.textContent.trim() === row.trim());
+        if (found < 0) return;
+        from = found + 1;
+        const text = texts[found];
+        // Centred on the cell the final value was laid out in, whatever the value's length.
+        const box = text.getBBox();
+        text.setAttribute("text-anchor", "middle");
+        text.setAttribute("x", String(box.x + box.width / 2));
+        slots.push([slot, text]);
+      });
+      if (slots.length) counters.push({ node: node, slots: slots });
+    }
+  }
+
+  function paintCounters(i) {
+    for (const { node, slots } of counters) {
+      const n = upperBound(node.at, i);
+      const rows = n === 0 ? node.start : node.rows[n - 1];
+      for (const [slot, text] of slots) {
+        if (text.textContent !== rows[slot]) text.textContent = rows[slot];  // no needless layout
+      }
+    }
+  }
+
   function prepareGraph() {
     if (!svg) return;
+    prepareCounters();
     if (data.final.node) finalNode = document.getElementById(data.finalNodeId);
     for (const id of Object.keys(data.edgeMessages)) {
       const group = document.getElementById(id);
@@ -134,11 +172,9 @@
       const n = upperBound(steps, i);
       label.textContent = n === 0 ? "" : " " + n + (n === 1 ? " msg " : " msgs ");
     }
+    paintCounters(i);
     const done = i === total - 1;
-    for (const id of ["run-state", "run-state-edge"]) {
-      const element = document.getElementById(id);
-      if (element) element.classList.toggle("hidden", !done);
-    }
+    $("run-state").classList.toggle("hidden", !done);
     if (finalNode) finalNode.classList.toggle("final-" + data.final.status, done);
   }
 
@@ -201,9 +237,11 @@
     framePending = false;
     rows[step].scrollIntoView({ block: "nearest" });
     callout(step);
-    // At full size the graph scrolls: bring what the event touched into sight.
-    const fitted = $("drawing").classList.contains("fit");
-    if (!fitted && lit.length) lit[lit.length - 1].scrollIntoView({ block: "nearest", inline: "nearest" });
+    // A graph bigger than its pane scrolls: bring what the event touched into sight.
+    const drawing = $("drawing");
+    const overflows = drawing.scrollWidth > drawing.clientWidth ||
+      drawing.scrollHeight > drawing.clientHeight;
+    if (overflows && lit.length) lit[lit.length - 1].scrollIntoView({ block: "nearest", inline: "nearest" });
   }
 
   function find(query) {
@@ -229,14 +267,86 @@
     found.textContent = "no match";
   }
 
-  // Fitted: the graph scales to its pane; otherwise it keeps its natural size and scrolls.
+  // ------------------------------------------------------------------ fitting the graph
+  // "fit" draws the graph as large as the page allows, but its smallest text never under
+  // LEGIBLE_PX (the pane scrolls instead) and its largest never over LARGEST_PX.
+  const LEGIBLE_PX = 11;
+  const LARGEST_PX = 24;
+  // Side by side, the transcript keeps at least this much of the page, and this many pixels.
+  const TRANSCRIPT_SHARE = 0.38;
+  const TRANSCRIPT_MIN_PX = 300;
+  const SIDE_MIN_PX = 260;
+  let fonts = null;
+
+  function fontRange() {
+    if (fonts === null) {
+      const sizes = [...svg.querySelectorAll("text")]
+        .map((t) => parseFloat(t.getAttribute("font-size")))
+        .filter((size) => size > 0);
+      fonts = sizes.length ? [Math.min(...sizes), Math.max(...sizes)] : [14, 14];
+    }
+    return fonts;
+  }
+
+  function legible(scale) {
+    const [smallest, largest] = fontRange();
+    return Math.max(LEGIBLE_PX / smallest, Math.min(scale, LARGEST_PX / largest));
+  }
+
+  const clamp = (value, low, high) => Math.max(low, Math.min(value, Math.max(low, high)));
+
+  // How large the drawing is in a graph pane of width x height, and how much of it it fills.
+  function candidate(box, width, height, stacked) {
+    const drawing = $("drawing");
+    const padX = drawing.offsetWidth - drawing.clientWidth + 16;
+    const room = { w: width - padX, h: height - $("now").offsetHeight - 16 };
+    const scale = legible(Math.min(room.w / box.width, room.h / box.height));
+    const filled = Math.min(1, box.width * scale / room.w) * Math.min(1, box.height * scale / room.h);
+    return { width: width, room: room.w, height: height, scale: scale, filled: filled, stacked: stacked };
+  }
+
+  // Side by side, the graph pane is as wide as the drawing wants at the page's height;
+  // stacked (for a drawing much wider than tall), it sits above the transcript. The
+  // arrangement that draws the graph larger wins; at about the same size, the one that
+  // leaves less of its pane empty.
+  function arrange(box) {
+    const area = document.querySelector("main").getBoundingClientRect();
+    const most = area.width - Math.max(TRANSCRIPT_MIN_PX, area.width * TRANSCRIPT_SHARE);
+    const widest = candidate(box, most, area.height, false);
+    const wanted = box.width * widest.scale + (widest.width - widest.room);
+    const sideWidth = clamp(wanted, SIDE_MIN_PX, most);
+    const side = candidate(box, sideWidth, area.height, false);
+    const tall = box.height * (area.width - 40) / box.width + 60;
+    const stacked = candidate(box, area.width, clamp(tall, area.height * 0.3, area.height * 0.6), true);
+    const larger = stacked.scale > side.scale * 1.05;
+    const fuller = stacked.scale >= side.scale * 0.95 && stacked.filled > side.filled + 0.2;
+    return larger || fuller ? stacked : side;
+  }
+
+  function place(layout) {
+    const graph = $("graph");
+    document.querySelector("main").classList.toggle("stacked", layout.stacked);
+    graph.style.flex = "none";
+    graph.style.width = layout.stacked ? "" : layout.width + "px";
+    graph.style.height = layout.stacked ? layout.height + "px" : "";
+  }
+
+  // Fitted: the graph is drawn as large as legible text and the page allow; otherwise it
+  // keeps its natural size. Either way the pane scrolls when the drawing is bigger.
   function fit(fitted) {
     $("drawing").classList.toggle("fit", fitted);
     $("fit").textContent = fitted ? "1:1" : "fit";
     if (!svg) return;
     const box = svg.viewBox.baseVal;
-    svg.style.width = fitted || !box ? "" : box.width + "px";
-    svg.style.height = fitted || !box ? "" : box.height + "px";
+    if (!box || !box.width || !box.height) return;
+    let scale = 1;
+    if (fitted) {
+      const layout = arrange(box);
+      place(layout);
+      scale = layout.scale;
+    }
+    svg.style.width = box.width * scale + "px";
+    svg.style.height = box.height * scale + "px";
   }
 
   function wire() {
@@ -250,6 +360,7 @@
       find($("query").value);
     });
     $("fit").addEventListener("click", () => fit(!$("drawing").classList.contains("fit")));
+    window.addEventListener("resize", () => fit($("drawing").classList.contains("fit")));
     document.addEventListener("keydown", (event) => {
       if (event.target instanceof HTMLInputElement && event.target.type !== "range") return;
       const moves = { ArrowRight: step + 1, ArrowLeft: step - 1, Home: 0, End: total - 1 };
@@ -261,6 +372,8 @@
   }
 
   buildTranscript();
+  $("run-state").textContent = data.finalText;
+  $("run-state").classList.add("state-" + data.final.status);
   prepareGraph();
   wire();
   if (svg) svg.setAttribute("preserveAspectRatio", "xMidYMin meet");

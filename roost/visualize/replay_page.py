@@ -5,6 +5,8 @@ The page holds everything it needs: the graph as inline SVG (ids from
 loads nothing from the network, so it opens from disk in any browser. The
 script builds the transcript once and, at each step, only toggles classes on
 the elements that change, so stepping stays fast for thousands of events.
+The graph shows the run as it stood at the current step: message counts on
+edges, and each node's tokens, model calls, tool calls and choices so far.
 """
 
 from __future__ import annotations
@@ -20,9 +22,19 @@ from roost.events import Event, LlmCallEvent, MessageEvent, event_dict
 from roost.flow.models import Flow
 from roost.flow.redact import redact
 from roost.visualize import ids
-from roost.visualize.dot import flow_to_dot
+from roost.visualize.dot import flow_to_dot, state_text
+from roost.visualize.dot_nodes import counter_rows
 from roost.visualize.dot_program import svg_markup
-from roost.visualize.run_summary import Tokens, event_targets, summarize, usage_of, visits
+from roost.visualize.run_summary import (
+    RunSummary,
+    Tokens,
+    count,
+    counted_node,
+    event_targets,
+    summarize,
+    usage_of,
+    visits,
+)
 
 _PLACEHOLDER = re.compile(r"@@ROOST_(TITLE|HEADING|CSS|SVG|JS|DATA)@@")
 _COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
@@ -35,7 +47,7 @@ def replay_html(flow: Flow, events: Sequence[Event]) -> str:
         "TITLE": html.escape(redact(f"{flow.name} · roost replay", flow.secrets)),
         "HEADING": _heading(flow),
         "CSS": _asset("replay.css"),
-        "SVG": inline_svg(flow_to_dot(flow, events, title=False, mark_final=False)),
+        "SVG": inline_svg(flow_to_dot(flow, events, title=False, mark_final=False, for_page=True)),
         "JS": _asset("replay.js"),
         # Events never hold secrets (the engine keeps them out; run_start has the text as
         # written, placeholders unexpanded), so the data is embedded as recorded.
@@ -84,6 +96,7 @@ def page_data(flow: Flow, events: Sequence[Event]) -> dict[str, Any]:
         first_visit.setdefault(ids.node_id(name), len(events))  # never visited
     final = summarize(flow, events).final
     return {
+        "counters": node_counters(flow, events),
         "flow": flow.name,
         "events": [event_dict(event) for event in events],
         "targets": targets,
@@ -91,8 +104,35 @@ def page_data(flow: Flow, events: Sequence[Event]) -> dict[str, Any]:
         "edgeMessages": edge_messages,
         "nodeTokens": node_tokens,
         "final": {"status": final.status, "node": final.node, "peer": final.peer},
+        "finalText": redact(state_text(final), flow.secrets),
         "finalNodeId": ids.node_id(final.node) if final.node is not None else None,
     }
+
+
+def node_counters(flow: Flow, events: Sequence[Event]) -> dict[str, dict[str, Any]]:
+    """Per node id: the rows a run changes, before the run and after each event that changed them.
+
+    ``{"start": rows, "at": [event index, ...], "rows": [rows, ...]}``: at step ``i`` the
+    node shows the rows of the last index at or before ``i`` (``start`` before any). The
+    last rows are those drawn in the page's SVG, which is how the script finds them.
+    """
+    counters: dict[str, dict[str, Any]] = {}
+    summary = RunSummary()
+
+    def rows(name: str, run: RunSummary | None) -> list[str]:
+        return [redact(text, flow.secrets) for text, _ in counter_rows(flow, name, run)]
+
+    for index, event in enumerate(events):
+        count(summary, event)
+        name = counted_node(event)
+        if name is None or flow.node_kind(name) is None:
+            continue  # a node this flow does not have is drawn without counts
+        node = counters.get(ids.node_id(name))
+        if node is None:
+            node = counters[ids.node_id(name)] = {"start": rows(name, None), "at": [], "rows": []}
+        node["at"].append(index)
+        node["rows"].append(rows(name, summary))
+    return counters
 
 
 def _heading(flow: Flow) -> str:

@@ -109,8 +109,7 @@ def summarize(flow: Flow, events: Iterable[Event]) -> RunSummary:
     """Counts messages per route, visited nodes, tokens, tool calls and the final state."""
     summary = RunSummary()
     for event in events:
-        _count(summary, event)
-        summary.final = _next_state(summary.final, event)
+        count(summary, event)
     return summary
 
 
@@ -129,7 +128,9 @@ def visits(event: Event) -> tuple[str, ...]:
             return ()
 
 
-def _count(summary: RunSummary, event: Event) -> None:
+def count(summary: RunSummary, event: Event) -> None:
+    """Adds one event to ``summary`` (in place): the run as it stood after that event."""
+    summary.final = _next_state(summary.final, event)
     summary.visited.update(visits(event))
     match event:
         case MessageEvent():
@@ -151,6 +152,19 @@ def _count(summary: RunSummary, event: Event) -> None:
             )
         case _:
             pass
+
+
+def counted_node(event: Event) -> str | None:
+    """The node whose counts (tokens, model calls, tool calls, choices) ``event`` changes."""
+    match event:
+        case LlmCallEvent():
+            return event.node
+        case ToolCallEvent():
+            return event.agent
+        case SelectEvent():
+            return event.channel
+        case _:
+            return None
 
 
 def usage_of(event: LlmCallEvent) -> tuple[int, int]:

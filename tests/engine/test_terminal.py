@@ -1,18 +1,30 @@
-"""roost run in a terminal: the person is asked at each interrupt; Ctrl-C leaves the run paused."""
+"""roost run and roost chat in a terminal: what a person sees, and the prompt they answer at."""
 
 from __future__ import annotations
 
 import json
 import os
 import pty
+import re
 import select
+import shutil
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
+from fakes.llm_server import FakeLLMServer
+from fakes.script import FakeCall, Reply
+
+from tests.cli_process import run_cli
 from tests.engine.test_cli import ASK
+
+FLOWS = Path(__file__).parents[2] / "flows"
+ADDER = Path(__file__).parents[1] / "providers" / "data"
+# How long to wait for what a terminal should show; reached only when a test fails.
+PATIENCE = float(os.environ.get("ROOST_TEST_PATIENCE", "240"))
 
 CODE = "import sys; from roost.cli import main; main(sys.argv[1:])"
 
@@ -31,9 +43,11 @@ def read_until(fd: int, marker: str, timeout: float = 240.0) -> str:
     return seen
 
 
-def spawn(args: list[str], cwd: Path) -> tuple[subprocess.Popen[bytes], int]:
+def spawn(
+    args: list[str], cwd: Path, extra_env: Mapping[str, str] | None = None
+) -> tuple[subprocess.Popen[bytes], int]:
     master, slave = pty.openpty()
-    env = {**os.environ, "COLUMNS": "200", "TERM": "xterm"}
+    env = {**os.environ, "COLUMNS": "200", "TERM": "xterm", **(extra_env or {})}
     process = subprocess.Popen(
         [sys.executable, "-c", CODE, *args],
         stdin=slave,
@@ -52,8 +66,9 @@ def test_a_terminal_asks_names_who_waits_and_takes_the_answer(tmp_path: Path) ->
     events = tmp_path / "run.jsonl"
     process, master = spawn(["run", str(flow), "--events", str(events)], tmp_path)
     try:
-        shown = read_until(master, "> ")
+        shown = read_until(master, "(Enter")
         assert "bot waits for USER" in shown, shown
+        assert "USER → bot> (Enter: USER answers by itself" in plain(shown), shown
         os.write(master, b"thanks a lot\r")
         shown = read_until(master, "> ")
         os.write(master, b"\r")  # Enter: USER answers by itself
@@ -69,3 +84,204 @@ def test_a_terminal_asks_names_who_waits_and_takes_the_answer(tmp_path: Path) ->
     said = [e["content"] for e in lines if e["type"] == "message"]
     assert said == ["2 + 2?", "four", "thanks a lot", "own words", "five", "six"], shown
     assert lines[-1]["type"] == "interrupt"  # left paused, resumable
+
+
+def plain(shown: str) -> str:
+    """Terminal output as a person reads it: no colour codes, no carriage returns."""
+    return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", shown).replace("\r", "")
+
+
+class Terminal:
+    """A roost command in a pseudo-terminal, read as plain text."""
+
+    def __init__(self, args: list[str], cwd: Path, env: Mapping[str, str] | None = None) -> None:
+        self.process, self.fd = spawn(args, cwd, env)
+        self.raw = ""
+
+    @property
+    def text(self) -> str:
+        return plain(self.raw)
+
+    def wait_for(self, marker: str, times: int = 1, timeout: float = PATIENCE) -> str:
+        """The plain output once ``marker`` has appeared ``times`` times (or the timeout)."""
+        deadline = time.monotonic() + timeout
+        while self.text.count(marker) < times and time.monotonic() < deadline:
+            ready, _, _ = select.select([self.fd], [], [], 0.5)
+            if ready:
+                try:
+                    self.raw += os.read(self.fd, 4096).decode(errors="replace")
+                except OSError:
+                    break
+        return self.text
+
+    def type(self, line: str) -> None:
+        os.write(self.fd, line.encode() + b"\r")
+
+    def finish(self) -> str:
+        """Waits for the command to end; the plain output."""
+        code = self.process.wait(timeout=PATIENCE)
+        self.wait_for("\x00never\x00", timeout=1)  # what is left to read
+        self.close()
+        assert code in (0, 3), self.text
+        return self.text
+
+    def close(self) -> None:
+        self.process.kill()
+        self.process.wait()
+        os.close(self.fd)
+
+
+def test_chat_ends_a_directors_turn_before_the_prompt_and_names_who_you_answer_as(
+    tmp_path: Path,
+) -> None:
+    flow = tmp_path / "math-chat.yaml"
+    shutil.copy(FLOWS / "math-chat.yaml", flow)
+    chat = Terminal(["chat", str(flow)], tmp_path)
+    try:
+        shown = chat.wait_for("client → math> ")  # the first line is said as the flow's start
+        assert "the first line you type starts it" in shown, shown
+        chat.type("How much is 2 + 2?")
+        shown = chat.wait_for("client → math> ", times=2)
+        chat.type("/quit")
+        shown = chat.wait_for("is stored")
+    finally:
+        chat.close()
+    lines = shown.splitlines()
+    # The director's answer is a line of its own, never text the prompt is glued to.
+    assert "math picks client" in lines, shown
+    waits = lines.index("math waits for client: answer as client")
+    assert lines[waits - 1] == "math picks client", shown
+    assert lines[waits + 1].startswith("client → math> /quit"), shown
+    assert "math: client" not in shown and "math: mathematician" not in shown, shown
+    assert "math picks mathematician" in lines and "math picks reviewer" in lines, shown
+
+
+CHANNEL = """
+roost: 1
+name: desk
+defaults: {provider: team}
+providers:
+  team: {kind: scripted, replies: [a first draft, looks fine, TERMINATE]}
+  boss: {kind: scripted, replies: [nobody, still nobody]}
+agents:
+  USER: {role: the person}
+  writer: {role: writes}
+  checker: {role: checks}
+channels:
+  desk:
+    members: [writer, checker]
+    max_rounds: 2
+    director: {strategy: llm, provider: boss, seed: 3}
+start: {from: USER, to: desk, content: write it}
+"""
+
+
+def test_run_shows_each_pick_of_a_director_as_it_happens_and_says_when_it_fell_back(
+    tmp_path: Path,
+) -> None:
+    flow = tmp_path / "desk.yaml"
+    flow.write_text(CHANNEL)
+    run = Terminal(["run", str(flow), "--no-input"], tmp_path)
+    shown = run.finish()
+    lines = shown.splitlines()
+    picks = [line for line in lines if line.startswith("desk picks ")]
+    assert len(picks) == 2, shown
+    first, second = picks
+    # Twice no candidate: the pick was drawn at random, and the line says so.
+    assert re.fullmatch(r"desk picks (writer|checker) \(fallback: .*drawn at random\)", first)
+    chosen = first.split()[2]
+    other = "checker" if chosen == "writer" else "writer"
+    assert second == f"desk picks {other} (the only candidate)", shown
+    # Each pick is shown before the speaker's words, as it happens.
+    assert lines.index(first) < lines.index(f"{chosen} → desk: a first draft"), shown
+    assert lines.index(second) < lines.index(f"{other} → desk: looks fine"), shown
+
+
+def test_text_a_model_writes_before_its_tool_calls_is_not_shown_as_its_reply(
+    tmp_path: Path,
+) -> None:
+    for name in ("adder.yaml", "calc.py"):
+        shutil.copy(ADDER / name, tmp_path / name)
+    flow = tmp_path / "adder.yaml"
+    flow.write_text(flow.read_text().replace("provider: PROVIDER", "provider: chat"))
+    with FakeLLMServer() as server:
+        server.script(
+            Reply(text="Let me add that up.", calls=(FakeCall("add", {"a": 2, "b": 3}),)),
+            Reply(text="2 + 3 = 5"),
+        )
+        env = {"FAKE_LLM_URL": server.url, "FAKE_LLM_KEY": "sk-fake-key"}
+        run = Terminal(["run", str(flow), "--no-input"], tmp_path, env)
+        shown = run.finish()
+    lines = shown.splitlines()
+    note = "adder: Let me add that up. (written before its tool calls: not a reply)"
+    assert note in lines, shown
+    assert lines[lines.index(note) + 1] == '  adder calls add({"a": 2, "b": 3})', shown
+    assert "adder: 2 + 3 = 5" in lines, shown
+    assert "adder → USER: Let me add" not in shown, shown
+
+
+def test_chat_fork_at_1_is_a_new_run_that_the_next_line_starts(tmp_path: Path) -> None:
+    flow = tmp_path / "ask.yaml"
+    flow.write_text(ASK)
+    chat = Terminal(["chat", str(flow)], tmp_path)
+    try:
+        chat.wait_for("USER → bot> ")
+        chat.type("2 + 2?")
+        chat.wait_for("USER → bot> ", times=2)
+        chat.type("/fork 1")
+        chat.wait_for("USER → bot> ", times=3)
+        chat.type("/runs")
+        chat.wait_for("USER → bot> ", times=4)
+        chat.type("hello")
+        chat.wait_for("USER → bot> ", times=5)
+        chat.type("/quit")
+        shown = chat.wait_for("is stored")
+    finally:
+        chat.close()
+    assert "(new: the first line you type starts it)" in shown, shown
+    listed = [line for line in shown.splitlines() if line.startswith("* ")]
+    assert len(listed) == 1 and listed[0].split()[2] == "new", shown
+    fork_id = listed[0].split()[1]
+    assert "USER → bot: hello" in shown and "bot: four" in shown.split("/fork 1")[1], shown
+    stored = run_cli("show", fork_id, cwd=tmp_path)
+    assert "paused: bot waits for USER" in stored.stdout, stored.stdout
+
+
+def test_chat_fork_at_1_is_stored_as_new_not_running(tmp_path: Path) -> None:
+    flow = tmp_path / "ask.yaml"
+    flow.write_text(ASK)
+    chat = Terminal(["chat", str(flow)], tmp_path)
+    try:
+        chat.wait_for("USER → bot> ")
+        chat.type("2 + 2?")
+        chat.wait_for("USER → bot> ", times=2)
+        chat.type("/fork 1")
+        shown = chat.wait_for("USER → bot> ", times=3)
+        chat.type("/quit")
+        shown = chat.wait_for("is stored")
+    finally:
+        chat.close()
+    fork_id = shown.split("/fork 1")[1].split()[1]
+    stored = run_cli("runs", cwd=tmp_path)
+    row = next(line for line in stored.stdout.splitlines() if fork_id in line)
+    assert "running" not in row and " new " in row, stored.stdout
+
+
+def test_chat_help_lists_exactly_the_commands_there_are(tmp_path: Path) -> None:
+    flow = tmp_path / "ask.yaml"
+    flow.write_text(ASK)
+    chat = Terminal(["chat", str(flow)], tmp_path)
+    try:
+        chat.wait_for("> ")
+        chat.type("/help")
+        shown = chat.wait_for("> ", times=2)
+        listed = [line.split()[0] for line in shown.splitlines() if line.startswith("/")]
+        for command in [*listed, "/stop"]:
+            if command not in ("/quit", "/new"):
+                chat.type(command)
+        chat.type("/quit")
+        shown = chat.wait_for("is stored")
+    finally:
+        chat.close()
+    assert "/stop" not in listed and "/help" in listed and "/quit" in listed, shown
+    assert shown.count("no command /") == 1 and "no command /stop" in shown, shown

@@ -1,0 +1,142 @@
+"""Runner.events(): every event of a call reaches a consumer, whenever the consumer first runs."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from roost.engine import Runner
+from roost.errors import UsageError
+from roost.eventlog import MemoryLog
+from roost.events import Event
+from tests.engine.conftest import make_flow
+
+# A hang would be the bug itself: the guard turns it into a failure instead of a stuck suite.
+GUARD = 30
+
+ASK = """
+roost: 1
+name: ask
+defaults: {provider: mock}
+providers:
+  mock: {kind: scripted, replies: [four, own words, five, TERMINATE]}
+agents:
+  USER: {interrupt: ALWAYS, role: the person}
+  bot: {role: b}
+start: {from: USER, to: bot, content: "2 + 2?"}
+"""
+
+
+def new_runner() -> tuple[Runner, MemoryLog]:
+    log = MemoryLog("r")
+    return Runner(make_flow(ASK), log), log
+
+
+async def collect(runner: Runner, into: list[Event]) -> None:
+    async for event in runner.events():
+        into.append(event)
+
+
+async def test_a_consumer_made_before_start_sees_the_whole_call_though_it_runs_after() -> None:
+    # The reported pattern: the consumer task has not run once when start() begins.
+    runner, log = new_runner()
+    seen: list[Event] = []
+    task = asyncio.create_task(collect(runner, seen))
+    state = await runner.start()
+    await asyncio.wait_for(task, GUARD)
+    assert state.status == "paused"
+    assert seen == log.load()
+    assert [e.type for e in seen][-1] == "interrupt"
+
+
+async def test_a_consumer_made_before_continue_sees_that_call_only() -> None:
+    runner, log = new_runner()
+    await runner.start()
+    before = len(log.load())
+    seen: list[Event] = []
+    task = asyncio.create_task(collect(runner, seen))
+    await runner.continue_("thanks")
+    await asyncio.wait_for(task, GUARD)
+    assert seen == log.load()[before:]
+    assert seen[0].type == "resume"
+
+
+async def test_a_consumer_that_runs_between_calls_waits_for_the_next_one() -> None:
+    runner, log = new_runner()
+    await runner.start()
+    before = len(log.load())
+    seen: list[Event] = []
+    task = asyncio.create_task(collect(runner, seen))
+    await asyncio.sleep(0)  # the consumer subscribes while nothing runs
+    await runner.continue_("thanks")
+    await asyncio.wait_for(task, GUARD)
+    assert seen == log.load()[before:]
+
+
+async def test_a_consumer_made_before_two_calls_sees_both() -> None:
+    runner, log = new_runner()
+    seen: list[Event] = []
+    task = asyncio.create_task(collect(runner, seen))
+    await runner.start()
+    await runner.continue_("thanks")
+    await asyncio.wait_for(task, GUARD)
+    assert seen == log.load()
+
+
+async def test_every_consumer_sees_every_event_and_a_task_never_sees_one_twice() -> None:
+    runner, log = new_runner()
+    early: list[Event] = []
+    first = asyncio.create_task(collect(runner, early))
+    await asyncio.sleep(0)  # this one subscribes before start()
+    late: list[Event] = []
+    second = asyncio.create_task(collect(runner, late))
+    await runner.start()
+    await asyncio.wait_for(asyncio.gather(first, second), GUARD)
+    assert early == late == log.load()
+
+    pumped: list[list[Event]] = []
+
+    async def pump() -> None:
+        for _ in range(2):  # one iteration per call, in one task
+            pumped.append([event async for event in runner.events()])
+
+    pumping = asyncio.create_task(pump())
+    await asyncio.sleep(0)  # the pump follows the first call live
+    await runner.continue_("thanks")
+    middle = len(log.load())
+    await runner.continue_("")
+    await asyncio.wait_for(pumping, GUARD)
+    assert pumped == [log.load()[len(early) : middle], log.load()[middle:]]
+
+
+async def test_a_call_that_fails_before_recording_anything_ends_the_iterator() -> None:
+    runner, _ = new_runner()
+    seen: list[Event] = []
+    task = asyncio.create_task(collect(runner, seen))
+    with pytest.raises(UsageError):
+        await runner.start(to="nobody")
+    await asyncio.wait_for(task, GUARD)
+    assert seen == []
+
+
+async def test_the_caller_itself_reads_the_call_it_made() -> None:
+    runner, log = new_runner()
+    await runner.start()
+    seen: list[Event] = []
+    async with asyncio.timeout(GUARD):  # in this very task, unlike wait_for
+        await collect(runner, seen)
+    assert seen == log.load()
+
+
+async def test_a_terminated_run_ends_the_iterator_at_once() -> None:
+    runner, log = new_runner()
+    await runner.start()
+    while runner.state.status == "paused":
+        await runner.continue_("")
+    assert runner.state.status == "terminated"
+    fresh = Runner(make_flow(ASK), MemoryLog("r", log.load()))
+    seen: list[Event] = []
+    async with asyncio.timeout(GUARD):
+        await collect(fresh, seen)
+    assert seen == []
