@@ -8,8 +8,8 @@ the events the page's own commands write when run again.
 
 from __future__ import annotations
 
+import io
 import json
-import os
 import re
 import shlex
 from pathlib import Path
@@ -18,8 +18,8 @@ from typing import Any, get_args
 import pytest
 from pydantic import BaseModel
 
+from roost.cli import main
 from roost.events import Event, event_json, parse_event
-from tests.cli_process import run_cli
 from tests.docs_blocks import ROOT, page, tables
 
 DOC = ROOT / "docs" / "events.md"
@@ -134,6 +134,15 @@ def _same_run(data: dict[str, Any], ids: dict[str, str]) -> dict[str, Any]:
     return data
 
 
+def _roost(args: list[str]) -> int:
+    """The command line's exit status for ``roost ARGS``, run in this process."""
+    try:
+        main(args)
+    except SystemExit as exit_:
+        return int(exit_.code or 0)
+    return 0
+
+
 @pytest.fixture(scope="module")
 def written(
     tmp_path_factory: pytest.TempPathFactory,
@@ -147,10 +156,12 @@ def written(
         ["roost", "retry"],
         ["roost", "fork"],
     ]
-    env = {**os.environ, "ROOST_DB": str(folder / "roost.db")}
-    for args in commands:
-        done = run_cli(*args[1:], cwd=folder, env=env)
-        assert done.returncode in (0, 3), done.stderr  # 3: the run stopped at an error
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(folder)
+        patch.setenv("ROOST_DB", str(folder / "roost.db"))
+        patch.setattr("sys.stdin", io.StringIO(""))
+        for args in commands:
+            assert _roost(args[1:]) in (0, 3), args  # 3: the run stopped at an error
     run = [json.loads(line) for line in (folder / "run.jsonl").read_text().splitlines()]
     fork_file = next(folder.glob("run-fork-*.jsonl"))
     return run, json.loads(fork_file.read_text().splitlines()[0])
