@@ -1,8 +1,9 @@
 """Where the CLI keeps runs: a new run's log, and a stored run found by id or file.
 
-Every run is stored in the SQL store (``.roost/roost.db`` under the current
-folder unless ``--db`` or ``ROOST_DB`` names another database); ``--events
-PATH`` writes a JSON Lines copy as well. A run reference is a stored run's id
+Every run is stored in the SQL store (``.roost/roost.db`` in the nearest folder,
+from the current one up, that has a ``.roost`` folder, unless ``--db`` or
+``ROOST_DB`` names another database); ``--events PATH`` writes a JSON Lines
+copy as well. A run reference is a stored run's id
 (or a unique prefix of it) or the path of a run's JSON Lines file.
 """
 
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import sys
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -18,8 +20,10 @@ from typing import TYPE_CHECKING
 from roost.errors import EventLogError, RunNotFoundError, StoreError, UsageError
 from roost.eventlog import EventLog
 from roost.events import Event, RunStartEvent
+from roost.store.checks import first_difference
 from roost.store.jsonl import JsonlLog
 from roost.store.sql import SqlStore
+from roost.store.sqllog import SqlLog
 from roost.store.tee import TeeLog
 
 if TYPE_CHECKING:
@@ -36,6 +40,7 @@ __all__ = [
     "open_log",
     "open_run",
     "open_store",
+    "stored_copy",
 ]
 
 
@@ -103,17 +108,43 @@ def _with_stored_copy(file: JsonlLog, db: str | None) -> EventLog:
     """The file's log, also appending to the store when the store holds the same run.
 
     A run started with ``--events`` lives in the store and in the file; continuing it
-    through the file must not leave the stored copy behind. The file decides: when the
-    store's copy has diverged (a different number of events), only the file is written.
+    through the file must not leave the stored copy behind.
     """
+    stored = stored_copy(file.path, file.load(), db)
+    return TeeLog(file, [stored]) if stored is not None else file
+
+
+def stored_copy(path: Path, events: list[Event], db: str | None) -> SqlLog | None:
+    """The stored log of the run in file ``path`` when it holds exactly ``events``.
+
+    The file decides. A store that holds another history of the run (a line of the
+    file edited since, or more or fewer events) is never appended to: that would
+    graft the file's steps onto a history they do not follow. Only the file goes on
+    then, and a note on stderr says why; a store without the run is left alone quietly.
+    """
+    run_id = events[0].run
     try:
-        store = open_store(db, create=False)
-        stored = store.log(store.find(file.run_id))
-    except (RunNotFoundError, StoreError):
-        return file
-    if len(stored.load()) != len(file.load()):
-        return file
-    return TeeLog(file, [stored])
+        stored = open_store(db, create=False).log(run_id)
+        theirs = stored.load()
+    except RunNotFoundError:
+        return None
+    except (StoreError, EventLogError) as exc:
+        _note(f"{path}: the stored copy of run {run_id} cannot be read ({exc}); {_FILE_ONLY}")
+        return None
+    at = first_difference(events, theirs)
+    if at is None:
+        return stored
+    counts = f"{len(theirs)} events stored, {len(events)} in the file"
+    _note(f"{path}: the stored copy of run {run_id} differs from event {at} on ({counts}); "
+          f"{_FILE_ONLY}")  # fmt: skip
+    return None
+
+
+_FILE_ONLY = "only the file is written"
+
+
+def _note(text: str) -> None:
+    print(f"roost: note: {text}", file=sys.stderr)
 
 
 def flow_of(events: list[Event], ref: str) -> Flow:

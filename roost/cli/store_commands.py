@@ -1,7 +1,8 @@
 """``roost runs``, ``show``, ``replay``, ``fork``, ``export`` and ``import`` (section 8).
 
 RUN is a stored run's id (or a unique prefix) or a run's JSON Lines file; the
-store is ``--db``, else ``ROOST_DB``, else ``.roost/roost.db`` here.
+store is ``--db``, else ``ROOST_DB``, else ``.roost/roost.db`` in the nearest
+folder from here up that has a ``.roost`` folder (here when none has).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from roost.cli.logs import (
     is_file_ref,
     new_run_id,
     open_store,
+    stored_copy,
 )
 from roost.cli.transcript import age, clip, print_transcript
 from roost.errors import (
@@ -34,11 +36,11 @@ from roost.errors import (
     RoostError,
     RunNotFoundError,
     RunStateError,
-    StoreError,
     UsageError,
 )
 from roost.events import Event, RunStartEvent, event_json
 from roost.flow.models import Flow
+from roost.store.checks import COLUMN_MAX
 from roost.store.forks import (
     FileFork,
     Refusal,
@@ -48,11 +50,13 @@ from roost.store.forks import (
     fork_refusal,
 )
 from roost.store.jsonl import JsonlLog
-from roost.store.sql import RunInfo, SqlStore
+from roost.store.sql import RunInfo, SqlStore, shown_store
 from roost.store.sqllog import SqlLog
+from roost.store.summary import summarize
 
 DbOption = Annotated[
-    str | None, typer.Option("--db", help="Run store URL (default: ROOST_DB or .roost/roost.db).")
+    str | None,
+    typer.Option("--db", help="Run store URL (default: ROOST_DB or the nearest .roost/roost.db)."),
 ]
 RunArgument = Annotated[
     str, typer.Argument(metavar="RUN", help="Run id (or unique prefix) or JSON Lines event file.")
@@ -91,8 +95,11 @@ def runs(
         raise UsageError(f"--status {status!r}: use one of {', '.join(STATUSES)}")
     try:
         found = open_store(db, create=False).runs(flow=flow, status=status)
+        where = shown_store(db)
     except RunNotFoundError:
-        found = []
+        found, where = [], f"{shown_store(db)} (not made yet: the first run makes it)"
+    # On stderr, so that what a script reads from stdout stays the list alone.
+    print(f"store: {where}", file=sys.stderr)
     if not found:
         print("no runs stored")
         return
@@ -270,25 +277,24 @@ def _fork_of_file(
     """The fork of the run in file ``ref``, to be written to a new file beside it."""
     prefix = fork_prefix(events, at, new_id, refuse)
     path = fork_file_path(Path(ref), new_id)
-    return FileFork(path, prefix, _stored_twin(events, at, new_id, db))
+    return FileFork(path, prefix, _stored_twin(ref, events, at, new_id, db))
 
 
-def _stored_twin(events: list[Event], at: int, new_id: str, db: str | None) -> SqlLog | None:
+def _stored_twin(
+    ref: str, events: list[Event], at: int, new_id: str, db: str | None
+) -> SqlLog | None:
     """The same fork in the store, when the store holds the file's run as the file has it.
 
     A run started with ``--events`` lives in the store and in its file; a fork of
     the file then lives in both as well, so ``roost runs`` and the parent's family
     list it, and continuing the fork's file keeps both copies going (as it does for
-    the parent). A store that lacks the run or holds another length of it is left alone.
+    the parent). A store that lacks the run or holds another history of it (an
+    edited file) is left alone.
     """
-    try:
-        store = open_store(db, create=False)
-        info = store.run(events[0].run)
-    except (RunNotFoundError, StoreError):
+    parent = stored_copy(Path(ref), events, db)
+    if parent is None:
         return None
-    if info.next_seq != len(events):
-        return None
-    return store.fork(info.id, at, new_id)
+    return parent.store.fork(parent.run_id, at, new_id)
 
 
 def _fork_line(pending: SqlLog | FileFork, start: Event, at: int) -> str:
@@ -345,5 +351,10 @@ def import_command(
     except RunNotFoundError:
         store.import_events(events)
         print(f"imported run {run_id} ({len(events)} events)")
+        if summarize(events).clamped:
+            print(
+                f"note: run {run_id} reports token counts outside 0 to {COLUMN_MAX:,}; "
+                "`roost runs` counts them as the nearest of those, its events keep them as reported"
+            )
         return
     raise UsageError(f"run {run_id} is already in the store; nothing imported")

@@ -7,7 +7,9 @@ was writing, since the data is in the kernel's page cache as soon as
 ``write`` returns. There is no ``fsync``: the log survives the process being
 killed, not the machine losing power. Loading ignores such a torn last line
 (and says so in ``warnings``); an invalid line anywhere else is an error that
-names the file and line.
+names the file and line. A last line that is a whole event but lacks its
+newline (left off by an editor or a script) is an event like any other: the
+next append writes the newline before its own lines.
 
 Every append takes an exclusive ``flock`` for the length of its write and
 checks, with one ``lseek`` to its end, that the file has not grown behind this log's
@@ -29,6 +31,7 @@ from pydantic import ValidationError
 
 from roost.errors import ConcurrentRunError, EventLogError, EventLogWriteError
 from roost.events import Event, parse_event
+from roost.store.checks import event_bytes, invalid_event_text, order_problem
 
 
 class JsonlLog:
@@ -42,6 +45,7 @@ class JsonlLog:
         self._valid_end = 0  # end of the last complete, valid line
         self._next_seq = 0
         self._fd = -1  # the descriptor appends write to, opened by the first append
+        self._unterminated = False  # the file's last event lacks its newline
 
     def close(self) -> None:
         """Closes the file descriptor (a later append opens it again)."""
@@ -111,11 +115,14 @@ class JsonlLog:
                     f"run {run_id}: event seq {event.seq} is not the next ({expected}); "
                     "another process may be advancing this run"
                 )
-            if event.run != run_id:
-                raise EventLogError(f"{self.path}: event of run {event.run} in run {run_id}")
+            if problem := order_problem(event, expected, run_id):
+                raise EventLogError(f"{self.path}: {problem}")
             expected += 1
         payload = b"".join([_line(event) for event in events])
+        if self._unterminated:
+            payload = b"\n" + payload  # or the first new event would join the last line
         _write_all(fd, payload)
+        self._unterminated = False
         self._run_id = run_id
         self._size += len(payload)
         self._valid_end = self._size
@@ -132,9 +139,6 @@ class JsonlLog:
             if not raw.strip():
                 valid_end = end if newline != -1 else valid_end
                 continue
-            if newline == -1:
-                self.warnings.append(f"{self.path}:{lineno}: ignored an unterminated last line")
-                break
             try:
                 event = _parse_line(raw, len(events), self._run_id)
             except _NotJson as exc:
@@ -151,16 +155,15 @@ class JsonlLog:
             valid_end = end
         self._size = len(data)
         self._valid_end = valid_end
+        # A whole event on a last line without its newline (an editor or a script left it
+        # off): it is kept, and the next append writes the newline first.
+        self._unterminated = 0 < valid_end == len(data) and not data.endswith(b"\n")
         self._next_seq = len(events)
         return events
 
 
 def _line(event: Event) -> bytes:
-    # What event_json gives, made by the model's serializer straight into bytes
-    # (model_dump_json would decode them to a str that this log encodes again).
-    serializer = type(event).__pydantic_serializer__
-    line: bytes = serializer.to_json(event, by_alias=True)
-    return line + b"\n"
+    return event_bytes(event) + b"\n"
 
 
 def _write_all(fd: int, payload: bytes) -> None:
@@ -183,16 +186,9 @@ def _parse_line(raw: bytes, expected_seq: int, run_id: str | None) -> Event:
     try:
         event = parse_event(data)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        if first["type"] == "union_tag_invalid":
-            tag = first.get("ctx", {}).get("tag", data.get("type"))
-            raise EventLogError(f"event type {tag!r} is unknown to this version of roost") from exc
-        where = ".".join(str(part) for part in first["loc"])
-        raise EventLogError(f"invalid event: {where}: {first['msg']}") from exc
-    if event.seq != expected_seq:
-        raise EventLogError(f"event seq {event.seq} where {expected_seq} was expected")
-    if run_id is not None and event.run != run_id:
-        raise EventLogError(f"event of run {event.run!r} in the log of run {run_id!r}")
+        raise EventLogError(invalid_event_text(exc)) from exc
+    if problem := order_problem(event, expected_seq, run_id):
+        raise EventLogError(problem)
     return event
 
 

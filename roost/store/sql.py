@@ -7,14 +7,12 @@ cost per step). Each ``append`` is one transaction, so a step's events land
 together or not at all. Any SQLAlchemy URL works (``--db`` or ``ROOST_DB``);
 PostgreSQL is tested. Every SQLAlchemy error is turned into a ``StoreError``
 here, with the URL's password and the values of its secret-like query
-parameters hidden.
+parameters hidden (``urls``).
 """
 
 from __future__ import annotations
 
 import contextlib
-import os
-import re
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -30,38 +28,15 @@ from sqlmodel import SQLModel
 
 from roost.errors import ConcurrentRunError, RunNotFoundError, StoreError, UsageError
 from roost.events import Event, RunStartEvent
-from roost.flow.redact import Redactor
+from roost.store.checks import COLUMN_MAX
 from roost.store.forks import check_fork_point
 from roost.store.schema import EVENTS, META, RUNS, SCHEMA_VERSION
 from roost.store.sqllog import SqlLog
+from roost.store.urls import masked_db, resolve_url, shown_store, shown_url
 
-DEFAULT_PATH = Path(".roost") / "roost.db"
+__all__ = ["RunInfo", "SqlStore", "masked_db", "resolve_url", "shown_store"]
+
 _INFO = [column for column in RUNS.c if column.name != "flow_text"]
-# Query parameters whose values are shown as *** (password=, sslpassword=, api_key=, token=...).
-_SECRET_WORDS = "pass|pwd|secret|token|key|auth|credential"
-_SECRET_PARAM = re.compile(_SECRET_WORDS, re.IGNORECASE)
-# The same in a URL SQLAlchemy cannot parse, and its password (as SQLAlchemy would read it).
-_SECRET_QUERY_TEXT = re.compile(rf"([?&][^=&]*(?:{_SECRET_WORDS})[^=&]*=)[^&]*", re.IGNORECASE)
-_PASSWORD_TEXT = re.compile(r"^([\w+]*://[^:/]*:)[^@]*@")
-_HIDDEN = "ROOSTHIDDEN"  # rendered as is in a URL, then shown as ***
-
-
-def resolve_url(db: str | None = None) -> str:
-    """The database URL: ``db``, else ``ROOST_DB``, else ``.roost/roost.db`` here.
-
-    A value without ``://`` is taken as the path of a SQLite file. The file's
-    folder is made when the store is created, not here: looking for a stored run
-    must leave no empty ``.roost`` folder behind.
-    """
-    value = db or os.environ.get("ROOST_DB") or ""
-    if not value:
-        return f"sqlite:///{DEFAULT_PATH}"
-    if "://" not in value:
-        return f"sqlite:///{value}"
-    if value.startswith(("postgresql://", "postgres://")):
-        # psycopg (3) is the driver roost installs; SQLAlchemy's default would be psycopg2.
-        return "postgresql+psycopg://" + value.split("://", 1)[1]
-    return value
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,9 +75,13 @@ class Statements:
         def marks(count: int) -> str:
             return ", ".join([mark] * count)
 
+        # The token count stops at COLUMN_MAX, compared before adding so that no database
+        # computes a sum its column cannot hold (the parameter is bound twice).
+        cap = COLUMN_MAX
+        tokens = f"CASE WHEN tokens > {cap} - {mark} THEN {cap} ELSE tokens + {mark} END"
         self.advance = (
             f"UPDATE runs SET next_seq = {mark}, status = {mark}, messages = messages + {mark}, "
-            f"tokens = tokens + {mark}, updated = {mark} WHERE id = {mark} AND next_seq = {mark}"
+            f"tokens = {tokens}, updated = {mark} WHERE id = {mark} AND next_seq = {mark}"
         )
         self.insert_events = f"INSERT INTO events (run, seq, type, ts, payload) VALUES ({marks(5)})"
         columns = (
@@ -120,7 +99,7 @@ class SqlStore:
     ) -> None:
         self.url = resolve_url(url)
         self.timeout = timeout
-        self.shown_url, self._redact = _shown(self.url)
+        self.shown_url, self._redact = shown_url(self.url)
         if not create:
             self._must_exist()
         self.engine = self._create_engine()
@@ -313,40 +292,6 @@ class SqlStore:
 
     def _is_sqlite(self) -> bool:
         return self.engine.dialect.name == "sqlite"
-
-
-def _shown(url: str) -> tuple[str, Redactor]:
-    """The URL as messages show it, and a Redactor of the secrets in it.
-
-    The password and the values of secret-like query parameters (``password=``,
-    ``token=``...) are shown as ``***``; a URL that cannot be parsed is a UsageError.
-    """
-    try:
-        parsed = make_url(url)
-    except (ArgumentError, ValueError) as exc:
-        reason = "its port is not a number" if isinstance(exc, ValueError) else "cannot parse it"
-        raise UsageError(f"invalid database URL {_masked_text(url)!r}: {reason}") from None
-    secrets = [parsed.password] if isinstance(parsed.password, str) else []
-    query: dict[str, str | tuple[str, ...]] = {}
-    for key, value in parsed.query.items():
-        if _SECRET_PARAM.search(key):
-            values = (value,) if isinstance(value, str) else tuple(value)
-            secrets.extend(values)
-            query[key] = tuple(_HIDDEN for _ in values) if len(values) > 1 else _HIDDEN
-    if query:
-        parsed = parsed.update_query_dict(query)
-    shown = parsed.render_as_string(hide_password=True).replace(_HIDDEN, "***")
-    return shown, Redactor(secrets)
-
-
-def masked_db(url: str) -> str:
-    """A database URL or path as it may be printed (in a hint to type again): secrets masked."""
-    return _masked_text(url)
-
-
-def _masked_text(url: str) -> str:
-    """A URL that SQLAlchemy cannot parse, with what looks like secrets in it masked."""
-    return _SECRET_QUERY_TEXT.sub(r"\1***", _PASSWORD_TEXT.sub(r"\1***@", url, count=1))
 
 
 def _make_folder(folder: Path) -> None:

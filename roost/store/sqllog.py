@@ -3,21 +3,22 @@
 An append is the engine's hot path (one per step), so it skips SQLAlchemy's
 statement building: two prepared statements on the driver's connection, one
 transaction (the run row's ``next_seq`` checked and moved, the events
-inserted). Loading joins the stored payloads into one JSON array and parses
-it in one call. A fork reads its first events from its ancestors' rows.
+inserted). Loading parses each stored payload on its own and validates the
+run's events in one call. A fork reads its first events from its ancestors' rows.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from pydantic import TypeAdapter
+from pydantic import TypeAdapter, ValidationError
+from pydantic_core import from_json
 from sqlalchemy import Connection, select
 
-from roost.errors import ConcurrentRunError, UsageError
+from roost.errors import ConcurrentRunError, EventLogError, UsageError
 from roost.events import Event, RunStartEvent, now_iso
+from roost.store.checks import invalid_event_text, order_problem, seq_problem
 from roost.store.schema import EVENTS, RUNS
 from roost.store.summary import summarize
 
@@ -61,8 +62,7 @@ class SqlLog:
 
     def load(self) -> list[Event]:
         """The run's events: a fork's shared prefix (from its ancestors) then its own."""
-        parts: list[str] = []
-        run = json.dumps(self._run_id)
+        items: list[dict[str, Any]] = []
         with self.store.translate("read"), self.store.engine.connect() as conn:
             for source, start, stop in self._segments(conn):
                 query = select(EVENTS.c.seq, EVENTS.c.ts, EVENTS.c.payload).where(
@@ -71,18 +71,15 @@ class SqlLog:
                 if stop is not None:
                     query = query.where(EVENTS.c.seq < stop)
                 for seq, ts, body in conn.execute(query.order_by(EVENTS.c.seq)):
-                    parts.append(f'{{"seq":{seq},"run":{run},"ts":{json.dumps(ts)},{body[1:]}')
-        events = EVENTS_ADAPTER.validate_json("[" + ",".join(parts) + "]")
-        return self._mark_fork(events)
+                    items.append(self._stored_item(seq, ts, body))
+        return self._mark_fork(self._validated(items))
 
     def append(self, events: Sequence[Event]) -> None:
         """Adds one step's events in one transaction; ConcurrentRunError if a seq is taken."""
         if not events:
             return
         first = events[0].seq
-        for offset, item in enumerate(events):
-            if item.seq != first + offset:
-                raise ConcurrentRunError(f"run {self._run_id}: seq {item.seq} out of order")
+        self._check_batch(events)
         run = self._run_id
         rows = [(run, e.seq, e.type, e.ts, payload(e)) for e in events]
         delta = summarize(events)
@@ -90,8 +87,9 @@ class SqlLog:
         with self.store.raw_transaction(lambda: self._conflict(first)) as cursor:
             if self.info is None:
                 self._insert_row(cursor, events)
-            advance = (first + len(events), delta.status, delta.messages, delta.tokens)
-            cursor.execute(sql.advance, (*advance, now_iso(), run, first))
+            counts = (delta.messages, delta.tokens, delta.tokens)  # tokens: bound twice
+            advance = (first + len(events), delta.status, *counts, now_iso(), run, first)
+            cursor.execute(sql.advance, advance)
             if cursor.rowcount != 1:
                 raise self._conflict(first)
             cursor.executemany(sql.insert_events, rows)
@@ -107,6 +105,48 @@ class SqlLog:
         self.info = self.store.run(self._run_id)
 
     # ------------------------------------------------------------------ internals
+
+    def _stored_item(self, seq: int, ts: str, body: str) -> dict[str, Any]:
+        """One row as an event's dict: its payload parsed on its own, then seq, run and ts.
+
+        Each payload is parsed by itself, never pasted into a larger JSON text, so a
+        damaged row cannot change its neighbours or its own seq.
+        """
+        try:
+            item = from_json(body)
+        except (ValueError, TypeError) as exc:  # TypeError: a row that holds no text
+            raise self._damaged(seq, f"its payload is not JSON ({exc})") from exc
+        if not isinstance(item, dict):
+            raise self._damaged(seq, "its payload is not a JSON object")
+        item.update(seq=seq, run=self._run_id, ts=ts)
+        return item
+
+    def _validated(self, items: list[dict[str, Any]]) -> list[Event]:
+        """The events of ``items``; one EventLogError naming the seq of the first bad one."""
+        try:
+            events = EVENTS_ADAPTER.validate_python(items)
+        except ValidationError as exc:
+            index = exc.errors()[0]["loc"][0]
+            seq = items[index]["seq"] if isinstance(index, int) else "?"
+            raise self._damaged(seq, invalid_event_text(exc, skip=1)) from exc
+        for expected, event in enumerate(events):
+            if problem := order_problem(event, expected, self._run_id):
+                raise self._damaged(event.seq, problem)
+        return events
+
+    def _damaged(self, seq: object, problem: str) -> EventLogError:
+        return EventLogError(f"run {self._run_id}: stored event {seq}: {problem}")
+
+    def _check_batch(self, events: Sequence[Event]) -> None:
+        """Refuses a batch that is not the next part of this run, before the database sees it."""
+        first = events[0].seq
+        if problem := seq_problem((first, first + len(events))):
+            raise EventLogError(f"run {self._run_id}: {problem}")
+        for offset, item in enumerate(events):
+            if item.seq != first + offset:
+                raise ConcurrentRunError(f"run {self._run_id}: seq {item.seq} out of order")
+            if problem := order_problem(item, first + offset, self._run_id):
+                raise EventLogError(f"run {self._run_id}: {problem}")
 
     def _conflict(self, first: int) -> ConcurrentRunError:
         return ConcurrentRunError(

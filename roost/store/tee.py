@@ -22,6 +22,12 @@ class TeeLog:
     def run_id(self) -> str:
         return self.primary.run_id
 
+    @property
+    def warnings(self) -> list[str]:
+        """What loading the primary skipped (a JSON Lines file's torn last line)."""
+        found: list[str] = getattr(self.primary, "warnings", [])
+        return found
+
     def load(self) -> list[Event]:
         return self.primary.load()
 

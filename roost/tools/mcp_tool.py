@@ -8,6 +8,19 @@ server starts on first use, its tools are listed once, and ``close()`` (or
 ``aclose()``) stops every server process; a hub never closed is closed when
 the interpreter exits.
 
+The SDK starts a stdio server in a process group of its own and, when its
+transport shuts down, closes the server's stdin, then signals the whole group
+(SIGTERM, then SIGKILL). roost makes sure that shutdown always runs to its end
+before it goes on: a start that fails or takes longer than the server's
+``timeout`` is cancelled inside the hub's loop (never by a bare task cancel,
+which would cut the shutdown short), and ``close()`` waits for servers still
+starting as well. A server that never answers and ignores both EOF and SIGTERM
+is therefore gone, with its children, when roost exits.
+
+A server's stderr goes to a pipe that the hub's loop drains as it is written,
+keeping only the last 64 KiB: a server writing gigabytes costs roost no more
+memory or disk, and a failure quotes at most a few hundred characters of it.
+
 The SDK logs what it meets (a server's banner on stdout, a line that is not
 JSON-RPC) with tracebacks that quote the server's output, which may hold a
 value from the flow's environment. Those records are not made at all here (the
@@ -22,14 +35,15 @@ import asyncio
 import atexit
 import concurrent.futures
 import logging
+import math
 import os
-import tempfile
 import threading
 from contextlib import AsyncExitStack, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, TextIO, cast
+from typing import Any
 
+import anyio
 import httpx2
 import mcp
 import mcp_types
@@ -49,6 +63,7 @@ from roost.tools.arguments import (
 )
 from roost.tools.base import ToolOutcome
 from roost.tools.python_tool import result_text
+from roost.tools.stderr_tail import StderrTail
 
 # The SDK's loggers: its modules log under "mcp", its client session as "client".
 _SDK_FOLDER = os.path.dirname(mcp.__file__) + os.sep
@@ -73,16 +88,25 @@ _quiet_sdk()
 
 # Hubs with live servers, so that the ones nobody closed are closed at exit.
 _LIVE: set[McpHub] = set()
+# Longer than the SDK's whole shutdown (stdin closed, 2 s, SIGTERM, 2 s, SIGKILL, 2 s).
 _CLOSE_WAIT = 10.0
 
 
 @dataclass
-class _Connection:
-    session: ClientSession
-    tools: list[mcp_types.Tool]
-    stop: asyncio.Event
+class _Server:
+    """One server's connection, from the moment it is asked to start until it has stopped."""
+
+    stop: asyncio.Event = field(default_factory=asyncio.Event)
+    startup: anyio.CancelScope | None = None  # cancelled to give up a start in progress
     task: asyncio.Task[None] | None = None
-    errlog: IO[str] | None = field(default=None, repr=False)
+    session: ClientSession | None = None
+    tools: list[mcp_types.Tool] = field(default_factory=list)
+
+    def halt(self) -> None:
+        """Asks the server to stop, whether it is running or still starting (in the loop)."""
+        self.stop.set()
+        if self.startup is not None:
+            self.startup.cancel()
 
 
 class McpHub:
@@ -93,20 +117,20 @@ class McpHub:
         self._folder = folder.resolve()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
-        self._connections: dict[str, _Connection] = {}
+        self._connections: dict[str, _Server] = {}
         self._lock = threading.Lock()
 
     def list_tools(self, server: str) -> list[mcp_types.Tool]:
         """The server's tools, starting it on first use; raises ToolFailure naming it."""
         with self._lock:
             if server not in self._connections:
-                self._connections[server] = self._connect(server)
+                self._connect(server)
             return self._connections[server].tools
 
     async def call(self, server: str, tool: str, arguments: dict[str, Any]) -> ToolOutcome:
         """Calls one tool; a failure of the tool or of the connection is an error outcome."""
         connection = self._connections.get(server)
-        if connection is None or self._loop is None:
+        if connection is None or connection.session is None or self._loop is None:
             return ToolOutcome(f"MCP server {server!r} is not connected", is_error=True)
         future = asyncio.run_coroutine_threadsafe(
             _call(connection.session, tool, arguments), self._loop
@@ -118,14 +142,15 @@ class McpHub:
             raise
 
     def close(self) -> None:
-        """Stops every server and the hub's thread; safe to call more than once."""
+        """Stops every server (started or starting) and the hub's thread; safe to call twice."""
         loop, thread = self._loop, self._thread
         if loop is None or thread is None:
             return
-        for connection in self._connections.values():
-            loop.call_soon_threadsafe(connection.stop.set)
-        for connection in self._connections.values():
-            _wait_done(connection, loop)
+        servers = list(self._connections.values())
+        for server in servers:
+            loop.call_soon_threadsafe(server.halt)
+        for server in servers:
+            _wait_done(server, loop)
         self._connections.clear()
         loop.call_soon_threadsafe(loop.stop)
         thread.join(_CLOSE_WAIT)
@@ -138,19 +163,27 @@ class McpHub:
         """``close()`` without blocking the caller's event loop."""
         await asyncio.to_thread(self.close)
 
-    def _connect(self, server: str) -> _Connection:
-        config = self._servers.get(server)
+    def _connect(self, name: str) -> None:
+        """Starts server ``name`` and waits until it is ready, or has failed and stopped."""
+        config = self._servers.get(name)
         if config is None:
-            raise ToolFailure(f"MCP server {server!r} is not declared under mcp_servers")
+            raise ToolFailure(f"MCP server {name!r} is not declared under mcp_servers")
         loop = self._ensure_loop()
-        future = asyncio.run_coroutine_threadsafe(_open(server, config, self._folder), loop)
+        server = _Server()
+        # Registered before it starts, so that close() (at exit, say) stops it even then.
+        self._connections[name] = server
+        ready = asyncio.run_coroutine_threadsafe(_open(server, name, config, self._folder), loop)
         try:
-            return future.result(config.timeout)
-        except concurrent.futures.TimeoutError:
-            future.cancel()
-            raise ToolFailure(
-                f"MCP server {server!r} did not answer within {config.timeout:g}s"
-            ) from None
+            # The deadline is kept inside the loop, where a late server is stopped in an
+            # orderly way; this wait only outlasts it by the time that stop may take.
+            ready.result(config.timeout + _CLOSE_WAIT)
+        except BaseException as exc:
+            del self._connections[name]
+            loop.call_soon_threadsafe(server.halt)
+            _wait_done(server, loop)
+            if isinstance(exc, concurrent.futures.TimeoutError):
+                raise ToolFailure(_late(name, config)) from None
+            raise
 
     def _ensure_loop(self) -> asyncio.AbstractEventLoop:
         if self._loop is None:
@@ -210,52 +243,72 @@ def _validator_or_none(schema: dict[str, Any]) -> Validator | None:
         return None
 
 
-async def _open(name: str, config: McpServerConfig, folder: Path) -> _Connection:
-    """Starts a connection in its own task (the SDK's scopes stay in that task)."""
-    ready: asyncio.Future[_Connection] = asyncio.get_running_loop().create_future()
-    task = asyncio.create_task(_serve(name, config, folder, ready))
-    try:
-        connection = await ready
-    except BaseException:
-        task.cancel()
-        raise
-    connection.task = task
-    return connection
+async def _open(server: _Server, name: str, config: McpServerConfig, folder: Path) -> None:
+    """Starts ``server``'s connection in a task of its own; returns once it is ready.
+
+    A start that fails raises ToolFailure only after the server has been stopped.
+    """
+    ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    server.task = asyncio.create_task(_serve(server, name, config, folder, ready))
+    await ready
 
 
 async def _serve(
-    name: str, config: McpServerConfig, folder: Path, ready: asyncio.Future[_Connection]
+    server: _Server, name: str, config: McpServerConfig, folder: Path, ready: asyncio.Future[None]
 ) -> None:
-    # The server's stderr is kept to quote it when the server fails to start.
-    errlog = cast(TextIO, tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace"))  # noqa: SIM115
+    """Runs one connection from start to stop, in one task (the SDK's scopes stay in it).
+
+    The start runs under a deadline (the server's ``timeout``) in a cancel scope that
+    ``halt`` can also cancel; leaving it runs the SDK's shutdown to its end, which
+    stops the server's process group, before ``ready`` reports the failure.
+    """
+    tail = StderrTail() if isinstance(config, StdioServer) else None
+    failure: str | None = None
+    startup = server.startup = anyio.CancelScope(deadline=anyio.current_time() + config.timeout)
     try:
-        async with AsyncExitStack() as stack:
-            read, write = await _transport(stack, config, folder, errlog)
-            session = await stack.enter_async_context(ClientSession(read, write))
-            await session.initialize()
-            tools = await _list_all(session)
-            connection = _Connection(session, tools, asyncio.Event(), errlog=errlog)
-            ready.set_result(connection)
-            await connection.stop.wait()
+        with startup:
+            async with AsyncExitStack() as stack:
+                read, write = await _transport(stack, config, folder, tail)
+                session = await stack.enter_async_context(ClientSession(read, write))
+                await session.initialize()
+                server.tools = await _list_all(session)
+                server.session = session
+                startup.deadline = math.inf
+                server.startup = None
+                ready.set_result(None)
+                await server.stop.wait()
+        if startup.cancelled_caught and not server.stop.is_set():
+            failure = _late(name, config)
     except Exception as exc:
-        if not ready.done():
-            ready.set_exception(ToolFailure(_start_failure(name, config, exc, errlog)))
+        failure = _start_failure(name, config, exc, tail)
     finally:
-        errlog.close()
+        server.session = None
+        if tail is not None:
+            tail.close()
+        if not ready.done():
+            ready.set_exception(ToolFailure(failure or f"MCP server {name!r} was stopped"))
+
+
+def _late(name: str, config: McpServerConfig) -> str:
+    return f"MCP server {name!r} did not answer within {config.timeout:g}s"
 
 
 async def _transport(
-    stack: AsyncExitStack, config: McpServerConfig, folder: Path, errlog: TextIO
+    stack: AsyncExitStack, config: McpServerConfig, folder: Path, tail: StderrTail | None
 ) -> Any:
     """Opens the server's transport on ``stack``; gives its (read, write) streams."""
     if isinstance(config, StdioServer):
+        assert tail is not None
         command = config.command
         if "/" in command and not Path(command).is_absolute():
             command = str(folder / command)
         params = StdioServerParameters(
             command=command, args=list(config.args), env=dict(config.env) or None, cwd=folder
         )
-        return await stack.enter_async_context(stdio_client(params, errlog=errlog))
+        try:
+            return await stack.enter_async_context(stdio_client(params, errlog=tail.writer))
+        finally:
+            tail.child_started()  # the child holds the pipe's write end now (or never will)
     assert isinstance(config, HttpServer)
     client = None
     if config.headers:
@@ -299,13 +352,13 @@ def _content_text(result: mcp_types.CallToolResult) -> str:
     return "\n".join(parts)
 
 
-def _start_failure(name: str, config: McpServerConfig, exc: Exception, errlog: IO[str]) -> str:
+def _start_failure(
+    name: str, config: McpServerConfig, exc: Exception, tail: StderrTail | None
+) -> str:
     where = config.command if isinstance(config, StdioServer) else config.url
-    reason = _leaf(exc)
-    errlog.seek(0)
-    tail = [line.strip() for line in errlog.read().splitlines() if line.strip()][-1:]
-    said = f"; it said: {tail[0]}" if tail else ""
-    return f"MCP server {name!r} ({where}) failed to start: {reason}{said}"
+    said = tail.last_line() if tail is not None else ""
+    said = f"; it said: {said}" if said else ""
+    return f"MCP server {name!r} ({where}) failed to start: {_leaf(exc)}{said}"
 
 
 def _leaf(exc: BaseException) -> str:
@@ -316,8 +369,9 @@ def _leaf(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
 
 
-def _wait_done(connection: _Connection, loop: asyncio.AbstractEventLoop) -> None:
-    task = connection.task
+def _wait_done(server: _Server, loop: asyncio.AbstractEventLoop) -> None:
+    """Waits (bounded) until the server's task has run its shutdown to the end."""
+    task = server.task
     if task is None:
         return
 
@@ -326,9 +380,11 @@ def _wait_done(connection: _Connection, loop: asyncio.AbstractEventLoop) -> None
             await asyncio.wait_for(asyncio.shield(task), _CLOSE_WAIT)
         except (TimeoutError, asyncio.CancelledError):
             task.cancel()
+        except Exception:  # the task's own failure was reported where it started
+            return
 
     with_future = asyncio.run_coroutine_threadsafe(wait(), loop)
-    # Best effort: a server that will not stop is killed by the SDK's shutdown or at exit.
+    # Best effort: a server that will not stop was already signalled with SIGKILL.
     with suppress(Exception):
         with_future.result(_CLOSE_WAIT + 5)
 

@@ -197,3 +197,25 @@ def test_lines_python_cannot_read_are_one_error_line(tmp_path: Path, line: str) 
     with pytest.raises(EventLogError) as caught:
         JsonlLog(path).load()
     assert str(caught.value).startswith(f"{path}:1: not JSON") and "\n" not in str(caught.value)
+
+
+def test_a_whole_last_event_without_its_newline_is_kept_and_appended_after(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "run.jsonl"
+    path.write_text("\n".join(event_json(message(seq)) for seq in range(3)))  # no final newline
+    log = JsonlLog(path)
+    assert [e.seq for e in log.load()] == [0, 1, 2] and log.warnings == []
+    log.append([message(3), message(4)])
+    fresh = JsonlLog(path)
+    assert [e.seq for e in fresh.load()] == [0, 1, 2, 3, 4] and fresh.warnings == []
+    assert path.read_text().splitlines() == [event_json(message(seq)) for seq in range(5)]
+
+
+def test_a_log_that_never_read_the_file_appends_after_a_last_line_without_newline(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "run.jsonl"
+    path.write_text(event_json(message(0)))
+    JsonlLog(path, "r1").append([message(1)])  # the append reads the file under its lock
+    assert [e.seq for e in JsonlLog(path).load()] == [0, 1]
