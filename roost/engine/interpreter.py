@@ -28,6 +28,7 @@ from roost.events import (
     SelectEvent,
     TerminateEvent,
 )
+from roost.flow.markers import INTERRUPT, TERMINATE, MarkerRule, marker_in
 from roost.flow.models import Flow
 from roost.flow.redact import Redactor
 from roost.messages import ChatMessage, ModelRequest
@@ -41,8 +42,6 @@ if TYPE_CHECKING:  # roost.tools is imported only by flows that have tools
 
 Step = tuple[str, str] | None
 ToolsFor = Callable[[str, str], Sequence["Tool"]]
-TERMINATE = "TERMINATE"
-INTERRUPT = "INTERRUPT"
 
 
 def start_route(
@@ -90,6 +89,7 @@ class Interpreter:
         self._max_rounds = flow.defaults.max_rounds
         # Fixed for the whole run, so looked up once rather than at every turn.
         self._humans = frozenset(name for name in flow.agents if is_human(flow, name))
+        self._markers: dict[str, MarkerRule] = {name: flow.markers_of(name) for name in flow.agents}
         self._plans: dict[str, ChannelPlan] = {}
 
     # ------------------------------------------------------------------ the three entry points
@@ -193,7 +193,7 @@ class Interpreter:
 
     def _after_reply(self, frm: str, to: str, text: str) -> Step:
         """Section 3's checks after ``frm``'s reply to ``to``: end, pause, or go on."""
-        word = text.strip()
+        word = marker_in(text, self._markers.get(frm, "end"))
         agents = self.flow.agents
         if word == TERMINATE:
             self._terminate(to, TERMINATE)
