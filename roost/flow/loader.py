@@ -33,7 +33,10 @@ def load_flow_text(text: str, path: str, *, environ: Mapping[str, str] | None = 
     any error raises ``FlowError`` holding every problem, warnings included.
     """
     file = str(path)
-    data, positions = build(compose(text, file), file)
+    built = build(compose(text, file), file)
+    if built.problems:
+        raise FlowError(built.problems)
+    data, positions = built.data, built.positions
     data, found = substitute(data, positions, file, os.environ if environ is None else environ)
     secrets = frozenset(found.secrets)
     if found.problems:
