@@ -31,6 +31,7 @@ from roost.events import (
 from roost.flow.markers import INTERRUPT, TERMINATE, MarkerRule, marker_in
 from roost.flow.models import Flow
 from roost.flow.redact import Redactor
+from roost.flow.templates import render_start
 from roost.messages import ChatMessage, ModelRequest
 from roost.nodes.agent import seen_by
 from roost.nodes.channel import ChannelPlan, Turn, channel_turn
@@ -49,7 +50,8 @@ def start_route(
 ) -> tuple[str, str, str]:
     """The start message's (from, to, content): the flow's ``start`` with any overrides.
 
-    Raises UsageError when there is no route or it names no node, before anything runs.
+    Raises UsageError when there is no route or it names no node, and TemplateRenderError
+    when the flow's start message does not render, before anything runs.
     """
     default = flow.start
     frm = frm or (default.from_ if default else None)
@@ -61,8 +63,8 @@ def start_route(
             raise UsageError(f"{flow.name}: no agent or channel is called {name!r}")
     if frm == to:
         raise UsageError(f"{flow.name}: the start goes from {frm!r} to itself; give another --to")
-    if content is None:
-        content = default.content if default else ""
+    if content is None:  # the flow's own start message is a template, like a role
+        content = render_start(flow, frm, to) if default else ""
     return frm, to, content
 
 

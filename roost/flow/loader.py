@@ -1,29 +1,55 @@
-"""``load_flow``: a flow file in, a validated ``Flow`` out, or a FlowError with every problem."""
+"""``load_flow``: a flow file in, a validated ``Flow`` out, or a FlowError with every problem.
+
+Validation goes on past every problem it can: a value with a wrong type or an
+unset variable is reported, left out of the flow (``dropped``), and the rest is
+still checked, so that one ``roost validate`` shows a missing variable, a bad
+reference and a bad type together. Only a file that cannot be read as YAML at
+all stops at its first problem.
+"""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
-from pathlib import Path
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path as FsPath
 from typing import Any
 
 from pydantic import ValidationError
 
 from roost.errors import FlowError, Problem
 from roost.flow.checks import Checker, check_flow
+from roost.flow.describe import Hints
 from roost.flow.envsubst import substitute
 from roost.flow.graph import check_graph
 from roost.flow.models import Flow
-from roost.flow.positions import Positions
+from roost.flow.positions import Path, Positions
 from roost.flow.redact import clean
 from roost.flow.schema_errors import translate
 from roost.flow.yamlread import build, compose, read_source
 
+_PASSES = 8  # validations, each without what the last one reported (nesting is shallow)
+
+
+@dataclass(frozen=True, slots=True)
+class Checked:
+    """A flow file's problems, and the flow made of what was right in it (None if nothing).
+
+    The flow holds every part that validated; a part reported as wrong is left
+    out, so that later checks (its tools) can still run on the rest.
+    """
+
+    flow: Flow | None
+    problems: list[Problem]
+
+    @property
+    def ok(self) -> bool:
+        return self.flow is not None and not any(p.severity == "error" for p in self.problems)
+
 
 def load_flow(path: str | os.PathLike[str], *, environ: Mapping[str, str] | None = None) -> Flow:
     """Reads, substitutes and validates the flow file at ``path``."""
-    file = os.fspath(path)
-    return load_flow_text(read_source(file), file, environ=environ)
+    return _loaded(check_flow_file(path, environ=environ))
 
 
 def load_flow_text(text: str, path: str, *, environ: Mapping[str, str] | None = None) -> Flow:
@@ -32,45 +58,157 @@ def load_flow_text(text: str, path: str, *, environ: Mapping[str, str] | None = 
     ``environ`` defaults to ``os.environ``. Warnings are on ``flow.warnings``;
     any error raises ``FlowError`` holding every problem, warnings included.
     """
+    return _loaded(check_flow_text(text, path, environ=environ))
+
+
+def check_flow_file(
+    path: str | os.PathLike[str], *, environ: Mapping[str, str] | None = None
+) -> Checked:
+    """Every problem of the flow file at ``path``; never raises for a bad file."""
+    file = os.fspath(path)
+    try:
+        text = read_source(file)
+    except FlowError as error:
+        return Checked(None, error.problems)
+    return check_flow_text(text, file, environ=environ)
+
+
+def check_flow_text(text: str, path: str, *, environ: Mapping[str, str] | None = None) -> Checked:
+    """Every problem of ``text`` as the flow file ``path``; never raises for a bad flow."""
     file = str(path)
-    built = build(compose(text, file), file)
-    if built.problems:
-        raise FlowError(built.problems)
-    data, positions = built.data, built.positions
-    data, found = substitute(data, positions, file, os.environ if environ is None else environ)
+    try:
+        built = build(compose(text, file), file)
+    except FlowError as error:
+        return Checked(None, error.problems)
+    positions = built.positions
+    env = os.environ if environ is None else environ
+    data, found = substitute(built.data, positions, file, env)
     secrets = frozenset(found.secrets)
-    if found.problems:
-        raise FlowError(_sorted(found.problems))
+    problems = [*built.problems, *found.problems]
+    dropped = built.dropped | found.unset
+    data = without(data, dropped)
     if "name" not in data:  # the contract requires only the version: name it after its file
-        data = {**data, "name": Path(file).stem or "flow"}
-    flow = _validate(data, positions, file, secrets)
-    flow._path = file
-    flow._text = text
-    flow._secrets = secrets
-    flow._positions = dict(positions.keys)
-    checker = Checker(flow, positions)
-    check_flow(checker)
-    check_graph(checker)
-    problems = _sorted(checker.problems)
-    if any(p.severity == "error" for p in problems):
-        raise FlowError(problems)
-    flow._warnings = tuple(problems)
-    return flow
+        data = {**data, "name": FsPath(file).stem or "flow"}
+    hints = Hints()
+    flow, findings, dropped = _validate(data, positions, file, hints, dropped)
+    problems += findings
+    if flow is not None:
+        flow._path = file
+        flow._text = text
+        flow._secrets = secrets
+        flow._positions = dict(positions.keys)
+        checker = Checker(flow, positions, dropped, hints)
+        check_flow(checker)
+        check_graph(checker)
+        problems += checker.problems
+    problems = [_masked(p, secrets) for p in problems]
+    result = sorted_problems(problems)
+    if flow is not None:
+        flow._warnings = tuple(p for p in result if p.severity == "warning")
+    return Checked(flow, result)
+
+
+def _loaded(checked: Checked) -> Flow:
+    if not checked.ok:
+        raise FlowError(checked.problems)
+    assert checked.flow is not None
+    return checked.flow
+
+
+def sorted_problems(problems: Iterable[Problem]) -> list[Problem]:
+    """``problems`` without repeats, in the order of the file."""
+    unique = {(p.line, p.col, p.severity, p.message): p for p in problems}
+    return sorted(unique.values(), key=lambda p: (p.line, p.col))
+
+
+def _masked(problem: Problem, secrets: frozenset[str]) -> Problem:
+    message = clean(problem.message, secrets)
+    if message == problem.message:
+        return problem
+    return Problem(problem.file, problem.line, problem.col, message, problem.severity)
+
+
+# ----------------------------------------------------------------------------- validation
 
 
 def _validate(
-    data: dict[str, Any], positions: Positions, file: str, secrets: frozenset[str]
-) -> Flow:
-    try:
-        return Flow.model_validate(data)
-    except ValidationError as error:
-        problems = translate(error, Flow, positions, file)
-        masked = [
-            Problem(p.file, p.line, p.col, clean(p.message, secrets), p.severity) for p in problems
-        ]
-        raise FlowError(masked) from None
+    data: dict[str, Any], positions: Positions, file: str, hints: Hints, dropped: set[Path]
+) -> tuple[Flow | None, list[Problem], set[Path]]:
+    """The flow made of what validates in ``data``, the problems of the rest, what was dropped.
+
+    Each pass reports what the models refuse and drops it; a problem that only
+    follows from an earlier drop (a required key dropped) is not reported again.
+    """
+    problems: list[Problem] = []
+    dropped = set(dropped)
+    for _ in range(_PASSES):
+        try:
+            return Flow.model_validate(data), problems, dropped
+        except ValidationError as error:
+            findings = translate(error, Flow, positions, file, hints)
+        consequences = around(dropped)
+        problems += [f.problem for f in findings if f.path not in consequences]
+        wrong = {f.path for f in findings}
+        data = without(data, wrong)
+        dropped |= wrong
+    return None, problems, dropped
 
 
-def _sorted(problems: list[Problem]) -> list[Problem]:
-    unique = {(p.line, p.col, p.severity, p.message): p for p in problems}
-    return sorted(unique.values(), key=lambda p: (p.line, p.col))
+def around(paths: Iterable[Path]) -> set[Path]:
+    """``paths`` and every path that holds one of them."""
+    return {path[:end] for path in paths for end in range(len(path) + 1)}
+
+
+def without(data: dict[str, Any], paths: Iterable[Path]) -> dict[str, Any]:
+    """``data`` without the values at ``paths``.
+
+    A path to a missing key drops the mapping that misses it; a list item drops
+    the whole list (its other items keep their places for the messages); a
+    wrong or missing version is taken as 1, so the rest can still be checked.
+    """
+    result = data
+    for path in sorted(set(paths), key=len, reverse=True):
+        result = {**result, "roost": 1} if path[:1] == ("roost",) else _drop(result, path)
+    return result
+
+
+def _drop(data: dict[str, Any], path: Path) -> dict[str, Any]:
+    if not path:
+        return data
+    parents: list[Any] = [data]
+    for key in path[:-1]:
+        child = _child(parents[-1], key)
+        if child is _GONE:
+            return data  # already gone with its parent
+        parents.append(child)
+    target, key = parents[-1], path[-1]
+    if isinstance(target, list) or (isinstance(target, dict) and key not in target):
+        return _drop(data, path[:-1])  # the list of a wrong item, the mapping missing a key
+    if not isinstance(target, dict):
+        return _drop(data, path[:-1])
+    smaller = _replaced(data, path[:-1], {k: v for k, v in target.items() if k != key})
+    assert isinstance(smaller, dict)
+    return smaller
+
+
+_GONE = object()
+
+
+def _child(parent: Any, key: str | int) -> Any:
+    if isinstance(parent, dict):
+        return parent.get(key, _GONE)
+    if isinstance(parent, list) and isinstance(key, int) and 0 <= key < len(parent):
+        return parent[key]
+    return _GONE
+
+
+def _replaced(data: Any, path: Path, value: Any) -> Any:
+    """``data`` with the value at ``path`` replaced by ``value`` (copies along the path)."""
+    if not path:
+        return value
+    head, rest = path[0], path[1:]
+    if isinstance(data, list):
+        items = list(data)
+        items[int(head)] = _replaced(items[int(head)], rest, value)
+        return items
+    return {**data, head: _replaced(data[head], rest, value)}

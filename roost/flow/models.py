@@ -258,7 +258,9 @@ class Flow(Strict):
         "flow", description="The flow's name (default: the file's name without its extension)."
     )
     description: str | None = None
-    vars: dict[str, Any] = Field(default_factory=dict)
+    vars: dict[str, Any] = Field(
+        default_factory=dict, description="Values templates read as {{ vars.NAME }}."
+    )
     defaults: Defaults = Field(default_factory=Defaults)
     providers: dict[str, ProviderConfig] = Field(default_factory=dict)
     tools: dict[str, ToolConfig] = Field(default_factory=dict)

@@ -107,7 +107,8 @@ def test_an_unknown_rule_is_a_located_error() -> None:
     )
     assert found == [
         "flow.yaml:3:21: error: markers of defaults: must be one of end, whole, anywhere",
-        "flow.yaml:5:16: error: markers of agent 'a': must be one of end, whole, anywhere",
+        "flow.yaml:5:16: error: markers of agent 'a': must be one of end, whole, anywhere"
+        " (did you mean 'whole'?)",
     ]
 
 

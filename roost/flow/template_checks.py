@@ -1,0 +1,164 @@
+"""What a template will fail on, found without rendering it.
+
+A template is parsed once (``template_tree``); ``template_findings`` then
+names what a render would stumble on: names it reads that no render gives it
+(``{{ persona }}``), keys of ``vars`` that the flow does not set
+(``{{ vars.persona }}``), and filters or tests that do not exist. A name or key
+that the template itself guards (``is defined``, ``|default``) is its own
+business. Templates with statements (``{% ... %}``) are also compiled, as the
+compiler refuses a few things (a block defined twice) that parsing accepts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+
+import jinja2
+from jinja2 import nodes
+
+from roost.flow.describe import did_you_mean
+from roost.flow.templates import TemplateSyntaxProblem, parse_template, template_env
+
+# What every role, channel role and start message may read; director prompts read more.
+ROLE_NAMES = ("vars", "name", "members", "now")
+PROMPT_NAMES = (*ROLE_NAMES, "channel", "candidates", "conversation")
+_GUARD_TESTS = frozenset({"defined", "undefined"})
+_GUARD_FILTERS = frozenset({"default", "d"})
+_DICT_METHODS = frozenset(dir(dict))
+
+
+def has_syntax(source: str) -> bool:
+    """Whether ``source`` holds any template syntax; text without it renders as itself."""
+    return "{{" in source or "{%" in source or "{#" in source
+
+
+@lru_cache(maxsize=4096)
+def template_tree(source: str) -> nodes.Template:
+    """The parsed template of ``source``; ``TemplateSyntaxProblem`` if it does not parse.
+
+    A template with statements is compiled as well (and the compiled template is
+    kept for rendering), since compiling refuses a few more things.
+    """
+    if "{%" in source:
+        parse_template(source)
+    try:
+        return template_env().parse(source)
+    except jinja2.TemplateSyntaxError as error:
+        message = " ".join(str(error.message or "syntax error").split())
+        raise TemplateSyntaxProblem(message, error.lineno or 1) from None
+    except (RecursionError, MemoryError) as error:
+        raise TemplateSyntaxProblem(f"template too complex ({type(error).__name__})", 1) from None
+
+
+@dataclass(frozen=True, slots=True)
+class TemplateFinding:
+    """One thing a render would fail on, at ``lineno`` of the template (1-based)."""
+
+    message: str
+    lineno: int
+
+
+def template_findings(
+    tree: nodes.Template, known: tuple[str, ...], variables: Mapping[str, object]
+) -> list[TemplateFinding]:
+    """What rendering ``tree`` with the names ``known`` and ``vars`` = ``variables`` fails on."""
+    guarded = _guarded(tree)
+    found: list[TemplateFinding] = []
+    found += _unknown_names(tree, known, guarded)
+    if "vars" in known and "vars" not in _assigned(tree):
+        found += _unknown_vars(tree, variables, guarded)
+    found += _unknown_filters_and_tests(tree)
+    return sorted(found, key=lambda f: f.lineno)
+
+
+def _assigned(tree: nodes.Template) -> set[str]:
+    """Names the template sets itself (set, for, macro and call arguments, with, imports)."""
+    names = {n.name for n in tree.find_all(nodes.Name) if n.ctx in ("store", "param")}
+    for macro in tree.find_all(nodes.Macro):
+        names.add(macro.name)
+        names.update(arg.name for arg in macro.args)
+    for call in tree.find_all(nodes.CallBlock):
+        names.update(arg.name for arg in call.args)
+    for imported in tree.find_all(nodes.Import):
+        names.add(imported.target)
+    for some in tree.find_all(nodes.FromImport):
+        names.update(n if isinstance(n, str) else n[1] for n in some.names)
+    return names
+
+
+def _guarded(tree: nodes.Template) -> set[str]:
+    """Names and ``vars`` keys the template tests with ``is defined`` or gives a default."""
+    guarded: set[str] = set()
+    operands: list[nodes.Node | None] = [
+        t.node for t in tree.find_all(nodes.Test) if t.name in _GUARD_TESTS
+    ]
+    operands += [f.node for f in tree.find_all(nodes.Filter) if f.name in _GUARD_FILTERS]
+    for operand in operands:
+        if operand is None:
+            continue
+        for node in (operand, *operand.find_all((nodes.Name, nodes.Getattr, nodes.Getitem))):
+            name = _vars_key(node)
+            if name is not None:
+                guarded.add(f"vars.{name}")
+            elif isinstance(node, nodes.Name):
+                guarded.add(node.name)
+    return guarded
+
+
+def _unknown_names(
+    tree: nodes.Template, known: tuple[str, ...], guarded: set[str]
+) -> Iterator[TemplateFinding]:
+    given = {*known, *template_env().globals, *_assigned(tree), "loop", "caller", "self"}
+    reported: set[str] = set()
+    for name in tree.find_all(nodes.Name):
+        word = name.name
+        if name.ctx != "load" or word in given or word in guarded or word in reported:
+            continue
+        reported.add(word)
+        hint = did_you_mean(word, known)
+        yield TemplateFinding(
+            f"the template reads {word!r}, which is not defined{hint} "
+            f"(a template may read {', '.join(known)})",
+            name.lineno,
+        )
+
+
+def _unknown_vars(
+    tree: nodes.Template, variables: Mapping[str, object], guarded: set[str]
+) -> Iterator[TemplateFinding]:
+    reported: set[str] = set()
+    for node in tree.find_all((nodes.Getattr, nodes.Getitem)):
+        key = _vars_key(node)
+        if key is None or key in variables or key in reported or f"vars.{key}" in guarded:
+            continue
+        if isinstance(node, nodes.Getattr) and key in _DICT_METHODS:
+            continue  # vars.items and the like are the mapping's own methods
+        reported.add(key)
+        hint = did_you_mean(key, variables)
+        yield TemplateFinding(f"vars.{key} is not set under vars{hint}", node.lineno)
+
+
+def _vars_key(node: nodes.Node) -> str | None:
+    """``persona`` for ``vars.persona`` or ``vars['persona']``, else None."""
+    if isinstance(node, nodes.Getattr):
+        target, key = node.node, node.attr
+    elif isinstance(node, nodes.Getitem) and isinstance(node.arg, nodes.Const):
+        target, key = node.node, node.arg.value
+    else:
+        return None
+    if isinstance(target, nodes.Name) and target.name == "vars" and isinstance(key, str):
+        return key
+    return None
+
+
+def _unknown_filters_and_tests(tree: nodes.Template) -> Iterator[TemplateFinding]:
+    env = template_env()
+    for node in tree.find_all((nodes.Filter, nodes.Test)):
+        table, kind = (
+            (env.filters, "filter") if isinstance(node, nodes.Filter) else (env.tests, "test")
+        )
+        if node.name not in table:
+            hint = did_you_mean(node.name, table)
+            yield TemplateFinding(f"no {kind} named {node.name!r}{hint}", node.lineno)
