@@ -19,8 +19,8 @@ from pydantic import ValidationError
 
 from roost.errors import FlowError, Problem
 from roost.flow.checks import Checker, check_flow
-from roost.flow.describe import Hints
-from roost.flow.envsubst import substitute
+from roost.flow.describe import Hints, label, one_of
+from roost.flow.envsubst import Substitution, substitute
 from roost.flow.graph import check_graph
 from roost.flow.models import Flow
 from roost.flow.positions import Path, Positions
@@ -81,10 +81,11 @@ def check_flow_text(text: str, path: str, *, environ: Mapping[str, str] | None =
     except FlowError as error:
         return Checked(None, error.problems)
     positions = built.positions
+    public = _public_variables(built.data)
     env = os.environ if environ is None else environ
-    data, found = substitute(built.data, positions, file, env)
+    data, found = substitute(built.data, positions, file, env, public)
     secrets = frozenset(found.secrets)
-    problems = [*built.problems, *found.problems]
+    problems = [*built.problems, *found.problems, *_secrets_in_templates(found, file)]
     dropped = built.dropped | found.unset
     data = without(data, dropped)
     if "name" not in data:  # the contract requires only the version: name it after its file
@@ -126,6 +127,52 @@ def _masked(problem: Problem, secrets: frozenset[str]) -> Problem:
     if message == problem.message:
         return problem
     return Problem(problem.file, problem.line, problem.col, message, problem.severity)
+
+
+# ----------------------------------------------------------------------------- secrets
+
+
+def _public_variables(data: dict[str, Any]) -> frozenset[str]:
+    """The environment variables the flow lists under ``public_env`` (validated later)."""
+    listed = data.get("public_env")
+    if not isinstance(listed, list):
+        return frozenset()
+    return frozenset(name for name in listed if isinstance(name, str))
+
+
+def _template_readable(path: Path) -> bool:
+    """Whether a template can read the value at ``path``: vars, roles, prompts, start."""
+    if not path:
+        return False
+    if path[0] == "vars" or path == ("start", "content"):
+        return True
+    if len(path) == 3 and path[0] == "agents":
+        return path[2] in ("role", "description")
+    if len(path) >= 3 and path[0] == "channels":
+        return path[2:] in (("role",), ("director", "prompt"))
+    return False
+
+
+def _secrets_in_templates(found: Substitution, file: str) -> list[Problem]:
+    """A secret that a template can read could leave masked text changed: refused.
+
+    A template may print ``{{ vars.key[1:] }}`` or ``|reverse``: the key, changed,
+    would escape the masking of events. So no value a template reads (``vars``,
+    roles, director prompts, descriptions, the start message) may come from a
+    secret variable; a flow lists under ``public_env`` the variables that are not.
+    """
+    problems = []
+    for path, names in found.read.items():
+        if _template_readable(path):
+            quoted = one_of(dict.fromkeys(repr(n) for n in names))
+            line, col = found.positions.value(path)
+            message = (
+                f"{label(path)}: templates may not read the environment variable {quoted}: "
+                "a template could copy a secret into events in a form that is not masked; "
+                "list it under public_env if it is not secret"
+            )
+            problems.append(Problem(file, line, col, message))
+    return problems
 
 
 # ----------------------------------------------------------------------------- validation

@@ -261,6 +261,11 @@ class Flow(Strict):
     vars: dict[str, Any] = Field(
         default_factory=dict, description="Values templates read as {{ vars.NAME }}."
     )
+    public_env: list[str] = Field(
+        default_factory=list,
+        description="Environment variables whose values are not secret: templates may read "
+        "them and they are not masked.",
+    )
     defaults: Defaults = Field(default_factory=Defaults)
     providers: dict[str, ProviderConfig] = Field(default_factory=dict)
     tools: dict[str, ToolConfig] = Field(default_factory=dict)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from roost.engine import Runner
-from roost.errors import ToolFailure
+from roost.errors import FlowError, ToolFailure
 from roost.eventlog import MemoryLog
 from roost.flow import check_flow_text
 from roost.flow.describe import MAX_HINTS, did_you_mean
@@ -318,6 +318,74 @@ def test_yaml_mistakes_are_told_in_plain_words(text: str, where: str, words: str
     assert len(found) == 1
     assert found[0].startswith(f"flow.yaml:{where}: error: invalid YAML: "), found[0]
     assert words in found[0]
+
+
+# --------------------------------------------------------------------------- secrets
+
+
+SECRET = "sk-test-0123456789"
+
+
+@pytest.mark.parametrize(
+    ("where", "label"),
+    [
+        ('vars: {k: "${API_KEY}"}', "k of vars"),
+        ('vars: {deep: {list: ["x ${API_KEY}"]}}', "deep.list[0] of vars"),
+        ('agents: {a: {interrupt: ALWAYS, role: "Key ${API_KEY}"}}', "role of agent 'a'"),
+        ('agents: {a: {interrupt: ALWAYS, description: "${API_KEY}"}}', "description of agent 'a'"),
+        ('start: {from: a, to: b, content: "${API_KEY}"}', "content of start"),
+    ],
+)
+def test_templates_never_read_a_secret(where: str, label: str) -> None:
+    text = f"roost: 1\n{where}\n"
+    checked = check_flow_text(text, "f.yaml", environ={"API_KEY": SECRET})
+    messages = [p.message for p in checked.problems if "environment" in p.message]
+    assert messages == [
+        f"{label}: templates may not read the environment variable 'API_KEY': a template could "
+        "copy a secret into events in a form that is not masked; list it under public_env if "
+        "it is not secret"
+    ]
+    assert all(SECRET not in str(p) for p in checked.problems)
+
+
+async def test_a_variable_marked_public_may_be_read_and_is_not_masked() -> None:
+    text = """
+    roost: 1
+    public_env: [REGION]
+    vars: {region: "${REGION}"}
+    defaults: {provider: p}
+    providers: {p: {kind: scripted, replies: ["{echo: system}"], api_key: "${API_KEY}"}}
+    agents: {USER: {role: A person.}, bot: {role: "You serve {{ vars.region|upper }}."}}
+    start: {from: USER, to: bot, content: hi}
+    """.replace('"{echo: system}"', "{echo: system}")
+    flow = load(text, REGION="eu-west", API_KEY=SECRET)
+    assert flow.secrets == frozenset({SECRET})
+    log = MemoryLog("r")
+    await Runner(flow, log).start()
+    said = [e.content for e in log.load() if e.type == "message"]  # type: ignore[attr-defined]
+    assert said[1] == "You serve EU-WEST."
+    with pytest.raises(
+        FlowError, match="templates may not read the environment variable 'API_KEY'"
+    ):
+        load(
+            text.replace("vars: {region:", "vars: {key: '${API_KEY}', region:"),
+            REGION="x",
+            API_KEY=SECRET,
+        )
+
+
+def test_secrets_where_roost_reads_them_itself_are_fine() -> None:
+    flow = load(
+        """
+        roost: 1
+        providers: {gpt: {kind: openai, model: "${MODEL}", api_key: "${API_KEY}"}}
+        mcp_servers: {s: {url: "http://h/mcp", headers: {Authorization: "Bearer ${API_KEY}"}}}
+        agents: {a: {provider: gpt}}
+        """,
+        API_KEY=SECRET,
+        MODEL="gpt-x",
+    )
+    assert flow.secrets == frozenset({SECRET, "gpt-x"})
 
 
 def test_every_example_flow_and_the_docs_example_still_validate() -> None:
