@@ -46,6 +46,10 @@ class Checker:
         self._written = {path[:end] for path in self.dropped for end in range(len(path) + 1)}
         self.hints = hints or Hints()
         self.problems: list[Problem] = []
+        # Read once: a pydantic private attribute is slow to get, and a file may have
+        # thousands of problems.
+        self._secrets = flow.secrets
+        self._file = flow.path
 
     def known(self, *path: str) -> bool:
         """Whether the entry at ``path`` (``"agents", "a"``) is in the flow or was dropped."""
@@ -59,6 +63,8 @@ class Checker:
 
     def was_dropped(self, path: Path) -> bool:
         """Whether the value at ``path``, something in it or a value holding it was dropped."""
+        if not self.dropped:
+            return False
         return path in self._written or any(path[:end] in self.dropped for end in range(len(path)))
 
     def at_key(self, path: Path, message: str, severity: Severity = "error") -> None:
@@ -68,8 +74,10 @@ class Checker:
         self._add(self.positions.value(path), message, severity)
 
     def _add(self, mark: tuple[int, int], message: str, severity: Severity) -> None:
-        text = clean(message, self.flow.secrets)
-        self.problems.append(Problem(self.flow.path, mark[0], mark[1], text, severity))
+        # The loader masks and escapes every message it returns: this is for other callers.
+        secrets = self._secrets
+        text = message if not secrets and message.isprintable() else clean(message, secrets)
+        self.problems.append(Problem(self._file, mark[0], mark[1], text, severity))
 
 
 def check_flow(checker: Checker) -> None:
@@ -358,7 +366,7 @@ def _template(c: Checker, path: Path, source: str | None, known: tuple[str, ...]
     except TemplateSyntaxProblem as error:
         _at_template_line(c, path, error.lineno, f"template does not parse: {error.message}")
         return
-    for finding in template_findings(tree, known, c.flow.vars):
+    for finding in template_findings(tree, known, c.flow.vars, c.hints):
         _at_template_line(c, path, finding.lineno, finding.message)
 
 

@@ -29,6 +29,7 @@ from roost.flow.schema_errors import translate
 from roost.flow.yamlread import build, compose, read_source
 
 _PASSES = 8  # validations, each without what the last one reported (nesting is shallow)
+MAX_PROBLEMS = 1000  # problems listed for one file; a file with more is not hand-written
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,8 +103,8 @@ def check_flow_text(text: str, path: str, *, environ: Mapping[str, str] | None =
         check_flow(checker)
         check_graph(checker)
         problems += checker.problems
-    problems = [_masked(p, secrets) for p in problems]
-    result = sorted_problems(problems)
+    result = _at_most(sorted_problems(problems), file)
+    result = [_masked(p, secrets) for p in result]
     if flow is not None:
         flow._warnings = tuple(p for p in result if p.severity == "warning")
     return Checked(flow, result)
@@ -122,7 +123,22 @@ def sorted_problems(problems: Iterable[Problem]) -> list[Problem]:
     return sorted(unique.values(), key=lambda p: (p.line, p.col))
 
 
+def _at_most(problems: list[Problem], file: str) -> list[Problem]:
+    """The first ``MAX_PROBLEMS`` problems, errors first, and a line saying how many more."""
+    if len(problems) <= MAX_PROBLEMS:
+        return problems
+    errors = [p for p in problems if p.severity == "error"][:MAX_PROBLEMS]
+    warnings = [p for p in problems if p.severity != "error"][: MAX_PROBLEMS - len(errors)]
+    shown = sorted([*errors, *warnings], key=lambda p: (p.line, p.col))
+    more = len(problems) - MAX_PROBLEMS
+    last = shown[-1]
+    note = f"{more:,} more problems follow; the first {MAX_PROBLEMS:,} are listed, fix these first"
+    return [*shown, Problem(file, last.line, last.col, note)]
+
+
 def _masked(problem: Problem, secrets: frozenset[str]) -> Problem:
+    if not secrets and problem.message.isprintable():
+        return problem  # nothing to mask or escape: most messages, the cheap way
     message = clean(problem.message, secrets)
     if message == problem.message:
         return problem
@@ -192,6 +208,14 @@ def _validate(
         try:
             return Flow.model_validate(data), problems, dropped
         except ValidationError as error:
+            if error.error_count() > MAX_PROBLEMS:  # read as far as they are listed; no more
+                findings = translate(error, Flow, positions, file, hints, MAX_PROBLEMS)
+                listed = [*problems, *(f.problem for f in findings)][:MAX_PROBLEMS]
+                last = listed[-1]
+                note = (
+                    f"more problems follow; the first {MAX_PROBLEMS:,} are listed, fix these first"
+                )
+                return None, [*listed, Problem(file, last.line, last.col, note)], dropped
             findings = translate(error, Flow, positions, file, hints)
         consequences = around(dropped)
         problems += [f.problem for f in findings if f.path not in consequences]
@@ -207,38 +231,50 @@ def around(paths: Iterable[Path]) -> set[Path]:
 
 
 def without(data: dict[str, Any], paths: Iterable[Path]) -> dict[str, Any]:
-    """``data`` without the values at ``paths``.
+    """``data`` without the values at ``paths``, copied once however many paths there are.
 
     A path to a missing key drops the mapping that misses it; a list item drops
     the whole list (its other items keep their places for the messages); a
     wrong or missing version is taken as 1, so the rest can still be checked.
     """
-    result = data
-    for path in sorted(set(paths), key=len, reverse=True):
-        result = {**result, "roost": 1} if path[:1] == ("roost",) else _drop(result, path)
-    return result
-
-
-def _drop(data: dict[str, Any], path: Path) -> dict[str, Any]:
-    if not path:
-        return data
-    parents: list[Any] = [data]
-    for key in path[:-1]:
-        child = _child(parents[-1], key)
-        if child is _GONE:
-            return data  # already gone with its parent
-        parents.append(child)
-    target, key = parents[-1], path[-1]
-    if isinstance(target, list) or (isinstance(target, dict) and key not in target):
-        return _drop(data, path[:-1])  # the list of a wrong item, the mapping missing a key
-    if not isinstance(target, dict):
-        return _drop(data, path[:-1])
-    smaller = _replaced(data, path[:-1], {k: v for k, v in target.items() if k != key})
-    assert isinstance(smaller, dict)
-    return smaller
+    removals: dict[Any, Any] = {}  # a tree of keys; None marks a value to drop
+    version = False
+    for path in paths:
+        if path[:1] == ("roost",):
+            version = True
+            continue
+        target = _target(data, path)
+        if target is None:
+            continue
+        node = removals
+        for key in target[:-1]:
+            child = node.setdefault(key, {})
+            if child is None:
+                break  # a value holding this one is dropped already
+            node = child
+        else:
+            node[target[-1]] = None
+    result = _rebuilt(data, removals) if removals else data
+    return {**result, "roost": 1} if version else result
 
 
 _GONE = object()
+
+
+def _target(data: Any, path: Path) -> Path | None:
+    """The path of the value to drop for a problem at ``path`` (see ``without``)."""
+    node = data
+    for key in path[:-1]:
+        node = _child(node, key)
+        if node is _GONE:
+            return None  # a value holding it is missing: nothing more to drop
+    if not path:
+        return None
+    if isinstance(node, dict) and path[-1] in node:
+        return path
+    # A list item: the whole list (the places of the other items stay right); a
+    # missing key: the mapping that misses it. Either may itself be a list item.
+    return _target(data, path[:-1])
 
 
 def _child(parent: Any, key: str | int) -> Any:
@@ -249,13 +285,19 @@ def _child(parent: Any, key: str | int) -> Any:
     return _GONE
 
 
-def _replaced(data: Any, path: Path, value: Any) -> Any:
-    """``data`` with the value at ``path`` replaced by ``value`` (copies along the path)."""
-    if not path:
-        return value
-    head, rest = path[0], path[1:]
-    if isinstance(data, list):
-        items = list(data)
-        items[int(head)] = _replaced(items[int(head)], rest, value)
-        return items
-    return {**data, head: _replaced(data[head], rest, value)}
+def _rebuilt(value: Any, removals: dict[Any, Any]) -> Any:
+    """``value`` copied along ``removals``, without the values it marks with None."""
+    if isinstance(value, dict):
+        kept = {}
+        for key, item in value.items():
+            below = removals.get(key, _GONE)
+            if below is None:
+                continue
+            kept[key] = item if below is _GONE else _rebuilt(item, below)
+        return kept
+    if isinstance(value, list):  # passed through to a mapping inside an item
+        return [
+            _rebuilt(item, removals[index]) if removals.get(index) else item
+            for index, item in enumerate(value)
+        ]
+    return value

@@ -66,10 +66,14 @@ def translate(
     positions: Positions,
     file: str,
     hints: Hints | None = None,
+    limit: int | None = None,
 ) -> list[Finding]:
-    """One finding per distinct problem of ``error``, located with ``positions``."""
+    """One finding per distinct problem of ``error``, located with ``positions``.
+
+    With ``limit``, only the first ``limit`` errors pydantic found are read.
+    """
     errors = []
-    for item in error.errors(include_url=False):
+    for item in error.errors(include_url=False)[:limit]:
         segments, _ = walk(model, tuple(item["loc"]))
         # The written value is kept only as text short enough to hint at (a typo of a choice).
         written = item.get("input")

@@ -11,9 +11,10 @@ compiler refuses a few things (a block defined twice) that parsing accepts.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import TypeVar, cast
 
 import jinja2
 from jinja2 import nodes
@@ -27,6 +28,8 @@ PROMPT_NAMES = (*ROLE_NAMES, "channel", "candidates", "conversation")
 _GUARD_TESTS = frozenset({"defined", "undefined"})
 _GUARD_FILTERS = frozenset({"default", "d"})
 _DICT_METHODS = frozenset(dir(dict))
+Hint = Callable[[str, Iterable[str]], str]
+_N = TypeVar("_N", bound=nodes.Node)
 
 
 def has_syntax(source: str) -> bool:
@@ -61,40 +64,62 @@ class TemplateFinding:
 
 
 def template_findings(
-    tree: nodes.Template, known: tuple[str, ...], variables: Mapping[str, object]
+    tree: nodes.Template,
+    known: tuple[str, ...],
+    variables: Mapping[str, object],
+    hints: Hint = did_you_mean,
 ) -> list[TemplateFinding]:
     """What rendering ``tree`` with the names ``known`` and ``vars`` = ``variables`` fails on."""
-    guarded = _guarded(tree)
+    tree_nodes = _Nodes(tree)
+    guarded = _guarded(tree_nodes)
+    assigned = _assigned(tree_nodes)
     found: list[TemplateFinding] = []
-    found += _unknown_names(tree, known, guarded)
-    if "vars" in known and "vars" not in _assigned(tree):
-        found += _unknown_vars(tree, variables, guarded)
-    found += _unknown_filters_and_tests(tree)
+    found += _unknown_names(tree_nodes, known, assigned, guarded, hints)
+    if "vars" in known and "vars" not in assigned:
+        found += _unknown_vars(tree_nodes, variables, guarded, hints)
+    found += _unknown_filters_and_tests(tree_nodes, hints)
     return sorted(found, key=lambda f: f.lineno)
 
 
-def _assigned(tree: nodes.Template) -> set[str]:
+class _Nodes:
+    """The nodes of a template by their type, gathered in one walk of the tree."""
+
+    def __init__(self, tree: nodes.Template) -> None:
+        self._by_type: dict[type[nodes.Node], list[nodes.Node]] = {}
+        stack: list[nodes.Node] = [tree]
+        while stack:
+            node = stack.pop()
+            self._by_type.setdefault(type(node), []).append(node)
+            stack.extend(node.iter_child_nodes())
+
+    def of(self, kind: type[_N]) -> list[_N]:
+        """The nodes of type ``kind``, in the order of their lines."""
+        found = cast(list[_N], self._by_type.get(kind, []))
+        return sorted(found, key=lambda node: node.lineno)
+
+
+def _assigned(tree: _Nodes) -> set[str]:
     """Names the template sets itself (set, for, macro and call arguments, with, imports)."""
-    names = {n.name for n in tree.find_all(nodes.Name) if n.ctx in ("store", "param")}
-    for macro in tree.find_all(nodes.Macro):
+    names = {n.name for n in tree.of(nodes.Name) if n.ctx in ("store", "param")}
+    for macro in tree.of(nodes.Macro):
         names.add(macro.name)
         names.update(arg.name for arg in macro.args)
-    for call in tree.find_all(nodes.CallBlock):
+    for call in tree.of(nodes.CallBlock):
         names.update(arg.name for arg in call.args)
-    for imported in tree.find_all(nodes.Import):
+    for imported in tree.of(nodes.Import):
         names.add(imported.target)
-    for some in tree.find_all(nodes.FromImport):
+    for some in tree.of(nodes.FromImport):
         names.update(n if isinstance(n, str) else n[1] for n in some.names)
     return names
 
 
-def _guarded(tree: nodes.Template) -> set[str]:
+def _guarded(tree: _Nodes) -> set[str]:
     """Names and ``vars`` keys the template tests with ``is defined`` or gives a default."""
     guarded: set[str] = set()
     operands: list[nodes.Node | None] = [
-        t.node for t in tree.find_all(nodes.Test) if t.name in _GUARD_TESTS
+        t.node for t in tree.of(nodes.Test) if t.name in _GUARD_TESTS
     ]
-    operands += [f.node for f in tree.find_all(nodes.Filter) if f.name in _GUARD_FILTERS]
+    operands += [f.node for f in tree.of(nodes.Filter) if f.name in _GUARD_FILTERS]
     for operand in operands:
         if operand is None:
             continue
@@ -108,16 +133,16 @@ def _guarded(tree: nodes.Template) -> set[str]:
 
 
 def _unknown_names(
-    tree: nodes.Template, known: tuple[str, ...], guarded: set[str]
+    tree: _Nodes, known: tuple[str, ...], assigned: set[str], guarded: set[str], hints: Hint
 ) -> Iterator[TemplateFinding]:
-    given = {*known, *template_env().globals, *_assigned(tree), "loop", "caller", "self"}
+    given = {*known, *template_env().globals, *assigned, "loop", "caller", "self"}
     reported: set[str] = set()
-    for name in tree.find_all(nodes.Name):
+    for name in tree.of(nodes.Name):
         word = name.name
         if name.ctx != "load" or word in given or word in guarded or word in reported:
             continue
         reported.add(word)
-        hint = did_you_mean(word, known)
+        hint = hints(word, known)
         yield TemplateFinding(
             f"the template reads {word!r}, which is not defined{hint} "
             f"(a template may read {', '.join(known)})",
@@ -126,17 +151,17 @@ def _unknown_names(
 
 
 def _unknown_vars(
-    tree: nodes.Template, variables: Mapping[str, object], guarded: set[str]
+    tree: _Nodes, variables: Mapping[str, object], guarded: set[str], hints: Hint
 ) -> Iterator[TemplateFinding]:
     reported: set[str] = set()
-    for node in tree.find_all((nodes.Getattr, nodes.Getitem)):
+    for node in [*tree.of(nodes.Getattr), *tree.of(nodes.Getitem)]:
         key = _vars_key(node)
         if key is None or key in variables or key in reported or f"vars.{key}" in guarded:
             continue
         if isinstance(node, nodes.Getattr) and key in _DICT_METHODS:
             continue  # vars.items and the like are the mapping's own methods
         reported.add(key)
-        hint = did_you_mean(key, variables)
+        hint = hints(key, variables)
         yield TemplateFinding(f"vars.{key} is not set under vars{hint}", node.lineno)
 
 
@@ -153,12 +178,12 @@ def _vars_key(node: nodes.Node) -> str | None:
     return None
 
 
-def _unknown_filters_and_tests(tree: nodes.Template) -> Iterator[TemplateFinding]:
+def _unknown_filters_and_tests(tree: _Nodes, hints: Hint) -> Iterator[TemplateFinding]:
     env = template_env()
-    for node in tree.find_all((nodes.Filter, nodes.Test)):
+    for node in [*tree.of(nodes.Filter), *tree.of(nodes.Test)]:
         table, kind = (
             (env.filters, "filter") if isinstance(node, nodes.Filter) else (env.tests, "test")
         )
         if node.name not in table:
-            hint = did_you_mean(node.name, table)
+            hint = hints(node.name, table)
             yield TemplateFinding(f"no {kind} named {node.name!r}{hint}", node.lineno)

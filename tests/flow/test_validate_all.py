@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from roost.errors import FlowError, ToolFailure
 from roost.eventlog import MemoryLog
 from roost.flow import check_flow_text
 from roost.flow.describe import MAX_HINTS, did_you_mean
+from roost.flow.loader import MAX_PROBLEMS
 from roost.loading import load_flow
 from roost.tools import toolbox_for
 from tests.cli_process import run_cli
@@ -392,3 +394,20 @@ def test_every_example_flow_and_the_docs_example_still_validate() -> None:
     root = Path(__file__).resolve().parents[2]
     for path in sorted((root / "flows").rglob("*.yaml")):
         load_flow(path, environ={"OPENAI_API_KEY": "sk-x", "ANTHROPIC_API_KEY": "sk-y"})
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        lambda i: f"  a{i}: {{rolle: x}}\n",  # the models refuse each: read as far as listed
+        lambda i: f"  a{i}: {{provider: p{i}}}\n",  # the checks find each
+    ],
+)
+def test_a_file_with_thousands_of_problems_lists_the_first_thousand(
+    line: Callable[[int], str],
+) -> None:
+    text = "roost: 1\nagents:\n" + "".join(line(i) for i in range(1500))
+    listed = check_flow_text(text, "f.yaml", environ={}).problems
+    assert len(listed) == MAX_PROBLEMS + 1
+    assert listed[-1].message.endswith("the first 1,000 are listed, fix these first")
+    assert (listed[-1].line, listed[-1].col) == (listed[-2].line, listed[-2].col)
