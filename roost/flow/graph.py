@@ -41,6 +41,8 @@ def build_graph(flow: Flow) -> nx.DiGraph:
 
 def check_graph(c: Checker) -> None:
     """Warns about agents no route reaches and loops of agents nothing stops."""
+    if not c.flow.channels and c.flow.start is None:
+        return  # no route at all: nothing to reach and nothing to loop
     graph = build_graph(c.flow)
     _unreachable(c, graph)
     _endless_loops(c, graph)

@@ -87,15 +87,14 @@ class _Nodes:
     def __init__(self, tree: nodes.Template) -> None:
         self._by_type: dict[type[nodes.Node], list[nodes.Node]] = {}
         stack: list[nodes.Node] = [tree]
-        while stack:
+        while stack:  # depth first, children in order: the nodes come in the template's order
             node = stack.pop()
             self._by_type.setdefault(type(node), []).append(node)
-            stack.extend(node.iter_child_nodes())
+            stack.extend(reversed(list(node.iter_child_nodes())))
 
     def of(self, kind: type[_N]) -> list[_N]:
-        """The nodes of type ``kind``, in the order of their lines."""
-        found = cast(list[_N], self._by_type.get(kind, []))
-        return sorted(found, key=lambda node: node.lineno)
+        """The nodes of type ``kind``, in the template's order."""
+        return cast(list[_N], self._by_type.get(kind, []))
 
 
 def _assigned(tree: _Nodes) -> set[str]:
@@ -135,7 +134,7 @@ def _guarded(tree: _Nodes) -> set[str]:
 def _unknown_names(
     tree: _Nodes, known: tuple[str, ...], assigned: set[str], guarded: set[str], hints: Hint
 ) -> Iterator[TemplateFinding]:
-    given = {*known, *template_env().globals, *assigned, "loop", "caller", "self"}
+    given = _given(known) | assigned
     reported: set[str] = set()
     for name in tree.of(nodes.Name):
         word = name.name
@@ -150,11 +149,18 @@ def _unknown_names(
         )
 
 
+@lru_cache(maxsize=16)
+def _given(known: tuple[str, ...]) -> frozenset[str]:
+    """The names every template of a kind has: its context, the globals, Jinja's own."""
+    return frozenset({*known, *template_env().globals, "loop", "caller", "self"})
+
+
 def _unknown_vars(
     tree: _Nodes, variables: Mapping[str, object], guarded: set[str], hints: Hint
 ) -> Iterator[TemplateFinding]:
     reported: set[str] = set()
-    for node in [*tree.of(nodes.Getattr), *tree.of(nodes.Getitem)]:
+    accesses = sorted([*tree.of(nodes.Getattr), *tree.of(nodes.Getitem)], key=_line)
+    for node in accesses:
         key = _vars_key(node)
         if key is None or key in variables or key in reported or f"vars.{key}" in guarded:
             continue
@@ -180,10 +186,14 @@ def _vars_key(node: nodes.Node) -> str | None:
 
 def _unknown_filters_and_tests(tree: _Nodes, hints: Hint) -> Iterator[TemplateFinding]:
     env = template_env()
-    for node in [*tree.of(nodes.Filter), *tree.of(nodes.Test)]:
+    for node in sorted([*tree.of(nodes.Filter), *tree.of(nodes.Test)], key=_line):
         table, kind = (
             (env.filters, "filter") if isinstance(node, nodes.Filter) else (env.tests, "test")
         )
         if node.name not in table:
             hint = hints(node.name, table)
             yield TemplateFinding(f"no {kind} named {node.name!r}{hint}", node.lineno)
+
+
+def _line(node: nodes.Node) -> int:
+    return node.lineno
