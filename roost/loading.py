@@ -12,16 +12,22 @@ import os
 from collections.abc import Mapping
 
 from roost.errors import FlowError, Problem
-from roost.flow import Flow
-from roost.flow import load_flow as load_flow_language
+from roost.flow import Flow, check_flow_file
+from roost.flow.loader import sorted_problems
 
 
 def load_flow(path: str | os.PathLike[str], *, environ: Mapping[str, str] | None = None) -> Flow:
-    """Reads and validates the flow at ``path``, its tools included; raises ``FlowError``."""
-    flow = load_flow_language(path, environ=environ)
-    problems = tool_problems(flow)
-    if any(problem.severity == "error" for problem in problems):
-        raise FlowError(sorted([*problems, *flow.warnings], key=lambda p: (p.line, p.col)))
+    """Reads and validates the flow at ``path``, its tools included; raises ``FlowError``.
+
+    The tools of the parts that validated are checked even when other parts did
+    not, so that one error never hides another.
+    """
+    checked = check_flow_file(path, environ=environ)
+    flow, problems = checked.flow, checked.problems
+    if flow is not None:
+        problems = sorted_problems([*problems, *tool_problems(flow)])
+    if flow is None or any(problem.severity == "error" for problem in problems):
+        raise FlowError(problems)
     return flow
 
 
