@@ -22,6 +22,7 @@ import itertools
 from collections import defaultdict, deque
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from roost.engine import recorder as recorder_module
@@ -53,6 +54,7 @@ from roost.messages import (
     ToolCall,
     Usage,
 )
+from roost.nodes.context import replay_root
 from roost.providers.base import Provider, TextCallback
 
 # Fields that say where and when an event was written, not what happened.
@@ -126,12 +128,16 @@ async def replay_run(
     if isinstance(tools, RecordedTools):
         tools.open_calls = lambda: runner.state.turn.open_calls.values()
     stopped: str | None = None
+    # A run file's own flows name their folder: their context files are read only
+    # inside the current folder (an edited flow given as ``flow`` is the user's own).
+    confined = replay_root.set(Path.cwd() if flow is None else None)
     try:
         with recorded_clock(recorded, lambda: runner.state.next_seq):
             await _drive(runner, expected, stops, flows)
     except RoostError as exc:
         stopped = str(exc)
     finally:
+        replay_root.reset(confined)
         closer = getattr(tools, "aclose", None)  # live tools may have MCP servers to stop
         if closer is not None:
             await closer()

@@ -10,15 +10,14 @@ afresh at every reply and added to the last user message; with
 
 from __future__ import annotations
 
-import glob
 from collections.abc import Callable
 from dataclasses import dataclass
 from hashlib import sha256
-from pathlib import Path
 
 from roost.engine.state import EMPTY_THREAD, HistoryEntry, RunState
 from roost.flow.models import Flow
 from roost.messages import AssistantMessage, ChatMessage, UserMessage
+from roost.nodes.context import read_context
 from roost.nodes.views import LazyMessages
 
 TRANSCRIPT_HEADER = "The conversation in {channel} so far:"
@@ -129,31 +128,3 @@ def _with_context(messages: list[ChatMessage], context: str) -> list[ChatMessage
             return messages
     messages.append(UserMessage(content=context))
     return messages
-
-
-def read_context(flow: Flow, agent: str) -> str:
-    """The agent's context files, read now, as one block of text ('' when it has none)."""
-    patterns = flow.agents[agent].context if agent in flow.agents else []
-    if not patterns:
-        return ""
-    folder = Path(flow.path).parent if flow.path and not flow.path.startswith("<") else Path()
-    blocks: list[str] = []
-    for pattern in patterns:
-        matches = sorted(glob.glob(str(folder / pattern), recursive=True))
-        if not matches:
-            blocks.append(f"### {pattern}\n(no file matches)")
-        for match in matches:
-            blocks.append(
-                f"### {Path(match).relative_to(folder) if folder.parts else match}\n"
-                f"{_read(Path(match))}"
-            )
-    return "Context files (read just now):\n\n" + "\n\n".join(blocks)
-
-
-def _read(path: Path) -> str:
-    if not path.is_file():  # a folder, a FIFO or a device would block or never end
-        return "(not a regular file: not read)"
-    try:
-        return path.read_text(encoding="utf-8", errors="replace")
-    except OSError as exc:
-        return f"(cannot read: {exc.strerror})"
