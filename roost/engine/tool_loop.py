@@ -17,7 +17,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from roost.engine.calls import ModelCaller, error_text, request_digest
+from roost.engine.calls import ModelCaller, error_text
+from roost.engine.digests import request_digest
 from roost.engine.recorder import Recorder, build_event
 from roost.engine.state import Turn
 from roost.errors import RoostError
@@ -106,8 +107,7 @@ class ToolLoop:
             if final and turn.rounds:
                 tail.append(UserMessage(content=LIMIT_NOTE.format(rounds=turn.rounds)))
             request = self._request(job, offered, tail)
-            names = [spec.name for spec in offered] if offered else ()
-            digest = request_digest(job.system, names, job.seen.digest, tail)
+            digest = request_digest(job.system, offered, job.seen.digest, tail)
             response = await self.caller.call(
                 job.agent,
                 job.provider,
