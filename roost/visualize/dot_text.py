@@ -66,6 +66,20 @@ def plain(text: str) -> str:
     return shown
 
 
+def tooltip(text: str) -> str:
+    """``text`` as a DOT string for a ``tooltip``, which shows it as written; secrets masked.
+
+    Graphviz reads a tooltip twice: first HTML entities and ``\\n``-like escapes (a
+    backslash before any other character is dropped), then ``\\N``, ``\\G``... with
+    ``\\\\`` for one backslash. So backslashes are escaped twice and ``&`` once.
+    """
+    import graphviz
+
+    literal: str = graphviz.escape(graphviz.escape(_visible(text).replace("&", "&amp;")))
+    shown: str = graphviz.nohtml(_NEWLINE.sub(r"\\n", literal))
+    return shown
+
+
 def _visible(text: str) -> str:
     """``text`` with secrets masked and the characters XML cannot hold taken out."""
     return _XML_FORBIDDEN.sub("", redact(text, _SECRETS.get()))
@@ -101,7 +115,7 @@ def _value(key: str, value: str | Html | float) -> str:
         return str(value)
     if key == "id":
         return value
-    return plain(value)
+    return tooltip(value) if key == "tooltip" else plain(value)
 
 
 def shorten(text: str, limit: int) -> str:
