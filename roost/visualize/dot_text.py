@@ -2,11 +2,12 @@
 
 The graphviz package writes the DOT source and quotes every id and value; these
 functions decide what a value means before it gets there. Text from a flow or a
-run is either plain, passed through ``graphviz.escape`` so that backslashes
-(``\\N``, ``\\l``...) and ``<...>`` stay literal, or escaped into an
-HTML-like label by ``esc``. Only labels built here are marked ``Html``, so a
-name or message holding quotes, backslashes, angle brackets, braces or control
-characters can never break the graph or inject attributes or markup.
+run is plain (``plain``, through ``graphviz.escape``: backslashes such as
+``\\N`` and ``<...>`` stay literal), a tooltip (``tooltip``, which Graphviz
+reads twice) or escaped into an HTML-like label (``esc``). Only labels built
+here are marked ``Html``, so a name or message holding quotes, backslashes,
+angle brackets, braces or control characters can never break the graph or
+inject attributes or markup.
 
 The graphviz package is imported where a value is spelt, not when this module
 is: building a drawing is the only reason to load it.
@@ -48,7 +49,7 @@ Attrs = dict[str, AttrValue]
 
 @contextmanager
 def hiding(secrets: Iterable[str]) -> Iterator[None]:
-    """Within this block, ``esc`` and ``plain`` mask every secret in the text they are given."""
+    """Within this block, ``esc``, ``plain`` and ``tooltip`` mask every secret in their text."""
     token = _SECRETS.set(frozenset(secrets))
     try:
         yield

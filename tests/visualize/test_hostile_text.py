@@ -12,6 +12,7 @@ import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
 from pathlib import Path
 
+from roost.events import Event
 from roost.flow.models import Flow
 from roost.visualize import ids, replay_html, write_render
 from tests.visualize import flows
@@ -45,7 +46,7 @@ def hostile_flow() -> Flow:
     )
 
 
-def hostile_run() -> list:  # type: ignore[type-arg]
+def hostile_run() -> list[Event]:
     return flows.Log().message(ANA, BOB, MESSAGE).message(BOB, "USER", MESSAGE).events
 
 
