@@ -1,8 +1,8 @@
-"""Writing drawings to files: ``.dot`` as text, ``.svg``/``.png``/``.pdf`` through Graphviz's
-``dot`` program (through the graphviz package), ``.html`` as the replay page.
+"""Writing drawings to files: ``.dot`` as text, ``.svg``/``.png``/``.pdf`` laid out by
+Graphviz's ``dot`` program, ``.html`` as the replay page.
 
-The pure functions (``flow_to_dot``, ``replay_html``) build text; this module is
-the only place that runs a program or writes a file.
+``flow_graph`` and ``replay_html`` build the drawing, ``dot_program`` runs ``dot``
+for them; this module is the only place that writes a file.
 """
 
 from __future__ import annotations
