@@ -12,9 +12,8 @@ from hypothesis import strategies as st
 from roost.flow import load_flow_text
 from roost.flow.models import Flow
 from roost.visualize import flow_to_dot, ids, replay_html
-from roost.visualize.dot_program import run_dot
 from tests.visualize import flows
-from tests.visualize.graphs import Graph, laid_out, svg_texts
+from tests.visualize.graphs import Graph, laid_out, rendered, svg_texts
 
 WRITER = 'writer "quoted" <b>&{x}'
 
@@ -55,7 +54,7 @@ def test_channel_is_a_cluster_with_director_members_and_transitions() -> None:
 
 
 def test_tools_and_providers_in_small_print() -> None:
-    svg = run_dot(flow_to_dot(flows.load("team.yaml")), "svg")
+    svg = rendered(flow_to_dot(flows.load("team.yaml")), "svg")
     texts = svg_texts(svg)
     assert "tools: math#add, math#multiply," in texts["node-mathematician"]
     assert "lookup" in texts["node-mathematician"]
@@ -180,7 +179,7 @@ def test_any_names_and_text_make_valid_dot(first: str, second: str, content: str
         }
     )
     events = flows.Log().message(first, second, content).message(second, first, content).events
-    texts = svg_texts(run_dot(flow_to_dot(flow, events), "svg"))
+    texts = svg_texts(rendered(flow_to_dot(flow, events), "svg"))
     drawn = "".join(texts[ids.node_id(first)].split())
     visible = "".join(re.sub("[\x00-\x08\x0b\x0c\x0e-\x1f]", "", first).split())
     assert visible[:38] in drawn
@@ -207,7 +206,7 @@ def test_values_from_the_environment_never_reach_a_drawing() -> None:
     assert flow.secrets  # the loader recorded what it substituted
     events = flows.Log().message("USER", "helper", "hello").events
     source = flow_to_dot(flow, events)
-    svg = run_dot(source, "svg").decode()
+    svg = rendered(source, "svg").decode()
     page = replay_html(flow, events)
     for text in (source, svg, page):
         for value in environ.values():
