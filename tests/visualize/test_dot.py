@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import itertools
+import os
 import re
+import subprocess
+import sys
+from pathlib import Path
 from typing import Literal
 
 from hypothesis import HealthCheck, example, given, settings
@@ -64,10 +68,29 @@ def test_tools_and_providers_in_small_print() -> None:
     assert texts[ids.node_id(WRITER)].startswith(WRITER)
 
 
-def test_dot_source_is_deterministic() -> None:
-    flow = flows.load("team.yaml")
-    events = flows.team_run()
-    assert flow_to_dot(flow, events) == flow_to_dot(flow, events)
+# The team flow with its run, drawn in a process of its own.
+DRAW = (
+    "import sys; from tests.visualize import flows; from roost.visualize import flow_to_dot; "
+    "sys.stdout.write(flow_to_dot(flows.load('team.yaml'), flows.team_run()))"
+)
+
+
+def test_dot_source_is_the_same_in_every_process() -> None:
+    """Drawn here and in two processes whose string hashes (so set orders) differ."""
+    here = flow_to_dot(flows.load("team.yaml"), flows.team_run())
+    root = Path(__file__).parents[2]
+    for hash_seed in ("1", "2"):
+        environ = {**os.environ, "PYTHONHASHSEED": hash_seed, "PYTHONPATH": str(root)}
+        drawn = subprocess.run(
+            [sys.executable, "-c", DRAW],
+            cwd=root,
+            env=environ,
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=120,
+        )
+        assert drawn.stdout == here, f"PYTHONHASHSEED={hash_seed}"
 
 
 def test_run_overlay_counts_messages_tokens_and_visits() -> None:
