@@ -1,7 +1,7 @@
 """A text the tool loop shortens is masked first: no cut leaves a secret's first characters.
 
-The model may know a secret (a role renders it into the system prompt, which is
-sent unmasked) and write it back in a tool call's arguments; the loop quotes
+The model may know a secret (one it was told some other way: templates may
+not read secrets) and write it back in a tool call's arguments; the loop quotes
 arguments that are not JSON, and shows a long tool result cut to
 ``tool_result_limit``. A secret straddling either cut must show as ``***``,
 not as the few characters before the cut, too short to be recognised as it.
@@ -35,15 +35,14 @@ HEAD = SECRET[:5]  # what a cut 5 characters into the secret would leave: "sk-li
 FLOW = """
 roost: 1
 name: cuts
-vars: {token: "${TOKEN}"}
 defaults: {provider: model, tool_result_limit: 100}
 providers:
-  model: {kind: scripted}
+  model: {kind: scripted, api_key: "${TOKEN}"}
 tools:
   echo: {python: "never_imported:echo"}  # the test gives the tool itself
 agents:
   USER: {role: u, interrupt: ALWAYS}
-  bot: {role: "You hold {{ vars.token }}.", functions: [echo]}
+  bot: {role: "You hold a token.", functions: [echo]}
 start: {from: USER, to: bot, content: go}
 """
 
