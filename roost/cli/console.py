@@ -17,7 +17,6 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
-from roost.engine import RunState
 from roost.events import (
     ErrorEvent,
     Event,
@@ -31,6 +30,7 @@ from roost.events import (
     valid_text,
 )
 from roost.flow.models import Flow
+from roost.runstate import RunState
 
 PALETTE = [
     "cyan",

@@ -236,7 +236,7 @@ def fork(
     A stored RUN forks in the store; a JSON Lines RUN forks to a new file beside it.
     """
     from roost.cli.run_commands import Session, flow_to_follow
-    from roost.engine import fold
+    from roost.runstate import fold
 
     new_id = new_run_id()
     events, info, store = recorded(run_ref, db)
@@ -265,7 +265,7 @@ def fork(
 
 def _fork_refusals(events: list[Event], *, with_message: bool) -> Refusal:
     """Which fork points the command can go on from, given the run's events and options."""
-    from roost.engine.state import statuses
+    from roost.runstate import statuses
 
     status_at = statuses(events)
     return lambda point: fork_refusal(status_at[point], with_message)

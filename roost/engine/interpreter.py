@@ -11,7 +11,6 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from roost.engine.calls import ModelCaller, error_text, request_digest
-from roost.engine.directors import By, channel_count, choose_by_llm
 from roost.engine.recorder import Recorder, build_event, model_request
 from roost.engine.tool_loop import Reply, ToolLoop
 from roost.engine.unfinished import Unfinished, unfinished
@@ -34,6 +33,7 @@ from roost.flow.redact import Redactor
 from roost.messages import ChatMessage, ModelRequest
 from roost.nodes.agent import seen_by
 from roost.nodes.channel import ChannelPlan, Turn, channel_turn
+from roost.nodes.directors import By, channel_count, choose_by_llm
 from roost.nodes.human import check_self_answer, is_human, manual_choice
 from roost.nodes.roles import agent_system, render, role_context
 

@@ -15,7 +15,6 @@ from typing import Any, NamedTuple, TypeVar
 from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 
-from roost.engine.state import HANDLERS, RunState
 from roost.eventlog import EventLog
 from roost.events import (
     Event,
@@ -28,6 +27,7 @@ from roost.events import (
 )
 from roost.flow.redact import Redactor
 from roost.messages import ModelRequest
+from roost.runstate import HANDLERS, RunState
 
 E = TypeVar("E", bound=BaseModel)
 

@@ -18,7 +18,6 @@ from roost.engine.calls import ModelCaller, TextSink
 from roost.engine.flows import check_keeps_history, flow_record, text_hash
 from roost.engine.interpreter import Interpreter, ToolsFor
 from roost.engine.recorder import Recorder
-from roost.engine.state import RunState, fold
 from roost.errors import RoostError
 from roost.eventlog import EventLog, MemoryLog
 from roost.events import Event, FlowEvent, FlowRecord
@@ -26,6 +25,7 @@ from roost.flow.models import Flow
 from roost.flow.redact import Redactor
 from roost.providers.base import Provider
 from roost.providers.registry import ProviderContext, build_provider
+from roost.runstate import RunState, fold
 
 if TYPE_CHECKING:  # roost.tools is imported only by flows that have tools
     from roost.tools.base import Tool

@@ -15,11 +15,11 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from roost.engine.state import fold
 from roost.errors import RoostError
 from roost.eventlog import EventLog, MemoryLog
 from roost.events import Event, InterruptEvent, RunStartEvent, ToolCallEvent, ToolResultEvent
 from roost.flow.models import Flow
+from roost.runstate import fold
 from roost.tools.base import ToolOutcome
 from roost.tools.subflow import current_tool_call
 

@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from hashlib import sha256
 from pathlib import Path
 
-from roost.engine.state import EMPTY_THREAD, HistoryEntry, RunState
 from roost.flow.models import Flow
 from roost.messages import AssistantMessage, ChatMessage, UserMessage
 from roost.nodes.views import LazyMessages
+from roost.runstate import EMPTY_THREAD, HistoryEntry, RunState
 
 TRANSCRIPT_HEADER = "The conversation in {channel} so far:"
 TRANSCRIPT_ASK = (

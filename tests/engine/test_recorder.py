@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from roost.engine.recorder import Recorder
-from roost.engine.state import RunState
 from roost.eventlog import MemoryLog
 from roost.events import LlmCallEvent, MessageEvent, SelectEvent, event_json, parse_event
+from roost.runstate import RunState
 
 
 def _pair() -> tuple[Recorder, Recorder]:
