@@ -23,8 +23,8 @@ from roost.eventlog import EventLog, MemoryLog
 from roost.events import Event, FlowEvent, FlowRecord
 from roost.flow.models import Flow
 from roost.flow.redact import Redactor
-from roost.providers.base import Provider
-from roost.providers.registry import ProviderContext, build_provider
+from roost.providers.base import Provider, ProviderContext
+from roost.providers.registry import build_provider
 from roost.runstate import RunState, fold
 
 if TYPE_CHECKING:  # roost.tools is imported only by flows that have tools

@@ -9,7 +9,8 @@ from roost.errors import ProviderError
 from roost.eventlog import MemoryLog
 from roost.flow.models import ScriptedProviderConfig
 from roost.messages import ModelRequest, UserMessage
-from roost.providers.registry import ProviderContext, build_provider
+from roost.providers.base import ProviderContext
+from roost.providers.registry import build_provider
 from roost.providers.scripted import ScriptedProvider, create
 from tests.engine.conftest import make_flow, messages
 
