@@ -13,14 +13,14 @@ from typing import TYPE_CHECKING, Any
 from roost.runstate import HistoryEntry, RunState, apply, fold
 
 if TYPE_CHECKING:
-    from roost.engine.runner import Runner
+    from roost.engine.runner import ChildRuns, Runner
 
-__all__ = ["HistoryEntry", "RunState", "Runner", "apply", "fold"]
+__all__ = ["ChildRuns", "HistoryEntry", "RunState", "Runner", "apply", "fold"]
 
 
 def __getattr__(name: str) -> Any:
-    if name == "Runner":
-        from roost.engine.runner import Runner
+    if name in ("Runner", "ChildRuns"):
+        from roost.engine import runner
 
-        return Runner
+        return getattr(runner, name)
     raise AttributeError(f"module 'roost.engine' has no attribute {name!r}")

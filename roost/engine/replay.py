@@ -26,10 +26,11 @@ from typing import Any
 
 from roost.engine import recorder as recorder_module
 from roost.engine.calls import finish_of
+from roost.engine.defaults import default_toolbox
 from roost.engine.flows import flow_record
 from roost.engine.interpreter import ToolsFor
 from roost.engine.replay_tools import RecordedTools
-from roost.engine.runner import Runner
+from roost.engine.runner import ChildRuns, Runner
 from roost.errors import EventLogError, ProviderError, RoostError
 from roost.eventlog import MemoryLog
 from roost.events import (
@@ -427,9 +428,8 @@ class LiveTools:
         flow = self.flow()
         box = self._boxes.get(id(flow))
         if box is None:
-            from roost.tools import toolbox_for
-
-            box = self._boxes[id(flow)] = toolbox_for(flow)
+            # Sub-flows run too, as child runs of their own on logs kept in memory.
+            box = self._boxes[id(flow)] = default_toolbox(flow, ChildRuns())
         tools: Sequence[Any] = box(agent, text)
         return tools
 
