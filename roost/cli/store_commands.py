@@ -294,7 +294,7 @@ def _stored_twin(
     parent = stored_copy(Path(ref), events, db)
     if parent is None:
         return None
-    return parent.store.fork(parent.run_id, at, new_id)
+    return parent.fork(at, new_id)
 
 
 def _fork_line(pending: SqlLog | FileFork, start: Event, at: int) -> str:
