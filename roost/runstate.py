@@ -5,6 +5,10 @@ advances one in place. The live engine keeps its state only by applying each
 event it records, so what a process sees while running and what another
 process folds from the log are the same thing by construction.
 
+A run's status depends on its previous status and the type of each event
+alone (``STATUS_AFTER``), so a reader that keeps only the status (the store's
+run list) advances it with ``status_after`` and agrees with the fold.
+
 Everything the interpreter asks per turn is kept incrementally here, so no
 turn rescans the history: message counts per (from, to), the last sender into
 each node, per-node and per-pair lists of history indices, and a digest
@@ -35,6 +39,25 @@ from roost.messages import AssistantMessage, ReasoningPart, ToolCall, ToolResult
 
 Status = Literal["new", "running", "paused", "error", "terminated"]
 _EMPTY_DIGEST = b""
+
+# The status a run is in right after an event of each type. Any other type (run_start,
+# flow, llm_call, tool_call, tool_result, and types added later) leaves it as it was:
+# a run that has only started is "new", a change of flow or a model call after the run
+# terminated changes nothing.
+STATUS_AFTER: dict[str, Status] = {
+    "message": "running",
+    "select": "running",
+    "resume": "running",
+    "retry": "running",
+    "interrupt": "paused",
+    "error": "error",
+    "terminate": "terminated",
+}
+
+
+def status_after(status: Status, event_type: str) -> Status:
+    """The status of a run in ``status`` once an event of ``event_type`` is applied."""
+    return STATUS_AFTER.get(event_type, status)
 
 
 # One entry of the history: who said what to whom, and whether it succeeded
@@ -156,9 +179,11 @@ def statuses(events: Iterable[Event]) -> list[Status]:
 
 def apply(state: RunState, event: Event) -> RunState:
     """Advances ``state`` by one event, in place, and returns it."""
-    handler = HANDLERS.get(event.type)
+    kind = event.type
+    handler = HANDLERS.get(kind)
     if handler is not None:
         handler(state, event)
+    state.status = STATUS_AFTER.get(kind, state.status)
     state.next_seq = event.seq + 1
     if not state.run_id:
         state.run_id = event.run
@@ -202,7 +227,6 @@ def _on_message(state: RunState, event: Any) -> None:
         pair = state.pairs[pair_key] = Thread()
     pair.indices.append(index)
     pair.digest = sha256(pair.digest + payload).digest()
-    state.status = "running"
     state.pending = None
     state.step = (to, frm)
     turn = state.turn
@@ -213,14 +237,12 @@ def _on_message(state: RunState, event: Any) -> None:
 def _on_interrupt(state: RunState, event: Any) -> None:
     interrupt: InterruptEvent = event
     state.history.append(interrupt)
-    state.status = "paused"
     state.pending = interrupt
 
 
 def _on_error(state: RunState, event: Any) -> None:
     error: ErrorEvent = event
     state.history.append(error)
-    state.status = "error"
     state.pending = error
     state.step = (error.from_, error.to)
     # The turn is kept: a retry goes on with the tool results it already has,
@@ -229,7 +251,6 @@ def _on_error(state: RunState, event: Any) -> None:
 
 def _on_terminate(state: RunState, event: Any) -> None:
     terminate: TerminateEvent = event
-    state.status = "terminated"
     state.pending = None
     state.terminated_by = terminate.node
     state.step = None
@@ -241,14 +262,12 @@ def _on_resume(state: RunState, event: Any) -> None:
     if isinstance(pending, InterruptEvent) and pending.reason == "tool_approval":
         call_id = str((pending.tool_call or {}).get("id", ""))
         state.turn.decisions[call_id] = resume.feedback
-    state.status = "running"
     state.pending = None
     state.step = (resume.from_, resume.to)
 
 
 def _on_retry(state: RunState, event: Any) -> None:
     retry: RetryEvent = event
-    state.status = "running"
     state.pending = None
     state.step = (retry.from_, retry.to)
 
@@ -260,7 +279,6 @@ def _on_select(state: RunState, event: Any) -> None:
     selects = state.selects
     selects[channel] = selects.get(channel, 0) + 1
     state.step = (data["chosen"], channel)
-    state.status = "running"
 
 
 def _on_llm_call(state: RunState, event: Any) -> None:

@@ -27,7 +27,7 @@ from roost.events import (
 )
 from roost.flow.redact import Redactor
 from roost.messages import ModelRequest
-from roost.runstate import HANDLERS, RunState
+from roost.runstate import HANDLERS, STATUS_AFTER, RunState, Status
 
 E = TypeVar("E", bound=BaseModel)
 
@@ -56,6 +56,7 @@ class _Template(NamedTuple):
     fields_set: set[str]
     extra: dict[str, Any] | None
     handler: Callable[[RunState, Any], None] | None
+    status: Status | None  # the run's status after such an event; None: unchanged
 
 
 _TEMPLATES: dict[type[BaseModel], _Template] = {}
@@ -119,7 +120,8 @@ def _template(cls: type[BaseModel]) -> _Template:
     extra: dict[str, Any] | None = {} if cls.model_config.get("extra") == "allow" else None
     kind = data.get("type")
     handler = HANDLERS.get(kind) if isinstance(kind, str) else None
-    template = _Template(data, tuple(factories), set(data), extra, handler)
+    status = STATUS_AFTER.get(kind) if isinstance(kind, str) else None
+    template = _Template(data, tuple(factories), set(data), extra, handler, status)
     _TEMPLATES[cls] = template
     return template
 
@@ -174,6 +176,8 @@ class Recorder:
         handler = template.handler
         if handler is not None:
             handler(state, event)
+        if template.status is not None:
+            state.status = template.status
         state.next_seq = seq + 1
         if not state.run_id:
             state.run_id = self.run_id
@@ -271,6 +275,8 @@ class Recorder:
         handler = template.handler
         if handler is not None:
             handler(state, event)
+        if template.status is not None:
+            state.status = template.status
         state.next_seq = seq + 1
         if not state.run_id:
             state.run_id = self.run_id

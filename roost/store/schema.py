@@ -111,12 +111,14 @@ class Statements:
         def marks(count: int) -> str:
             return ", ".join([mark] * count)
 
+        # A batch that changes no status (a model call, a tool's result) keeps the row's.
         # The token count stops at COLUMN_MAX, compared before adding so that no database
         # computes a sum its column cannot hold (the parameter is bound twice).
         cap = COLUMN_MAX
         tokens = f"CASE WHEN tokens > {cap} - {mark} THEN {cap} ELSE tokens + {mark} END"
         self.advance = (
-            f"UPDATE runs SET next_seq = {mark}, status = {mark}, messages = messages + {mark}, "
+            f"UPDATE runs SET next_seq = {mark}, status = COALESCE({mark}, status), "
+            f"messages = messages + {mark}, "
             f"tokens = {tokens}, updated = {mark} WHERE id = {mark} AND next_seq = {mark}"
         )
         self.insert_events = f"INSERT INTO events (run, seq, type, ts, payload) VALUES ({marks(5)})"

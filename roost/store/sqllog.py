@@ -170,7 +170,7 @@ class SqlLog:
             row.update(
                 flow_name=parent.flow_name, flow_path=parent.flow_path, flow_hash=parent.flow_hash,
                 flow_text=start.flow.text, parent=parent.id, fork_at=at, next_seq=at,
-                status=shared.status, messages=shared.messages, tokens=shared.tokens,
+                status=shared.status or "new", messages=shared.messages, tokens=shared.tokens,
             )  # fmt: skip
         else:
             start = events[0]

@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
 
 from roost.events import (
     ErrorEvent,
@@ -27,9 +26,8 @@ from roost.events import (
     ToolResultEvent,
 )
 from roost.flow.models import Flow
+from roost.runstate import Status, status_after
 from roost.visualize import ids
-
-Status = Literal["new", "running", "paused", "error", "terminated"]
 
 
 @dataclass(frozen=True)
@@ -178,17 +176,19 @@ def usage_of(event: LlmCallEvent) -> tuple[int, int]:
 
 
 def _next_state(state: FinalState, event: Event) -> FinalState:
+    # The status is the run's fold's; the node, peer and detail say where it stands.
+    status = status_after(state.status, event.type)
     match event:
         case TerminateEvent():
-            return FinalState("terminated", event.node, None, event.reason or "")
+            return FinalState(status, event.node, None, event.reason or "")
         case InterruptEvent():
-            return FinalState("paused", event.from_, event.to, event.reason or "human")
+            return FinalState(status, event.from_, event.to, event.reason or "human")
         case ErrorEvent():
-            return FinalState("error", event.from_, event.to, event.content)
-        case _ if state.status in ("terminated",) or isinstance(event, FlowEvent):
-            return state  # a change of flow leaves the run where it stands
+            return FinalState(status, event.from_, event.to, event.content)
+        case _ if status == state.status:
+            return state  # a model call, a tool, a change of flow: the run stands where it was
         case _:
-            return FinalState("running")
+            return FinalState(status)
 
 
 def names_in(events: Sequence[Event]) -> list[str]:
