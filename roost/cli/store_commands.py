@@ -12,7 +12,7 @@ import json
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, get_args
 
 import typer
 from rich.console import Console
@@ -40,6 +40,7 @@ from roost.errors import (
 )
 from roost.events import Event, RunStartEvent, event_json
 from roost.flow.models import Flow
+from roost.runstate import Status
 from roost.store.checks import COLUMN_MAX
 from roost.store.forks import (
     FileFork,
@@ -61,7 +62,7 @@ DbOption = Annotated[
 RunArgument = Annotated[
     str, typer.Argument(metavar="RUN", help="Run id (or unique prefix) or JSON Lines event file.")
 ]
-STATUSES = ("new", "running", "paused", "error", "terminated")
+STATUSES: tuple[str, ...] = get_args(Status)  # the fold's statuses, in its order
 
 
 def console() -> Console:
