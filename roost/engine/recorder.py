@@ -31,21 +31,27 @@ from roost.runstate import HANDLERS, STATUS_AFTER, RunState, Status
 
 E = TypeVar("E", bound=BaseModel)
 
-_second = -1
-_prefix = ""
+# What stamps events: a callable giving the time as the log writes it (ISO 8601, UTC).
+Clock = Callable[[], str]
+
+# The second last formatted, and its text up to the fraction: one object, so that a
+# reader in another thread never pairs one second with another's text.
+_formatted: tuple[int, str] = (-1, "")
 
 
 def now_iso() -> str:
-    """The current time as ``roost.events.now_iso`` writes it, made cheaply.
+    """The current time as ``roost.events.now_iso`` writes it, made cheaply: the default clock.
 
     The date and time up to the second are formatted once a second; only the
     microseconds change between the events of a busy run.
     """
-    global _second, _prefix
+    global _formatted
     second, nanos = divmod(time.time_ns(), 1_000_000_000)
-    if second != _second:
-        _second, _prefix = second, time.strftime("%Y-%m-%dT%H:%M:%S.", time.gmtime(second))
-    return f"{_prefix}{nanos // 1000:06d}Z"
+    known, prefix = _formatted
+    if second != known:
+        prefix = time.strftime("%Y-%m-%dT%H:%M:%S.", time.gmtime(second))
+        _formatted = (second, prefix)
+    return f"{prefix}{nanos // 1000:06d}Z"
 
 
 class _Template(NamedTuple):
@@ -127,7 +133,10 @@ def _template(cls: type[BaseModel]) -> _Template:
 
 
 class Recorder:
-    """Makes the run's events, keeps the state current and appends them batch by batch."""
+    """Makes the run's events, keeps the state current and appends them batch by batch.
+
+    ``clock`` stamps each batch (``now_iso`` unless the caller gives another).
+    """
 
     def __init__(
         self,
@@ -135,12 +144,14 @@ class Recorder:
         log: EventLog,
         notify: Callable[[list[Event]], None] | None = None,
         redact: Redactor | None = None,
+        clock: Clock = now_iso,
     ) -> None:
         self.state = state
         self.log = log
         self.run_id = log.run_id
         self.batch: list[Event] = []
         self._notify = notify
+        self._clock = clock  # a replay's gives each event the time recorded for its seq
         self._ts = ""
         # Values read from the environment never reach an event (and so never the log,
         # the store or the state built from them); None when the flow read none.
@@ -158,7 +169,7 @@ class Recorder:
         batch = self.batch
         if not batch:
             # One timestamp per batch: its events happen with nothing awaited between them.
-            self._ts = now_iso()
+            self._ts = self._clock()
         state = self.state
         template = _TEMPLATES.get(cls) or _template(cls)
         seq = state.next_seq
@@ -261,7 +272,7 @@ class Recorder:
 
     def _stamp(self) -> str:
         # One timestamp per batch: its events happen with nothing awaited between them.
-        self._ts = ts = now_iso()
+        self._ts = ts = self._clock()
         return ts
 
     def _push(self, cls: type[E], data: dict[str, Any], seq: int) -> E:

@@ -17,18 +17,17 @@ digest), a decision or a message shows up as the first event that differs.
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 from collections import defaultdict, deque
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from roost.engine import recorder as recorder_module
 from roost.engine.calls import finish_of
 from roost.engine.defaults import default_toolbox
 from roost.engine.flows import flow_record
 from roost.engine.interpreter import ToolsFor
+from roost.engine.recorder import Clock, now_iso
 from roost.engine.replay_tools import RecordedTools
 from roost.engine.runner import ChildRuns, Runner
 from roost.errors import EventLogError, ProviderError, RoostError
@@ -122,14 +121,14 @@ async def replay_run(
     tools = own or RecordedTools(
         recorded, lambda: runner.flow, lambda: runner.state.next_seq, stops.stop_here
     )
-    runner = Runner(first, log, providers=providers, tools=tools)
+    clock = recorded_clock(recorded, lambda: runner.state.next_seq)
+    runner = Runner(first, log, providers=providers, tools=tools, clock=clock)
     stops.next_seq = lambda: runner.state.next_seq
     if isinstance(tools, RecordedTools):
         tools.open_calls = lambda: runner.state.turn.open_calls.values()
     stopped: str | None = None
     try:
-        with recorded_clock(recorded, lambda: runner.state.next_seq):
-            await _drive(runner, expected, stops, flows)
+        await _drive(runner, expected, stops, flows)
     except RoostError as exc:
         stopped = str(exc)
     finally:
@@ -303,22 +302,17 @@ def first_difference(recorded: Sequence[Event], replayed: Sequence[Event]) -> Di
     return None
 
 
-@contextlib.contextmanager
-def recorded_clock(recorded: Sequence[Event], next_seq: Callable[[], int]) -> Iterator[None]:
-    """Makes the engine stamp each event with the time recorded for its seq."""
+def recorded_clock(recorded: Sequence[Event], next_seq: Callable[[], int]) -> Clock:
+    """A clock that gives the event about to be made the time recorded for its seq.
+
+    Past the recorded events (a replay that went further), it gives the current time.
+    """
     times = {event.seq: event.ts for event in recorded}
-    namespace = vars(recorder_module)
-    live: Callable[[], str] = namespace["now_iso"]
 
     def clock() -> str:
-        return times.get(next_seq()) or live()
+        return times.get(next_seq()) or now_iso()
 
-    # The recorder reads the clock from its module; swapping it there keeps the engine unaware.
-    namespace["now_iso"] = clock
-    try:
-        yield
-    finally:
-        namespace["now_iso"] = live
+    return clock
 
 
 # ---------------------------------------------------------------- recorded providers

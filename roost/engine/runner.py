@@ -19,7 +19,7 @@ from roost.engine.calls import ModelCaller, TextSink
 from roost.engine.defaults import default_provider, default_toolbox
 from roost.engine.flows import check_keeps_history, flow_record, text_hash
 from roost.engine.interpreter import Interpreter, ToolsFor
-from roost.engine.recorder import Recorder
+from roost.engine.recorder import Clock, Recorder, now_iso
 from roost.errors import RoostError
 from roost.eventlog import EventLog, MemoryLog
 from roost.events import Event, FlowEvent, FlowRecord
@@ -49,9 +49,11 @@ class Runner:
         child_log: ChildLogs | None = None,
         on_event: EventSink | None = None,
         on_text: TextSink | None = None,
+        clock: Clock | None = None,
     ) -> None:
         self.flow = flow
         self.log = log
+        self.clock: Clock = clock or now_iso  # stamps the events this runner records
         self.on_event = on_event
         self.on_text = on_text
         self.child_log: ChildLogs = child_log or MemoryLog
@@ -77,7 +79,7 @@ class Runner:
         """The recorder, model caller and interpreter that run ``flow`` on this log."""
         self.flow = flow
         redact = Redactor(flow.secrets)
-        self._recorder = Recorder(self._state, self.log, self._notify, redact)
+        self._recorder = Recorder(self._state, self.log, self._notify, redact, self.clock)
         caller = ModelCaller(self._recorder, self._provider, redact, self.on_text)
         self._interpreter = Interpreter(
             flow, self._recorder, caller, self._tools_for, redact, self._flow_record
