@@ -57,6 +57,7 @@ def now_iso() -> str:
 class _Template(NamedTuple):
     """What every event of one class shares: the defaults, and how to finish one."""
 
+    cls: type[BaseModel]
     defaults: dict[str, Any]  # every field in declaration order (so the JSON reads seq, type, ...)
     factories: tuple[tuple[str, Any], ...]  # fields whose default is made afresh per event
     fields_set: set[str]
@@ -127,7 +128,7 @@ def _template(cls: type[BaseModel]) -> _Template:
     kind = data.get("type")
     handler = HANDLERS.get(kind) if isinstance(kind, str) else None
     status = STATUS_AFTER.get(kind) if isinstance(kind, str) else None
-    template = _Template(data, tuple(factories), set(data), extra, handler, status)
+    template = _Template(cls, data, tuple(factories), set(data), extra, handler, status)
     _TEMPLATES[cls] = template
     return template
 
@@ -164,74 +165,56 @@ class Recorder:
 
     def add(self, cls: type[E], **fields: Any) -> E:
         """Makes one event, applies it to the state and queues it for the log."""
-        fields = {name: map_texts(value, self._text) for name, value in fields.items()}
-        # build_event and apply, inlined: this runs two or three times per message.
-        batch = self.batch
-        if not batch:
-            # One timestamp per batch: its events happen with nothing awaited between them.
-            self._ts = self._clock()
-        state = self.state
         template = _TEMPLATES.get(cls) or _template(cls)
-        seq = state.next_seq
-        # seq, run and ts are already keys of the defaults, so they keep their place.
-        data = {**template.defaults, **fields, "seq": seq, "run": self.run_id, "ts": self._ts}
-        if template.factories:
-            for name, factory in template.factories:
-                if name not in fields:
-                    data[name] = factory()
-        event = _new(cls)  # _instance, inlined
-        _set_attr(event, "__dict__", data)
-        _set_attr(event, "__pydantic_fields_set__", template.fields_set)
-        _set_attr(event, "__pydantic_extra__", template.extra)
-        _set_attr(event, "__pydantic_private__", None)
-        handler = template.handler
-        if handler is not None:
-            handler(state, event)
-        if template.status is not None:
-            state.status = template.status
-        state.next_seq = seq + 1
-        if not state.run_id:
-            state.run_id = self.run_id
-        batch.append(event)  # type: ignore[arg-type]
+        # seq, run and ts are keys of the defaults already, so they keep their place.
+        data = {**template.defaults}
+        text = self._text
+        for name, value in fields.items():
+            data[name] = map_texts(value, text)
+        for name, factory in template.factories:
+            if name not in fields:
+                data[name] = factory()
+        event: E = self._record(template, data)
         return event
 
+    # The busiest events have their fields written out in declaration order (seq, run
+    # and ts first, filled in by _record), which skips merging them into the defaults.
+
     def add_message(self, frm: str, to: str, content: str) -> MessageEvent:
-        """``add(MessageEvent, ...)`` with its fields written out in order: once per message."""
-        ts = self._ts if self.batch else self._stamp()
-        seq = self.state.next_seq
+        """``add(MessageEvent, ...)`` with its fields written out: once per message."""
         if not content.isascii():
             content = valid_text(content)
         if self._redact is not None:
             content = self._redact(content)
         data = {
-            "seq": seq,
-            "run": self.run_id,
-            "ts": ts,
+            "seq": 0,
+            "run": "",
+            "ts": "",
             "type": "message",
             "from_": frm,
             "to": to,
             "content": content,
             "state": "success",
         }
-        return self._push(MessageEvent, data, seq)
+        event: MessageEvent = self._record(_MESSAGE, data)
+        return event
 
     def add_select(
         self, channel: str, candidates: tuple[str, ...], chosen: str, by: str
     ) -> SelectEvent:
-        """``add(SelectEvent, ...)`` with its fields written out in order: once per channel turn."""
-        ts = self._ts if self.batch else self._stamp()
-        seq = self.state.next_seq
+        """``add(SelectEvent, ...)`` with its fields written out: once per channel turn."""
         data = {
-            "seq": seq,
-            "run": self.run_id,
-            "ts": ts,
+            "seq": 0,
+            "run": "",
+            "ts": "",
             "type": "select",
             "channel": channel,
             "candidates": candidates,
             "chosen": chosen,
             "by": by,
         }
-        return self._push(SelectEvent, data, seq)
+        event: SelectEvent = self._record(_SELECT, data)
+        return event
 
     def add_llm_call(
         self,
@@ -244,19 +227,17 @@ class Recorder:
         usage: dict[str, int],
         attempts: tuple[dict[str, Any], ...],
     ) -> LlmCallEvent:
-        """``add(LlmCallEvent, ...)`` of an answered call, its fields written out in order."""
+        """``add(LlmCallEvent, ...)`` of an answered call, its fields written out."""
         if self._redact is not None:
             model, response, attempts = map_texts((model, response, attempts), self._text)
         else:
             text = response.get("text") or ""
             if response.get("tool_calls") or response.get("reasoning") or not text.isascii():
                 response = valid_texts(response)
-        ts = self._ts if self.batch else self._stamp()
-        seq = self.state.next_seq
         data = {
-            "seq": seq,
-            "run": self.run_id,
-            "ts": ts,
+            "seq": 0,
+            "run": "",
+            "ts": "",
             "type": "llm_call",
             "node": node,
             "provider": provider,
@@ -268,21 +249,31 @@ class Recorder:
             "error": None,
             "attempts": attempts,
         }
-        return self._push(LlmCallEvent, data, seq)
+        event: LlmCallEvent = self._record(_LLM_CALL, data)
+        return event
 
-    def _stamp(self) -> str:
-        # One timestamp per batch: its events happen with nothing awaited between them.
-        self._ts = ts = self._clock()
-        return ts
+    def _record(self, template: _Template, data: dict[str, Any]) -> Any:
+        """The one way an event is made: stamped, numbered, applied to the state and queued.
 
-    def _push(self, cls: type[E], data: dict[str, Any], seq: int) -> E:
-        template = _TEMPLATES.get(cls) or _template(cls)
-        event = _new(cls)
+        ``data`` holds every field of the event in declaration order, its seq,
+        run and ts as placeholders that are filled in here.
+        """
+        batch = self.batch
+        if not batch:
+            # One timestamp per batch: its events happen with nothing awaited between them.
+            self._ts = self._clock()
+        state = self.state
+        seq = state.next_seq
+        data["seq"] = seq
+        data["run"] = self.run_id
+        data["ts"] = self._ts
+        event: Any = _new(
+            template.cls
+        )  # _instance, inlined: this runs two or three times a message
         _set_attr(event, "__dict__", data)
         _set_attr(event, "__pydantic_fields_set__", template.fields_set)
         _set_attr(event, "__pydantic_extra__", template.extra)
         _set_attr(event, "__pydantic_private__", None)
-        state = self.state
         handler = template.handler
         if handler is not None:
             handler(state, event)
@@ -291,7 +282,7 @@ class Recorder:
         state.next_seq = seq + 1
         if not state.run_id:
             state.run_id = self.run_id
-        self.batch.append(event)  # type: ignore[arg-type]
+        batch.append(event)
         return event
 
     def flush(self) -> None:
@@ -303,3 +294,8 @@ class Recorder:
         self.log.append(batch)
         if self._notify is not None:
             self._notify(batch)
+
+
+_MESSAGE = _template(MessageEvent)
+_SELECT = _template(SelectEvent)
+_LLM_CALL = _template(LlmCallEvent)
