@@ -27,6 +27,8 @@ from roost.events import (
     Event,
     FlowEvent,
     InterruptEvent,
+    LlmResponse,
+    LlmUsage,
     MessageEvent,
     ResumeEvent,
     RetryEvent,
@@ -288,16 +290,15 @@ def _on_llm_call(state: RunState, event: Any) -> None:
     attempts = state.provider_attempts
     if data["attempts"]:
         for attempt in data["attempts"]:
-            name = str(attempt.get("provider", provider))
-            attempts[name] = attempts.get(name, 0) + 1
+            attempts[attempt.provider] = attempts.get(attempt.provider, 0) + 1
     else:
         attempts[provider] = attempts.get(provider, 0) + 1
     usage = data["usage"]
-    if usage and (usage.get("prompt_tokens") or usage.get("completion_tokens")):
-        state.usage = state.usage + Usage(**usage)
+    if usage is not None and (usage.prompt_tokens or usage.completion_tokens):
+        state.usage = state.usage + usage_of(usage)
     response = data["response"]
-    if response and response.get("tool_calls"):
-        message = _assistant_of(response, provider)
+    if response is not None and response.tool_calls:
+        message = assistant_message(response, provider)
         turn = _turn_for(state, data["node"])
         turn.messages.append(message)
         turn.awaiting = {tool_call.id for tool_call in message.tool_calls}
@@ -334,14 +335,37 @@ def _turn_for(state: RunState, node: str) -> Turn:
     return state.turn
 
 
-def _assistant_of(response: dict[str, Any], provider: str) -> AssistantMessage:
-    calls = tuple(ToolCall(**call) for call in response.get("tool_calls") or ())
-    reasoning = tuple(ReasoningPart(**part) for part in response.get("reasoning") or ())
+def assistant_message(
+    response: LlmResponse, provider: str, *, with_calls: bool = True
+) -> AssistantMessage:
+    """The answer an ``llm_call`` records, as the message model holds it (validated)."""
+    calls = tuple(
+        ToolCall(
+            id=call.id,
+            name=call.name,
+            arguments=call.arguments,
+            raw_arguments=call.raw_arguments,
+            provider_details=call.provider_details,
+        )
+        for call in (response.tool_calls if with_calls else ())
+    )
+    reasoning = tuple(
+        ReasoningPart.model_validate(part.model_dump(exclude=set(part.model_extra or ())))
+        for part in response.reasoning
+    )
     return AssistantMessage(
-        content=str(response.get("text") or ""),
-        tool_calls=calls,
-        reasoning=reasoning,
-        provider=provider,
+        content=response.text, tool_calls=calls, reasoning=reasoning, provider=provider
+    )
+
+
+def usage_of(record: LlmUsage) -> Usage:
+    """The tokens an ``llm_call`` records, as the message model counts them."""
+    return Usage(
+        prompt_tokens=record.prompt_tokens,
+        completion_tokens=record.completion_tokens,
+        cached_tokens=record.cached_tokens,
+        reasoning_tokens=record.reasoning_tokens,
+        calls=record.calls,
     )
 
 

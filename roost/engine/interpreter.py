@@ -288,7 +288,7 @@ class Interpreter:
                 return (last.to, last.from_)
             if isinstance(before, ResumeEvent):  # a person's feedback: the other answers
                 return (last.to, last.from_)
-            cut = isinstance(before, LlmCallEvent) and bool((before.response or {}).get("cut"))
+            cut = isinstance(before, LlmCallEvent) and bool(before.response and before.response.cut)
             return self._after_reply(last.from_, last.to, "" if cut else last.content)
         if isinstance(last, SelectEvent):
             return self._after_select(last.channel, last.chosen)

@@ -18,7 +18,10 @@ from pydantic_core import PydanticUndefined
 from roost.eventlog import EventLog
 from roost.events import (
     Event,
+    LlmAttempt,
     LlmCallEvent,
+    LlmResponse,
+    LlmUsage,
     MessageEvent,
     SelectEvent,
     map_texts,
@@ -85,6 +88,14 @@ def build_event(cls: type[E], fields: dict[str, Any]) -> E:
         if name not in fields:
             data[name] = factory()
     return _instance(cls, data, template)
+
+
+def build_whole(cls: type[E], data: dict[str, Any]) -> E:
+    """``build_event`` for ``data`` that holds every field of ``cls``, in declaration order.
+
+    For the records made at every model call: no defaults to merge in.
+    """
+    return _instance(cls, data, _TEMPLATES.get(cls) or _template(cls))
 
 
 def model_request(
@@ -223,17 +234,15 @@ class Recorder:
         model: str,
         tools: tuple[str, ...],
         digest: str,
-        response: dict[str, Any],
-        usage: dict[str, int],
-        attempts: tuple[dict[str, Any], ...],
+        response: LlmResponse,
+        usage: LlmUsage,
+        attempts: tuple[LlmAttempt, ...],
     ) -> LlmCallEvent:
         """``add(LlmCallEvent, ...)`` of an answered call, its fields written out."""
         if self._redact is not None:
             model, response, attempts = map_texts((model, response, attempts), self._text)
-        else:
-            text = response.get("text") or ""
-            if response.get("tool_calls") or response.get("reasoning") or not text.isascii():
-                response = valid_texts(response)
+        elif response.tool_calls or response.reasoning or not response.text.isascii():
+            response = valid_texts(response)
         data = {
             "seq": 0,
             "run": "",

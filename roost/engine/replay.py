@@ -38,6 +38,7 @@ from roost.events import (
     FlowEvent,
     FlowRecord,
     LlmCallEvent,
+    LlmResponse,
     MessageEvent,
     ResumeEvent,
     RetryEvent,
@@ -45,15 +46,9 @@ from roost.events import (
     event_dict,
 )
 from roost.flow.models import Flow
-from roost.messages import (
-    AssistantMessage,
-    ModelRequest,
-    ModelResponse,
-    ReasoningPart,
-    ToolCall,
-    Usage,
-)
+from roost.messages import ModelRequest, ModelResponse, Usage
 from roost.providers.base import Provider, TextCallback
+from roost.runstate import assistant_message, usage_of
 
 # Fields that say where and when an event was written, not what happened.
 _IGNORED = ("run", "ts")
@@ -382,31 +377,21 @@ class RecordedProvider:
             raise ProviderError(self.name, "replay: no recorded answer left for this call")
         call = self.calls.popleft()
         self.model = call.model
-        attempts = tuple(call.attempts)
+        # As the provider reported them, so the replayed llm_call records the same.
+        attempts = tuple(attempt.model_dump() for attempt in call.attempts)
         if call.error is not None:
             raise ReplayedError(self.name, call.error, attempts)
-        response = call.response or {}
-        # The record was validated when it was read: build the answer without validating again.
-        message = AssistantMessage.model_construct(
-            content=response.get("text") or "",
-            tool_calls=tuple(
-                ToolCall.model_construct(**c) for c in response.get("tool_calls") or ()
-            ),
-            reasoning=tuple(
-                ReasoningPart.model_construct(**r) for r in response.get("reasoning") or ()
-            ),
-            provider=self.name,
-        )
+        response = call.response or LlmResponse()
+        message = assistant_message(response, self.name)
         if on_text is not None and message.content:
             on_text(message.content)
-        usage = Usage(**call.usage) if call.usage else Usage(calls=1)
         return ModelResponse.model_construct(
             message=message,
-            usage=usage,
+            usage=usage_of(call.usage) if call.usage is not None else Usage(calls=1),
             model=call.model,
             provider=self.name,
             attempts=attempts,
-            notes=tuple(response.get("notes") or ()),
+            notes=response.notes,
             **finish_of(response),  # a cut answer is replayed as cut: read for no marker
         )
 

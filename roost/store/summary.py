@@ -36,7 +36,7 @@ def summarize(events: Iterable[Event], status: Status | None = None) -> Delta:
             messages += 1
         elif event.type == "llm_call" and event.usage:
             for key in ("prompt_tokens", "completion_tokens"):
-                reported = event.usage.get(key, 0)
+                reported = getattr(event.usage, key)
                 counted = clamped_count(reported)
                 clamped = clamped or counted != reported
                 clamped = clamped or tokens + counted > COLUMN_MAX

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from roost.events import (
     ErrorEvent,
@@ -167,11 +168,16 @@ def counted_node(event: Event) -> str | None:
 
 def usage_of(event: LlmCallEvent) -> tuple[int, int]:
     """Prompt and completion tokens of a model call, whichever spelling was recorded."""
-    usage = event.usage or {}
-    prompt = usage.get("prompt_tokens", usage.get("input_tokens", 0))
-    completion = usage.get("completion_tokens", usage.get("output_tokens", 0))
-    if not prompt and not completion and "total_tokens" in usage:
-        return usage["total_tokens"], 0
+    usage = event.usage
+    if usage is None:
+        return 0, 0
+    # A log written by another program may spell them as the APIs do; they are kept
+    # as extra fields of the record.
+    other: dict[str, Any] = usage.model_extra or {}
+    prompt = usage.prompt_tokens or int(other.get("input_tokens", 0))
+    completion = usage.completion_tokens or int(other.get("output_tokens", 0))
+    if not prompt and not completion and "total_tokens" in other:
+        return int(other["total_tokens"]), 0
     return prompt, completion
 
 
