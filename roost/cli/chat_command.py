@@ -137,7 +137,7 @@ class ChatLoop:
 
     def choices(self) -> tuple[str, ...]:
         """The names a person may give at a channel's manual choice; none at other interrupts."""
-        from roost.engine.directors import candidates
+        from roost.nodes.directors import candidates
 
         pending, state = self.runner.state.pending, self.runner.state
         if isinstance(pending, InterruptEvent) and pending.reason == "manual_select":

@@ -18,13 +18,14 @@ import typer
 
 from roost.cli.app import app
 from roost.cli.console import RunConsole, describe_wait
-from roost.engine import Runner, RunState
-from roost.engine.directors import candidates
+from roost.engine import Runner
 from roost.engine.interpreter import start_route
 from roost.errors import EventLogError, RunStateError, UsageError
 from roost.eventlog import EventLog
 from roost.events import ErrorEvent, Event, InterruptEvent, RunStartEvent
 from roost.flow.models import Flow
+from roost.nodes.directors import candidates
+from roost.runstate import RunState
 
 AnswerOption = Annotated[
     list[str] | None,

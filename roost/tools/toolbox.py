@@ -8,7 +8,6 @@ is offered only its best-matching tools for the latest user message.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -21,7 +20,7 @@ from roost.tools.mcp_tool import McpHub, McpServerTool
 from roost.tools.names import parse_ref, wire_name
 from roost.tools.python_tool import python_tool
 from roost.tools.ranking import best_matches
-from roost.tools.subflow import ParentRun, SubflowRunner, subflow_tool
+from roost.tools.subflow import NoSubflows, SubflowRunner, subflow_tool
 
 
 def flow_folder(flow: Flow) -> Path:
@@ -33,10 +32,10 @@ def flow_folder(flow: Flow) -> Path:
 class Toolbox:
     """Every tool a flow's agents use; call it as ``toolbox(agent, latest_user_text)``."""
 
-    def __init__(self, flow: Flow, *, runner: SubflowRunner | ParentRun | None = None) -> None:
+    def __init__(self, flow: Flow, *, runner: SubflowRunner | None = None) -> None:
         self.flow = flow
         self._folder = flow_folder(flow)
-        self._runner = runner
+        self._runner: SubflowRunner = runner if runner is not None else NoSubflows()
         self._hub = McpHub(dict(flow.mcp_servers), self._folder)
         self._built: dict[str, Tool] = {}
         self._agents: dict[str, list[Tool]] = {}
@@ -127,7 +126,7 @@ class Toolbox:
             if isinstance(config, PythonTool):
                 self._built[name] = python_tool(name, wire, config, self._folder)
             else:
-                self._built[name] = subflow_tool(wire, config, self._folder, self._subflows())
+                self._built[name] = subflow_tool(wire, config, self._folder, self._runner)
         return self._built[name]
 
     def _mcp_tools(self, entry: str, child: str | None, config: McpTool) -> list[Tool]:
@@ -156,16 +155,3 @@ class Toolbox:
         while wire in taken:
             wire, n = f"{wire_name(name)[:60]}_{n}", n + 1
         return wire
-
-    def _subflows(self) -> SubflowRunner:
-        if not isinstance(self._runner, SubflowRunner):
-            # Bound late, as the engine binds to the tools: the tools package names
-            # no engine module, and the engine is loaded only when a flow: tool is used.
-            child_runs = importlib.import_module("roost.engine.subflow").ChildRuns
-            parent = self._runner  # an engine Runner: its sub-flows become its child runs
-            if parent is None:
-                self._runner = child_runs()
-            else:
-                self._runner = child_runs(parent=parent.log, child_log=parent.child_log)
-        assert isinstance(self._runner, SubflowRunner)
-        return self._runner

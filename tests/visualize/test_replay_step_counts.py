@@ -83,7 +83,7 @@ def test_director_and_agent_counts_are_those_made_by_the_current_step(team_page:
         mathematician = node_text(page, "node-mathematician")
         calls = sum(1 for e in so_far if isinstance(e, LlmCallEvent) and e.node == "mathematician")
         tokens = sum(
-            e.usage["prompt_tokens"] + e.usage["completion_tokens"]
+            e.usage.prompt_tokens + e.usage.completion_tokens
             for e in so_far
             if isinstance(e, LlmCallEvent) and e.node == "mathematician" and e.usage
         )
