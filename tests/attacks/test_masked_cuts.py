@@ -120,7 +120,7 @@ def test_the_loop_masks_before_it_cuts_whatever_text_it_is_given() -> None:
     # Through the engine the loop reads results the recorder masked already (the
     # tests above); the loop does not count on it: a text masked nowhere else is
     # masked before the cut all the same.
-    from roost.engine.state import Turn
+    from roost.runstate import Turn
     from roost.engine.tool_loop import ToolLoop
     from roost.flow.redact import Redactor
 
