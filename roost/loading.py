@@ -12,13 +12,12 @@ import os
 from collections.abc import Mapping
 
 from roost.errors import FlowError, Problem
-from roost.flow import Flow
-from roost.flow import load_flow as load_flow_language
+from roost.flow import Flow, read_flow
 
 
 def load_flow(path: str | os.PathLike[str], *, environ: Mapping[str, str] | None = None) -> Flow:
     """Reads and validates the flow at ``path``, its tools included; raises ``FlowError``."""
-    flow = load_flow_language(path, environ=environ)
+    flow = read_flow(path, environ=environ)
     problems = tool_problems(flow)
     if any(problem.severity == "error" for problem in problems):
         raise FlowError(sorted([*problems, *flow.warnings], key=lambda p: (p.line, p.col)))

@@ -1,4 +1,8 @@
-"""``load_flow``: a flow file in, a validated ``Flow`` out, or a FlowError with every problem."""
+"""``read_flow``: a flow file in, a ``Flow`` valid as language out, or a FlowError.
+
+The language alone: a flow's tools are checked by ``roost.load_flow``, which
+starts here.
+"""
 
 from __future__ import annotations
 
@@ -20,8 +24,8 @@ from roost.flow.schema_errors import translate
 from roost.flow.yamlread import build, compose, read_source
 
 
-def load_flow(path: str | os.PathLike[str], *, environ: Mapping[str, str] | None = None) -> Flow:
-    """Reads, substitutes and validates the flow file at ``path``."""
+def read_flow(path: str | os.PathLike[str], *, environ: Mapping[str, str] | None = None) -> Flow:
+    """Reads, substitutes and validates the flow file at ``path`` as language (tools unchecked)."""
     file = os.fspath(path)
     return load_flow_text(read_source(file), file, environ=environ)
 
