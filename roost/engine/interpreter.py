@@ -29,8 +29,10 @@ from roost.events import (
     SelectEvent,
     TerminateEvent,
 )
+from roost.flow.markers import INTERRUPT, TERMINATE, MarkerRule, marker_in
 from roost.flow.models import Flow
 from roost.flow.redact import Redactor
+from roost.flow.templates import render_start
 from roost.messages import ChatMessage, ModelRequest
 from roost.nodes.agent import seen_by
 from roost.nodes.channel import ChannelPlan, Turn, channel_turn
@@ -42,8 +44,6 @@ if TYPE_CHECKING:  # roost.tools is imported only by flows that have tools
 
 Step = tuple[str, str] | None
 ToolsFor = Callable[[str, str], Sequence["Tool"]]
-TERMINATE = "TERMINATE"
-INTERRUPT = "INTERRUPT"
 
 
 def start_route(
@@ -51,7 +51,8 @@ def start_route(
 ) -> tuple[str, str, str]:
     """The start message's (from, to, content): the flow's ``start`` with any overrides.
 
-    Raises UsageError when there is no route or it names no node, before anything runs.
+    Raises UsageError when there is no route or it names no node, and TemplateRenderError
+    when the flow's start message does not render, before anything runs.
     """
     default = flow.start
     frm = frm or (default.from_ if default else None)
@@ -63,8 +64,8 @@ def start_route(
             raise UsageError(f"{flow.name}: no agent or channel is called {name!r}")
     if frm == to:
         raise UsageError(f"{flow.name}: the start goes from {frm!r} to itself; give another --to")
-    if content is None:
-        content = default.content if default else ""
+    if content is None:  # the flow's own start message is a template, like a role
+        content = render_start(flow, frm, to) if default else ""
     return frm, to, content
 
 
@@ -91,6 +92,7 @@ class Interpreter:
         self._max_rounds = flow.defaults.max_rounds
         # Fixed for the whole run, so looked up once rather than at every turn.
         self._humans = frozenset(name for name in flow.agents if is_human(flow, name))
+        self._markers: dict[str, MarkerRule] = {name: flow.markers_of(name) for name in flow.agents}
         self._plans: dict[str, ChannelPlan] = {}
 
     # ------------------------------------------------------------------ the three entry points
@@ -195,7 +197,7 @@ class Interpreter:
 
     def _after_reply(self, frm: str, to: str, text: str) -> Step:
         """Section 3's checks after ``frm``'s reply to ``to``: end, pause, or go on."""
-        word = text.strip()
+        word = marker_in(text, self._markers.get(frm, "end"))
         agents = self.flow.agents
         if word == TERMINATE:
             self._terminate(to, TERMINATE)

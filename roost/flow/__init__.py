@@ -4,7 +4,14 @@
 ``roost.load_flow(path)`` checks a flow's tools as well.
 """
 
-from roost.flow.loader import load_flow_text, read_flow
+from roost.flow.loader import Checked, check_flow_file, check_flow_text, load_flow_text, read_flow
 from roost.flow.models import Flow
 
-__all__ = ["Flow", "load_flow_text", "read_flow"]
+__all__ = [
+    "Checked",
+    "Flow",
+    "check_flow_file",
+    "check_flow_text",
+    "load_flow_text",
+    "read_flow",
+]

@@ -6,23 +6,66 @@ shows every finding at once. Graph-wide warnings live in ``roost.flow.graph``.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from roost.errors import Problem, Severity
-from roost.flow.describe import did_you_mean, label
+from roost.flow.describe import Hints, did_you_mean, label
 from roost.flow.models import Channel, Flow, McpTool, ToolGroup
 from roost.flow.positions import Path, Positions
 from roost.flow.redact import clean
-from roost.flow.templates import TemplateSyntaxProblem, parse_template
+from roost.flow.template_checks import (
+    PROMPT_NAMES,
+    ROLE_NAMES,
+    has_syntax,
+    template_findings,
+    template_tree,
+)
+from roost.flow.templates import TemplateSyntaxProblem
 
 
 class Checker:
-    """Collects problems about one flow, located with the loader's positions."""
+    """Collects problems about one flow, located with the loader's positions.
 
-    def __init__(self, flow: Flow, positions: Positions) -> None:
+    ``dropped`` holds the paths of values left out of the flow because they
+    were already reported (a wrong type, say): a name whose entry was dropped
+    still exists for the references to it, so they are not reported again.
+    """
+
+    def __init__(
+        self,
+        flow: Flow,
+        positions: Positions,
+        dropped: set[Path] | None = None,
+        hints: Hints | None = None,
+    ) -> None:
         self.flow = flow
         self.positions = positions
+        self.dropped = dropped or set()
+        # Every path that held a dropped value: what was written there, broken or not.
+        self._written = {path[:end] for path in self.dropped for end in range(len(path) + 1)}
+        self.hints = hints or Hints()
         self.problems: list[Problem] = []
+        # Read once: a pydantic private attribute is slow to get, and a file may have
+        # thousands of problems.
+        self._secrets = flow.secrets
+        self._file = flow.path
+
+    def known(self, *path: str) -> bool:
+        """Whether the entry at ``path`` (``"agents", "a"``) is in the flow or was dropped."""
+        if path in self._written or self.was_dropped(path):
+            return True
+        section = getattr(self.flow, path[0])
+        if len(path) == 2:
+            return path[1] in section
+        entry = section.get(path[1])  # a group's child: ("tools", group, "tools", child)
+        return isinstance(entry, ToolGroup) and path[3] in entry.tools
+
+    def was_dropped(self, path: Path) -> bool:
+        """Whether the value at ``path``, something in it or a value holding it was dropped."""
+        if not self.dropped:
+            return False
+        return path in self._written or any(path[:end] in self.dropped for end in range(len(path)))
 
     def at_key(self, path: Path, message: str, severity: Severity = "error") -> None:
         self._add(self.positions.key(path), message, severity)
@@ -31,8 +74,10 @@ class Checker:
         self._add(self.positions.value(path), message, severity)
 
     def _add(self, mark: tuple[int, int], message: str, severity: Severity) -> None:
-        text = clean(message, self.flow.secrets)
-        self.problems.append(Problem(self.flow.path, mark[0], mark[1], text, severity))
+        # The loader masks and escapes every message it returns: this is for other callers.
+        secrets = self._secrets
+        text = message if not secrets and message.isprintable() else clean(message, secrets)
+        self.problems.append(Problem(self._file, mark[0], mark[1], text, severity))
 
 
 def check_flow(checker: Checker) -> None:
@@ -65,8 +110,8 @@ def check_names(c: Checker) -> None:
 
 
 def _provider_ref(c: Checker, path: Path, name: str | None) -> None:
-    if name is not None and name not in c.flow.providers:
-        hint = did_you_mean(name, c.flow.providers)
+    if name is not None and not c.known("providers", name):
+        hint = c.hints(name, c.flow.providers)
         c.at_value(path, f"no provider named {name!r} under providers{hint}")
 
 
@@ -84,9 +129,14 @@ def check_providers(c: Checker) -> None:
             else:
                 _provider_ref(c, ("providers", name, "fallback", index), other)
     _fallback_cycles(c)
-    has_default = flow.defaults.provider is not None
+    # A provider left out because it was wrong is not missing: it was reported.
+    has_default = flow.defaults.provider is not None or c.was_dropped(("defaults", "provider"))
     for name, agent in flow.agents.items():
         _provider_ref(c, ("agents", name, "provider"), agent.provider)
+        if c.was_dropped(("agents", name, "provider")) or c.was_dropped(
+            ("agents", name, "interrupt")
+        ):
+            continue
         if agent.provider is None and not has_default and flow.interrupt_of(name) != "ALWAYS":
             c.at_key(
                 ("agents", name),
@@ -96,7 +146,10 @@ def check_providers(c: Checker) -> None:
     for name, channel in flow.channels.items():
         director = channel.director
         _provider_ref(c, ("channels", name, "director", "provider"), director.provider)
-        if director.strategy == "llm" and director.provider is None and not has_default:
+        settled = not any(
+            c.was_dropped(("channels", name, "director", key)) for key in ("provider", "strategy")
+        ) and not c.was_dropped(("channels", name, "director"))
+        if settled and director.strategy == "llm" and director.provider is None and not has_default:
             c.at_key(
                 ("channels", name, "director")
                 if _written(c, ("channels", name, "director"))
@@ -163,8 +216,8 @@ def _members(c: Checker, name: str, channel: Channel) -> None:
                 path,
                 f"channel {member!r} cannot be a member of channel {name!r}; members are agents",
             )
-        elif member not in c.flow.agents:
-            hint = did_you_mean(member, c.flow.agents)
+        elif not c.known("agents", member) and not c.known("channels", member):
+            hint = c.hints(member, c.flow.agents)
             c.at_value(path, f"member {member!r} of channel {name!r} is not an agent{hint}")
 
 
@@ -173,7 +226,7 @@ def _transitions(c: Checker, name: str, channel: Channel) -> None:
     base: Path = ("channels", name, "transitions")
     for speaker, successors in (channel.transitions or {}).items():
         if speaker not in members:
-            hint = did_you_mean(speaker, members)
+            hint = c.hints(speaker, members)
             c.at_key(
                 (*base, speaker),
                 f"transitions of channel {name!r} name {speaker!r}, not a member{hint}",
@@ -181,7 +234,7 @@ def _transitions(c: Checker, name: str, channel: Channel) -> None:
             continue
         for index, successor in enumerate(successors):
             if successor not in members:
-                hint = did_you_mean(successor, members)
+                hint = c.hints(successor, members)
                 c.at_value(
                     (*base, speaker, index),
                     f"transition {speaker!r} -> {successor!r} in channel {name!r}: "
@@ -211,8 +264,8 @@ def check_start(c: Checker) -> None:
         return
     nodes = [*c.flow.agents, *c.flow.channels]
     for key, name in (("from", start.from_), ("to", start.to)):
-        if c.flow.node_kind(name) is None:
-            hint = did_you_mean(name, nodes)
+        if not c.known("agents", name) and not c.known("channels", name):
+            hint = c.hints(name, nodes)
             c.at_value(("start", key), f"start.{key} names no agent or channel: {name!r}{hint}")
     if start.from_ == start.to and c.flow.node_kind(start.to) is not None:
         c.at_value(("start", "to"), f"start goes from {start.to!r} to itself")
@@ -224,7 +277,7 @@ def check_tools(c: Checker) -> None:
     for name, tool in c.flow.tools.items():
         entries = tool.tools.items() if isinstance(tool, ToolGroup) else [(None, tool)]
         for child, entry in entries:
-            if isinstance(entry, McpTool) and entry.mcp not in servers:
+            if isinstance(entry, McpTool) and not c.known("mcp_servers", entry.mcp):
                 path = (
                     ("tools", name, "mcp")
                     if child is None
@@ -233,16 +286,27 @@ def check_tools(c: Checker) -> None:
                 c.at_value(
                     path,
                     f"no MCP server named {entry.mcp!r} under mcp_servers"
-                    + did_you_mean(entry.mcp, servers),
+                    + c.hints(entry.mcp, servers),
                 )
     for agent_name, agent in c.flow.agents.items():
         for index, reference in enumerate(agent.functions):
-            message = resolve_reference(c.flow, reference)
+            if _names_a_dropped_tool(c, reference):
+                continue
+            message = resolve_reference(c.flow, reference, c.hints)
             if message:
                 c.at_value(("agents", agent_name, "functions", index), message)
 
 
-def resolve_reference(flow: Flow, reference: str) -> str | None:
+def _names_a_dropped_tool(c: Checker, reference: str) -> bool:
+    parent, sep, child = reference.removeprefix("@@").strip().partition("#")
+    if c.was_dropped(("tools", parent)) or c.was_dropped(("mcp_servers", parent)):
+        return True
+    return bool(sep) and c.was_dropped(("tools", parent, "tools", child))
+
+
+def resolve_reference(
+    flow: Flow, reference: str, hints: Callable[[str, Iterable[str]], str] = did_you_mean
+) -> str | None:
     """None when ``reference`` names a tool of ``flow``, else why it does not.
 
     ``name`` and ``@@name`` name a tool entry (a group gives all its tools, an
@@ -258,43 +322,57 @@ def resolve_reference(flow: Flow, reference: str) -> str | None:
     if not sep:
         if parent in tools:
             return None
-        return f"no tool named {parent!r} under tools{did_you_mean(parent, tools)}"
+        return f"no tool named {parent!r} under tools{hints(parent, _references(flow))}"
     entry = tools.get(parent)
     if isinstance(entry, ToolGroup):
         if child in entry.tools:
             return None
-        return f"tool group {parent!r} has no tool {child!r}{did_you_mean(child, entry.tools)}"
+        return f"tool group {parent!r} has no tool {child!r}{hints(child, entry.tools)}"
     if isinstance(entry, McpTool) and child:
         return None
     if entry is not None:
         return f"tool {parent!r} is neither a group nor an MCP tool, so {reference!r} names nothing"
     if parent in flow.mcp_servers:
         return None if child else f"{reference!r} names no tool: write {parent}#TOOL"
-    hint = did_you_mean(parent, tools)
+    hint = hints(parent, [*tools, *flow.mcp_servers])
     return f"no tool group or MCP tool named {parent!r}{hint}"
 
 
+def _references(flow: Flow) -> Iterator[str]:
+    """Every name an agent's functions may use: entries, ``group#child``, MCP servers."""
+    for name, entry in flow.tools.items():
+        yield name
+        if isinstance(entry, ToolGroup):
+            yield from (f"{name}#{child}" for child in entry.tools)
+
+
 def check_templates(c: Checker) -> None:
-    """Roles, channel roles and director prompts parse as sandboxed Jinja2."""
+    """Roles, director prompts and the start message parse and read only what they are given."""
     for name, agent in c.flow.agents.items():
-        _template(c, ("agents", name, "role"), agent.role)
+        _template(c, ("agents", name, "role"), agent.role, ROLE_NAMES)
     for name, channel in c.flow.channels.items():
-        _template(c, ("channels", name, "role"), channel.role)
-        _template(c, ("channels", name, "director", "prompt"), channel.director.prompt)
+        _template(c, ("channels", name, "role"), channel.role, ROLE_NAMES)
+        prompt = channel.director.prompt
+        _template(c, ("channels", name, "director", "prompt"), prompt, PROMPT_NAMES)
+    if c.flow.start is not None:
+        _template(c, ("start", "content"), c.flow.start.content, ROLE_NAMES)
 
 
-def _template(c: Checker, path: Path, source: str | None) -> None:
-    if not source:
+def _template(c: Checker, path: Path, source: str | None, known: tuple[str, ...]) -> None:
+    if not source or not has_syntax(source):
         return
     try:
-        parse_template(source)
+        tree = template_tree(source)
     except TemplateSyntaxProblem as error:
-        line, col = c.positions.value(path)
-        # A block scalar's text starts on the line after its '|' or '>'.
-        offset = error.lineno if path in c.positions.block else error.lineno - 1
-        where = line + offset
-        c._add(
-            (where, col if offset == 0 else 1),
-            f"{label(path)}: template does not parse: {error.message}",
-            "error",
-        )
+        _at_template_line(c, path, error.lineno, f"template does not parse: {error.message}")
+        return
+    for finding in template_findings(tree, known, c.flow.vars, c.hints):
+        _at_template_line(c, path, finding.lineno, finding.message)
+
+
+def _at_template_line(c: Checker, path: Path, lineno: int, message: str) -> None:
+    """A problem at line ``lineno`` of the template at ``path``, located in the file."""
+    line, col = c.positions.value(path)
+    # A block scalar's text starts on the line after its '|' or '>'.
+    offset = lineno if path in c.positions.block else lineno - 1
+    c._add((line + offset, col if offset == 0 else 1), f"{label(path)}: {message}", "error")

@@ -3,7 +3,9 @@
 A value that is only one placeholder takes the YAML type of its expansion
 (``max_rounds: ${ROUNDS}`` with ``ROUNDS=5`` is the integer 5). ``$${`` writes a
 literal ``${``. Values read from the environment are returned as secrets so
-that no message, event or log ever shows them.
+that no message, event or log ever shows them, except those of the variables
+a flow lists as ``public`` (not secret). Where each variable was read is kept,
+so that the loader can keep secrets away from templates.
 """
 
 from __future__ import annotations
@@ -32,9 +34,12 @@ class Substitution:
     file: str
     positions: Positions
     environ: Mapping[str, str]
+    public: frozenset[str] = frozenset()  # variables whose values are not secret
     problems: list[Problem] = field(default_factory=list)
     secrets: set[str] = field(default_factory=set)
     paths: set[Path] = field(default_factory=set)
+    unset: set[Path] = field(default_factory=set)  # values naming an unset variable
+    read: dict[Path, list[str]] = field(default_factory=dict)  # secret variables read, by value
 
     def walk(self, value: Any, path: Path) -> Any:
         """``value`` with every placeholder in its strings replaced."""
@@ -61,10 +66,13 @@ class Substitution:
             return "${"  # "$${" escapes a literal "${"
         value = self.environ.get(name, "")
         if value:
-            self.secrets.add(value)
+            if name not in self.public:
+                self.secrets.add(value)
+                self.read.setdefault(path, []).append(name)
             return value
         if default is not None:
             return default
+        self.unset.add(path)
         line, col = self.positions.value(path)
         message = (
             f"environment variable {name!r} is not set "
@@ -88,8 +96,15 @@ def typed(text: str) -> Any:
 
 
 def substitute(
-    data: dict[str, Any], positions: Positions, file: str, environ: Mapping[str, str]
+    data: dict[str, Any],
+    positions: Positions,
+    file: str,
+    environ: Mapping[str, str],
+    public: frozenset[str] = frozenset(),
 ) -> tuple[dict[str, Any], Substitution]:
-    """``data`` with every string value substituted, and what the substitution found."""
-    result = Substitution(file, positions, environ)
+    """``data`` with every string value substituted, and what the substitution found.
+
+    The values of the variables named in ``public`` are not secrets.
+    """
+    result = Substitution(file, positions, environ, public)
     return result.walk(data, ()), result

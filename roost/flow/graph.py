@@ -41,6 +41,8 @@ def build_graph(flow: Flow) -> nx.DiGraph:
 
 def check_graph(c: Checker) -> None:
     """Warns about agents no route reaches and loops of agents nothing stops."""
+    if not c.flow.channels and c.flow.start is None:
+        return  # no route at all: nothing to reach and nothing to loop
     graph = build_graph(c.flow)
     _unreachable(c, graph)
     _endless_loops(c, graph)
@@ -67,13 +69,13 @@ def _unreachable(c: Checker, graph: nx.DiGraph) -> None:
 
 def _endless_loops(c: Checker, graph: nx.DiGraph) -> None:
     flow = c.flow
-    never = [a for a in flow.agents if flow.interrupt_of(a) == "NEVER"]
-    loose = nx.DiGraph()
-    loose.add_nodes_from(n for n in graph if n in flow.channels or n in never)
+    never = {a for a in flow.agents if flow.interrupt_of(a) == "NEVER"}
+    counted = never.union(flow.channels)
+    loose = nx.DiGraph()  # only nodes on an uncapped route can be in a loop
     loose.add_edges_from(
         (u, v)
         for u, v, cap in graph.edges(data="cap")
-        if u in loose and v in loose and cap >= ENDLESS
+        if u in counted and v in counted and cap >= ENDLESS
     )
     for component in nx.strongly_connected_components(loose):
         agents = sorted(n for n in component if n in flow.agents)

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 from pydantic_core import PydanticCustomError
 
 from roost.errors import Problem, Severity
+from roost.flow.markers import MarkerRule
 from roost.flow.redact import clean
 
 InterruptPolicy = Literal["NEVER", "ALWAYS"]
@@ -47,6 +48,11 @@ class Defaults(Strict):
         "NEVER", description="Interrupt policy of agents that set none."
     )
     max_tool_calls: int = Field(10, ge=0, description="Tool rounds per reply.")
+    markers: MarkerRule = Field(
+        "end",
+        description="When a reply says TERMINATE or INTERRUPT: end (the trimmed reply ends "
+        "with the word), whole (it is exactly the word) or anywhere (the word appears).",
+    )
     timestamps: bool = Field(
         False, description="Start each user message with its event's recorded time."
     )
@@ -208,6 +214,9 @@ class Agent(Strict):
         default_factory=list, description='Tools: "name", "group#child" or "@@name".'
     )
     interrupt: InterruptPolicy | None = None
+    markers: MarkerRule | None = Field(
+        None, description="This agent's own rule for TERMINATE and INTERRUPT (defaults.markers)."
+    )
     context: list[str] = Field(
         default_factory=list, description="Files (globs) re-read at every reply."
     )
@@ -249,7 +258,14 @@ class Flow(Strict):
         "flow", description="The flow's name (default: the file's name without its extension)."
     )
     description: str | None = None
-    vars: dict[str, Any] = Field(default_factory=dict)
+    vars: dict[str, Any] = Field(
+        default_factory=dict, description="Values templates read as {{ vars.NAME }}."
+    )
+    public_env: list[str] = Field(
+        default_factory=list,
+        description="Environment variables whose values are not secret: templates may read "
+        "them and they are not masked.",
+    )
     defaults: Defaults = Field(default_factory=Defaults)
     providers: dict[str, ProviderConfig] = Field(default_factory=dict)
     tools: dict[str, ToolConfig] = Field(default_factory=dict)
@@ -318,3 +334,7 @@ class Flow(Strict):
 
     def interrupt_of(self, agent: str) -> InterruptPolicy:
         return self.agents[agent].interrupt or self.defaults.interrupt
+
+    def markers_of(self, agent: str) -> MarkerRule:
+        """How ``agent``'s replies are read for TERMINATE and INTERRUPT."""
+        return self.agents[agent].markers or self.defaults.markers

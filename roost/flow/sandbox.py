@@ -18,8 +18,19 @@ readable ``TemplateLimitError`` instead of hanging or eating all memory:
   methods, ``lipsum``, ...) checks the size it would build *before* building it.
 - **Output.** The rendered text may not exceed ``MAX_OUTPUT`` characters.
 
+- **Native work.** Work that Python does in one call but whose cost grows
+  faster than its input is charged for what it costs, not for its size:
+  converting long numbers to and from text (quadratic in their digits),
+  building a hash table (``unique``, a dict) from keys whose hashes collide,
+  and the Python-level loops of filters that take an attribute or a key.
+  ``encode`` and ``decode`` are not available to templates at all: codecs
+  such as ``idna`` and ``punycode`` take seconds on a few thousand characters.
+- **Time.** A render that still runs ``DEADLINE`` seconds stops at its next
+  counted step, the last line of defence should some work escape the counting.
+
 Steps are counted rather than timed, so a template is refused or accepted the
-same way on every machine and on every replay. The counting is woven into the
+same way on every machine and on every replay; the deadline is far beyond
+what a million counted steps take. The counting is woven into the
 compiled template (``_CodeGenerator``) and into the filters, tests, globals and
 sandbox hooks of ``BoundedSandbox``; a template without loops pays only for the
 filters and operators it uses.
@@ -30,7 +41,8 @@ from __future__ import annotations
 import functools
 import math
 import re
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
+import time
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sized
 from contextlib import contextmanager
 from contextvars import ContextVar
 from itertools import chain
@@ -48,6 +60,7 @@ from jinja2.sandbox import (
     SandboxedFormatter,
 )
 from jinja2.utils import Namespace, generate_lorem_ipsum
+from jinja2.visitor import NodeTransformer
 from markupsafe import Markup
 
 from roost.errors import TemplateRenderError
@@ -57,10 +70,16 @@ CALL_STEPS = 10  # a call (a macro's above all) costs Jinja2 ten times a loop it
 MAX_SIZE = 1 << 20  # bytes: a character is one, a list item eight
 MAX_OUTPUT = 1 << 20  # characters of rendered text
 MAX_DIGITS = 4300  # Python's own limit for printing an int
+DEADLINE = 10.0  # seconds: the wall-clock bound of one render, behind the counted steps
 _ITEM = 8  # bytes a list item or a dict entry's half counts for
 _MAX_BITS = int(MAX_DIGITS * math.log2(10))
+_CLOCK_STEPS = 256  # a loop looks at the clock each time it has spent this many steps
+# Steps for each item that a filter handles in Python (an attribute looked up, a key
+# computed, an item passed along a lazy filter), on top of the item's size.
+_ITEM_STEPS = 2
 
 TOO_LONG = f"the template ran too long (more than {MAX_STEPS:,} steps)"
+TOO_SLOW = f"the template ran too long (more than {DEADLINE:g} seconds)"
 TOO_BIG = "the template would build a value larger than 1 MiB"
 TOO_MUCH_OUTPUT = "the template's output would exceed 1 MiB"
 TOO_LONG_NUMBER = f"the template would build a number of more than {MAX_DIGITS:,} digits"
@@ -71,17 +90,25 @@ class TemplateLimitError(TemplateRenderError):
 
 
 class _Budget:
-    """The steps left to one render."""
+    """The steps left to one render, and the time by which it must be done."""
 
-    __slots__ = ("left",)
+    __slots__ = ("clock_at", "deadline", "left")
 
     def __init__(self) -> None:
         self.left = MAX_STEPS
+        self.deadline = time.monotonic() + DEADLINE
+        self.clock_at = MAX_STEPS - _CLOCK_STEPS  # loops look at the clock below this
 
     def spend(self, steps: int) -> None:
         self.left -= steps
         if self.left < 0:
             raise TemplateLimitError(TOO_LONG)
+        self.check_clock()  # a filter, call or operator: the clock costs little beside it
+
+    def check_clock(self) -> None:
+        self.clock_at = self.left - _CLOCK_STEPS
+        if time.monotonic() > self.deadline:
+            raise TemplateLimitError(TOO_SLOW)
 
     def spend_on(self, *values: Any) -> None:
         """One step, and one for every 8 bytes of ``values``."""
@@ -131,20 +158,38 @@ _COLLECTIONS: tuple[type[Collection[Any]], ...] = (
 )
 
 
+def _int_size(value: int) -> int:
+    """An int's bytes, plus the square of its 64-bit words.
+
+    Turning a number into text or back costs Python time quadratic in its
+    digits (4,000 digits take milliseconds), so a long number weighs that much
+    wherever it is printed, compared or computed with; a number of one word
+    weighs its 8 bytes and one more.
+    """
+    bits = value.bit_length()
+    return bits // 8 + (bits // 64) ** 2
+
+
+def _digits_size(text: str) -> int:
+    """What reading ``text`` as an int costs, as ``_int_size`` of the number it gives."""
+    bits = len(text) * 10 // 3  # a decimal digit is about 3.3 bits
+    return bits // 8 + (bits // 64) ** 2
+
+
 def _size(value: Any, limit: int = MAX_SIZE) -> int:
     """About how many bytes ``value`` holds and prints as; walking stops once past ``limit``.
 
     Text counts a byte a character, a list, tuple or set ``_ITEM`` an item, a dict
-    twice that an entry, an int its bytes; everything else (a macro, a loop) counts 0
-    beyond the slot it takes. Shared values count each time they are reached, as
-    printing them would, so a list that nests itself twice over twenty times weighs
-    a million and the walk stops there.
+    twice that an entry, an int as ``_int_size`` says; everything else (a macro, a
+    loop) counts 0 beyond the slot it takes. Shared values count each time they are
+    reached, as printing them would, so a list that nests itself twice over twenty
+    times weighs a million and the walk stops there.
     """
     kind = type(value)
     if kind is str:
         return len(value)
     if kind is int:
-        return int(value.bit_length()) // 8
+        return _int_size(value)
     if kind in _SCALARS:
         return 0
     total = 0
@@ -163,7 +208,7 @@ def _size(value: Any, limit: int = MAX_SIZE) -> int:
                 stack.extend(item.keys())
                 stack.extend(item.values())
         elif isinstance(item, int):
-            total += item.bit_length() // 8
+            total += _int_size(item)
         elif isinstance(item, range):
             total += _ITEM * len(item)
         elif isinstance(item, Namespace):
@@ -180,7 +225,7 @@ def _shallow(value: Any) -> int:
     if kind is str:
         return len(value)
     if kind is int:
-        return int(value.bit_length()) // 8
+        return _int_size(value)
     if kind in _SCALARS:
         return 0
     if isinstance(value, _TEXT):
@@ -188,7 +233,7 @@ def _shallow(value: Any) -> int:
     if isinstance(value, (list, tuple)):
         return _ITEM * len(value)
     if isinstance(value, int):
-        return value.bit_length() // 8
+        return _int_size(value)
     return _ITEM
 
 
@@ -214,22 +259,87 @@ def _number(text: str) -> int:
     return int(text) if len(text) <= 9 else MAX_SIZE + 1
 
 
+def _spend_on_hashing(keys: Iterable[Any]) -> list[Any]:
+    """``keys`` as a list, after spending a step for each probe a hash table of them takes.
+
+    Keys with equal hashes (ints that differ by a multiple of 2**61 - 1, say) make
+    every insertion probe all the earlier ones: n such keys cost n * n / 2 steps,
+    where keys that hash apart cost nothing beyond their size.
+    """
+    items = list(keys)
+    seen: dict[int, int] = {}
+    probes = 0
+    for key in items:
+        try:
+            code = hash(key)
+        except TypeError:
+            continue  # Python refuses it when the table is built
+        earlier = seen.get(code, 0)
+        probes += earlier
+        seen[code] = earlier + 1
+    _spend(probes)
+    return items
+
+
+def _keys_of(pairs: Iterable[Any]) -> Iterator[Any]:
+    """The first item of every two-item pair (what a dict is built from)."""
+    for pair in pairs:
+        if isinstance(pair, (tuple, list)) and len(pair) == 2:
+            yield pair[0]
+
+
 # ---------------------------------------------------------------- operators
 
-_PRINTF = re.compile(r"%(?:\([^)]*\))?[-#0 +]*(\*|\d+)?(?:\.(\*|\d*))?")
+_PAREN = re.compile(r"[()]")
+# A %-field up to its conversion character, or the "%(" that opens a mapping key.
+_PRINTF_FIELD = re.compile(r"%(?:\(|[-#0 +]*(\*|\d+)?(?:\.(\*|\d*))?.)", re.S)
+_PRINTF_SPEC = re.compile(r"[-#0 +]*(\*|\d+)?(?:\.(\*|\d*))?.", re.S)
 _SPEC_NUMBER = re.compile(r"\d+")
 
 
+def _printf_numbers(template: str) -> Iterator[str]:
+    """The widths and precisions written in ``template``'s %-fields, as Python reads them.
+
+    Linear in the template: a mapping key ``%(...)`` runs to its matching
+    parenthesis (a key may hold parentheses), and no part is read twice.
+    """
+    field = _PRINTF_FIELD.search(template)
+    while field is not None:
+        spec = field
+        if field.group() == "%(":
+            after_key = _PRINTF_SPEC.match(template, _key_end(template, field.end()))
+            if after_key is None:
+                return  # an unclosed key or a missing conversion: Python refuses the format
+            spec = after_key
+        yield from (number for number in spec.groups() if number)
+        field = _PRINTF_FIELD.search(template, spec.end())
+
+
+def _key_end(template: str, start: int) -> int:
+    """Where the mapping key opened just before ``start`` ends (past its ')'), or the end."""
+    depth = 1
+    while depth:
+        paren = _PAREN.search(template, start)
+        if paren is None:
+            return len(template)
+        depth += 1 if paren.group() == "(" else -1
+        start = paren.end()
+    return start
+
+
 def _check_percent(template: str, values: Any) -> None:
-    """Refuses ``template % values`` if its widths, precisions and values could exceed 1 MiB."""
+    """Refuses ``template % values`` if its widths, precisions and values could exceed 1 MiB.
+
+    Reading the fields is Python work: a step for each ``%``.
+    """
+    _spend(template.count("%"))
     size = len(template) + _size(values)
     star = False
-    for width, precision in _PRINTF.findall(template):
-        for number in (width, precision):
-            if number == "*":
-                star = True
-            elif number:
-                size += _number(number)
+    for number in _printf_numbers(template):
+        if number == "*":
+            star = True
+        else:
+            size += _number(number)
     if star and isinstance(values, tuple):
         size += sum(abs(v) for v in values if isinstance(v, int))
     _build(size)
@@ -277,6 +387,13 @@ def _check_method(method: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any])
         if isinstance(length, int):
             _build(length)
         return args
+    if name == "fromkeys" and args:  # dict.fromkeys, reached through any dict
+        return (_spend_on_hashing(args[0]), *args[1:])
+    if name == "maketrans" and args:  # str.maketrans, reached through any text
+        table = args[0]
+        _spend(_ITEM_STEPS * len(table) if isinstance(table, Sized) else 0)
+        if isinstance(table, Mapping):
+            _spend_on_hashing(table.keys())
     if not isinstance(receiver, _TEXT):
         return args
     if name in ("center", "ljust", "rjust", "zfill"):
@@ -318,6 +435,8 @@ class _SizedFormatter(SandboxedFormatter):
 
     def vformat(self, format_string: str, args: Any, kwargs: Any) -> str:
         self._built = len(format_string)
+        # The formatter reads the string in Python, a piece between braces at a time.
+        _spend(format_string.count("{") + format_string.count("}"))
         return super().vformat(format_string, args, kwargs)
 
     def format_field(self, value: Any, format_spec: str) -> Any:
@@ -342,14 +461,32 @@ _TEXT_FILTERS = frozenset(
         *("truncate", "upper", "urlencode", "urlize", "wordcount", "wordwrap", "xmlattr"),
     }
 )
-# Filters that work a word or a character at a time in Python.
-_SLOW_FILTERS = frozenset({"indent", "title", "urlencode", "urlize", "wordwrap", "pprint"})
+# Filters that work a word or a character at a time in Python: steps per character
+# of their value (measured: wordwrap with a narrow width spends a microsecond or two
+# on each piece of a word it breaks).
+_SLOW_FILTERS = {
+    **dict.fromkeys(("indent", "title", "urlencode", "urlize", "pprint"), 1),
+    **dict.fromkeys(("striptags", "wordcount"), 1),
+    "wordwrap": 4,
+}
+# Filters that do Python work for every item of their value (a key, an attribute, a
+# test or a filter called on it): ``_ITEM_STEPS`` for each item, before they run.
+_ITEM_FILTERS = frozenset(
+    {
+        *("dictsort", "groupby", "map", "max", "min", "reject", "rejectattr", "select"),
+        *("selectattr", "sort", "sum", "unique", "join", "items", "batch", "slice"),
+    }
+)
 
 
 def _charging(
-    function: Callable[..., Any], *, text: bool = False, slow: bool = False
+    function: Callable[..., Any], *, text: bool = False, slow: int = 0, items: bool = False
 ) -> Callable[..., Any]:
-    """``function`` (a filter or test), charging steps for its arguments before it runs."""
+    """``function`` (a filter or test), charging steps for its arguments before it runs.
+
+    A lazy result (``map``, ``select``, ...) is charged again item by item as it is
+    read, since the work of each item happens then.
+    """
     skip = 1 if hasattr(function, "jinja_pass_arg") else 0  # context, eval_ctx or environment
 
     @functools.wraps(function)
@@ -358,11 +495,18 @@ def _charging(
         if text and values and not isinstance(values[0], str):
             _check_size(_size(values[0]))
         budget = _BUDGET.get()
-        if budget is not None:
-            if slow and values:  # a step a character, not a step for eight
-                budget.spend(_size(values[0], budget.left))
-            budget.spend_on(*values, *kwargs.values())
-        return function(*args, **kwargs)
+        if budget is None:
+            return function(*args, **kwargs)
+        if slow and values:  # steps a character, not a step for eight
+            budget.spend(slow * _size(values[0], budget.left))
+        # A counted iterable's items are charged as they are read, not here.
+        if items and values and isinstance(values[0], Sized) and type(values[0]) is not _Counted:
+            budget.spend(_ITEM_STEPS * len(values[0]))
+        budget.spend_on(*values, *kwargs.values())
+        result = function(*args, **kwargs)
+        if isinstance(result, Iterator):
+            return _Counted(result, budget, _ITEM_STEPS)
+        return result
 
     return charged
 
@@ -469,6 +613,38 @@ def _tojson(eval_ctx: nodes.EvalContext, value: Any, indent: int | str | None = 
     return jinja_filters.do_tojson(eval_ctx, value, indent)  # type: ignore[arg-type]
 
 
+@jinja2.pass_environment
+def _unique(
+    environment: jinja2.Environment,
+    value: Iterable[Any],
+    case_sensitive: bool = False,
+    attribute: str | int | None = None,
+) -> Iterator[Any]:
+    """``unique``, paying first for the hash table it builds (see ``_spend_on_hashing``)."""
+    items = list(value)
+    postprocess = None if case_sensitive else jinja_filters.ignore_case
+    key = jinja_filters.make_attrgetter(environment, attribute, postprocess=postprocess)
+    _spend_on_hashing(map(key, items))
+    return jinja_filters.sync_do_unique(environment, items, case_sensitive, attribute)
+
+
+def _int(value: Any, default: int = 0, base: int = 10) -> int:
+    """``int``: reading a long number from text costs time quadratic in its digits."""
+    if isinstance(value, str):
+        _spend(_digits_size(value) // _ITEM)
+    return jinja_filters.do_int(value, default, base)
+
+
+def _dict(*args: Any, **kwargs: Any) -> dict[Any, Any]:
+    """``dict()``, paying first for the hash table it builds."""
+    if args:
+        source = args[0]
+        pairs = list(source.items()) if isinstance(source, Mapping) else list(source)
+        _spend_on_hashing(_keys_of(pairs))
+        args = (pairs, *args[1:])
+    return dict(*args, **kwargs)
+
+
 def _round(value: float, precision: int = 0, method: str = "common") -> float:
     if isinstance(precision, int) and abs(precision) > MAX_DIGITS:
         raise TemplateLimitError(TOO_LONG_NUMBER)
@@ -489,12 +665,14 @@ _BOUNDED_FILTERS: dict[str, Callable[..., Any]] = {
     "center": _center,
     "format": _format,
     "indent": _indent,
+    "int": _int,
     "join": _join,
     "replace": _replace,
     "round": _round,
     "slice": _slice,
     "sum": _sum,
     "tojson": _tojson,
+    "unique": _unique,
     "wordwrap": _wordwrap,
 }
 
@@ -508,47 +686,73 @@ class _Namespace(Namespace):
 
 
 class _Counted:
-    """A loop's iterable, spending a step per item; its length is the iterable's."""
+    """An iterable spending ``steps`` a item as it is read; its length is the iterable's.
 
-    __slots__ = ("_budget", "_iterable")
+    Loops read their iterable through one, and so do filters reading a lazy
+    filter's result. It looks at the clock every ``_CLOCK_STEPS`` steps.
+    """
 
-    def __init__(self, iterable: Iterable[Any], budget: _Budget) -> None:
+    __slots__ = ("_budget", "_iterable", "_steps")
+
+    def __init__(self, iterable: Iterable[Any], budget: _Budget, steps: int = 1) -> None:
         self._iterable = iterable
         self._budget = budget
+        self._steps = steps
 
     def __len__(self) -> int:
         """The iterable's length; a ``TypeError`` if it has none, as ``LoopContext`` expects."""
         return len(self._iterable)  # type: ignore[arg-type]
 
+    def __bool__(self) -> bool:
+        return bool(self._iterable)  # without this, truth would ask __len__
+
     def __iter__(self) -> Iterator[Any]:
         budget = self._budget
+        steps = self._steps
         for item in self._iterable:
-            budget.left -= 1
+            budget.left -= steps
             if budget.left < 0:
                 raise TemplateLimitError(TOO_LONG)
+            if budget.left < budget.clock_at:
+                budget.check_clock()
             yield item
 
 
 # ---------------------------------------------------------------- compiled code
 
 
+class _DictsBuiltBounded(NodeTransformer):
+    """Turns every dict display ``{k: v}`` into ``environment.bounded_dict([(k, v)])``.
+
+    Jinja2 would build a constant dict while compiling, and Python builds any dict
+    in one call; ``bounded_dict`` pays for its hash table first. A call is never
+    folded into a constant, so the table is built when the template runs.
+    """
+
+    def visit_Dict(self, node: nodes.Dict) -> nodes.Node:
+        self.generic_visit(node)
+        pairs = nodes.List([nodes.Tuple([p.key, p.value], "load") for p in node.items])
+        builder = nodes.EnvironmentAttribute("bounded_dict")
+        return nodes.Call(builder, [pairs], [], None, None, lineno=node.lineno)
+
+
 class _CodeGenerator(CodeGenerator):
     """Jinja2's code generator with loops counted, comparisons charged and ``~`` measured.
 
     Each ``for`` loop's iterable is compiled as ``environment.counted(...)``, each
-    operand of a comparison and each key of a dict as ``environment.charged(...)``, and
-    each sliced value as ``environment.sliced(...)`` (see ``BoundedSandbox``).
+    operand of a comparison as ``environment.charged(...)``, each sliced value as
+    ``environment.sliced(...)`` and each dict display as ``environment.bounded_dict(...)``
+    (see ``BoundedSandbox``).
     """
 
     def visit_Template(self, node: nodes.Template, frame: Frame | None = None) -> None:
+        _DictsBuiltBounded().visit(node)
         self._wrapped: dict[int, tuple[nodes.Node, str]] = {}
         for loop in node.find_all(nodes.For):
             self._wrapped[id(loop.iter)] = (loop.iter, "counted")
         for compare in node.find_all(nodes.Compare):
             for operand in (compare.expr, *(op.expr for op in compare.ops)):
                 self._wrapped[id(operand)] = (operand, "charged")
-        for pair in node.find_all(nodes.Pair):  # a dict's key is hashed, all of it
-            self._wrapped[id(pair.key)] = (pair.key, "charged")
         for item in node.find_all(nodes.Getitem):
             if isinstance(item.arg, nodes.Slice):  # Jinja2 slices in Python, not in the sandbox
                 self._wrapped[id(item.node)] = (item.node, "sliced")
@@ -598,16 +802,24 @@ class BoundedTemplate(jinja2.Template):
             _BUDGET.reset(token)
 
 
-_PRINTED_AS_IS = frozenset({str, int, float, bool, type(None)})
+_PRINTED_AS_IS = frozenset({str, float, bool, type(None)})
+_SMALL_INT = 1 << 64
 
 
 def _finalize(value: Any) -> Any:
-    """Every ``{{ value }}``: text passes; anything else is measured before it is printed."""
-    if type(value) not in _PRINTED_AS_IS:
+    """Every ``{{ value }}``: text passes; anything else is measured before it is printed.
+
+    Printing a long number is quadratic work (see ``_int_size``); a small one is free.
+    """
+    kind = type(value)
+    if kind not in _PRINTED_AS_IS and not (kind is int and -_SMALL_INT < value < _SMALL_INT):
         _build(_size(value))
     return value
 
 
+# Codecs such as idna and punycode take seconds on a few thousand characters, in a
+# single call that no step counting can interrupt; a prompt never needs bytes.
+_CODEC_METHODS = frozenset({"encode", "decode"})
 _JINJA_KEYWORDS = frozenset({"_loop_vars", "_block_vars"})  # passed by Jinja, not the template
 _FORMATS = ("format", "format_map")
 
@@ -615,7 +827,8 @@ _FORMATS = ("format", "format_map")
 class BoundedSandbox(ImmutableSandboxedEnvironment):
     """The immutable sandbox with the bounds this module describes."""
 
-    intercepted_binops = frozenset({"+", "*", "**", "%"})
+    # Every operator: on long numbers, even - and // are real work.
+    intercepted_binops = frozenset({"+", "-", "*", "/", "//", "**", "%"})
     code_generator_class = _CodeGenerator
     template_class = BoundedTemplate
 
@@ -624,12 +837,16 @@ class BoundedSandbox(ImmutableSandboxedEnvironment):
         self.filters.update(_BOUNDED_FILTERS)
         for name, function in list(self.filters.items()):
             self.filters[name] = _charging(
-                function, text=name in _TEXT_FILTERS, slow=name in _SLOW_FILTERS
+                function,
+                text=name in _TEXT_FILTERS,
+                slow=_SLOW_FILTERS.get(name, 0),
+                items=name in _ITEM_FILTERS,
             )
         for name, test in list(self.tests.items()):
             self.tests[name] = _charging(cast(Callable[..., Any], test))
         self.globals["lipsum"] = _lipsum
         self.globals["namespace"] = _Namespace
+        self.globals["dict"] = _dict
 
     # Hooks the compiled code calls (see _CodeGenerator).
 
@@ -642,6 +859,11 @@ class BoundedSandbox(ImmutableSandboxedEnvironment):
         if budget is not None:
             budget.spend_on(value)
         return value
+
+    def bounded_dict(self, pairs: list[tuple[Any, Any]]) -> dict[Any, Any]:
+        """A dict display ``{k: v, ...}``, paying first for the hash table it builds."""
+        _spend_on_hashing(_keys_of(pairs))
+        return dict(pairs)
 
     def sliced(self, value: Any) -> Any:
         _spend(1 + _shallow(value) // _ITEM)
@@ -661,6 +883,12 @@ class BoundedSandbox(ImmutableSandboxedEnvironment):
         return "".join(pieces)
 
     # Sandbox hooks.
+
+    def is_safe_attribute(self, obj: Any, attr: str, value: Any) -> bool:
+        """The sandbox's rule, and no codecs: ``encode`` and ``decode`` are refused."""
+        if attr in _CODEC_METHODS:
+            return False
+        return bool(super().is_safe_attribute(obj, attr, value))
 
     def call_binop(self, context: Context, operator: str, left: Any, right: Any) -> Any:
         budget = _BUDGET.get()

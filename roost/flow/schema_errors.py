@@ -16,7 +16,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ValidationError
 
 from roost.errors import Problem
-from roost.flow.describe import did_you_mean, label, one_of, owner
+from roost.flow.describe import MAX_NAME, Hints, label, one_of, owner
 from roost.flow.positions import Path, Positions
 from roost.flow.typewalk import Segment, describe_type, model_keys, union_members, walk
 
@@ -43,6 +43,7 @@ class _Error:
     type: str
     ctx: dict[str, Any]
     msg: str
+    input: Any = None
 
     def first_tag(self) -> int | None:
         return next((i for i, s in enumerate(self.segments) if s.is_tag and not s.resolved), None)
@@ -51,13 +52,31 @@ class _Error:
         return tuple(s.value for s in self.segments if not s.is_tag)
 
 
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """A located problem, and the path of the value it is about (dropped to check the rest)."""
+
+    problem: Problem
+    path: Path
+
+
 def translate(
-    error: ValidationError, model: type[BaseModel], positions: Positions, file: str
-) -> list[Problem]:
-    """One problem per distinct finding of ``error``, located with ``positions``."""
+    error: ValidationError,
+    model: type[BaseModel],
+    positions: Positions,
+    file: str,
+    hints: Hints | None = None,
+    limit: int | None = None,
+) -> list[Finding]:
+    """One finding per distinct problem of ``error``, located with ``positions``.
+
+    With ``limit``, only the first ``limit`` errors pydantic found are read.
+    """
     errors = []
-    for item in error.errors(include_url=False, include_input=False):
+    for item in error.errors(include_url=False)[:limit]:
         segments, _ = walk(model, tuple(item["loc"]))
+        # The written value is kept only as text short enough to hint at (a typo of a choice).
+        written = item.get("input")
         errors.append(
             _Error(
                 tuple(segments),
@@ -65,25 +84,29 @@ def translate(
                 item["type"],
                 dict(item.get("ctx") or {}),
                 item["msg"],
+                written if isinstance(written, str) and len(written) <= MAX_NAME else None,
             )
         )
-    report = _Report(model, positions, file)
+    report = _Report(model, positions, file, hints or Hints())
     report.resolve(errors)
-    unique = {(p.line, p.col, p.message): p for p in report.problems}
-    return sorted(unique.values(), key=lambda p: (p.line, p.col))
+    unique = {(f.problem.line, f.problem.col, f.problem.message): f for f in report.findings}
+    return sorted(unique.values(), key=lambda f: (f.problem.line, f.problem.col))
 
 
 class _Report:
     """Collects the problems of one validation error, union noise collapsed."""
 
-    def __init__(self, model: type[BaseModel], positions: Positions, file: str) -> None:
+    def __init__(
+        self, model: type[BaseModel], positions: Positions, file: str, hints: Hints
+    ) -> None:
         self.model = model
         self.positions = positions
         self.file = file
-        self.problems: list[Problem] = []
+        self.hints = hints
+        self.findings: list[Finding] = []
 
-    def add(self, mark: tuple[int, int], message: str) -> None:
-        self.problems.append(Problem(self.file, mark[0], mark[1], message))
+    def add(self, mark: tuple[int, int], message: str, path: Path) -> None:
+        self.findings.append(Finding(Problem(self.file, mark[0], mark[1], message), path))
 
     def resolve(self, errors: list[_Error]) -> None:
         """Reports untagged errors and picks one union member for each union."""
@@ -117,20 +140,24 @@ class _Report:
         members = union_members(union_type, None)
         if all(any(len(e.segments) == depth + 1 for e in errs) for errs in tied.values()):
             kinds = dict.fromkeys(describe_type(members.get(str(t))) for t in tied)
-            self.add(self.positions.value(path), f"{label(path)}: expected {one_of(kinds)}")
+            self.add(self.positions.value(path), f"{label(path)}: expected {one_of(kinds)}", path)
             return True
         missing = _direct(tied.values(), depth, "missing")
         extras = [set(_direct([errs], depth, "extra_forbidden")) for errs in tied.values()]
         common = set.intersection(*extras)
         allowed = [k for m in members.values() if isinstance(m, type) for k in _keys_of(m)]
         for key in sorted(common):
-            hint = did_you_mean(key, allowed)
+            hint = self.hints(key, allowed)
             self.add(
-                self.positions.key((*path, key)), f"unknown key {key!r} in {owner(path)}{hint}"
+                self.positions.key((*path, key)),
+                f"unknown key {key!r} in {owner(path)}{hint}",
+                (*path, key),
             )
         if missing:
             self.add(
-                self.positions.key(path), f"{owner(path)} needs one of the keys {one_of(missing)}"
+                self.positions.key(path),
+                f"{owner(path)} needs one of the keys {one_of(missing)}",
+                path,
             )
         elif not common:
             mixed = sorted(set.union(*extras))
@@ -139,6 +166,7 @@ class _Report:
             self.add(
                 self.positions.key(path),
                 f"{owner(path)} can have only one of the keys {one_of(mixed)}",
+                path,
             )
         return True
 
@@ -148,34 +176,45 @@ class _Report:
         parent = path[:-1]
         if error.type == "extra_forbidden":
             _, parent_type = walk(self.model, error.loc[:-1])
-            hint = did_you_mean(str(key), _keys_of(parent_type))
-            self.add(self.positions.key(path), f"unknown key {key!r} in {owner(parent)}{hint}")
+            hint = self.hints(str(key), _keys_of(parent_type))
+            message = f"unknown key {key!r} in {owner(parent)}{hint}"
+            self.add(self.positions.key(path), message, path)
         elif error.type == "missing":
             self.missing(parent, str(key))
         elif error.type == "literal_error" and path == ("roost",):
-            self.add(self.positions.value(path), "unsupported format version; write 'roost: 1'")
+            message = "unsupported format version; write 'roost: 1'"
+            self.add(self.positions.value(path), message, path)
         elif error.type == "union_tag_invalid":
-            tags = error.ctx.get("expected_tags", "").replace("'", "")
+            kinds = error.ctx.get("expected_tags", "").replace("'", "")
+            hint = self._enum_hint(error, kinds.split(", "))
             self.add(
                 self.positions.value((*path, "kind")),
-                f"kind of {owner(path)} must be one of {tags}",
+                f"kind of {owner(path)} must be one of {kinds}{hint}",
+                path,
             )
         elif error.type == "union_tag_not_found":
             _, union_type = walk(self.model, error.loc)
             tags = ", ".join(union_members(union_type, "kind"))
-            self.add(self.positions.key(path), f"{owner(path)} needs a 'kind': one of {tags}")
+            self.add(self.positions.key(path), f"{owner(path)} needs a 'kind': one of {tags}", path)
         else:
             final = walk(self.model, error.loc)[1]
-            self.add(self.positions.value(path), f"{label(path)}: {_value_message(error, final)}")
+            message = f"{label(path)}: {_value_message(error, final)}"
+            if error.type == "literal_error" and _is_literal(final):
+                message += self._enum_hint(error, [str(v) for v in typing.get_args(final)])
+            self.add(self.positions.value(path), message, path)
+
+    def _enum_hint(self, error: _Error, choices: list[str]) -> str:
+        """`` (did you mean 'x'?)`` for a text that is close to one of ``choices``."""
+        written = error.ctx.get("tag") if error.type == "union_tag_invalid" else error.input
+        return self.hints(written, choices) if isinstance(written, str) else ""
 
     def missing(self, parent: Path, key: str) -> None:
         if not parent and key == "roost":
-            self.add(
-                self.positions.value(()), "missing the format version: add 'roost: 1' at the top"
-            )
+            message = "missing the format version: add 'roost: 1' at the top"
+            self.add(self.positions.value(()), message, (key,))
             return
         mark = self.positions.key(parent) if parent else self.positions.value(())
-        self.add(mark, f"{owner(parent)} needs the key {key!r}")
+        self.add(mark, f"{owner(parent)} needs the key {key!r}", (*parent, key))
 
 
 def _keys_of(tp: Any) -> list[str]:
@@ -187,7 +226,7 @@ def _keys_of(tp: Any) -> list[str]:
 def _resolve_tag(error: _Error, index: int) -> _Error:
     tag = Segment(error.segments[index].value, True, resolved=True)
     segments = (*error.segments[:index], tag, *error.segments[index + 1 :])
-    return _Error(segments, error.loc, error.type, error.ctx, error.msg)
+    return _Error(segments, error.loc, error.type, error.ctx, error.msg, error.input)
 
 
 def _direct(branches: Iterable[list[_Error]], depth: int, kind: str) -> list[str]:

@@ -1,4 +1,4 @@
-"""The one sandboxed Jinja2 environment for roles, channel roles and director prompts.
+"""The one sandboxed Jinja2 environment for roles, director prompts and start messages.
 
 Templates come from flow files, which may come from anyone, so they run in
 Jinja2's ``ImmutableSandboxedEnvironment`` (no attribute tricks, no mutation
@@ -15,13 +15,16 @@ from typing import Any
 import jinja2
 
 from roost.errors import TemplateRenderError
+from roost.flow.models import Flow
 from roost.flow.sandbox import BoundedSandbox, TemplateLimitError, budgeted
 
 __all__ = [
     "TemplateLimitError",
     "TemplateSyntaxProblem",
     "parse_template",
+    "render_start",
     "render_template",
+    "template_env",
 ]
 
 _ENV = BoundedSandbox(
@@ -29,6 +32,11 @@ _ENV = BoundedSandbox(
     autoescape=False,
     keep_trailing_newline=True,
 )
+
+
+def template_env() -> BoundedSandbox:
+    """The environment every template of a flow is parsed and rendered in."""
+    return _ENV
 
 
 class TemplateSyntaxProblem(TemplateRenderError):
@@ -51,6 +59,24 @@ def parse_template(source: str) -> jinja2.Template:
         raise TemplateSyntaxProblem(message, error.lineno or 1) from None
     except (RecursionError, MemoryError, ValueError) as error:
         raise TemplateSyntaxProblem(f"template too complex ({type(error).__name__})", 1) from None
+
+
+def render_start(flow: Flow, frm: str, to: str) -> str:
+    """The flow's ``start.content``, rendered like a role with ``vars``, ``name`` and ``members``.
+
+    ``name`` is the sender and ``members`` the channel's members (or the two
+    nodes); ``now`` is empty, as nothing has happened yet. Text without template
+    syntax is the message as it is.
+    """
+    source = flow.start.content if flow.start is not None else ""
+    if "{" not in source:
+        return source
+    channel = flow.channels.get(to)
+    members = list(channel.members) if channel is not None else [frm, to]
+    try:
+        return render_template(source, vars=flow.vars, name=frm, members=members, now="")
+    except TemplateRenderError as error:
+        raise TemplateRenderError(f"start.content of {flow.name}: {error}") from None
 
 
 def render_template(source: str, **context: Any) -> str:

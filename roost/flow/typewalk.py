@@ -12,6 +12,7 @@ from __future__ import annotations
 import types
 import typing
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Literal
 
 from pydantic import BaseModel
@@ -63,6 +64,7 @@ def union_members(tp: Any, discriminator: str | None) -> dict[str, Any]:
     return tags
 
 
+@lru_cache(maxsize=1024)
 def field_type(model: type[BaseModel], key: str) -> Any:
     """The annotation of ``key`` (name or alias) in ``model``, or None."""
     for name, info in model.model_fields.items():
@@ -73,7 +75,12 @@ def field_type(model: type[BaseModel], key: str) -> Any:
 
 def model_keys(model: type[BaseModel]) -> list[str]:
     """The keys a flow writes for ``model`` (aliases where they exist)."""
-    return [info.alias or name for name, info in model.model_fields.items()]
+    return list(_model_keys(model))
+
+
+@lru_cache(maxsize=256)
+def _model_keys(model: type[BaseModel]) -> tuple[str, ...]:
+    return tuple(info.alias or name for name, info in model.model_fields.items())
 
 
 def walk(root: Any, loc: tuple[str | int, ...]) -> tuple[list[Segment], Any]:
@@ -81,16 +88,36 @@ def walk(root: Any, loc: tuple[str | int, ...]) -> tuple[list[Segment], Any]:
     segments: list[Segment] = []
     tp: Any = root
     for part in loc:
-        tp, discriminator = _unwrap(tp)
-        if _is_union(tp):
-            members = union_members(tp, discriminator)
-            if str(part) in members:
-                segments.append(Segment(part, True))
-                tp = members[str(part)]
-                continue
-        segments.append(Segment(part, False))
-        tp = _step(tp, part)
-    return segments, _unwrap(tp)[0]
+        # A key of a dict or an index of a list leads to the same type whatever it is,
+        # so thousands of errors under ``agents`` share one cached step.
+        is_tag, tp = _advance(tp, part if _named(tp) else None)
+        segments.append(Segment(part, is_tag))
+    return segments, _unwrapped(tp)
+
+
+@lru_cache(maxsize=1024)
+def _named(tp: Any) -> bool:
+    """Whether the step from ``tp`` depends on the name taken: a model's field, a union's tag."""
+    unwrapped, _ = _unwrap(tp)
+    return _is_union(unwrapped) or (
+        isinstance(unwrapped, type) and issubclass(unwrapped, BaseModel)
+    )
+
+
+@lru_cache(maxsize=1024)
+def _advance(tp: Any, part: str | int | None) -> tuple[bool, Any]:
+    """(whether ``part`` is a union tag, the type it leads to) from ``tp``."""
+    tp, discriminator = _unwrap(tp)
+    if _is_union(tp):
+        members = union_members(tp, discriminator)
+        if str(part) in members:
+            return True, members[str(part)]
+    return False, _step(tp, "" if part is None else part)
+
+
+@lru_cache(maxsize=1024)
+def _unwrapped(tp: Any) -> Any:
+    return _unwrap(tp)[0]
 
 
 def _step(tp: Any, part: str | int) -> Any:

@@ -1,24 +1,30 @@
 """Reading a flow file safely: bytes to text, text to plain data with positions.
 
-PyYAML only *composes* nodes here (a ``SafeLoader`` subclass); roost builds the
-Python values itself so that no tag can construct an object, duplicate keys
-are caught, alias expansion is counted (a "billion laughs" file stops after
-``MAX_NODES`` values) and every key and value keeps its line and column.
+libyaml (through PyYAML) only *parses* here; ``_Composer`` makes nodes of its
+events and roost builds the Python values itself, so that no tag can construct
+an object, duplicate keys are caught, alias expansion is counted (a "billion
+laughs" file stops after ``MAX_NODES`` values) and every key and value keeps
+its line and column. A syntax error is told in plain words (``syntax_error``).
 """
 
 from __future__ import annotations
 
 import os
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path as FsPath
 from typing import Any
 
 import yaml
-from yaml.composer import ComposerError
+from yaml._yaml import CParser
 from yaml.constructor import SafeConstructor
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+from yaml.resolver import Resolver
 
 from roost.errors import FlowError, Problem
 from roost.flow.positions import Path, Positions
+from roost.flow.yamlerrors import one_line, syntax_error
 
 MAX_BYTES = 1 << 20  # 1 MiB: a flow is hand-written; anything larger is a mistake
 MAX_NODES = 50_000  # values built after alias expansion
@@ -76,26 +82,20 @@ def _byte_mark(data: bytes, offset: int) -> tuple[int, int]:
     return data.count(b"\n", 0, offset) + 1, len(prefix) + 1
 
 
-class _Loader(yaml.SafeLoader):
-    """A SafeLoader used only to compose nodes, with a bound on nesting depth."""
-
-    def __init__(self, stream: str) -> None:
-        super().__init__(stream)
-        self._depth = 0
-
-    def compose_node(self, parent: Node | None, index: Any) -> Node | None:
-        self._depth += 1
-        try:
-            if self._depth > MAX_DEPTH:
-                mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]
-                raise ComposerError(None, None, f"nesting deeper than {MAX_DEPTH} levels", mark)
-            return super().compose_node(parent, index)  # type: ignore[no-any-return]
-        finally:
-            self._depth -= 1
+# What PyYAML's reader refuses: control characters and the like.
+_NOT_PRINTABLE = re.compile(
+    "[^\x09\x0a\x0d\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]"
+)
+_OPENS = (yaml.MappingStartEvent, yaml.SequenceStartEvent)
+_CLOSES = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
 
 
-def compose(text: str, file: str) -> Node:
-    """The single YAML document of ``text`` as a node tree, or a located FlowError."""
+def compose(text: str, file: str) -> Composed:
+    """The single YAML document of ``text`` as a node tree, or a located FlowError.
+
+    libyaml parses (a megabyte takes a fraction of a second, where PyYAML's
+    Python parser takes seconds) and ``_Composer`` turns its events into nodes.
+    """
     if len(text) > MAX_BYTES:
         raise fail(
             file, 1, 1, f"file is larger than {MAX_BYTES // 1024} KiB; a flow must be smaller"
@@ -103,59 +103,191 @@ def compose(text: str, file: str) -> Node:
     if "\0" in text:
         line = text.count("\n", 0, text.index("\0")) + 1
         raise fail(file, line, 1, "binary file (NUL byte): a flow is UTF-8 text")
-    loader: _Loader | None = None
+    odd = _NOT_PRINTABLE.search(text)
+    if odd is not None:
+        at = odd.start()
+        line, col = text.count("\n", 0, at) + 1, at - (text.rfind("\n", 0, at) + 1) + 1
+        raise fail(file, line, col, f"character U+{ord(odd.group()):04X} is not allowed in YAML")
+    composer = _Composer(text, file)
     try:
-        loader = _Loader(text)
-        node = loader.get_single_node()
+        node = composer.document()
     except yaml.MarkedYAMLError as error:
-        raise _syntax_error(error, file) from None
-    except yaml.reader.ReaderError as error:
-        line = text.count("\n", 0, error.position) + 1
-        col = error.position - (text.rfind("\n", 0, error.position) + 1) + 1
-        char = error.character if isinstance(error.character, int) else ord(error.character)
-        raise fail(file, line, col, f"character U+{char:04X} is not allowed in YAML") from None
-    except yaml.YAMLError as error:  # any other PyYAML error has no position
-        raise fail(file, 1, 1, f"invalid YAML: {_one_line(str(error))}") from None
-    finally:
-        if loader is not None:
-            loader.dispose()
+        raise fail(file, *syntax_error(error, text)) from None
+    except yaml.YAMLError as error:  # any other error of the parser has no position
+        raise fail(file, 1, 1, f"invalid YAML: {one_line(str(error))}") from None
     if node is None:
         raise fail(file, 1, 1, "empty file: a flow needs at least 'roost: 1'")
-    return node
+    return Composed(node, composer.written, composer.aliases)
 
 
-def _syntax_error(error: yaml.MarkedYAMLError, file: str) -> FlowError:
-    mark = error.problem_mark or error.context_mark
-    line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
-    if isinstance(error, ComposerError) and error.problem == "but found another document":
-        return fail(file, line, col, "several YAML documents in one file; a flow is one document")
-    problem = _one_line(error.problem or "syntax error")
-    context = error.context
-    if context and error.context_mark and error.context_mark is not mark:
-        context = f"{context} at line {error.context_mark.line + 1}"
-    suffix = f" ({_one_line(context)})" if context else ""
-    return fail(file, line, col, f"invalid YAML: {problem}{suffix}")
+@dataclass(frozen=True, slots=True)
+class Composed:
+    """A document's root node, the nodes written in it, and whether aliases repeat some."""
+
+    root: Node
+    written: int
+    aliases: bool
 
 
-def _one_line(text: str) -> str:
-    return " ".join(text.split())
+class _Composer:
+    """PyYAML's composer over libyaml's events, without recursion, nesting bounded.
+
+    Builds the same ``yaml.nodes`` tree as ``yaml.compose`` (tags resolved the
+    same way, an alias being the very node of its anchor), refuses a second
+    document, nesting deeper than ``MAX_DEPTH`` and an alias inside its own
+    anchor, and counts the nodes written and whether any alias repeats one.
+    """
+
+    def __init__(self, text: str, file: str) -> None:
+        self.text = text
+        self.file = file
+        self._resolve: Callable[[type[Node], str | None, Any], str] = Resolver().resolve  # type: ignore[no-untyped-call]
+        self.anchors: dict[str, Node] = {}
+        self.open: set[int] = set()  # ids of the anchored collections being composed
+        self.written = 0  # nodes written in the text (an alias is none)
+        self.aliases = False
+
+    def document(self) -> Node | None:
+        parser = CParser(self.text)
+        try:
+            return self._document(parser)
+        finally:
+            parser.dispose()
+
+    def _document(self, parser: CParser) -> Node | None:
+        root: Node | None = None
+        documents = 0
+        stack: list[Node] = []
+        keys: list[Node | None] = []  # a mapping's key waiting for its value, per level
+        while True:
+            event: Any = parser.get_event()
+            kind = type(event)
+            if kind is yaml.ScalarEvent:  # the commonest event, made a node inline
+                tag = event.tag
+                if tag is None or tag == "!":
+                    tag = self._resolve(ScalarNode, event.value, event.implicit)
+                node: Node = ScalarNode(
+                    tag, event.value, event.start_mark, event.end_mark, style=event.style
+                )
+                self.written += 1
+                if event.anchor is not None:
+                    self._anchor(event, node)
+            elif kind in _OPENS:
+                if len(stack) >= MAX_DEPTH:
+                    raise fail(
+                        self.file, *_event_mark(event), f"nesting deeper than {MAX_DEPTH} levels"
+                    )
+                stack.append(self._collection(event))
+                keys.append(None)
+                continue
+            elif kind in _CLOSES:
+                node = stack.pop()
+                keys.pop()
+                node.end_mark = event.end_mark
+                self.open.discard(id(node))
+            elif kind is yaml.AliasEvent:
+                node = self._alias(event)
+                self.aliases = True
+            elif kind is yaml.DocumentStartEvent:
+                documents += 1
+                if documents > 1:
+                    raise fail(
+                        self.file,
+                        *_event_mark(event),
+                        "several YAML documents in one file; a flow is one document",
+                    )
+                continue
+            elif kind is yaml.StreamEndEvent:
+                return root
+            else:  # stream start, document end
+                continue
+            if not stack:
+                root = node
+            elif isinstance(stack[-1], SequenceNode):
+                stack[-1].value.append(node)
+            elif keys[-1] is None:
+                keys[-1] = node
+            else:
+                stack[-1].value.append((keys[-1], node))
+                keys[-1] = None
+
+    def _collection(self, event: Any) -> Node:
+        mapping = type(event) is yaml.MappingStartEvent
+        cls = MappingNode if mapping else SequenceNode
+        tag = event.tag
+        if tag is None or tag == "!":
+            tag = self._resolve(cls, None, event.implicit)
+        node = cls(tag, [], event.start_mark, None, flow_style=event.flow_style)
+        self.written += 1
+        if event.anchor is not None:
+            self.open.add(id(node))  # only an anchored node can be named inside itself
+            self._anchor(event, node)
+        return node
+
+    def _anchor(self, event: Any, node: Node) -> None:
+        anchor = event.anchor
+        first = self.anchors.get(anchor)
+        if first is not None:
+            line = first.start_mark.line + 1
+            raise fail(
+                self.file,
+                *_event_mark(event),
+                f"invalid YAML: the anchor '&{anchor}' is defined twice (first at line {line})",
+            )
+        self.anchors[anchor] = node
+
+    def _alias(self, event: Any) -> Node:
+        node = self.anchors.get(event.anchor)
+        if node is None:
+            raise fail(
+                self.file,
+                *_event_mark(event),
+                f"invalid YAML: '*{event.anchor}' names no anchor "
+                f"'&{event.anchor}' written before it",
+            )
+        if id(node) in self.open:
+            raise fail(
+                self.file, *_mark(node), "an alias refers to its own anchor (a recursive value)"
+            )
+        return node
 
 
-def build(node: Node, file: str) -> tuple[dict[str, Any], Positions]:
+def _event_mark(event: Any) -> tuple[int, int]:
+    mark = event.start_mark
+    return mark.line + 1, mark.column + 1
+
+
+@dataclass(slots=True)
+class Built:
+    """A document as plain data, where each part of it stands, and what was wrong in it.
+
+    ``problems`` are findings that do not stop the rest of the file from being
+    checked (a duplicate key, a tag); ``dropped`` holds the paths of values left
+    out of ``data`` because of them, so that later checks do not report them again.
+    """
+
+    data: dict[str, Any]
+    positions: Positions
+    problems: list[Problem]
+    dropped: set[Path]
+
+
+def build(document: Composed, file: str) -> Built:
     """Plain data and positions of a composed document whose root must be a mapping."""
+    node = document.root
     if not isinstance(node, MappingNode):
         what = "a list" if isinstance(node, SequenceNode) else "a single value"
         line, col = _mark(node)
         raise fail(
             file, line, col, f"a flow must be a mapping of keys (roost:, name:, ...), not {what}"
         )
-    limit = _check_expansion(node, file)
+    limit = max(MAX_NODES, 2 * document.written)
+    if document.aliases:
+        _check_expansion(node, file, limit)
     builder = _Builder(file, limit)
     data = builder.value(node, (), 0)
-    if builder.problems:
-        raise FlowError(builder.problems)
     assert isinstance(data, dict)
-    return data, builder.positions
+    return Built(data, builder.positions, builder.problems, builder.dropped)
 
 
 def _children(node: Node) -> list[Node]:
@@ -166,32 +298,16 @@ def _children(node: Node) -> list[Node]:
     return []
 
 
-def _check_expansion(root: Node, file: str) -> int:
-    """Refuses, before building anything, a document whose aliases expand too far.
+def _check_expansion(root: Node, file: str, limit: int) -> None:
+    """Refuses, before building anything, a document whose aliases expand past ``limit``.
 
-    Gives the number of values the document may build: MAX_NODES, or twice the
-    values written in it when it is larger (a big flow without aliases is fine;
-    a few lines that expand to millions are not).
+    The limit is MAX_NODES, or twice the values written in the document when it
+    is larger: a big flow without aliases is fine; a few lines that expand to
+    millions are not.
     """
-    sizes: dict[int, int] = {}
-    visiting: set[int] = set()
-
-    def size(node: Node, depth: int) -> int:
-        if id(node) in sizes:
-            return sizes[id(node)]
-        if id(node) in visiting:
-            raise fail(file, *_mark(node), "an alias refers to its own anchor (a recursive value)")
-        if depth > MAX_DEPTH:
-            raise fail(file, *_mark(node), f"nesting deeper than {MAX_DEPTH} levels")
-        visiting.add(id(node))
-        sizes[id(node)] = 1 + sum(size(child, depth + 1) for child in _children(node))
-        visiting.discard(id(node))
-        return sizes[id(node)]
-
-    total = size(root, 0)
-    limit = max(MAX_NODES, 2 * len(sizes))
-    if total <= limit:
-        return limit
+    sizes = _sizes(root)
+    if sizes[id(root)] <= limit:
+        return
     node = root
     while True:  # point at the innermost value that alone expands too far
         bigger = next((c for c in _children(node) if sizes[id(c)] > limit), None)
@@ -199,6 +315,23 @@ def _check_expansion(root: Node, file: str) -> int:
             break
         node = bigger
     raise fail(file, *_mark(node), f"more than {limit} values after expanding aliases")
+
+
+def _sizes(root: Node) -> dict[int, int]:
+    """How many values each node (by ``id``) expands to, its aliases' nodes counted again."""
+    sizes: dict[int, int] = {}
+    stack: list[tuple[Node, bool]] = [(root, False)]
+    while stack:
+        node, children_done = stack.pop()
+        if id(node) in sizes:
+            continue
+        children = _children(node)
+        if children_done:
+            sizes[id(node)] = 1 + sum(sizes[id(c)] for c in children)
+        else:
+            stack.append((node, True))
+            stack.extend((c, False) for c in children if id(c) not in sizes)
+    return sizes
 
 
 def _short(tag: str) -> str:
@@ -218,10 +351,13 @@ class _Builder:
         self.count = 0
         self.positions = Positions()
         self.problems: list[Problem] = []
+        self.dropped: set[Path] = set()
         self._constructor = SafeConstructor()
 
-    def _problem(self, node: Node, message: str) -> None:
+    def _problem(self, node: Node, message: str, drop: Path | None = None) -> None:
         self.problems.append(Problem(self.file, *_mark(node), message))
+        if drop is not None:
+            self.dropped.add(drop)
 
     def value(self, node: Node, path: Path, depth: int) -> Any:
         self.count += 1
@@ -239,18 +375,18 @@ class _Builder:
         if isinstance(node, ScalarNode):
             if node.style in ("|", ">"):
                 self.positions.block.add(path)
-            return self._scalar(node)
+            return self._scalar(node, path)
         if node.tag not in (f"{_YAML}seq", f"{_YAML}map"):
-            self._problem(node, f"YAML tag {_short(node.tag)!r} is not allowed in a flow")
+            self._problem(node, f"YAML tag {_short(node.tag)!r} is not allowed in a flow", path)
         if isinstance(node, SequenceNode):
             return self._sequence(node, path, depth)
         assert isinstance(node, MappingNode)
         return self._mapping(node, path, depth)
 
-    def _scalar(self, node: ScalarNode) -> Any:
+    def _scalar(self, node: ScalarNode, path: Path) -> Any:
         tag = node.tag
         if tag not in _SCALAR_TAGS:
-            self._problem(node, f"YAML tag {_short(tag)!r} is not allowed in a flow")
+            self._problem(node, f"YAML tag {_short(tag)!r} is not allowed in a flow", path)
             return node.value
         if tag in (f"{_YAML}str", f"{_YAML}timestamp"):
             return node.value
@@ -258,7 +394,7 @@ class _Builder:
         try:
             return method(node)
         except (ValueError, KeyError, OverflowError):
-            self._problem(node, f"cannot read {node.value!r} as {tag.removeprefix(_YAML)}")
+            self._problem(node, f"cannot read {node.value!r} as {tag.removeprefix(_YAML)}", path)
             return node.value
 
     def _sequence(self, node: SequenceNode, path: Path, depth: int) -> list[Any]:

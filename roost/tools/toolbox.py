@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from roost.errors import ToolFailure
+from roost.flow.describe import did_you_mean
 from roost.flow.models import Flow, FlowTool, McpTool, PythonTool, ToolGroup
 from roost.flow.redact import redact
 from roost.tools.base import Tool
@@ -142,7 +143,13 @@ class Toolbox:
         remote = self._hub.list_tools(config.mcp)
         chosen = [t for t in remote if child is None or t.name == child]
         if child is not None and not chosen:
-            raise ToolFailure(f"MCP server {config.mcp!r} has no tool {child!r}")
+            # A server's tools are known only once it runs, so a misspelt one is found here.
+            names = [t.name for t in remote]
+            offers = ", ".join(names[:20]) + (" and more" if len(names) > 20 else "")
+            raise ToolFailure(
+                f"MCP server {config.mcp!r} has no tool {child!r}{did_you_mean(child, names)}"
+                f"; it offers {offers or 'no tools'}"
+            )
         tools: list[Tool] = []
         for item in chosen:
             name = f"{entry}#{item.name}"

@@ -18,7 +18,6 @@ SECRET = "sk-live-4242-very-secret"
 FLOW = """
 roost: 1
 name: leaky
-vars: {token: "${TOKEN}"}
 providers:
   mock:
     kind: scripted
@@ -32,9 +31,11 @@ tools:
   shout: {python: "loud:shout"}
 agents:
   USER: {role: u, provider: person}
-  bot: {role: "You hold {{ vars.token }}.", provider: mock, functions: [shout]}
-start: {from: USER, to: bot, content: "use ${TOKEN} please"}
+  bot: {role: "You help.", provider: mock, functions: [shout]}
+start: {from: USER, to: bot}
 """
+# Templates never read a secret (a flow putting one in vars or a role is refused), so
+# the secret reaches the run through the start message, a tool call and a reply.
 
 TOOL = '''
 def shout(text: str) -> str:
@@ -54,15 +55,14 @@ async def test_no_event_holds_a_secret_and_the_models_see_it_masked(tmp_path: Pa
     path = write_flow(tmp_path)
     flow = load_flow_text(path.read_text(), str(path), environ={"TOKEN": SECRET})
     log = MemoryLog("r")
-    state = await Runner(flow, log).start()
+    state = await Runner(flow, log).start(f"use {SECRET} please")
     assert state.status == "terminated"
     dumped = "\n".join(e.model_dump_json() for e in log.load())
     assert SECRET not in dumped
     said = [(e.from_, e.content) for e in log.load() if e.type == "message"]
     assert said == [
         ("USER", "use *** please"),
-        # The system prompt holds the secret: sent to the model, recorded only masked.
-        ("bot", "You hold ***."),
+        ("bot", "You help."),
         ("USER", "ok"),
         ("bot", "the key is ***"),
         # What a later reply is shown is built from the recorded, masked history.
@@ -82,7 +82,8 @@ def test_the_command_line_keeps_it_out_of_files_store_and_output(tmp_path: Path)
     def roost(*args: str) -> subprocess.CompletedProcess[str]:
         return run_cli(*args, cwd=tmp_path, env=env)
 
-    ran = roost("run", str(path), "--events", "run.jsonl", "--no-input")
+    message = f"use {SECRET} please"
+    ran = roost("run", str(path), "--message", message, "--events", "run.jsonl", "--no-input")
     assert ran.returncode == 0, ran.stderr
     shown = roost("show", "run.jsonl")
     exported = roost("export", "run.jsonl")

@@ -14,7 +14,7 @@ CORPUS = Path(__file__).parent / "corpus"
 # file: (line, col, words that must all appear in the message)
 EXPECTED: dict[str, tuple[int, int, tuple[str, ...]]] = {
     "agent_without_provider.yaml": (5, 3, ("agent 'helper'", "no provider")),
-    "bad_indent.yaml": (3, 9, ("invalid YAML", "mapping values")),
+    "bad_indent.yaml": (3, 9, ("invalid YAML", "indented deeper than the line above")),
     "bad_int_literal.yaml": (4, 15, ("cannot read", "'ten'")),
     "bad_interrupt.yaml": (5, 16, ("interrupt of agent 'a'", "NEVER, ALWAYS")),
     "bad_merge.yaml": (5, 9, ("'<<'", "mapping")),
@@ -78,8 +78,8 @@ EXPECTED: dict[str, tuple[int, int, tuple[str, ...]]] = {
     "unknown_top_key.yaml": (3, 1, ("unknown key 'agent'", "did you mean 'agents'")),
     "unset_variable.yaml": (7, 14, ("'ROOST_TEST_UNSET_KEY'", "not set")),
     "wrong_version.yaml": (1, 8, ("unsupported format version",)),
-    "yaml_syntax.yaml": (5, 1, ("invalid YAML", "flow mapping")),
-    "yaml_tab.yaml": (4, 1, ("invalid YAML", "'\\t'")),
+    "yaml_syntax.yaml": (5, 1, ("invalid YAML", "the '{' at line 4 is not closed")),
+    "yaml_tab.yaml": (4, 1, ("invalid YAML", "tab ('\\t')", "spaces only")),
 }
 
 

@@ -83,7 +83,7 @@ def doubling(start: str, step: str, then: str = "") -> str:
         ("{{ 'x'.ljust(10**10) }}", TOO_BIG),
         ("{{ '1'.zfill(10**10) }}", TOO_BIG),
         ("{{ ('\t' * 1000).expandtabs(10**7) }}", TOO_BIG),
-        ("{{ 'x'.encode().rjust(10**10) }}", TOO_BIG),
+        ("{{ (1).to_bytes(1, 'big').rjust(10**10) }}", TOO_BIG),
         ("{{ (1).to_bytes(10**10, 'big') }}", TOO_BIG),
         ("{% set s = 'x' * 100000 %}{{ s.replace('x', s) }}", TOO_BIG),
         ("{% set s = 'x' * 100000 %}{{ s.join(s) }}", TOO_BIG),

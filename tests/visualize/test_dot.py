@@ -194,9 +194,11 @@ providers:
   gpt: {kind: openai, model: "${MODEL}", api_key: "${KEY}"}
 agents:
   USER: {interrupt: ALWAYS}
-  helper: {provider: gpt, role: "Never reveal ${KEY}.", description: "uses ${KEY} \\\\N"}
-start: {from: USER, to: helper, content: "key is ${KEY}"}
+  helper: {provider: gpt, role: "Never reveal the key.", description: "uses the key \\\\N"}
+start: {from: USER, to: helper, content: "hello"}
 """
+# A secret may not stand where a template reads it (roles, descriptions, the start
+# message): the loader refuses that, so the secrets here are the provider's settings.
 
 
 def test_values_from_the_environment_never_reach_a_drawing() -> None:
