@@ -16,10 +16,10 @@ from typing import Any, Literal
 
 import yaml
 
-from roost.errors import FlowError, UsageError
-from roost.flow import Flow, load_flow_text
+from roost.errors import UsageError
+from roost.flow import Flow, check_flow_text, load_flow_text
 from roost.flow.models import ScriptedProviderConfig
-from roost.loading import tool_problems
+from roost.loading import with_tools
 from roost.providers.scripted import ScriptedProvider
 
 Reply = str | Mapping[str, Any]
@@ -73,11 +73,7 @@ def flow_from_yaml(
             load_flow_text(text, file, environ=environ)  # raises the located FlowError
             raise
         text = _with_scripted_provider(data, replies, when_exhausted)
-    flow = load_flow_text(text, file, environ=environ)
-    problems = tool_problems(flow)
-    if any(problem.severity == "error" for problem in problems):
-        raise FlowError(sorted([*problems, *flow.warnings], key=lambda p: (p.line, p.col)))
-    return flow
+    return with_tools(check_flow_text(text, file, environ=environ))
 
 
 def _with_scripted_provider(data: Any, replies: Sequence[Reply], when: WhenExhausted) -> str:
