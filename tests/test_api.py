@@ -187,14 +187,19 @@ def test_run_sync_accepts_an_async_answer() -> None:
 
 
 async def test_run_sync_inside_a_running_loop_points_at_await_roost_run() -> None:
+    gc.collect()  # what earlier tests left behind warns now, not below
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        with pytest.raises(roost.RoostError) as refused:
+        try:
             roost.run_sync(HELLO)
+        except roost.RoostError as error:
+            message = str(error)  # the error and its frames go at the end of this block
+        else:
+            pytest.fail("run_sync ran inside a running event loop")
         gc.collect()  # a coroutine made and dropped would warn here
-    assert "cannot run inside a running event loop" in str(refused.value)
-    assert "await roost.run(...)" in str(refused.value)
-    assert [str(w.message) for w in caught] == []
+    assert "cannot run inside a running event loop" in message
+    assert "await roost.run(...)" in message
+    assert [str(w.message) for w in caught if "never awaited" in str(w.message)] == []
 
 
 def test_every_exported_name_resolves_and_import_roost_loads_none_of_them() -> None:
