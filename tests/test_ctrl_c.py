@@ -1,4 +1,9 @@
-"""Ctrl-C stops a run at once, wherever it is, and leaves a log that goes on cleanly."""
+"""Ctrl-C stops a run at once, wherever it is, and leaves a log that goes on cleanly.
+
+Each test waits until the child has reached the point where the Ctrl-C should
+land (a line it printed) and only then sends SIGINT, so the signal always lands
+there and every run of the test checks the same thing.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +11,6 @@ import json
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 LONG = """\
@@ -23,57 +27,99 @@ start: {from: a, to: b, content: hi}
 
 SCRIPT = "from roost.entry import main; main()"
 
+# Runs roost as its console script does, but stops inside the import of the
+# command line: on the first module ``roost.cli`` imports, it prints a line and
+# sleeps, so a Ctrl-C sent after that line lands in the middle of start-up.
+# (Were the signal lost, the import would go on after the sleep and the command
+# would finish: a different exit code and message.)
+GATED = """\
+import sys, time
 
-def _spawn(cwd: Path, *args: str) -> subprocess.Popen[bytes]:
+class Gate:
+    def find_spec(self, name, path=None, target=None):
+        if "roost.cli" in sys.modules and name != "roost.cli":
+            sys.meta_path.remove(self)
+            print("importing " + name, flush=True)
+            time.sleep(120)
+        return None
+
+sys.meta_path.insert(0, Gate())
+from roost.entry import main
+main()
+"""
+
+# A bound on each wait, so that a child that ignores Ctrl-C fails the test
+# rather than hanging it; no test asserts how quickly anything happens.
+HANG_GUARD = 120
+
+
+def _spawn(cwd: Path, *args: str, script: str = SCRIPT) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
-        [sys.executable, "-c", SCRIPT, *args],
+        [sys.executable, "-c", script, *args],
         cwd=cwd,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
 
 
-def _interrupt_after_first_line(process: subprocess.Popen[bytes]) -> tuple[int, str]:
-    assert process.stdout is not None and process.stderr is not None
-    process.stdout.readline()  # the run has started and is speaking
-    process.stdout.readline()
+def _interrupt_when(process: subprocess.Popen[bytes], line: str) -> tuple[int, str, list[str]]:
+    """Reads the child's output up to a line starting with ``line``, then presses Ctrl-C.
+
+    Gives the exit code, the standard error and the lines read before the signal.
+    """
+    assert process.stdout is not None
+    seen: list[str] = []
+    while not (seen and seen[-1].startswith(line)):
+        printed = process.stdout.readline()
+        assert printed, f"the child ended before printing {line!r}: {seen}"
+        seen.append(printed.decode().rstrip("\n"))
     process.send_signal(signal.SIGINT)
-    started = time.monotonic()
-    code = process.wait(timeout=30)
-    assert time.monotonic() - started < 10, "Ctrl-C did not stop the run promptly"
-    return code, process.stderr.read().decode()
+    try:
+        _, err = process.communicate(timeout=HANG_GUARD)  # drains what it prints meanwhile
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.communicate()
+        raise AssertionError(f"Ctrl-C did not stop the child: {seen}") from None
+    return process.returncode, err.decode(), seen
 
 
-def _seqs(path: Path) -> list[int]:
-    return [json.loads(line)["seq"] for line in path.read_text().splitlines()]
+def _events(path: Path) -> list[dict[str, object]]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
 
 
 def test_ctrl_c_stops_a_run_that_never_waits_and_retry_goes_on(tmp_path: Path) -> None:
     (tmp_path / "long.yaml").write_text(LONG)
-    events = tmp_path / "run.jsonl"
-    code, err = _interrupt_after_first_line(
-        _spawn(tmp_path, "run", "long.yaml", "--no-input", "--events", "run.jsonl")
+    path = tmp_path / "run.jsonl"
+    # b's first reply printed: the run is in its loop of scripted replies, which never
+    # waits for anything, and has about two million replies to go.
+    code, err, _ = _interrupt_when(
+        _spawn(tmp_path, "run", "long.yaml", "--no-input", "--events", "run.jsonl"),
+        "b → a: hello",
     )
-    assert code == 1
-    assert "Traceback" not in err
-    assert "roost: interrupted; the run is saved. Resume it with: roost retry" in err
-    first = _seqs(events)
-    assert first == list(range(len(first)))
+    first = _events(path)
+    run_id = first[0]["run"]
+    assert (code, err) == (
+        1,
+        f"roost: interrupted; the run is saved. Resume it with: roost retry {run_id}\n",
+    )
+    assert [e["seq"] for e in first] == list(range(len(first)))
+    said = [(e["from"], e["content"]) for e in first if e["type"] == "message"]
+    assert said[:2] == [("a", "hi"), ("b", "hello")]
+    assert "terminate" not in [e["type"] for e in first]
 
-    code, err = _interrupt_after_first_line(_spawn(tmp_path, "retry", "run.jsonl"))
-    assert code == 1, err
-    assert "Traceback" not in err
-    both = _seqs(events)
-    assert both == list(range(len(both)))
-    assert len(both) > len(first)
+    code, err, seen = _interrupt_when(_spawn(tmp_path, "retry", "run.jsonl"), "a → b: hello")
+    assert (code, err) == (
+        1,
+        "roost: interrupted; the run is saved. Resume it with: roost retry run.jsonl\n",
+    ), seen
+    both = _events(path)
+    assert [e["seq"] for e in both] == list(range(len(both)))
+    assert both[: len(first)] == first
+    assert both[len(first)]["type"] == "retry"
+    assert "terminate" not in [e["type"] for e in both]
 
 
 def test_ctrl_c_during_start_up_is_one_line(tmp_path: Path) -> None:
-    process = _spawn(tmp_path, "validate", "missing.yaml")
-    time.sleep(0.15)  # the command line is still being imported
-    process.send_signal(signal.SIGINT)
-    code = process.wait(timeout=30)
-    assert process.stderr is not None
-    err = process.stderr.read().decode()
-    assert "Traceback" not in err
-    assert code in (130, -signal.SIGINT, 2), err  # 2: it was fast enough to finish first
+    process = _spawn(tmp_path, "validate", "missing.yaml", script=GATED)
+    code, err, seen = _interrupt_when(process, "importing ")
+    assert (code, err) == (130, "roost: interrupted\n"), seen

@@ -12,12 +12,16 @@ import asyncio
 import difflib
 import json
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from rich.markup import escape
 
 from roost.events import Event, LlmCallEvent
 from roost.flow.models import Flow
 from roost.messages import AssistantMessage, ModelRequest, ToolResultMessage
+
+if TYPE_CHECKING:
+    from roost.engine.replay import ReplayReport
 
 MAX_LINES = 40  # of diff: enough to see what moved, short enough to read
 
@@ -38,18 +42,15 @@ def explain_request(
     new = _request_at(events, flow, seq, live_tools)
     old = new if flow is None and not live_tools else _request_at(events, None, seq, False)
     head = f"the request of {escape(replayed.node)}'s model call (event {seq}) differs:"
-    if old is None or new is None:
+    if old.request is None or new.request is None:
         return [head, "[dim](it could not be rebuilt: the replay did not reach it)[/]"]
-    lines = list(
-        difflib.unified_diff(
-            request_lines(old),
-            request_lines(new),
-            "recorded (the run's own flow)",
-            f"replayed ({flow.path})" if flow is not None else "replayed",
-            n=2,
-            lineterm="",
-        )
+    names = (
+        "recorded (the run's own flow)",
+        f"replayed ({flow.path})" if flow is not None else "replayed",
     )
+    lines = _diff(request_lines(old.request), request_lines(new.request), names)
+    if not lines:  # the same messages: the provider's settings may be what changed
+        lines = _diff(settings_lines(old.settings), settings_lines(new.settings), names)
     if not lines:
         return [
             head,
@@ -83,15 +84,30 @@ def request_lines(request: ModelRequest) -> list[str]:
     return lines
 
 
+def settings_lines(settings: str) -> list[str]:
+    """A provider's request settings (``request_settings``' text) as lines, set ones only."""
+    lines = ["provider settings:"]
+    for entry in json.loads(settings) if settings else []:
+        name = entry.pop("name")
+        shown = ", ".join(
+            f"{key} {json.dumps(value)}" for key, value in entry.items() if value is not None
+        )
+        lines.append(f"  {name}: {shown}")
+    return lines
+
+
+def _diff(old: list[str], new: list[str], names: tuple[str, str]) -> list[str]:
+    return list(difflib.unified_diff(old, new, *names, n=2, lineterm=""))
+
+
 def _request_at(
     events: Sequence[Event], flow: Flow | None, seq: int, live_tools: bool
-) -> ModelRequest | None:
+) -> ReplayReport:
     from roost.engine.replay import replay_run
 
-    report = asyncio.run(
+    return asyncio.run(
         replay_run(flow, events, until=seq, live_tools=live_tools or None, capture=seq)
     )
-    return report.request
 
 
 def _indented(text: str, first: str = "") -> list[str]:

@@ -9,17 +9,16 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from functools import partial
-from hashlib import sha256
 from typing import Any
 
+from roost.engine.digests import RequestDigest, request_digest
 from roost.engine.recorder import Recorder
 from roost.events import ErrorEvent, LlmCallEvent
 from roost.flow.redact import Redactor
 from roost.messages import (
     AssistantMessage,
-    ChatMessage,
     ModelRequest,
     ModelResponse,
     ReasoningPart,
@@ -27,29 +26,9 @@ from roost.messages import (
 )
 from roost.providers.base import Provider
 
+__all__ = ["ModelCaller", "error_text", "request_digest"]  # request_digest: for the interpreter
+
 TextSink = Callable[[str, str], None]
-
-
-def request_digest(
-    system: str, tools: Iterable[str], base: bytes, tail: Iterable[ChatMessage]
-) -> str:
-    """``sha256:<hex>`` of a request: the history's chained digest plus what follows it."""
-    names = ",".join(tools)
-    key = (system, names)
-    prefix = _PREFIXES.get(key)
-    if prefix is None:
-        # The prompt and the tools rarely change between the calls of a run: hashed once.
-        if len(_PREFIXES) >= 256:
-            _PREFIXES.clear()
-        prefix = _PREFIXES[key] = sha256(system.encode() + b"\x1e" + names.encode() + b"\x1e")
-    digest = prefix.copy()
-    digest.update(base)
-    for message in tail:
-        digest.update(message.model_dump_json().encode())
-    return "sha256:" + digest.hexdigest()
-
-
-_PREFIXES: dict[tuple[str, str], Any] = {}
 
 
 def error_text(exc: BaseException) -> str:
@@ -69,11 +48,14 @@ class ModelCaller:
         providers: Callable[[str], Provider],
         redact: Redactor,
         on_text: TextSink | None = None,
+        settings: Callable[[str], bytes] | None = None,
     ) -> None:
         self.recorder = recorder
         self.providers = providers
         self.redact = redact
         self.on_text = on_text
+        # The settings of a provider entry that shape its requests, for the digest.
+        self.settings = settings
         # Answers a stopped process recorded but did not act on; a redo uses them first.
         self.recorded: deque[LlmCallEvent] = deque()
         self.last_cut = False  # the latest answer stopped at the token limit
@@ -83,7 +65,7 @@ class ModelCaller:
         node: str,
         provider_name: str,
         request: ModelRequest,
-        digest: str,
+        digest: RequestDigest,
         route: tuple[str, str],
         *,
         keep_calls: bool = True,
@@ -111,6 +93,7 @@ class ModelCaller:
             return None
         on_text = self._text_sink(node)
         names = tuple(tool.name for tool in request.tools) if request.tools else ()
+        digested = digest.finish(self.settings(provider_name) if self.settings else b"")
         try:
             response = await provider.complete(request, on_text=on_text)
         except asyncio.CancelledError:
@@ -125,7 +108,7 @@ class ModelCaller:
                 provider=provider_name,
                 model=str(getattr(provider, "model", "")),
                 tools=names,
-                request_digest=digest,
+                request_digest=digested,
                 error=message,
                 attempts=tuple(getattr(exc, "attempts", None) or ()),
             )
@@ -140,7 +123,7 @@ class ModelCaller:
             provider_name,
             response.model or provider.model,
             names,
-            digest,
+            digested,
             response_record(response, keep_calls=keep_calls),
             usage_record(response),
             tuple(response.attempts),

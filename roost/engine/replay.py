@@ -22,10 +22,12 @@ import itertools
 from collections import defaultdict, deque
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from roost.engine import recorder as recorder_module
 from roost.engine.calls import finish_of
+from roost.engine.digests import is_legacy_digest, legacy_digests, request_settings
 from roost.engine.flows import flow_record
 from roost.engine.interpreter import ToolsFor
 from roost.engine.replay_tools import RecordedTools
@@ -53,6 +55,7 @@ from roost.messages import (
     ToolCall,
     Usage,
 )
+from roost.nodes.context import replay_root
 from roost.providers.base import Provider, TextCallback
 
 # Fields that say where and when an event was written, not what happened.
@@ -80,6 +83,7 @@ class ReplayReport:
     events: list[Event]
     stopped: str | None = None  # an error that stopped the replay early, if any
     request: ModelRequest | None = None  # the request made at seq ``capture``, if asked
+    settings: str = ""  # the settings of that request's provider (``request_settings``)
 
     @property
     def identical(self) -> bool:
@@ -122,16 +126,29 @@ async def replay_run(
         recorded, lambda: runner.flow, lambda: runner.state.next_seq, stops.stop_here
     )
     runner = Runner(first, log, providers=providers, tools=tools)
+    providers.settings_of = lambda name: request_settings(runner.flow, name)
     stops.next_seq = lambda: runner.state.next_seq
     if isinstance(tools, RecordedTools):
         tools.open_calls = lambda: runner.state.turn.open_calls.values()
     stopped: str | None = None
+    # A run file's own flows name their folder: their context files are read only
+    # inside the current folder (an edited flow given as ``flow`` is the user's own).
+    confined = replay_root.set(Path.cwd() if flow is None else None)
+    # A call recorded before digests covered the whole request is digested the old way.
+    old_form = {
+        e.seq
+        for e in recorded
+        if isinstance(e, LlmCallEvent) and is_legacy_digest(e.request_digest)
+    }
+    legacy = legacy_digests.set((lambda: runner.state.next_seq in old_form) if old_form else None)
     try:
         with recorded_clock(recorded, lambda: runner.state.next_seq):
             await _drive(runner, expected, stops, flows)
     except RoostError as exc:
         stopped = str(exc)
     finally:
+        replay_root.reset(confined)
+        legacy_digests.reset(legacy)
         closer = getattr(tools, "aclose", None)  # live tools may have MCP servers to stop
         if closer is not None:
             await closer()
@@ -139,7 +156,10 @@ async def replay_run(
     if until is not None:
         replayed = [e for e in replayed if e.seq <= until]
     difference = first_difference(expected, replayed)
-    return ReplayReport(len(expected), difference, replayed, stopped, providers.captured)
+    captured = providers.captured
+    return ReplayReport(
+        len(expected), difference, replayed, stopped, captured, providers.captured_settings
+    )
 
 
 class PartFlows:
@@ -348,17 +368,20 @@ class RecordedProviders:
         self._providers: dict[str, RecordedProvider] = {}
         self.capture = capture
         self.captured: ModelRequest | None = None
+        self.captured_settings = ""
+        self.settings_of: Callable[[str], str] = lambda name: ""
 
     def __call__(self, name: str) -> Provider:
         if name not in self._providers:
             self._providers[name] = RecordedProvider(name, self.calls[name], self.stops, self)
         return self._providers[name]
 
-    def keep(self, request: ModelRequest) -> None:
+    def keep(self, request: ModelRequest, provider: str) -> None:
         """Keeps ``request`` when it is the one asked for (its llm_call gets this seq)."""
         if self.capture is not None and self.stops.next_seq() == self.capture:
             # Its messages may be a lazy view of a history that grows: read them now.
             self.captured = request.model_copy(update={"messages": tuple(request.messages)})
+            self.captured_settings = self.settings_of(provider)
 
 
 class RecordedProvider:
@@ -382,7 +405,7 @@ class RecordedProvider:
     ) -> ModelResponse:
         self.stops.stop_here()
         if self.source is not None:
-            self.source.keep(request)
+            self.source.keep(request, self.name)
         if not self.calls:
             raise ProviderError(self.name, "replay: no recorded answer left for this call")
         call = self.calls.popleft()

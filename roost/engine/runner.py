@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from roost.engine.calls import ModelCaller, TextSink
+from roost.engine.digests import settings_of
 from roost.engine.flows import check_keeps_history, flow_record, text_hash
 from roost.engine.interpreter import Interpreter, ToolsFor
 from roost.engine.recorder import Recorder
@@ -75,7 +76,9 @@ class Runner:
         self.flow = flow
         redact = Redactor(flow.secrets)
         self._recorder = Recorder(self._state, self.log, self._notify, redact)
-        caller = ModelCaller(self._recorder, self._provider, redact, self.on_text)
+        caller = ModelCaller(
+            self._recorder, self._provider, redact, self.on_text, settings=settings_of(flow)
+        )
         self._interpreter = Interpreter(
             flow, self._recorder, caller, self._tools_for, redact, self._flow_record
         )

@@ -13,7 +13,7 @@ chained message by message over each of those lists.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from hashlib import sha256
 from typing import Any, Literal
@@ -49,11 +49,25 @@ class Thread:
 
     indices: list[int] = field(default_factory=list)
     digest: bytes = _EMPTY_DIGEST
+    # The entries' recorded times, chained likewise, for the requests of flows that show
+    # them (defaults.timestamps): worked out when first asked, then only for new entries.
+    _times: bytes = field(default=_EMPTY_DIGEST, compare=False, repr=False)
+    _timed: int = field(default=0, compare=False, repr=False)
 
     def add(self, index: int, payload: bytes) -> None:
         """Appends a history index; ``payload`` is the entry's bytes for the digest chain."""
         self.indices.append(index)
         self.digest = sha256(self.digest + payload).digest()
+
+    def times_digest(self, history: Sequence[HistoryEntry]) -> bytes:
+        """A digest chained over the recorded times (``ts``) of the thread's entries."""
+        indices = self.indices
+        if self._timed < len(indices):
+            times = self._times
+            for index in indices[self._timed :]:
+                times = sha256(times + history[index].ts.encode()).digest()
+            self._times, self._timed = times, len(indices)
+        return self._times
 
 
 # What readers get for a thread no message has started yet; never written to.

@@ -17,7 +17,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from roost.engine.calls import ModelCaller, error_text, request_digest
+from roost.engine.calls import ModelCaller, error_text
+from roost.engine.digests import request_digest
 from roost.engine.recorder import Recorder, build_event
 from roost.engine.state import Turn
 from roost.errors import RoostError
@@ -50,6 +51,7 @@ LIMIT_NOTE = (
     "no more tools can be called. Answer now with what you have."
 )
 CUT_NOTE = "\n[cut: the first {shown} of {total} characters are shown]"
+RAW_ARGUMENTS_SHOWN = 200  # characters of arguments that are not JSON quoted back to the model
 STOPPED = "the process running this tool stopped before it finished; it was not retried"
 
 
@@ -105,8 +107,7 @@ class ToolLoop:
             if final and turn.rounds:
                 tail.append(UserMessage(content=LIMIT_NOTE.format(rounds=turn.rounds)))
             request = self._request(job, offered, tail)
-            names = [spec.name for spec in offered] if offered else ()
-            digest = request_digest(job.system, names, job.seen.digest, tail)
+            digest = request_digest(job.system, offered, job.seen.digest, tail)
             response = await self.caller.call(
                 job.agent,
                 job.provider,
@@ -124,12 +125,13 @@ class ToolLoop:
         turn = self.recorder.state.turn
         return turn if turn.node == agent else _NO_TURN
 
-    @staticmethod
-    def _tail(turn: Turn, limit: int) -> list[ChatMessage]:
+    def _tail(self, turn: Turn, limit: int) -> list[ChatMessage]:
         tail: list[ChatMessage] = []
         for message in turn.messages:
             if isinstance(message, ToolResultMessage) and len(message.content) > limit:
-                shown = message.content[:limit] + CUT_NOTE.format(
+                # The recorded result is masked already; masked again before the cut all
+                # the same, so that no cut ever falls inside a secret that shows.
+                shown = self._quoted(message.content, limit) + CUT_NOTE.format(
                     shown=limit, total=len(message.content)
                 )
                 message = message.model_copy(update={"content": shown})
@@ -206,9 +208,9 @@ class ToolLoop:
         if tool is None:
             return ToolOutcome(f"there is no tool called {call.name!r}", is_error=True)
         if call.raw_arguments is not None:
+            quoted = self._quoted(call.raw_arguments, RAW_ARGUMENTS_SHOWN)
             return ToolOutcome(
-                f"the arguments of {call.name} are not valid JSON: {call.raw_arguments[:200]}",
-                is_error=True,
+                f"the arguments of {call.name} are not valid JSON: {quoted}", is_error=True
             )
         if tool.approval and not _approved(decisions.get(call.id, "")):
             answer = decisions.get(call.id, "").strip()
@@ -225,6 +227,14 @@ class ToolLoop:
         except Exception as exc:
             return ToolOutcome(self.redact(f"{call.name} failed: {error_text(exc)}"), is_error=True)
         return ToolOutcome(outcome.content, outcome.is_error, outcome.child_run)
+
+    def _quoted(self, text: str, limit: int) -> str:
+        """``text`` fit to quote: the flow's secrets masked first, then cut to ``limit``.
+
+        In that order, as a provider's error is quoted: cut first, a secret straddling
+        the cut would leave its first characters, too few to be recognised as it.
+        """
+        return self.redact(text)[:limit] if self.redact else text[:limit]
 
     def close_open_calls(self) -> None:
         """Gives every tool call left without a result (a dead process) an error result."""

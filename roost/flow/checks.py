@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from roost.errors import Problem, Severity
+from roost.flow.context_paths import context_escape
 from roost.flow.describe import Hints, did_you_mean, label
 from roost.flow.models import Channel, Flow, McpTool, ToolGroup
 from roost.flow.positions import Path, Positions
@@ -88,6 +89,7 @@ def check_flow(checker: Checker) -> None:
     check_start(checker)
     check_tools(checker)
     check_templates(checker)
+    check_context(checker)
 
 
 def check_names(c: Checker) -> None:
@@ -107,6 +109,15 @@ def check_names(c: Checker) -> None:
                 c.at_key(
                     path, f"tool name {text!r} may not be empty, contain '#' or start with '@@'"
                 )
+
+
+def check_context(c: Checker) -> None:
+    """An agent's context globs stay inside the flow file's folder."""
+    for name, agent in c.flow.agents.items():
+        for index, pattern in enumerate(agent.context):
+            if why := context_escape(pattern):
+                message = f"agent {name!r}: context {pattern!r} {why}"
+                c.at_value(("agents", name, "context", index), message)
 
 
 def _provider_ref(c: Checker, path: Path, name: str | None) -> None:

@@ -6,19 +6,24 @@ success message addressed to the channel and those the channel addressed to it,
 as one transcript of ``@name: content`` lines. Its ``context`` files are read
 afresh at every reply and added to the last user message; with
 ``defaults.timestamps`` each user message starts with its recorded time.
+
+The view's digest covers everything its messages are built from: the entries
+shown (chained message by message in the state, so no reply rehashes the
+history), who speaks, the texts that frame them, their times when they are
+shown, and the context files' text. Equal digests, equal messages.
 """
 
 from __future__ import annotations
 
-import glob
 from collections.abc import Callable
 from dataclasses import dataclass
 from hashlib import sha256
-from pathlib import Path
+from typing import NamedTuple
 
 from roost.engine.state import EMPTY_THREAD, HistoryEntry, RunState
 from roost.flow.models import Flow
 from roost.messages import AssistantMessage, ChatMessage, UserMessage
+from roost.nodes.context import read_context
 from roost.nodes.views import LazyMessages
 
 TRANSCRIPT_HEADER = "The conversation in {channel} so far:"
@@ -26,6 +31,25 @@ TRANSCRIPT_ASK = (
     "Write your next message in this conversation as {name}. "
     "Do not introduce yourself and do not start with your name."
 )
+LINE = "@{name}: {content}"
+STAMPED = "[{ts}] {text}"
+CONTEXT_AFTER = "{text}\n\n{context}"
+
+# The texts that frame the messages of a view, and how they are laid out: a change to
+# any of them (or to the layout, whose version is the last item) changes every digest.
+_FRAMING = sha256(
+    repr((TRANSCRIPT_HEADER, TRANSCRIPT_ASK, LINE, STAMPED, CONTEXT_AFTER, 1)).encode()
+).digest()
+
+
+class ViewDigest(NamedTuple):
+    """What a view's messages are built from, digested: ``full`` (the bytes the request's
+    digest takes in, short whatever the history's length) covers them as sent; ``legacy``
+    is the digest roost made before (the entries shown and the context text only), kept
+    so that a replay compares a run recorded then the way it was recorded."""
+
+    full: bytes
+    legacy: bytes
 
 
 @dataclass(slots=True)
@@ -33,7 +57,7 @@ class Seen:
     """The history one reply is given: messages built lazily, and their chained digest."""
 
     messages: LazyMessages
-    digest: bytes
+    digest: ViewDigest
     context: str
 
 
@@ -48,7 +72,11 @@ def seen_by(flow: Flow, state: RunState, speaker: str, to: str) -> Seen:
     else:
         build, digest = _pair_view(state, speaker, to, stamps)
     if context:
-        digest = sha256(digest + context.encode()).digest()
+        text = context.encode()
+        digest = ViewDigest(
+            digest.full + b"\x1econtext\x1e" + sha256(text).digest(),
+            sha256(digest.legacy + text).digest(),
+        )
         plain = build
 
         def build() -> list[ChatMessage]:
@@ -57,9 +85,15 @@ def seen_by(flow: Flow, state: RunState, speaker: str, to: str) -> Seen:
     return Seen(LazyMessages(build), digest, context)
 
 
+def _view_digest(kind: bytes, speaker: str, to: str, shown: bytes, times: bytes) -> bytes:
+    """The ``full`` digest of a view from the digest of the entries it shows."""
+    names = f"{speaker}\x1f{to}".encode()
+    return b"".join((_FRAMING, kind, names, b"\x1e", shown, times))
+
+
 def _pair_view(
     state: RunState, speaker: str, other: str, stamps: bool
-) -> tuple[Callable[[], list[ChatMessage]], bytes]:
+) -> tuple[Callable[[], list[ChatMessage]], ViewDigest]:
     thread = state.pair_thread(speaker, other)
     count = len(thread.indices)
     history = state.history
@@ -75,12 +109,14 @@ def _pair_view(
                 messages.append(UserMessage(content=_stamped(entry, stamps)))
         return messages
 
-    return build, thread.digest
+    times = b"\x1etimes\x1e" + thread.times_digest(history) if stamps else b""
+    full = _view_digest(b"pair\x1e", speaker, other, thread.digest, times)
+    return build, ViewDigest(full, thread.digest)
 
 
 def _channel_view(
     state: RunState, member: str, channel: str, stamps: bool
-) -> tuple[Callable[[], list[ChatMessage]], bytes]:
+) -> tuple[Callable[[], list[ChatMessage]], ViewDigest]:
     # state.inbox_of and state.pair_thread, inlined: this runs once per channel reply.
     inbox = state.inbox.get(channel) or EMPTY_THREAD
     direct = state.pairs.get((member, channel) if member <= channel else (channel, member))
@@ -103,7 +139,12 @@ def _channel_view(
         )
         return [UserMessage(content=text)]
 
-    return build, sha256(inbox.digest + direct.digest).digest()
+    shown = sha256(inbox.digest + direct.digest).digest()
+    times = b""
+    if stamps:
+        times = b"\x1etimes\x1e" + inbox.times_digest(history) + direct.times_digest(history)
+    full = _view_digest(b"channel\x1e", member, channel, shown, times)
+    return build, ViewDigest(full, shown)
 
 
 def transcript(state: RunState, channel: str) -> list[str]:
@@ -113,47 +154,20 @@ def transcript(state: RunState, channel: str) -> list[str]:
 
 
 def _line(entry: HistoryEntry, stamps: bool) -> str:
-    line = f"@{entry.from_}: {entry.content}"
-    return f"[{entry.ts}] {line}" if stamps else line
+    line = LINE.format(name=entry.from_, content=entry.content)
+    return STAMPED.format(ts=entry.ts, text=line) if stamps else line
 
 
 def _stamped(entry: HistoryEntry, stamps: bool) -> str:
-    return f"[{entry.ts}] {entry.content}" if stamps else entry.content
+    return STAMPED.format(ts=entry.ts, text=entry.content) if stamps else entry.content
 
 
 def _with_context(messages: list[ChatMessage], context: str) -> list[ChatMessage]:
     for position in range(len(messages) - 1, -1, -1):
         message = messages[position]
         if isinstance(message, UserMessage):
-            messages[position] = UserMessage(content=f"{message.content}\n\n{context}")
+            text = CONTEXT_AFTER.format(text=message.content, context=context)
+            messages[position] = UserMessage(content=text)
             return messages
     messages.append(UserMessage(content=context))
     return messages
-
-
-def read_context(flow: Flow, agent: str) -> str:
-    """The agent's context files, read now, as one block of text ('' when it has none)."""
-    patterns = flow.agents[agent].context if agent in flow.agents else []
-    if not patterns:
-        return ""
-    folder = Path(flow.path).parent if flow.path and not flow.path.startswith("<") else Path()
-    blocks: list[str] = []
-    for pattern in patterns:
-        matches = sorted(glob.glob(str(folder / pattern), recursive=True))
-        if not matches:
-            blocks.append(f"### {pattern}\n(no file matches)")
-        for match in matches:
-            blocks.append(
-                f"### {Path(match).relative_to(folder) if folder.parts else match}\n"
-                f"{_read(Path(match))}"
-            )
-    return "Context files (read just now):\n\n" + "\n\n".join(blocks)
-
-
-def _read(path: Path) -> str:
-    if not path.is_file():  # a folder, a FIFO or a device would block or never end
-        return "(not a regular file: not read)"
-    try:
-        return path.read_text(encoding="utf-8", errors="replace")
-    except OSError as exc:
-        return f"(cannot read: {exc.strerror})"

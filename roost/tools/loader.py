@@ -5,10 +5,16 @@ A module found next to the flow file is loaded under a private name
 different folders may each have their own ``tools.py`` without one hiding the
 other. While such a module executes, its folder is on ``sys.path`` so that it
 can import its own sibling helpers. Loaded modules are cached per folder.
+
+An import runs in a daemon thread and is given ``IMPORT_DEADLINE`` seconds: a
+module that waits or loops while it is imported fails with one line instead
+of hanging ``roost validate`` or a run (the thread is left behind, as a sync
+tool that outlives its timeout is).
 """
 
 from __future__ import annotations
 
+import contextvars
 import hashlib
 import importlib
 import importlib.machinery
@@ -24,8 +30,13 @@ from typing import Any
 from roost.errors import ToolFailure
 from roost.tools.base import raised_text
 
+IMPORT_DEADLINE = 30.0  # seconds a tool's module may take to import
+
 _CACHE: dict[tuple[str, str], types.ModuleType] = {}
 _LOCK = threading.RLock()
+# Imports still running past their deadline: asked again, they fail at once
+# (a second import of a module that is half imported would wait for the first).
+_STUCK: dict[tuple[str, str], threading.Thread] = {}
 
 
 def load_callable(target: str, folder: Path) -> Callable[..., Any]:
@@ -51,20 +62,52 @@ def load_module(name: str, folder: Path) -> types.ModuleType:
     key = (str(folder), name)
     with _LOCK:
         if key not in _CACHE:
-            _CACHE[key] = _import(name, folder)
+            _CACHE[key] = _import_in_time(name, folder, key)
         return _CACHE[key]
+
+
+def _import_in_time(name: str, folder: Path, key: tuple[str, str]) -> types.ModuleType:
+    """``_import`` in a daemon thread, given ``IMPORT_DEADLINE`` seconds to finish."""
+    late = ToolFailure(
+        f"importing {name!r} did not finish within {IMPORT_DEADLINE:g} s "
+        "(does the module wait or loop when it is imported?)"
+    )
+    stuck = _STUCK.get(key)
+    if stuck is not None and stuck.is_alive():
+        raise late
+    outcome: list[types.ModuleType | BaseException] = []
+    context = contextvars.copy_context()
+
+    def work() -> None:
+        try:
+            outcome.append(context.run(_import, name, folder))
+        except BaseException as exc:  # a KeyboardInterrupt the module raised, say
+            outcome.append(exc)
+
+    thread = threading.Thread(target=work, name="roost-import", daemon=True)
+    # What a module prints while imported is not roost's output (validate prints one
+    # line per problem): it goes to standard error. Redirected here, not in the thread,
+    # so that an import left behind does not keep standard output redirected.
+    with redirect_stdout(sys.stderr):
+        thread.start()
+        thread.join(IMPORT_DEADLINE)
+    if thread.is_alive():
+        _STUCK[key] = thread
+        raise late
+    _STUCK.pop(key, None)
+    (result,) = outcome
+    if isinstance(result, BaseException):
+        raise result
+    return result
 
 
 def _import(name: str, folder: Path) -> types.ModuleType:
     top = name.split(".")[0]
     spec = importlib.machinery.PathFinder.find_spec(top, [str(folder)])
     try:
-        # What a module prints while imported is not roost's output (validate prints
-        # one line per problem): it goes to standard error.
-        with redirect_stdout(sys.stderr):
-            if spec is None:
-                return importlib.import_module(name)
-            return _import_local(name, folder, spec)
+        if spec is None:
+            return importlib.import_module(name)
+        return _import_local(name, folder, spec)
     except ToolFailure:
         raise
     except ModuleNotFoundError as exc:

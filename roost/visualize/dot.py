@@ -1,4 +1,4 @@
-"""A flow, and optionally a run over it, as Graphviz DOT text (a pure function).
+"""A flow, and optionally a run over it, as a Graphviz graph (a pure function).
 
 Agents are nodes whose shape says what they are (``dot_nodes``): a rounded box
 for a model agent (its provider and model in small print), an oval for a person
@@ -9,12 +9,16 @@ edges carry the number of messages that crossed them, visited nodes are
 filled, each node shows its tokens and a note marks the final state.
 Every node and edge has a stable ``id`` (see ``roost.visualize.ids``) that the
 replay page uses to highlight what an event touched.
+
+The graph is a ``graphviz.Digraph``, which writes and quotes the DOT source;
+laying it out (running ``dot``) is ``dot_program``'s job.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from roost.events import Event
 from roost.flow.models import Channel, Flow
@@ -31,12 +35,12 @@ from roost.visualize.dot_nodes import STATE_COLOURS, agent_node, director_node, 
 from roost.visualize.dot_text import (
     Attrs,
     Html,
-    attrs,
-    edge_statement,
+    add_edge,
+    add_node,
+    dot_attrs,
     esc,
     hiding,
-    quote,
-    quote_id,
+    plain,
     shorten,
     small,
 )
@@ -48,7 +52,12 @@ from roost.visualize.run_summary import (
     summarize,
 )
 
+if TYPE_CHECKING:
+    import graphviz
+
 CHANNEL_COLOURS = ["#6b46a3", "#2c7a7b", "#b83280", "#c05621", "#2b6cb0", "#276749"]
+NODE_LOOK: Attrs = {"fontname": "Helvetica", "fontsize": 12, "margin": "0.12,0.06"}
+EDGE_LOOK: Attrs = {"fontname": "Helvetica", "fontsize": 9, "color": "#4a5568", "arrowsize": 0.7}
 
 
 def flow_to_dot(
@@ -61,6 +70,23 @@ def flow_to_dot(
 ) -> str:
     """The DOT source drawing ``flow``; with ``events``, what that run did over it.
 
+    The options are ``flow_graph``'s.
+    """
+    graph = flow_graph(flow, events, title=title, mark_final=mark_final, for_page=for_page)
+    source: str = graph.source
+    return source
+
+
+def flow_graph(
+    flow: Flow,
+    events: Sequence[Event] | None = None,
+    *,
+    title: bool = True,
+    mark_final: bool = True,
+    for_page: bool = False,
+) -> graphviz.Digraph:
+    """The graph drawing ``flow``; with ``events``, what that run did over it.
+
     ``title=False`` leaves out the flow's name and description above the graph, and
     ``mark_final=False`` leaves the node where the run ended without its coloured
     outline and the run without its state note (the replay page shows them itself, at
@@ -69,68 +95,68 @@ def flow_to_dot(
     replay page's pane, about as tall as wide. Values that came from the environment
     (``flow.secrets``) are masked wherever text is drawn.
     """
+    import graphviz
+
     with hiding(flow.secrets):
+        graph = graphviz.Digraph(
+            plain(flow.name),
+            graph_attr=dot_attrs(_graph_attrs(flow, title)),
+            node_attr=dot_attrs(NODE_LOOK),
+            edge_attr=dot_attrs(EDGE_LOOK),
+        )
         wrap_over = PAGE_STAGGER_AT if for_page else STAGGER_AT
-        return "\n".join(_statements(flow, events, title, mark_final, wrap_over)) + "\n"
+        _draw(graph, flow, events, mark_final, wrap_over)
+    return graph
 
 
-def _statements(
-    flow: Flow, events: Sequence[Event] | None, title: bool, mark_final: bool, wrap_over: int
-) -> list[str]:
+def _draw(
+    graph: graphviz.Digraph,
+    flow: Flow,
+    events: Sequence[Event] | None,
+    mark_final: bool,
+    wrap_over: int,
+) -> None:
+    # Graphviz places nodes in the order it reads them: this order is the layout's.
     run = summarize(flow, events) if events is not None else None
     node_run = run
     if run is not None and not mark_final:
         node_run = replace(run, final=FinalState(run.final.status))
-    lines = [
-        f"digraph {quote(flow.name)} {{",
-        "  " + _graph_attrs(flow, title),
-        '  node [fontname="Helvetica", fontsize=12, margin="0.12,0.06"];',
-        '  edge [fontname="Helvetica", fontsize=9, color="#4a5568", arrowsize=0.7];',
-    ]
     placed = _home_channels(flow)
     for index, (name, channel) in enumerate(flow.channels.items()):
         members = [m for m in channel.members if placed.get(m) == name]
-        lines += _cluster(flow, name, channel, members, index, node_run)
+        _cluster(graph, flow, name, channel, members, index, node_run)
     for name, agent in flow.agents.items():
         if name not in placed:
-            lines.append("  " + agent_node(flow, name, agent, node_run))
+            agent_node(graph, flow, name, agent, node_run)
     if events is not None:
-        lines += ghost_nodes(flow, events)
+        ghost_nodes(graph, flow, events)
     for index, (name, channel) in enumerate(flow.channels.items()):
-        lines += _member_edges(name, channel, run, wrap_over)
-        lines += _transition_edges(name, channel, index)
-    lines += stack_channels(flow, wrap_over)
-    lines += grid_loose_agents(flow)
-    lines += _start_route(flow)
+        _member_edges(graph, name, channel, run, wrap_over)
+        _transition_edges(graph, name, channel, index)
+    stack_channels(graph, flow, wrap_over)
+    grid_loose_agents(graph, flow)
+    _start_route(graph, flow)
     if run is not None:
-        lines += _message_edges(flow, run)
+        _message_edges(graph, flow, run)
         if mark_final:
-            lines += _state_note(run)
-    lines.append("}")
-    return lines
+            _state_note(graph, run)
 
 
-def _graph_attrs(flow: Flow, title: bool) -> str:
+def _graph_attrs(flow: Flow, title: bool) -> Attrs:
     heading = flow.name + (f" — {flow.description}" if flow.description else "")
-    return (
-        "graph "
-        + attrs(
-            {
-                "id": "flow",
-                "charset": "UTF-8",
-                "rankdir": "TB",
-                "fontname": "Helvetica",
-                "labelloc": "t",
-                "label": Html(f"<B>{esc(heading, 120)}</B>") if title else None,
-                "nodesep": 0.5,
-                "ranksep": 0.5,
-                "newrank": True,
-                "bgcolor": "white",
-                "tooltip": flow.name,
-            }
-        )
-        + ";"
-    )
+    return {
+        "id": "flow",
+        "charset": "UTF-8",
+        "rankdir": "TB",
+        "fontname": "Helvetica",
+        "labelloc": "t",
+        "label": Html(f"<B>{esc(heading, 120)}</B>") if title else None,
+        "nodesep": 0.5,
+        "ranksep": 0.5,
+        "newrank": True,
+        "bgcolor": "white",
+        "tooltip": flow.name,
+    }
 
 
 def _home_channels(flow: Flow) -> dict[str, str]:
@@ -147,33 +173,33 @@ def _home_channels(flow: Flow) -> dict[str, str]:
 
 
 def _cluster(
-    flow: Flow, name: str, channel: Channel, members: list[str], index: int, run: RunSummary | None
-) -> list[str]:
+    graph: graphviz.Digraph,
+    flow: Flow,
+    name: str,
+    channel: Channel,
+    members: list[str],
+    index: int,
+    run: RunSummary | None,
+) -> None:
     colour = CHANNEL_COLOURS[index % len(CHANNEL_COLOURS)]
-    lines = [
-        f"  subgraph {quote_id('cluster_' + ids.slug(name))} {{",
-        "    graph "
-        + attrs(
-            {
-                "id": "cluster-" + ids.slug(name),
-                "label": Html(small(esc(f"channel {name}", 60), colour, 10)),
-                "style": "rounded,filled",
-                "fillcolor": "#faf8fd",
-                "color": colour,
-                "labeljust": "l",
-            }
-        )
-        + ";",
-        "    " + director_node(flow, name, channel, run),
-    ]
-    for member in members:
-        lines.append("    " + agent_node(flow, member, flow.agents[member], run))
-    lines.append("  }")
-    return lines
+    frame: Attrs = {
+        "id": "cluster-" + ids.slug(name),
+        "label": Html(small(esc(f"channel {name}", 60), colour, 10)),
+        "style": "rounded,filled",
+        "fillcolor": "#faf8fd",
+        "color": colour,
+        "labeljust": "l",
+    }
+    # Graphviz draws a subgraph whose name starts with "cluster" as a framed box.
+    with graph.subgraph(name="cluster_" + ids.slug(name), graph_attr=dot_attrs(frame)) as inner:
+        director_node(inner, flow, name, channel, run)
+        for member in members:
+            agent_node(inner, flow, member, flow.agents[member], run)
 
 
-def _member_edges(name: str, channel: Channel, run: RunSummary | None, wrap_over: int) -> list[str]:
-    lines = []
+def _member_edges(
+    graph: graphviz.Digraph, name: str, channel: Channel, run: RunSummary | None, wrap_over: int
+) -> None:
     for position, member in enumerate(channel.members):
         count = _member_messages(name, member, run) if run else 0
         edge: Attrs = {
@@ -186,17 +212,15 @@ def _member_edges(name: str, channel: Channel, run: RunSummary | None, wrap_over
             "label": _count_label(count) if run is not None else None,
             "tooltip": f"{member} is a member of {name}",
         }
-        lines.append(edge_statement(ids.node_id(name), ids.node_id(member), edge))
-    return lines
+        add_edge(graph, ids.node_id(name), ids.node_id(member), edge)
 
 
 def _member_messages(channel: str, member: str, run: RunSummary) -> int:
     return run.messages[(member, channel)] + run.messages[(channel, member)]
 
 
-def _transition_edges(name: str, channel: Channel, index: int) -> list[str]:
+def _transition_edges(graph: graphviz.Digraph, name: str, channel: Channel, index: int) -> None:
     colour = CHANNEL_COLOURS[index % len(CHANNEL_COLOURS)]
-    lines = []
     for source, targets in (channel.transitions or {}).items():
         for target in targets:
             edge: Attrs = {
@@ -206,15 +230,14 @@ def _transition_edges(name: str, channel: Channel, index: int) -> list[str]:
                 "constraint": False,
                 "tooltip": f"in {name}: {target} may speak after {source}",
             }
-            lines.append(edge_statement(ids.node_id(source), ids.node_id(target), edge))
-    return lines
+            add_edge(graph, ids.node_id(source), ids.node_id(target), edge)
 
 
-def _start_route(flow: Flow) -> list[str]:
+def _start_route(graph: graphviz.Digraph, flow: Flow) -> None:
     """A green edge into the start node: from its sender, or from a dot when the sender is
     a member of the channel it starts (an edge up into one's own channel reads badly)."""
     if flow.start is None:
-        return []
+        return
     start = flow.start
     green = "#22543d"
     quoted = f"\n“{shorten(' '.join(start.content.split()), 48)}”" if start.content else ""
@@ -228,19 +251,17 @@ def _start_route(flow: Flow) -> list[str]:
         edge["constraint"] = False
     if flow.node_kind(start.from_) == "agent" and not is_member_route(flow, start.from_, start.to):
         edge["label"] = Html(small(esc("start" + quoted), green, 9))
-        return [edge_statement(ids.node_id(start.from_), ids.node_id(start.to), edge)]
+        add_edge(graph, ids.node_id(start.from_), ids.node_id(start.to), edge)
+        return
     edge["label"] = Html(small(esc(f"start: {shorten(start.from_, 30)}{quoted}"), green, 9))
     dot: Attrs = {"id": ids.START_NODE_ID, "shape": "circle", "style": "filled", "label": ""}
     dot |= {"fillcolor": green, "color": green, "width": 0.18}
-    return [
-        f"  {quote_id(ids.START_NODE_ID)} {attrs(dot)};",
-        edge_statement(ids.START_NODE_ID, ids.node_id(start.to), edge),
-    ]
+    add_node(graph, ids.START_NODE_ID, dot)
+    add_edge(graph, ids.START_NODE_ID, ids.node_id(start.to), edge)
 
 
-def _message_edges(flow: Flow, run: RunSummary) -> list[str]:
+def _message_edges(graph: graphviz.Digraph, flow: Flow, run: RunSummary) -> None:
     """Edges for routes between two nodes that no member edge stands for."""
-    lines = []
     grid = in_grid(flow)
     for source, target in sorted(run.routes):
         if is_member_route(flow, source, target) is not None:
@@ -255,8 +276,7 @@ def _message_edges(flow: Flow, run: RunSummary) -> list[str]:
             "tooltip": f"{source} -> {target}: {count} message" + ("" if count == 1 else "s"),
             "constraint": False if grid else None,
         }
-        lines.append(edge_statement(ids.node_id(source), ids.node_id(target), edge))
-    return lines
+        add_edge(graph, ids.node_id(source), ids.node_id(target), edge)
 
 
 def state_text(final: FinalState) -> str:
@@ -270,7 +290,7 @@ def state_text(final: FinalState) -> str:
     return final.status
 
 
-def _state_note(run: RunSummary) -> list[str]:
+def _state_note(graph: graphviz.Digraph, run: RunSummary) -> None:
     final = run.final
     colour = STATE_COLOURS.get(final.status, "#718096")
     text = state_text(final)
@@ -286,12 +306,11 @@ def _state_note(run: RunSummary) -> list[str]:
         "penwidth": 2.0,
         "label": Html(f'<FONT COLOR="{colour}">{label}</FONT>'),
     }
-    lines = [f"  {quote_id(ids.STATE_NODE_ID)} {attrs(note)};"]
+    add_node(graph, ids.STATE_NODE_ID, note)
     if final.node is not None:
         edge: Attrs = {"style": "dotted", "color": colour, "arrowhead": "none"}
         edge["id"] = "run-state-edge"
-        lines.append(edge_statement(ids.STATE_NODE_ID, ids.node_id(final.node), edge))
-    return lines
+        add_edge(graph, ids.STATE_NODE_ID, ids.node_id(final.node), edge)
 
 
 def _width(count: int) -> float:

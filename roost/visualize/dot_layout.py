@@ -10,10 +10,14 @@ from __future__ import annotations
 
 import math
 from itertools import pairwise
+from typing import TYPE_CHECKING
 
 from roost.flow.models import Flow
 from roost.visualize import ids
-from roost.visualize.dot_text import Attrs, edge_statement
+from roost.visualize.dot_text import Attrs, add_edge
+
+if TYPE_CHECKING:
+    import graphviz
 
 # Past this many members, member edges get staggered lengths so a channel wraps into rows.
 STAGGER_AT = 6
@@ -31,23 +35,21 @@ def stagger(members: int, position: int, wrap_over: int = STAGGER_AT) -> int:
     return 1 + position % 3 if members > wrap_over else 1
 
 
-def stack_channels(flow: Flow, wrap_over: int = STAGGER_AT) -> list[str]:
-    """Invisible edges that put big channels one under another instead of side by side.
+def stack_channels(graph: graphviz.Digraph, flow: Flow, wrap_over: int = STAGGER_AT) -> None:
+    """Adds invisible edges that put big channels one under another instead of side by side.
 
     Side by side, three channels of nine members make a picture five times wider than
     tall; stacked, it reads at full size.
     """
     if len(flow.agents) <= STACK_AT or len(flow.channels) < 2:
-        return []
-    lines = []
+        return
     for upper, lower in pairwise(flow.channels):
         # One edge between directors, long enough to clear the upper channel's rows; it
         # carries no weight, so it neither pulls members about nor reorders them.
         rows = 3 if len(flow.channels[upper].members) > wrap_over else 1
         edge: Attrs = {"style": "invis", "weight": 0, "minlen": rows + 1}
         edge["id"] = f"stack-{ids.slug(upper)}-{ids.slug(lower)}"
-        lines.append(edge_statement(ids.node_id(upper), ids.node_id(lower), edge))
-    return lines
+        add_edge(graph, ids.node_id(upper), ids.node_id(lower), edge)
 
 
 def _loose_agents(flow: Flow) -> list[str]:
@@ -61,24 +63,22 @@ def in_grid(flow: Flow) -> bool:
     return len(_loose_agents(flow)) > LOOSE_ROW
 
 
-def grid_loose_agents(flow: Flow) -> list[str]:
-    """Invisible edges that wrap many agents of no channel into rows instead of one long line.
+def grid_loose_agents(graph: graphviz.Digraph, flow: Flow) -> None:
+    """Adds invisible edges that wrap many agents of no channel into rows instead of one long line.
 
     In a grid, the start route and message edges do not rank nodes (``constraint=false``),
     so the rows stay rows.
     """
     loose = _loose_agents(flow)
     if len(loose) <= LOOSE_ROW:
-        return []
+        return
     columns = math.ceil(math.sqrt(len(loose) * 2))
     if flow.start and {flow.start.from_, flow.start.to} <= set(loose):
         # The start route's sender heads the first column and its addressee stands just
         # below, so the start arrow points down like in a small flow.
         others = [n for n in loose if n not in (flow.start.from_, flow.start.to)]
         loose = [flow.start.from_, *others[: columns - 1], flow.start.to, *others[columns - 1 :]]
-    lines = []
     for index in range(len(loose) - columns):
         upper, lower = loose[index], loose[index + columns]
         edge: Attrs = {"style": "invis", "id": f"grid-{ids.slug(upper)}"}
-        lines.append(edge_statement(ids.node_id(upper), ids.node_id(lower), edge))
-    return lines
+        add_edge(graph, ids.node_id(upper), ids.node_id(lower), edge)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from roost.events import Event
 from roost.flow.models import (
@@ -24,8 +25,11 @@ from roost.flow.models import (
     ToolGroup,
 )
 from roost.visualize import ids
-from roost.visualize.dot_text import Attrs, attrs, esc, quote_id, shorten, small, table, wrap_list
+from roost.visualize.dot_text import Attrs, add_node, esc, shorten, small, table, wrap_list
 from roost.visualize.run_summary import RunSummary, Tokens, names_in
+
+if TYPE_CHECKING:
+    import graphviz
 
 # (text, colour) of one row of small print; an empty text is a row not drawn.
 Row = tuple[str, str]
@@ -39,8 +43,10 @@ _UNSAFE = re.compile(r"[^a-zA-Z0-9_-]")
 STATE_COLOURS = {"terminated": "#4a5568", "paused": "#d69e2e", "error": "#c53030"}
 
 
-def agent_node(flow: Flow, name: str, agent: Agent, run: RunSummary | None) -> str:
-    """The DOT statement of an agent: a person (oval) or a model agent (rounded box)."""
+def agent_node(
+    graph: graphviz.Digraph, flow: Flow, name: str, agent: Agent, run: RunSummary | None
+) -> None:
+    """Adds an agent's node: a person (oval) or a model agent (rounded box)."""
     human = flow.interrupt_of(name) == "ALWAYS"
     look = HUMAN if human else MODEL
     rows = [f"<B>{esc(name, 40)}</B>"]
@@ -50,11 +56,13 @@ def agent_node(flow: Flow, name: str, agent: Agent, run: RunSummary | None) -> s
         rows.append(small(esc(_provider_text(flow, agent.provider), 48)))
     rows += [small(esc(text), ink) for text, ink in counter_rows(flow, name, run) if text]
     style = _node_style(look, name, run, rounded=not human)
-    return _node(name, rows, "ellipse" if human else "box", style, agent.description or agent.role)
+    _node(graph, name, rows, "ellipse" if human else "box", style, agent.description or agent.role)
 
 
-def director_node(flow: Flow, name: str, channel: Channel, run: RunSummary | None) -> str:
-    """The DOT statement of a channel's director: strategy, provider and cap."""
+def director_node(
+    graph: graphviz.Digraph, flow: Flow, name: str, channel: Channel, run: RunSummary | None
+) -> None:
+    """Adds a channel's director node: strategy, provider and cap."""
     director = channel.director
     strategy = director.strategy.replace("_", " ")
     rows = [small("director", DIRECTOR["line"]), f"<B>{esc(name, 40)}</B>", small(esc(strategy))]
@@ -64,7 +72,7 @@ def director_node(flow: Flow, name: str, channel: Channel, run: RunSummary | Non
     rows.append(small(esc(cap)))
     rows += [small(esc(text), ink) for text, ink in counter_rows(flow, name, run) if text]
     style = _node_style(DIRECTOR, name, run, rounded=False)
-    return _node(name, rows, "box", style, channel.description or channel.role)
+    _node(graph, name, rows, "box", style, channel.description or channel.role)
 
 
 def counter_rows(flow: Flow, name: str, run: RunSummary | None) -> list[Row]:
@@ -85,11 +93,18 @@ def counter_rows(flow: Flow, name: str, run: RunSummary | None) -> list[Row]:
     return rows
 
 
-def _node(name: str, rows: list[str], shape: str, style: Attrs, tooltip: str | None) -> str:
-    """One node statement; the tooltip (a role or description) shows on hover in SVG."""
+def _node(
+    graph: graphviz.Digraph,
+    name: str,
+    rows: list[str],
+    shape: str,
+    style: Attrs,
+    tooltip: str | None,
+) -> None:
+    """Adds one node; the tooltip (a role or description) shows on hover in SVG."""
     values: Attrs = {"id": ids.node_id(name), "label": table(rows), "shape": shape, **style}
     values["tooltip"] = shorten(tooltip or name, 300)
-    return f"{quote_id(ids.node_id(name))} {attrs(values)};"
+    add_node(graph, ids.node_id(name), values)
 
 
 def _node_style(look: dict[str, str], name: str, run: RunSummary | None, *, rounded: bool) -> Attrs:
@@ -172,12 +187,11 @@ def _tokens_text(tokens: Tokens) -> str:
     return f"{tokens.total:,} tokens ({tokens.prompt:,} in, {tokens.completion:,} out) · {calls}"
 
 
-def ghost_nodes(flow: Flow, events: Sequence[Event]) -> list[str]:
-    """Nodes a run mentions that this flow does not have (the run used another version)."""
-    lines = []
+def ghost_nodes(graph: graphviz.Digraph, flow: Flow, events: Sequence[Event]) -> None:
+    """Adds the nodes a run mentions that this flow does not have (the run used another
+    version of it)."""
     for name in names_in(events):
         if flow.node_kind(name) is None:
             rows = [f"<B>{esc(name, 40)}</B>", small("not in this flow")]
             style: Attrs = {"style": "dashed", "color": "#a0aec0"}
-            lines.append("  " + _node(name, rows, "box", style, "not in this flow"))
-    return lines
+            _node(graph, name, rows, "box", style, "not in this flow")

@@ -1,48 +1,45 @@
-"""Running Graphviz's ``dot`` program: the one place roost starts it.
+"""Laying out a drawing with Graphviz's ``dot`` program: the one place roost runs it.
 
-When ``dot`` is missing the error says exactly how to install it.
+The graphviz package starts ``dot``; this module turns its failures into one
+line each: a missing ``dot`` names the install command, a failing one quotes
+the first line of what it said.
 """
 
 from __future__ import annotations
 
-import shutil
-import subprocess
+from typing import TYPE_CHECKING
 
 from roost.errors import RoostError
+from roost.visualize.dot_text import shorten
+
+if TYPE_CHECKING:
+    import graphviz
 
 INSTALL_GRAPHVIZ = (
     "install Graphviz: apt-get install graphviz (Debian/Ubuntu), brew install graphviz (macOS)"
 )
-DOT_TIMEOUT = 120.0  # seconds; a 30-agent flow lays out in well under one
+_STDERR_QUOTED = 200  # characters of dot's complaint kept in the error
 
 
-def run_dot(source: str, fmt: str, *, timeout: float = DOT_TIMEOUT) -> bytes:
-    """The output of ``dot -T<fmt>`` for ``source``; RoostError naming the fix when it fails."""
-    program = shutil.which("dot")
-    if program is None:
-        raise RoostError(INSTALL_GRAPHVIZ)
+def run_dot(graph: graphviz.Digraph | graphviz.Source, fmt: str) -> bytes:
+    """``graph`` laid out by ``dot`` in ``fmt`` (``svg``, ``png``...); RoostError naming the fix."""
+    import graphviz
+
     try:
-        done = subprocess.run(
-            [program, f"-T{fmt}"],
-            input=source.encode("utf-8"),
-            capture_output=True,
-            timeout=timeout,
-            check=False,
-        )
-    except FileNotFoundError as exc:
+        data: bytes = graph.pipe(format=fmt, quiet=True)
+    except graphviz.ExecutableNotFound as exc:
         raise RoostError(INSTALL_GRAPHVIZ) from exc
-    except subprocess.TimeoutExpired as exc:
-        raise RoostError(f"dot did not finish within {timeout:g} seconds") from exc
-    except OSError as exc:
+    except graphviz.CalledProcessError as exc:
+        said = (exc.stderr or b"").decode("utf-8", "replace").strip().splitlines()
+        shown = shorten(said[0], _STDERR_QUOTED) if said else f"exit {exc.returncode}"
+        raise RoostError(f"dot failed: {shown}") from exc
+    except OSError as exc:  # found but not runnable: permissions, a broken file
         raise RoostError(f"cannot run dot: {exc.strerror or exc}") from exc
-    if done.returncode != 0:
-        lines = done.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise RoostError("dot failed: " + (lines[0] if lines else f"exit {done.returncode}"))
-    return done.stdout
+    return data
 
 
-def svg_markup(source: str) -> str:
-    """The SVG drawing of ``source`` without its XML prolog, ready to inline in HTML."""
-    svg = run_dot(source, "svg").decode("utf-8")
+def svg_markup(graph: graphviz.Digraph) -> str:
+    """The SVG drawing of ``graph`` without its XML prolog, ready to inline in HTML."""
+    svg = run_dot(graph, "svg").decode("utf-8")
     start = svg.find("<svg")
     return svg[start:] if start >= 0 else svg

@@ -1,9 +1,16 @@
-"""Spelling DOT: quoted strings, HTML-like labels and attribute lists.
+"""Text for Graphviz: plain strings, HTML-like labels and attribute values.
 
-Every piece of text from a flow or a run reaches the DOT source through one of
-these functions, so a name or message holding quotes, backslashes, angle
-brackets, braces or control characters can never break the graph or inject
-attributes.
+The graphviz package writes the DOT source and quotes every id and value; these
+functions decide what a value means before it gets there. Text from a flow or a
+run is plain (``plain``, through ``graphviz.escape``: backslashes such as
+``\\N`` and ``<...>`` stay literal), a tooltip (``tooltip``, which Graphviz
+reads twice) or escaped into an HTML-like label (``esc``). Only labels built
+here are marked ``Html``, so a name or message holding quotes, backslashes,
+angle brackets, braces or control characters can never break the graph or
+inject attributes or markup.
+
+The graphviz package is imported where a value is spelt, not when this module
+is: building a drawing is the only reason to load it.
 """
 
 from __future__ import annotations
@@ -14,14 +21,19 @@ from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from roost.flow.redact import redact
+
+if TYPE_CHECKING:
+    import graphviz
 
 # Values substituted from the environment while a flow is drawn (see ``hiding``).
 _SECRETS: ContextVar[frozenset[str]] = ContextVar("roost_visualize_secrets", default=frozenset())
 
 # XML 1.0 (which Graphviz's HTML labels are parsed as) forbids these characters.
 _XML_FORBIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+_NEWLINE = re.compile("\r\n|\r|\n")
 
 
 @dataclass(frozen=True)
@@ -37,7 +49,7 @@ Attrs = dict[str, AttrValue]
 
 @contextmanager
 def hiding(secrets: Iterable[str]) -> Iterator[None]:
-    """Within this block, ``esc`` and ``quote`` mask every secret in the text they are given."""
+    """Within this block, ``esc``, ``plain`` and ``tooltip`` mask every secret in their text."""
     token = _SECRETS.set(frozenset(secrets))
     try:
         yield
@@ -45,16 +57,66 @@ def hiding(secrets: Iterable[str]) -> Iterator[None]:
         _SECRETS.reset(token)
 
 
-def quote_id(name: str) -> str:
-    """A DOT id in double quotes; ids come from ``roost.visualize.ids`` (letters, digits, -)."""
-    return f'"{name}"'
+def plain(text: str) -> str:
+    """``text`` as a DOT string that shows as written, newlines kept; secrets masked."""
+    import graphviz
+
+    # escape() doubles every backslash, so the "\n" put in for a newline is the only escape.
+    literal: str = graphviz.escape(_visible(text))
+    shown: str = graphviz.nohtml(_NEWLINE.sub(r"\\n", literal))
+    return shown
 
 
-def quote(text: str) -> str:
-    """A DOT double-quoted string whose escString sequences (``\\N``, ``\\l``...) are inert."""
-    text = _XML_FORBIDDEN.sub("", redact(text, _SECRETS.get()))
-    text = text.replace("\\", "\\\\").replace('"', '\\"')
-    return '"' + text.replace("\r\n", "\\n").replace("\n", "\\n").replace("\r", "\\n") + '"'
+def tooltip(text: str) -> str:
+    """``text`` as a DOT string for a ``tooltip``, which shows it as written; secrets masked.
+
+    Graphviz reads a tooltip twice: first HTML entities and ``\\n``-like escapes (a
+    backslash before any other character is dropped), then ``\\N``, ``\\G``... with
+    ``\\\\`` for one backslash. So backslashes are escaped twice and ``&`` once.
+    """
+    import graphviz
+
+    literal: str = graphviz.escape(graphviz.escape(_visible(text).replace("&", "&amp;")))
+    shown: str = graphviz.nohtml(_NEWLINE.sub(r"\\n", literal))
+    return shown
+
+
+def _visible(text: str) -> str:
+    """``text`` with secrets masked and the characters XML cannot hold taken out."""
+    return _XML_FORBIDDEN.sub("", redact(text, _SECRETS.get()))
+
+
+def add_node(graph: graphviz.Digraph, node_id: str, values: Mapping[str, AttrValue]) -> None:
+    """Adds the node ``node_id`` (from ``roost.visualize.ids``) with these attributes."""
+    graph.node(node_id, _attributes=dot_attrs(values))
+
+
+def add_edge(
+    graph: graphviz.Digraph, tail: str, head: str, values: Mapping[str, AttrValue]
+) -> None:
+    """Adds an edge between two node ids with these attributes."""
+    graph.edge(tail, head, _attributes=dot_attrs(values))
+
+
+def dot_attrs(values: Mapping[str, AttrValue]) -> dict[str, str]:
+    """Attributes as the graphviz package takes them; None values are left out.
+
+    An ``id`` comes from ``roost.visualize.ids`` (letters, digits, ``-`` and ``_``) and is
+    kept as it is: masking a secret inside it would break the replay page's lookups.
+    """
+    return {key: _value(key, value) for key, value in values.items() if value is not None}
+
+
+def _value(key: str, value: str | Html | float) -> str:
+    if isinstance(value, Html):
+        return "<" + value.markup + ">"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return str(value)
+    if key == "id":
+        return value
+    return tooltip(value) if key == "tooltip" else plain(value)
 
 
 def shorten(text: str, limit: int) -> str:
@@ -67,7 +129,7 @@ def esc(text: str, limit: int | None = None) -> str:
 
     Never empty: Graphviz refuses an empty ``<B></B>`` or ``<FONT></FONT>``.
     """
-    text = _XML_FORBIDDEN.sub("", redact(text, _SECRETS.get()))
+    text = _visible(text)
     if not text:
         return "&#160;"
     if limit is not None:
@@ -80,31 +142,6 @@ def esc(text: str, limit: int | None = None) -> str:
         .replace("]", "&#93;")
     )
     return escaped.replace("\n", "<BR/>")
-
-
-def attrs(values: Mapping[str, AttrValue]) -> str:
-    """``[key="value", ...]``; None values are left out."""
-    parts = []
-    for key, value in values.items():
-        if value is None:
-            continue
-        parts.append(f"{key}={quote_id(str(value)) if key == 'id' else _value(value)}")
-    return "[" + ", ".join(parts) + "]" if parts else ""
-
-
-def edge_statement(source: str, target: str, values: Mapping[str, AttrValue]) -> str:
-    """``"source" -> "target" [...];`` between two element ids."""
-    return f"  {quote_id(source)} -> {quote_id(target)} {attrs(values)};"
-
-
-def _value(value: str | Html | float) -> str:
-    if isinstance(value, Html):
-        return "<" + value.markup + ">"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int | float):
-        return str(value)
-    return quote(value)
 
 
 def small(text: str, color: str = "#4a4a4a", size: int = 9) -> str:

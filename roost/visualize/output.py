@@ -1,8 +1,8 @@
-"""Writing drawings to files: ``.dot`` as text, ``.svg``/``.png``/``.pdf`` through Graphviz's
-``dot`` program, ``.html`` as the replay page.
+"""Writing drawings to files: ``.dot`` as text, ``.svg``/``.png``/``.pdf`` laid out by
+Graphviz's ``dot`` program, ``.html`` as the replay page.
 
-The pure functions (``flow_to_dot``, ``replay_html``) build text; this module is
-the only place that runs a program or writes a file.
+``flow_graph`` and ``replay_html`` build the drawing, ``dot_program`` runs ``dot``
+for them; this module is the only place that writes a file.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 from roost.errors import RoostError, UsageError
 from roost.events import Event
 from roost.flow.models import Flow
-from roost.visualize.dot import flow_to_dot
+from roost.visualize.dot import flow_graph
 from roost.visualize.dot_program import INSTALL_GRAPHVIZ, run_dot
 from roost.visualize.replay_page import replay_html
 
@@ -40,10 +40,11 @@ def render_bytes(flow: Flow, events: Sequence[Event] | None, fmt: str) -> bytes:
     """The drawing of ``flow`` (and a run) in ``fmt``, as the file's bytes."""
     if fmt == "html":
         return replay_html(flow, list(events or [])).encode("utf-8")
-    source = flow_to_dot(flow, events)
+    graph = flow_graph(flow, events)
     if fmt == "dot":
+        source: str = graph.source
         return source.encode("utf-8")
-    return run_dot(source, fmt)
+    return run_dot(graph, fmt)
 
 
 def write_render(flow: Flow, events: Sequence[Event] | None, out: Path) -> Path:

@@ -16,13 +16,13 @@ import json
 import re
 from collections.abc import Sequence
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from roost.events import Event, LlmCallEvent, MessageEvent, event_dict
 from roost.flow.models import Flow
 from roost.flow.redact import redact
 from roost.visualize import ids
-from roost.visualize.dot import flow_to_dot, state_text
+from roost.visualize.dot import flow_graph, state_text
 from roost.visualize.dot_nodes import counter_rows
 from roost.visualize.dot_program import svg_markup
 from roost.visualize.run_summary import (
@@ -36,6 +36,9 @@ from roost.visualize.run_summary import (
     visits,
 )
 
+if TYPE_CHECKING:
+    import graphviz
+
 _PLACEHOLDER = re.compile(r"@@ROOST_(TITLE|HEADING|CSS|SVG|JS|DATA)@@")
 _COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 _SVG_SIZE = re.compile(r'(<svg\b[^>]*?)\s(width|height)="[^"]*"')
@@ -47,7 +50,7 @@ def replay_html(flow: Flow, events: Sequence[Event]) -> str:
         "TITLE": html.escape(redact(f"{flow.name} · roost replay", flow.secrets)),
         "HEADING": _heading(flow),
         "CSS": _asset("replay.css"),
-        "SVG": inline_svg(flow_to_dot(flow, events, title=False, mark_final=False, for_page=True)),
+        "SVG": inline_svg(flow_graph(flow, events, title=False, mark_final=False, for_page=True)),
         "JS": _asset("replay.js"),
         # Events never hold secrets (the engine keeps them out; run_start has the text as
         # written, placeholders unexpanded), so the data is embedded as recorded.
@@ -57,10 +60,10 @@ def replay_html(flow: Flow, events: Sequence[Event]) -> str:
     return _PLACEHOLDER.sub(lambda match: parts[match.group(1)], _asset("replay.html"))
 
 
-def inline_svg(source: str) -> str:
-    """The drawing of ``source`` as SVG markup to place inside HTML (no prolog, no comments)."""
+def inline_svg(graph: graphviz.Digraph) -> str:
+    """The drawing of ``graph`` as SVG markup to place inside HTML (no prolog, no comments)."""
     # dot spells every "-" as "&#45;"; the plain character means the same and reads better.
-    svg = _COMMENT.sub("", svg_markup(source)).replace("&#45;", "-")
+    svg = _COMMENT.sub("", svg_markup(graph)).replace("&#45;", "-")
     for _ in range(2):  # the root element's fixed size would stop the page from scaling it
         svg = _SVG_SIZE.sub(r"\1", svg, count=1)
     return svg

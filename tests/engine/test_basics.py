@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import textwrap
+
 from roost.engine import fold
 from tests.engine.conftest import kinds, messages, runner_for
 
@@ -40,6 +42,6 @@ async def test_the_run_start_event_records_the_flow_text() -> None:
     await runner.start()
     first = log.load()[0]
     assert first.type == "run_start"
-    assert first.flow.text.startswith("\nroost: 1") or "roost: 1" in first.flow.text
+    assert first.flow.text == textwrap.dedent(PAIR)
     assert first.flow.hash.startswith("sha256:")
     assert kinds(log.load())[1:3] == ["message", "llm_call"]

@@ -11,7 +11,7 @@ from pathlib import Path
 from roost.engine import Runner, fold
 from roost.eventlog import MemoryLog
 from roost.events import event_json
-from roost.messages import AssistantMessage, ModelRequest, ModelResponse
+from roost.messages import ModelRequest, ModelResponse
 from roost.providers.base import TextCallback
 from roost.store.jsonl import JsonlLog
 from tests.engine.conftest import make_flow
@@ -88,30 +88,45 @@ async def test_the_digest_changes_with_the_history_and_is_repeatable() -> None:
     assert len(set(digests[0])) == len(digests[0])
 
 
-class SlowProvider:
+class StuckProvider:
+    """A provider whose call never ends; ``called`` is set once a call is under way."""
+
     name = "mock"
-    model = "slow"
+    model = "stuck"
+
+    def __init__(self) -> None:
+        self.called = asyncio.Event()
 
     async def complete(
         self, request: ModelRequest, *, on_text: TextCallback | None = None
     ) -> ModelResponse:
-        await asyncio.sleep(30)
-        return ModelResponse(message=AssistantMessage(content="late"))
+        self.called.set()
+        await asyncio.Event().wait()  # nothing ever sets it: only cancelling ends the call
+        raise AssertionError("unreachable")
 
 
 async def test_a_run_cancelled_during_a_model_call_is_retried_cleanly() -> None:
     log = MemoryLog("r")
     flow = make_flow(CHANNEL)
-    runner = Runner(flow, log, providers=lambda name: SlowProvider())
+    stuck = StuckProvider()
+    runner = Runner(flow, log, providers=lambda name: stuck)
     task = asyncio.create_task(runner.start())
-    await asyncio.sleep(0.2)
-    task.cancel()
+    called = asyncio.create_task(stuck.called.wait())
+    await asyncio.wait([task, called], return_when=asyncio.FIRST_COMPLETED)
+    assert stuck.called.is_set(), "the run ended before calling the model"
+    task.cancel()  # the model call is under way: cancel it there
     with contextlib.suppress(asyncio.CancelledError):
         await task
     assert fold(log.load()).status == "running"
     assert [e.type for e in log.load()] == ["run_start", "message", "select"]
     state = await Runner(flow, log).retry()
-    assert state.status in ("paused", "terminated", "error")
+    # a's call is redone (one), then b says INTERRUPT: the run waits for the channel's answer.
+    assert state.status == "paused"
+    assert [(e.from_, e.content) for e in log.load() if e.type == "message"] == [
+        ("USER", "go"),
+        ("a", "one"),
+        ("b", "INTERRUPT"),
+    ]
     assert log.load()[3].type == "retry"
     assert [e.seq for e in log.load()] == list(range(len(log.load())))
     assert all(event_json(e) for e in log.load())

@@ -248,3 +248,40 @@ async def test_a_retry_after_a_provider_error_keeps_the_tool_results() -> None:
     assert messages(log.load())[1] == ("assistant", "USER", "ok:{}")
     assert state.status == "terminated"
     assert fold(log.load()) == state
+
+
+async def test_a_result_exactly_at_the_limit_is_shown_whole() -> None:
+    fast = FakeTool("fast", result="x" * 6)  # its result is "xxxxxx:{}", nine characters
+    replies = f"[{{tool_calls: [{call('fast')}]}}, {{echo: last}}, TERMINATE]"
+    _runner, log = await run(flow_with(replies, extra=", tool_result_limit: 9"), fast)
+    assert messages(log.load())[1][2] == "xxxxxx:{}"
+
+
+async def test_a_result_one_past_the_limit_is_cut() -> None:
+    fast = FakeTool("fast", result="x" * 6)
+    replies = f"[{{tool_calls: [{call('fast')}]}}, {{echo: last}}, TERMINATE]"
+    _runner, log = await run(flow_with(replies, extra=", tool_result_limit: 8"), fast)
+    assert messages(log.load())[1][2] == "xxxxxx:{\n[cut: the first 8 of 9 characters are shown]"
+
+
+async def test_no_tool_rounds_allowed_means_one_call_without_tools_and_no_limit_note() -> None:
+    fast = FakeTool("fast")
+    replies = "[{echo: last}, TERMINATE]"
+    _runner, log = await run(flow_with(replies, agent_extra=", max_tool_calls: 0"), fast)
+    calls = [e for e in log.load() if e.type == "llm_call"]
+    assert [c.tools for c in calls] == [(), ()]
+    # No round ran, so there is no limit to speak of: the model sees the start message last.
+    assert messages(log.load())[1] == ("assistant", "USER", "Go")
+    assert fast.calls == []
+
+
+async def test_an_agent_without_tools_and_no_rounds_allowed_keeps_its_first_answer() -> None:
+    text = flow_with(f"[{{tool_calls: [{call('fast')}]}}, later, TERMINATE]").replace(
+        ", functions: [slow, fast]", ", max_tool_calls: 0"
+    )
+    _runner, log = await run(text)
+    events = log.load()
+    # The answer asked for a tool it was not offered and no round may run: it is the reply.
+    assert [e.node for e in events if e.type == "llm_call"] == ["assistant", "USER", "assistant"]
+    assert not [e for e in events if e.type in ("tool_call", "tool_result")]
+    assert messages(events)[1:3] == [("assistant", "USER", ""), ("USER", "assistant", "later")]

@@ -1,6 +1,6 @@
 """Whatever the input, loading gives a Flow or a FlowError: never another exception.
 
-Each example must also finish within a second (the hypothesis deadline).
+How long loading takes is measured in bench/limits.py, not asserted here.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ EXAMPLE = (Path(__file__).parent / "data" / "contract_example.yaml").read_text(e
 ENV = {"OPENAI_API_KEY": "sk-fuzz-secret-123456"}
 FUZZ = settings(
     max_examples=150,
-    deadline=1000,
+    deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
 )
 

@@ -138,11 +138,10 @@ async def test_stalled_stream_times_out(
     kind: str, server: FakeLLMServer, make_provider: MakeProvider
 ) -> None:
     server.script(Broken(Reply(text="slow"), after=1, how="stall", seconds=6))
-    provider = make_provider(kind, timeout=0.3, max_retries=0)  # imports the SDK: not timed
-    started = time.monotonic()
+    provider = make_provider(kind, timeout=0.3, max_retries=0)
+    # A client that waited the stall out would see the stream closed: a different error.
     with pytest.raises(ProviderError, match=r"stopped sending in the middle .*for 0.3 s"):
         await provider.complete(ASK)
-    assert time.monotonic() - started < 4  # the client gave up long before the stall ended
     assert len(server.requests) == 1
 
 

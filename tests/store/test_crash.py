@@ -5,6 +5,10 @@ random number of events (so the kill lands anywhere in the run, whatever the
 start-up time), adds a random few milliseconds and kills it. Then the store
 must open, hold a clean prefix of the run an uninterrupted process writes,
 and `roost retry` must finish the run with every tool call answered.
+
+The kill points come from a seed, printed first (pytest shows it with any
+failure) and named in every assertion. ``ROOST_CRASH_SEED=N`` runs the same
+targets again; the kill itself still lands where the child happens to be.
 """
 
 from __future__ import annotations
@@ -110,8 +114,9 @@ def kill_at_random(folder: Path, index: int, rng: random.Random, target: int) ->
 
 
 def test_killed_runs_leave_a_clean_resumable_prefix(folder: Path) -> None:
+    seed = int(os.environ.get("ROOST_CRASH_SEED") or random.randrange(1_000_000))
+    print(f"crash seed {seed} (ROOST_CRASH_SEED={seed} repeats these kill targets)")
     reference = reference_run(folder)
-    seed = random.randrange(1_000_000)
     rng = random.Random(seed)
     resumed = 0
     for index in range(ROUNDS):
@@ -130,7 +135,9 @@ def test_killed_runs_leave_a_clean_resumable_prefix(folder: Path) -> None:
         copy = JsonlLog(folder / f"events{index}.jsonl")
         copied = copy.load()
         assert len(copy.warnings) <= 1, note
-        assert [comparable(e) for e in copied] == [comparable(e) for e in events[: len(copied)]]
+        assert [comparable(e) for e in copied] == [comparable(e) for e in events[: len(copied)]], (
+            note
+        )
         if fold(events).status == "terminated":
             continue
         assert cli("retry", run.id, "--db", str(db)) == 0, note

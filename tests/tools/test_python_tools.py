@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 from pathlib import Path
 
 import pytest
@@ -160,18 +159,16 @@ async def test_non_string_results_are_json() -> None:
 
 
 async def test_async_and_sync_calls_overlap() -> None:
-    slow = tool("tools_mod:slow_echo")
-    blocking = tool("tools_mod:blocking_echo")
-    started = time.perf_counter()
+    meet_async, meet = tool("tools_mod:meet_async"), tool("tools_mod:meet")
+    # Each call returns only once all three are running at the same time.
     outcomes = await asyncio.gather(
-        slow.call({"text": "a", "delay": 0.3}),
-        blocking.call({"text": "b", "delay": 0.3}),
-        blocking.call({"text": "c", "delay": 0.3}),
+        meet_async.call({"group": "python-overlap", "parties": 3}),
+        meet.call({"group": "python-overlap", "parties": 3}),
+        meet.call({"group": "python-overlap", "parties": 3}),
     )
-    elapsed = time.perf_counter() - started
-    assert outcomes[0].content == "a"
-    assert outcomes[1].content.startswith("b from ") and "MainThread" not in outcomes[1].content
-    assert elapsed < 0.8, f"calls ran one after another ({elapsed:.2f}s)"
+    assert [o.is_error for o in outcomes] == [False, False, False], outcomes
+    assert outcomes[0].content == "met python-overlap"
+    assert outcomes[1].content == outcomes[2].content == "met python-overlap in roost-tool"
 
 
 async def test_positional_only_and_var_keyword() -> None:

@@ -9,6 +9,8 @@ import zlib
 from dataclasses import dataclass, field
 from typing import Any
 
+import graphviz
+
 from roost.visualize.dot_program import run_dot
 
 SVG = "{http://www.w3.org/2000/svg}"
@@ -28,9 +30,14 @@ class Graph:
         return edge["tail_id"], edge["head_id"]
 
 
+def rendered(source: str, fmt: str = "svg") -> bytes:
+    """The DOT text ``source`` laid out by the real ``dot`` in ``fmt`` (so it must be valid)."""
+    return run_dot(graphviz.Source(source), fmt)
+
+
 def laid_out(source: str) -> Graph:
     """Runs ``dot -Tjson0`` on ``source`` (so it must be valid DOT) and indexes the result."""
-    data = json.loads(run_dot(source, "json0"))
+    data = json.loads(rendered(source, "json0"))
     graph = Graph(attrs={k: v for k, v in data.items() if k not in ("objects", "edges")})
     by_gvid: dict[int, str] = {}
     for obj in data.get("objects", []):

@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import itertools
+import os
 import re
+import subprocess
+import sys
+from pathlib import Path
 from typing import Literal
 
 from hypothesis import HealthCheck, example, given, settings
@@ -12,9 +16,8 @@ from hypothesis import strategies as st
 from roost.flow import load_flow_text
 from roost.flow.models import Flow
 from roost.visualize import flow_to_dot, ids, replay_html
-from roost.visualize.dot_program import run_dot
 from tests.visualize import flows
-from tests.visualize.graphs import Graph, laid_out, svg_texts
+from tests.visualize.graphs import Graph, laid_out, rendered, svg_texts
 
 WRITER = 'writer "quoted" <b>&{x}'
 
@@ -55,7 +58,7 @@ def test_channel_is_a_cluster_with_director_members_and_transitions() -> None:
 
 
 def test_tools_and_providers_in_small_print() -> None:
-    svg = run_dot(flow_to_dot(flows.load("team.yaml")), "svg")
+    svg = rendered(flow_to_dot(flows.load("team.yaml")), "svg")
     texts = svg_texts(svg)
     assert "tools: math#add, math#multiply," in texts["node-mathematician"]
     assert "lookup" in texts["node-mathematician"]
@@ -65,10 +68,29 @@ def test_tools_and_providers_in_small_print() -> None:
     assert texts[ids.node_id(WRITER)].startswith(WRITER)
 
 
-def test_dot_source_is_deterministic() -> None:
-    flow = flows.load("team.yaml")
-    events = flows.team_run()
-    assert flow_to_dot(flow, events) == flow_to_dot(flow, events)
+# The team flow with its run, drawn in a process of its own.
+DRAW = (
+    "import sys; from tests.visualize import flows; from roost.visualize import flow_to_dot; "
+    "sys.stdout.write(flow_to_dot(flows.load('team.yaml'), flows.team_run()))"
+)
+
+
+def test_dot_source_is_the_same_in_every_process() -> None:
+    """Drawn here and in two processes whose string hashes (so set orders) differ."""
+    here = flow_to_dot(flows.load("team.yaml"), flows.team_run())
+    root = Path(__file__).parents[2]
+    for hash_seed in ("1", "2"):
+        environ = {**os.environ, "PYTHONHASHSEED": hash_seed, "PYTHONPATH": str(root)}
+        drawn = subprocess.run(
+            [sys.executable, "-c", DRAW],
+            cwd=root,
+            env=environ,
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=120,
+        )
+        assert drawn.stdout == here, f"PYTHONHASHSEED={hash_seed}"
 
 
 def test_run_overlay_counts_messages_tokens_and_visits() -> None:
@@ -180,7 +202,7 @@ def test_any_names_and_text_make_valid_dot(first: str, second: str, content: str
         }
     )
     events = flows.Log().message(first, second, content).message(second, first, content).events
-    texts = svg_texts(run_dot(flow_to_dot(flow, events), "svg"))
+    texts = svg_texts(rendered(flow_to_dot(flow, events), "svg"))
     drawn = "".join(texts[ids.node_id(first)].split())
     visible = "".join(re.sub("[\x00-\x08\x0b\x0c\x0e-\x1f]", "", first).split())
     assert visible[:38] in drawn
@@ -207,7 +229,7 @@ def test_values_from_the_environment_never_reach_a_drawing() -> None:
     assert flow.secrets  # the loader recorded what it substituted
     events = flows.Log().message("USER", "helper", "hello").events
     source = flow_to_dot(flow, events)
-    svg = run_dot(source, "svg").decode()
+    svg = rendered(source, "svg").decode()
     page = replay_html(flow, events)
     for text in (source, svg, page):
         for value in environ.values():

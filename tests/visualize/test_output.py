@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -78,3 +80,43 @@ def test_dot_failure_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(RoostError, match=r"^dot failed: Error: something broke$"):
         write_render(flows.load("two.yaml"), None, tmp_path / "two.png")
+
+
+def test_dot_failure_quotes_a_long_complaint_shortly(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake = tmp_path / "dot"
+    fake.write_text("#!/bin/sh\nprintf 'Error: %0500d\\nsecond line\\n' 0 >&2\nexit 3\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(RoostError) as caught:
+        write_render(flows.load("two.yaml"), None, tmp_path / "two.svg")
+    message = str(caught.value)
+    assert message.startswith("dot failed: Error: 000") and message.endswith("…")
+    assert "\n" not in message and len(message) < 250
+
+
+def test_dot_that_cannot_run_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "dot").write_text("not a program\n")  # found on PATH, but not executable
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(RoostError, match=r"^cannot run dot: Permission denied$"):
+        write_render(flows.load("two.yaml"), None, tmp_path / "two.pdf")
+
+
+LOADS_GRAPHVIZ = """
+import sys
+import roost.cli, roost.visualize, roost.visualize.output
+before = "graphviz" in sys.modules
+from roost.flow import load_flow_text
+from roost.visualize import flow_to_dot
+flow_to_dot(load_flow_text("roost: 1\\nname: n\\nagents: {a: {interrupt: ALWAYS}}\\n", "n.yaml"))
+print(before, "graphviz" in sys.modules)
+"""
+
+
+def test_graphviz_is_loaded_only_to_draw() -> None:
+    # A fresh interpreter: this one has long imported graphviz.
+    done = subprocess.run(
+        [sys.executable, "-c", LOADS_GRAPHVIZ], capture_output=True, text=True, check=True
+    )
+    assert done.stdout.split() == ["False", "True"]

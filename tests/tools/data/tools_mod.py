@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import sys
 import threading
-import time
 from dataclasses import dataclass
 from typing import Literal
 
@@ -31,10 +30,30 @@ async def slow_echo(text: str, delay: float = 0.2) -> str:
     return text
 
 
-def blocking_echo(text: str, delay: float = 0.2) -> str:
-    """Echo text after a pause (sync, runs in a thread)."""
-    time.sleep(delay)
-    return f"{text} from {threading.current_thread().name}"
+# A meeting is proof by events that calls overlap: each call waits at a barrier
+# until ``parties`` calls of its group are waiting together. Calls that ran one
+# after another never meet, and the wait gives up (an error result) instead of
+# hanging; the bound is a safety net, not a measure of speed.
+MEETING_WAIT = 30.0
+_MEETINGS: dict[str, threading.Barrier] = {}
+_MEETINGS_LOCK = threading.Lock()
+
+
+def _meeting(group: str, parties: int) -> threading.Barrier:
+    with _MEETINGS_LOCK:
+        return _MEETINGS.setdefault(group, threading.Barrier(parties))
+
+
+def meet(group: str, parties: int) -> str:
+    """Returns once ``parties`` calls of ``group`` are running at once (sync, runs in a thread)."""
+    _meeting(group, parties).wait(MEETING_WAIT)
+    return f"met {group} in {threading.current_thread().name}"
+
+
+async def meet_async(group: str, parties: int) -> str:
+    """Returns once ``parties`` calls of ``group`` are running at once (async)."""
+    await asyncio.to_thread(_meeting(group, parties).wait, MEETING_WAIT)
+    return f"met {group}"
 
 
 def fail(reason: str) -> str:
