@@ -43,7 +43,7 @@ def chat(
     ] = None,
 ) -> None:
     """Chat with FLOW: each line you type continues one stored run."""
-    from roost.flow import load_flow
+    from roost.loading import load_flow
 
     ChatLoop(load_flow(flow_path), db=db, from_=from_, to=to).loop()
 

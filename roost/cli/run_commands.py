@@ -67,9 +67,9 @@ def run(
 ) -> None:
     """Start a run of FLOW."""
     from roost.cli.logs import new_run_log
-    from roost.flow import load_flow
+    from roost.flow import read_flow
 
-    flow = load_flow(flow_path)
+    flow = read_flow(flow_path)
     _check_tools(flow)
     start_route(flow, message, from_, to)  # a bad route fails before a run is stored
     log = new_run_log(flow, events_path=events, db=db)
@@ -135,9 +135,9 @@ def open_with_flow(run_ref: str, db: str | None, flow_file: str | None) -> tuple
 def flow_to_follow(flow_file: str, events: list[Event]) -> Flow:
     """``flow_file`` loaded and checked to take over the run whose events are ``events``."""
     from roost.engine.flows import check_keeps_history
-    from roost.flow import load_flow
+    from roost.flow import read_flow
 
-    flow = load_flow(flow_file)
+    flow = read_flow(flow_file)
     _check_tools(flow)
     check_keeps_history(flow, events)
     return flow

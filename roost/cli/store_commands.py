@@ -186,9 +186,9 @@ class ReplayDiverged(RoostError):
 
 
 def _load_flow(path: str) -> Flow:
-    from roost.flow import load_flow
+    from roost.flow import read_flow
 
-    return load_flow(path)
+    return read_flow(path)
 
 
 def side_by_side(old: Event | None, new: Event | None) -> Table:

@@ -138,10 +138,10 @@ def load_subflow(path: Path) -> Flow:
     """The flow at ``path``; raises ToolFailure saying why it cannot be used."""
     if not path.is_file():
         raise ToolFailure(f"sub-flow file {path.name!r} does not exist")
-    from roost.flow import load_flow
+    from roost.flow import read_flow
 
     try:
-        return load_flow(path)
+        return read_flow(path)
     except FlowError as exc:
         first = exc.errors[0] if exc.errors else None
         raise ToolFailure(f"sub-flow {path.name!r} is invalid: {first or exc}") from exc

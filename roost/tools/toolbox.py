@@ -10,17 +10,20 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from roost.errors import ToolFailure
 from roost.flow.describe import did_you_mean
 from roost.flow.models import Flow, FlowTool, McpTool, PythonTool, ToolGroup
 from roost.flow.redact import redact
 from roost.tools.base import Tool
-from roost.tools.mcp_tool import McpHub, McpServerTool
 from roost.tools.names import parse_ref, wire_name
 from roost.tools.python_tool import python_tool
 from roost.tools.ranking import best_matches
 from roost.tools.subflow import NoSubflows, SubflowRunner, subflow_tool
+
+if TYPE_CHECKING:  # the MCP SDK is imported only by a flow that uses an MCP server
+    from roost.tools.mcp_tool import McpHub
 
 
 def flow_folder(flow: Flow) -> Path:
@@ -36,7 +39,7 @@ class Toolbox:
         self.flow = flow
         self._folder = flow_folder(flow)
         self._runner: SubflowRunner = runner if runner is not None else NoSubflows()
-        self._hub = McpHub(dict(flow.mcp_servers), self._folder)
+        self._hub: McpHub | None = None  # made when an MCP tool is first needed
         self._built: dict[str, Tool] = {}
         self._agents: dict[str, list[Tool]] = {}
 
@@ -87,11 +90,13 @@ class Toolbox:
 
     def close(self) -> None:
         """Stops the MCP servers this toolbox started."""
-        self._hub.close()
+        if self._hub is not None:
+            self._hub.close()
 
     async def aclose(self) -> None:
         """``close()`` for async callers."""
-        await self._hub.aclose()
+        if self._hub is not None:
+            await self._hub.aclose()
 
     def _group_tools(self, group: str, child: str | None, entry: ToolGroup) -> list[Tool]:
         children = [child] if child is not None else list(entry.tools)
@@ -130,6 +135,10 @@ class Toolbox:
         return self._built[name]
 
     def _mcp_tools(self, entry: str, child: str | None, config: McpTool) -> list[Tool]:
+        from roost.tools.mcp_tool import McpHub, McpServerTool
+
+        if self._hub is None:
+            self._hub = McpHub(dict(self.flow.mcp_servers), self._folder)
         remote = self._hub.list_tools(config.mcp)
         chosen = [t for t in remote if child is None or t.name == child]
         if child is not None and not chosen:

@@ -8,7 +8,7 @@ from typing import Any
 from roost.engine import ChildRuns, Runner
 from roost.eventlog import EventLog, MemoryLog
 from roost.events import Event, RunStartEvent, ToolResultEvent
-from roost.flow import load_flow
+from roost.flow import read_flow
 from roost.flow.models import Flow
 from roost.tools import ToolOutcome, check_flow_tools, toolbox_for
 
@@ -169,7 +169,7 @@ def test_check_reports_recursion_missing_and_invalid_subflows() -> None:
 
 
 def test_a_flow_calling_itself_is_recursion() -> None:
-    flow = load_flow(DATA / "loop_a.yaml")
+    flow = read_flow(DATA / "loop_a.yaml")
     problems = check_flow_tools(flow)
     assert [p.message for p in problems] == [
         "tool 'ask_b': sub-flows call each other: loop_a.yaml -> loop_b.yaml -> loop_a.yaml"

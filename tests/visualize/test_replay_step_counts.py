@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page
 
+from roost import load_flow
 from roost.engine import Runner
 from roost.eventlog import MemoryLog
 from roost.events import Event, LlmCallEvent, SelectEvent, ToolCallEvent
-from roost.flow import load_flow
 from roost.flow.models import Flow
 from tests.visualize import flows
 from tests.visualize.test_replay_browser import Opened, long_run, open_page
