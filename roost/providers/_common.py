@@ -11,8 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from roost.errors import ProviderError
-from roost.providers.base import TextCallback
-from roost.providers.registry import ProviderContext
+from roost.providers.base import ProviderContext, TextCallback
 
 DEFAULT_TIMEOUT = 600.0
 DEFAULT_MAX_RETRIES = 2

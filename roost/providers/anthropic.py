@@ -37,7 +37,7 @@ from roost.providers._history import OwnReasoning, paired
 from roost.providers._http import Answer, HttpProvider, decode_answer, make_answer
 from roost.providers._toolcalls import make_call
 from roost.providers._usage import UsageCheck
-from roost.providers.registry import ProviderContext
+from roost.providers.base import ProviderContext
 
 EMPTY_TURN = "(no answer)"  # the API refuses an assistant turn without content
 PAUSE_TURN = "pause_turn"

@@ -34,7 +34,7 @@ from roost.providers._http import Answer, HttpProvider, decode_answer, make_answ
 from roost.providers._retry import AttemptHooks
 from roost.providers._toolcalls import ToolCallAccumulator, arguments_text, make_call
 from roost.providers._usage import UsageCheck
-from roost.providers.registry import ProviderContext
+from roost.providers.base import ProviderContext
 
 
 def create(name: str, config: Any, context: ProviderContext) -> OpenAIChatProvider:

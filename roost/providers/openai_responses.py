@@ -30,8 +30,8 @@ from roost.providers._history import OwnReasoning, paired, result_text
 from roost.providers._http import Answer, HttpProvider, decode_answer, make_answer
 from roost.providers._toolcalls import arguments_text, make_call
 from roost.providers._usage import UsageCheck
+from roost.providers.base import ProviderContext
 from roost.providers.openai_chat import openai_client
-from roost.providers.registry import ProviderContext
 
 
 def create(name: str, config: Any, context: ProviderContext) -> OpenAIResponsesProvider:
