@@ -57,11 +57,11 @@ WIRE = (
 )
 
 CHANNEL_PY = "roost/nodes/channel.py"
-DIRECTORS_PY = "roost/engine/directors.py"
+DIRECTORS_PY = "roost/nodes/directors.py"
 INTERPRETER_PY = "roost/engine/interpreter.py"
 TOOL_LOOP_PY = "roost/engine/tool_loop.py"
 CALLS_PY = "roost/engine/calls.py"
-STATE_PY = "roost/engine/state.py"
+STATE_PY = "roost/runstate.py"
 REPLAY_PY = "roost/engine/replay.py"
 
 ENGINE = [
@@ -223,7 +223,7 @@ ENGINE = [
     Mutant(
         "redo-cut-read-for-marker",
         INTERPRETER_PY,
-        'cut = isinstance(before, LlmCallEvent) and bool((before.response or {}).get("cut"))',
+        "cut = isinstance(before, LlmCallEvent) and bool(before.response and before.response.cut)",
         "cut = False",
         (*FINISH, *STOPPED),
         "a retry after a dead process reads a cut answer for a marker",
@@ -329,8 +329,8 @@ ENGINE = [
     Mutant(
         "cut-flag-not-recorded",
         CALLS_PY,
-        '    if response.cut:\n        record["cut"] = True\n',
-        "",
+        '"cut": response.cut,\n            "refused": response.refused,\n            "notes"',
+        '"cut": False,\n            "refused": response.refused,\n            "notes"',
         FINISH,
         "an answer cut at max_tokens is recorded as whole",
     ),
@@ -386,15 +386,15 @@ ENGINE = [
     Mutant(
         "state-usage-either-count",
         STATE_PY,
-        'if usage and (usage.get("prompt_tokens") or usage.get("completion_tokens")):',
-        'if usage and (usage.get("prompt_tokens") and usage.get("completion_tokens")):',
+        "if usage is not None and (usage.prompt_tokens or usage.completion_tokens):",
+        "if usage is not None and (usage.prompt_tokens and usage.completion_tokens):",
         ("tests/engine/test_runner.py", "tests/engine/test_state.py"),
         "a call that counted only prompt (or only completion) tokens is left out of the total",
     ),
     Mutant(
         "unfinished-usable-answer",
         "roost/engine/unfinished.py",
-        'return not call.response.get("tool_calls")',
+        "return not call.response.tool_calls",
         "return True",
         STOPPED,
         "a redo takes a recorded answer with tool calls for the reply text",
@@ -525,12 +525,12 @@ STORE = [
         "a seq the PostgreSQL column cannot hold reaches the database",
     ),
     Mutant(
-        "summary-flow-keeps-status",
+        "summary-unlisted-event-keeps-status",
         "roost/store/summary.py",
-        'if event.type != "flow":  # a change of flow leaves the run where it stands',
-        "if True:  # a change of flow leaves the run where it stands",
+        "status = STATUS_AFTER.get(event.type, status)",
+        'status = STATUS_AFTER.get(event.type, "running")',
         (*SQL, "tests/store/test_flow_option.py"),
-        "a run paused, then given another flow, is listed as running",
+        "a run paused, then given another flow (or a fork at 1), is listed as running",
     ),
     Mutant(
         "fork-at-the-end",
