@@ -529,7 +529,7 @@ STORE = [
         "roost/store/summary.py",
         "status = STATUS_AFTER.get(event.type, status)",
         'status = STATUS_AFTER.get(event.type, "running")',
-        (*SQL, "tests/store/test_flow_option.py"),
+        ("tests/test_run_status.py", *SQL),
         "a run paused, then given another flow (or a fork at 1), is listed as running",
     ),
     Mutant(
