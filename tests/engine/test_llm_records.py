@@ -27,7 +27,7 @@ from roost.events import (
     event_json,
     parse_event,
 )
-from roost.flow import load_flow
+from roost import load_flow
 
 DATA = Path(__file__).parent / "data"
 LOGS = ["fallback_run.jsonl", "channel_run.jsonl"]
