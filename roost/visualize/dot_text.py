@@ -51,10 +51,17 @@ def quote_id(name: str) -> str:
 
 
 def quote(text: str) -> str:
-    """A DOT double-quoted string whose escString sequences (``\\N``, ``\\l``...) are inert."""
+    """A DOT double-quoted string whose escString sequences (``\\N``, ``\\l``...) and
+    character entities (``&nbsp;``, ``&#60;``) are inert."""
+    return _quoted(text, "\\\\", "\\n")
+
+
+def _quoted(text: str, backslash: str, newline: str) -> str:
     text = _XML_FORBIDDEN.sub("", redact(text, _SECRETS.get()))
-    text = text.replace("\\", "\\\\").replace('"', '\\"')
-    return '"' + text.replace("\r\n", "\\n").replace("\n", "\\n").replace("\r", "\\n") + '"'
+    # Graphviz reads "&name;" in a string as an entity and writes it into SVG as it is:
+    # "&nbsp;" there is no XML, so the file would not open. "&amp;" is drawn as "&".
+    text = text.replace("&", "&amp;").replace("\\", backslash).replace('"', '\\"')
+    return '"' + text.replace("\r\n", newline).replace("\n", newline).replace("\r", newline) + '"'
 
 
 def shorten(text: str, limit: int) -> str:
@@ -104,7 +111,9 @@ def _value(value: str | Html | float) -> str:
         return "true" if value else "false"
     if isinstance(value, int | float):
         return str(value)
-    return quote(value)
+    # Graphviz expands the escapes of a tooltip twice ("\\\\N" would still be the node's
+    # name) and shows its "\\n" as written, so a line break goes in as an entity.
+    return _quoted(value, "\\\\\\\\", "&#10;")
 
 
 def small(text: str, color: str = "#4a4a4a", size: int = 9) -> str:
