@@ -204,6 +204,18 @@ def paused(folder: Path, server: FakeLLMServer, cli: Cli) -> Callable[[str], lis
     return run
 
 
+def kill_with_row_locked(
+    url: str, run_id: str, folder: Path, ref: str, reached: Callable[[], bool]
+) -> None:
+    """``roost continue REF`` killed at ``reached()`` while another session holds the run's
+    row in the store, as a writer in the middle of its own transaction would."""
+    with psycopg.connect(url) as lock:
+        lock.execute("SELECT 1 FROM runs WHERE id = %s FOR UPDATE", (run_id,))
+        process = start(folder, "continue", ref, "--answer", "more", "--no-input", "--db", url)
+        kill_when(process, reached)
+        lock.rollback()
+
+
 def test_killed_between_a_message_and_the_next_model_call(
     folder: Path, server: FakeLLMServer, cli: Cli, paused: Callable[[str], list[Event]],
     pg_url: str,
@@ -212,12 +224,11 @@ def test_killed_between_a_message_and_the_next_model_call(
     # model: with the stored copy's row locked, roost stops with the answer written.
     before = paused(pg_url)
     run_id = before[0].run
-    with psycopg.connect(pg_url) as lock:
-        lock.execute("SELECT 1 FROM runs WHERE id = %s FOR UPDATE", (run_id,))
-        process = start(folder, "continue", "run.jsonl", "--answer", "more", "--no-input",
-                        "--db", pg_url)  # fmt: skip
-        kill_when(process, lambda: len(JsonlLog(folder / "run.jsonl").load()) == len(before) + 2)
-        lock.rollback()
+
+    def answer_written() -> bool:
+        return len(JsonlLog(folder / "run.jsonl").load()) == len(before) + 2
+
+    kill_with_row_locked(pg_url, run_id, folder, "run.jsonl", answer_written)
     written = JsonlLog(folder / "run.jsonl").load()
     assert [e.type for e in written[len(before) :]] == ["resume", "message"]
     assert len(server.requests) == 2  # no model asked yet
@@ -245,12 +256,7 @@ def test_killed_inside_a_store_transaction(
             ).fetchone()
         return row is not None and row[0] > 0
 
-    with psycopg.connect(pg_url) as lock:
-        lock.execute("SELECT 1 FROM runs WHERE id = %s FOR UPDATE", (run_id,))
-        process = start(folder, "continue", run_id, "--answer", "more", "--no-input",
-                        "--db", pg_url)  # fmt: skip
-        kill_when(process, inside_its_transaction)
-        lock.rollback()
+    kill_with_row_locked(pg_url, run_id, folder, run_id, inside_its_transaction)
     assert stored(pg_url, run_id) == before  # the half-done transaction left nothing
     assert len(server.requests) == 2
     server.script(SECOND)
