@@ -13,7 +13,7 @@ import pytest
 from roost.engine import Runner
 from roost.errors import TemplateRenderError
 from roost.eventlog import MemoryLog
-from roost.flow import sandbox
+from roost.templating import sandbox
 from roost.flow.templates import TemplateLimitError, render_template
 from tests.flow.conftest import load
 

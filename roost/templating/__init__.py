@@ -1,0 +1,1 @@
+"""Rendering templates in a sandbox bounded in steps, sizes, output and time."""
