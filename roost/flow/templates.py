@@ -3,7 +3,7 @@
 Templates come from flow files, which may come from anyone, so they run in
 Jinja2's ``ImmutableSandboxedEnvironment`` (no attribute tricks, no mutation
 of passed-in values) with ``StrictUndefined`` (a misspelt variable is an error,
-not an empty string), bounded in steps, sizes and output by ``roost.templating.sandbox``
+not an empty string), bounded in steps, sizes and output by ``roost.templating``
 (a template asking for too much fails with ``TemplateLimitError``).
 """
 
@@ -16,7 +16,7 @@ import jinja2
 
 from roost.errors import TemplateRenderError
 from roost.flow.models import Flow
-from roost.templating.sandbox import BoundedSandbox, TemplateLimitError, budgeted
+from roost.templating import BoundedSandbox, TemplateLimitError, budgeted
 
 __all__ = [
     "TemplateLimitError",
