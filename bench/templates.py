@@ -27,7 +27,7 @@ from collections.abc import Callable
 from functools import partial
 
 from roost.flow.template_checks import PROMPT_NAMES, template_findings, template_tree
-from roost.flow.templates import parse_template, render_template
+from roost.templating import parse_template, render_template
 
 MEMBERS = ["alice", "bob", "carol", "dave"]
 CONVERSATION = [

@@ -6,7 +6,7 @@ from typing import Any
 
 from roost.engine.state import RunState
 from roost.flow.models import Flow
-from roost.flow.templates import render_template
+from roost.templating import render_template
 
 
 def render(source: str, **context: Any) -> str:

@@ -41,7 +41,10 @@ Where each part lives:
 - ``filters``: Jinja2's filters, tests and globals, bounded and charging steps;
 - ``codegen``: the code generator that counts loops and comparisons in the
   compiled template;
-- ``environment``: ``BoundedSandbox``, which puts them together.
+- ``environment``: ``BoundedSandbox``, which puts them together;
+- ``render``: the one environment every template of a flow is parsed and
+  rendered in, and ``render_template``, which turns any failure into one
+  ``TemplateRenderError``.
 """
 
 from roost.templating.budget import (
@@ -54,6 +57,12 @@ from roost.templating.budget import (
     budgeted,
 )
 from roost.templating.environment import BoundedSandbox, BoundedTemplate
+from roost.templating.render import (
+    TemplateSyntaxProblem,
+    parse_template,
+    render_template,
+    template_env,
+)
 from roost.templating.sizes import MAX_SIZE
 
 __all__ = [
@@ -66,5 +75,9 @@ __all__ = [
     "BoundedSandbox",
     "BoundedTemplate",
     "TemplateLimitError",
+    "TemplateSyntaxProblem",
     "budgeted",
+    "parse_template",
+    "render_template",
+    "template_env",
 ]
