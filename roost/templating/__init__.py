@@ -45,6 +45,11 @@ Where each part lives:
 - ``render``: the one environment every template of a flow is parsed and
   rendered in, and ``render_template``, which turns any failure into one
   ``TemplateRenderError``.
+
+The code generator and the sandbox override and call parts of Jinja2 that are
+not its public API; pyproject.toml pins Jinja2 to the minor version they were
+written against, and ``tests/templating/test_jinja_internals.py`` fails,
+naming what moved, when an installed Jinja2 differs in any of them.
 """
 
 from roost.templating.budget import (
