@@ -20,7 +20,7 @@ import jinja2
 import pytest
 import yaml
 
-from roost.flow.sandbox import TOO_BIG, TOO_LONG
+from roost.templating import TOO_BIG, TOO_LONG
 from tests.attacks.conftest import Cli, Said
 
 MARK = "pwned"  # the file, in the working folder, that an escape would write
