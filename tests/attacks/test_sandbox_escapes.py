@@ -13,6 +13,7 @@ payloads are live: stock Jinja2, unsandboxed, does run them.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,7 @@ import jinja2
 import pytest
 import yaml
 
-from roost.templating import TOO_BIG, TOO_LONG
+from roost.templating.budget import TOO_BIG, TOO_LONG
 from tests.attacks.conftest import Cli, Said
 
 MARK = "pwned"  # the file, in the working folder, that an escape would write
@@ -28,7 +29,6 @@ SECRET_NAME = "ROOST_ATTACK_SECRET"
 SECRET = "attack-secret-7c1e9b04"  # in the environment, named by no flow
 
 REFUSED = "template refused by the sandbox: access to attribute "
-UNDEFINED = "template uses an undefined value: "
 NO_LOADER = "template failed: TypeError: no loader for this environment specified"
 RECURSION = "template failed: RecursionError: maximum recursion depth exceeded"
 HUGE_RANGE = "template failed: OverflowError: Range too big."
@@ -69,14 +69,6 @@ ESCAPES = [
         REFUSED + "'_TemplateReference__context'",
     ),
     # Flask's and the environment's names are simply not there
-    ("{{ config.items() }}", UNDEFINED + "'config' is undefined"),
-    ("{{ request.application.__globals__ }}", UNDEFINED + "'request' is undefined"),
-    ("{{ url_for.__globals__ }}", UNDEFINED + "'url_for' is undefined"),
-    ("{{ environ." + SECRET_NAME + " }}", UNDEFINED + "'environ' is undefined"),
-    ("{{ os.environ }}", UNDEFINED + "'os' is undefined"),
-    ("{{ __builtins__ }}", UNDEFINED + "'__builtins__' is undefined"),
-    ("{{ vars." + SECRET_NAME + " }}", UNDEFINED + "'dict object' has no attribute"),
-    ("{{ " + SECRET_NAME + " }}", UNDEFINED + f"'{SECRET_NAME}' is undefined"),
     (f"{{{{ lipsum.__globals__.os.environ.{SECRET_NAME} }}}}", REFUSED + "'__globals__'"),
     (f"{{{{ cycler.__init__.__globals__.os.getenv('{SECRET_NAME}') }}}}", REFUSED + "'__init__'"),
     # attribute access by |attr, by other filters' attribute= and by escapes in the name
@@ -123,6 +115,22 @@ ESCAPES = [
     ("{% for i in range(99999) %}{% for j in range(99999) %}{% endfor %}{% endfor %}", TOO_LONG),
     ("{{ '{0:{1}}'.format(1, '>9999999999') }}", TOO_BIG),
 ]
+
+# Names a template is not given: refused when the flow is read, before anything runs.
+NOT_GIVEN = (
+    "the template reads '{}', which is not defined (a template may read vars, name, members, now)"
+)
+UNGIVEN = [
+    ("{{ config.items() }}", NOT_GIVEN.format("config")),
+    ("{{ request.application.__globals__ }}", NOT_GIVEN.format("request")),
+    ("{{ url_for.__globals__ }}", NOT_GIVEN.format("url_for")),
+    ("{{ environ." + SECRET_NAME + " }}", NOT_GIVEN.format("environ")),
+    ("{{ os.environ }}", NOT_GIVEN.format("os")),
+    ("{{ __builtins__ }}", NOT_GIVEN.format("__builtins__")),
+    ("{{ vars." + SECRET_NAME + " }}", f"vars.{SECRET_NAME} is not set under vars"),
+    ("{{ " + SECRET_NAME + " }}", NOT_GIVEN.format(SECRET_NAME)),
+]
+
 
 VARS = {"persona": "careful", "lst": [1, 2], "d": {"a": 1}}
 
@@ -188,6 +196,20 @@ def test_an_escape_in_a_role_stops_at_a_template_error(
     assert_nothing_leaked(tmp_path, said)
 
 
+@pytest.mark.parametrize(("payload", "expected"), UNGIVEN, ids=[p for p, _ in UNGIVEN])
+def test_a_name_no_template_is_given_is_refused_before_the_run(
+    cli: Cli, tmp_path: Path, payload: str, expected: str
+) -> None:
+    (tmp_path / "flow.yaml").write_text(yaml.safe_dump(two_agents(payload), allow_unicode=True))
+    said = cli("run", "flow.yaml", "--no-input", "--events", "run.jsonl")
+    assert said.code == 2
+    [line] = said.lines
+    assert re.fullmatch(r"flow\.yaml:\d+:\d+: error: role of agent 'bot': (.*)", line)
+    assert line.endswith(f": error: role of agent 'bot': {expected}"), line
+    assert not (tmp_path / "run.jsonl").exists()
+    assert_nothing_leaked(tmp_path, said)
+
+
 IN_A_CHANNEL = [
     (payload, expected)
     for payload, expected in ESCAPES
@@ -238,11 +260,11 @@ def test_a_payload_that_does_not_parse_is_refused_located_before_any_run(
 
 
 def test_template_syntax_in_data_is_never_rendered(cli: Cli, tmp_path: Path) -> None:
-    # Start content, vars and a model's reply are data: a template sees them as text.
+    # Vars and a model's reply are data: a template sees them as text.
     payload = "{{ cycler.__init__.__globals__ }}{{ 7 * 7 }}"
     flow = two_agents("You are {{ vars.persona }}.")
     flow["vars"]["persona"] = payload
-    flow["start"]["content"] = payload
+    flow["start"]["content"] = "{{ vars.persona }}"  # the start message is a template too
     flow["providers"]["p"]["replies"] = [{"echo": "system"}, {"echo": "last"}, "TERMINATE"]
     flow["agents"]["USER"]["provider"] = "p"
     said, events = run(cli, tmp_path, flow)
@@ -260,7 +282,8 @@ def test_a_reply_shown_to_a_director_prompt_is_not_rendered(cli: Cli, tmp_path: 
     payload = "{{ lipsum.__globals__ }}{{ 6 * 7 }}"
     flow = a_channel(director={"strategy": "llm", "provider": "d"}, max_rounds=1)
     flow["providers"]["d"] = {"kind": "scripted", "replies": [{"echo": "last"}, "bot"]}
-    flow["start"]["content"] = payload
+    flow["vars"]["persona"] = payload
+    flow["start"]["content"] = "{{ vars.persona }}"
     said, events = run(cli, tmp_path, flow)
     assert said.code == 0, said.err
     first = next(e for e in events if e["type"] == "llm_call")
