@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from roost import load_flow
 from roost.engine import Runner
 from roost.engine.replay import replay_run
 from roost.eventlog import MemoryLog
@@ -27,7 +28,6 @@ from roost.events import (
     event_json,
     parse_event,
 )
-from roost.flow import load_flow
 
 DATA = Path(__file__).parent / "data"
 LOGS = ["fallback_run.jsonl", "channel_run.jsonl"]
