@@ -708,4 +708,49 @@ PROVIDERS = [
     ),
 ]
 
-MUTANTS: list[Mutant] = [*ENGINE, *STORE, *PROVIDERS]
+TEMPLATES = ("tests/templating/test_template_limits.py", "tests/templating/test_template_work.py")
+
+TEMPLATING = [
+    Mutant(
+        "template-output-cap",
+        "roost/templating/environment.py",
+        "if written > MAX_OUTPUT:",
+        "if written >= MAX_OUTPUT:",
+        TEMPLATES,
+        "an output of exactly 1 MiB is refused",
+    ),
+    Mutant(
+        "template-value-cap",
+        "roost/templating/budget.py",
+        "    if size > MAX_SIZE:\n        raise TemplateLimitError(TOO_BIG)\n    spend(",
+        "    if size > 8 * MAX_SIZE:\n        raise TemplateLimitError(TOO_BIG)\n    spend(",
+        TEMPLATES,
+        "a template may build a value of several MiB",
+    ),
+    Mutant(
+        "template-codecs",
+        "roost/templating/environment.py",
+        "        if attr in _CODEC_METHODS:\n            return False\n",
+        "",
+        ("tests/templating/test_template_work.py", "tests/attacks/test_sandbox_escapes.py"),
+        "encode and decode reach codecs that take seconds in one uninterruptible call",
+    ),
+    Mutant(
+        "template-loop-steps",
+        "roost/templating/budget.py",
+        "            budget.left -= steps\n",
+        "",
+        TEMPLATES,
+        "a loop's iterations cost no steps: only the deadline stops an endless render",
+    ),
+    Mutant(
+        "template-product-bits",
+        "roost/templating/operators.py",
+        "check_number_bits(left.bit_length() + right.bit_length())",
+        "check_number_bits(max(left.bit_length(), right.bit_length()))",
+        TEMPLATES,
+        "a product of two long numbers is allowed past the digits a number may have",
+    ),
+]
+
+MUTANTS: list[Mutant] = [*ENGINE, *STORE, *PROVIDERS, *TEMPLATING]

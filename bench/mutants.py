@@ -53,8 +53,12 @@ from mutant_list import MUTANTS, Mutant  # the list lives beside this file
 
 ROOT = Path(__file__).resolve().parent.parent
 PYTEST = ("-x", "-q", "-p", "no:cacheprovider", "--no-header")
-AREAS = {"engine": ("roost/engine/", "roost/nodes/"), "store": ("roost/store/",),
-         "providers": ("roost/providers/",)}  # fmt: skip
+AREAS = {
+    "engine": ("roost/engine/", "roost/nodes/", "roost/runstate.py"),
+    "store": ("roost/store/",),
+    "providers": ("roost/providers/",),
+    "templating": ("roost/templating/",),
+}
 
 
 class ListError(Exception):
