@@ -413,6 +413,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{len(MUTANTS)} mutants, each text found once and each planted file compiling")
         return 0
     signal.signal(signal.SIGTERM, _terminate_as_interrupt)
+    head = git_head(ROOT)  # the tree as it is copied, not as it is once the run ends
     started = time.monotonic()
     try:
         outcomes = run_all(mutants, args)
@@ -422,7 +423,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("mutants: interrupted; the work tree was never changed", file=sys.stderr)
         return 130
-    text = report(outcomes, time.monotonic() - started, args.workers, git_head(ROOT))
+    text = report(outcomes, time.monotonic() - started, args.workers, head)
     print(text, end="")
     if args.out is not None:
         args.out.write_text(text, encoding="utf-8")
