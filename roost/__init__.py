@@ -13,6 +13,7 @@ script's start-up, which a person may interrupt) stays cheap.
 from __future__ import annotations
 
 import importlib
+import sys
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
     )
     from roost.flow import Flow
     from roost.loading import load_flow
+    from roost.notebook import show
     from roost.store.jsonl import JsonlLog
     from roost.store.sql import SqlStore
 
@@ -62,6 +64,7 @@ _EVENTS = (
 _LAZY = {
     "run": "roost.api",
     "run_sync": "roost.api",
+    "show": "roost.notebook",
     "Runner": "roost.engine",
     "RunState": "roost.engine",
     "FlowError": "roost.errors",
@@ -104,6 +107,7 @@ __all__ = [
     "load_flow",
     "run",
     "run_sync",
+    "show",
 ]
 
 
@@ -121,6 +125,20 @@ def __dir__() -> list[str]:
     return sorted({*globals(), *__all__})
 
 
+def _display_in_notebooks() -> None:
+    """In IPython (a Jupyter kernel), flows and runs display as their drawings.
+
+    The displays are registered by type name: nothing is imported for them until an
+    object of such a type is shown.
+    """
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None
+    if shell is not None and hasattr(shell, "display_formatter"):
+        from roost.notebook import register
+
+        register(shell)
+
+
 def _version() -> str:
     """The installed package's version: pyproject.toml is the one place it is written."""
     from importlib.metadata import PackageNotFoundError, version
@@ -129,3 +147,6 @@ def _version() -> str:
         return version("roost")
     except PackageNotFoundError:  # a source tree on sys.path, never installed
         return "0+unknown"
+
+
+_display_in_notebooks()
