@@ -150,7 +150,9 @@ def test_spans_that_cannot_be_sent_are_one_line_and_a_failed_exit(
     roost.run_sync("hello.yaml", log=JsonlLog("run.jsonl", "hello-1"))
     with HttpReceiver() as receiver:
         closed = receiver.endpoint  # a port nothing listens on once the receiver is gone
-    env = {"OTEL_EXPORTER_OTLP_ENDPOINT": closed, "OTEL_EXPORTER_OTLP_TIMEOUT": "1"}
+    # Two seconds: the exporter retries a refused connection after about one (jittered),
+    # and logs why only when that retry fits in its deadline.
+    env = {"OTEL_EXPORTER_OTLP_ENDPOINT": closed, "OTEL_EXPORTER_OTLP_TIMEOUT": "2"}
     code, out, err = _cli(
         "export", "run.jsonl", "--otlp", env=env, monkeypatch=monkeypatch, capsys=capsys
     )
