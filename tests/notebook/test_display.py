@@ -18,7 +18,7 @@ from roost.errors import EventLogError, UsageError
 from roost.eventlog import MemoryLog
 from roost.events import Event
 from roost.flow import Flow, load_flow_text
-from roost.notebook import FlowDrawing, RunDrawing, register, show
+from roost.notebook import FlowDrawing, RunDrawing, load_ipython_extension, register, show
 from roost.store.jsonl import JsonlLog
 from roost.visualize import replay_html
 from tests.notebook.drawings import NODES, node_titles
@@ -138,6 +138,13 @@ def test_ipython_displays_flows_and_runs_without_roost_show(flow: Flow) -> None:
     data, _ = formatter.format(log)
     assert data["text/html"] == show(log)._repr_html_()
     assert data["image/svg+xml"] == show(log)._repr_svg_()
+
+
+def test_load_ext_turns_the_displays_on(flow: Flow) -> None:
+    formatter = DisplayFormatter()
+    assert "image/svg+xml" not in formatter.format(flow)[0]
+    load_ipython_extension(SimpleNamespace(display_formatter=formatter))
+    assert formatter.format(flow)[0]["image/svg+xml"] == show(flow)._repr_svg_()
 
 
 def test_a_log_with_no_run_yet_displays_as_plain_text() -> None:
