@@ -4,7 +4,9 @@
 flow to its end; ``load_flow(path)`` reads and validates a flow file, its tools
 included, raising ``FlowError`` whose ``problems`` carry file, line, column and
 message. ``Runner`` steps a run one call at a time; ``MemoryLog``, ``JsonlLog``
-and ``SqlStore`` keep its events, whose types are exported here too.
+and ``SqlStore`` keep its events, whose types are exported here too. In
+Jupyter, ``show(item)`` draws a flow or a run (and a cell ending with one
+draws it by itself).
 
 Names are imported on first use, so that ``import roost`` (and the console
 script's start-up, which a person may interrupt) stays cheap.
