@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -60,15 +61,18 @@ def fill(store: SqlStore, runs: int) -> None:
         )
 
 
-def command_seconds(db: Path, repeat: int) -> float:
-    """Median wall seconds of ``roost runs --db DB`` in a fresh process, output to a pipe."""
-    times = []
+def command_seconds(db: Path, repeat: int) -> tuple[float, float]:
+    """Median wall and CPU seconds of ``roost runs --db DB`` in a fresh process, to a pipe."""
+    walls, cpus = [], []
     for _ in range(repeat):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         started = time.perf_counter()
         done = subprocess.run([*ROOST, "runs", "--db", str(db)], capture_output=True)
-        times.append(time.perf_counter() - started)
+        walls.append(time.perf_counter() - started)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpus.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
         assert done.returncode == 0, done.stderr
-    return statistics.median(times)
+    return statistics.median(walls), statistics.median(cpus)
 
 
 def listing(folder: Path, runs: int, repeat: int) -> None:
@@ -81,28 +85,30 @@ def listing(folder: Path, runs: int, repeat: int) -> None:
     began = time.perf_counter()
     listed = store.runs()
     print(f"SqlStore.runs() over {len(listed):,} runs: {time.perf_counter() - began:.3f} s")
-    baseline, full = command_seconds(few, repeat), command_seconds(many, repeat)
-    print(f"roost runs, 10 runs: {baseline:.3f} s; {runs:,} runs: {full:.3f} s "
-          f"(median of {repeat}, fresh processes, output to a pipe)")  # fmt: skip
+    for label, db in (("10 runs", few), (f"{runs:,} runs", many)):
+        wall, cpu = command_seconds(db, repeat)
+        print(f"roost runs over {label}: {wall:.3f} s wall, {cpu:.3f} s CPU "
+              f"(median of {repeat} fresh processes, output to a pipe)")  # fmt: skip
 
 
 def replay(folder: Path, sizes: list[int]) -> None:
-    print("events     load s   replay s   total s   µs/event")
+    print("events     load s   replay s   total s   µs/event   CPU µs/event")
     store = SqlStore(str(folder / "replay.db"))
     for wanted in sizes:
         flow = load_flow_text(PAIR.format(n=wanted // 2), "pair.yaml", environ={})
         run = f"replay-{wanted}"
         asyncio.run(Runner(flow, store.new_log(run)).start())
-        began = time.perf_counter()
+        began, began_cpu = time.perf_counter(), time.process_time()
         events = store.log(run).load()
         loaded = time.perf_counter() - began
         began = time.perf_counter()
         report = asyncio.run(replay_run(None, events))
         replayed = time.perf_counter() - began
         assert report.identical, report.difference
-        total = loaded + replayed
+        total, cpu = loaded + replayed, time.process_time() - began_cpu
         print(f"{len(events):>7,}   {loaded:7.2f}   {replayed:8.2f}   {total:7.2f}   "
-              f"{total / len(events) * 1e6:8.1f}", flush=True)  # fmt: skip
+              f"{total / len(events) * 1e6:8.1f}   {cpu / len(events) * 1e6:12.1f}",
+              flush=True)  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> int:
