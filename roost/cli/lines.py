@@ -67,7 +67,9 @@ class PlainLines:
     def __init__(self, console: Console) -> None:
         self.console = console  # its file is looked up on each write, as rich does
         self._flushed = time.monotonic()
-        self._pending = False  # a flush is waiting for the event loop
+        # The event loop a flush waits for: a loop that ended without running it is no
+        # reason to wait, so a write under another loop asks that one.
+        self._pending: asyncio.AbstractEventLoop | None = None
 
     def write(self, pieces: Sequence[Piece], end: str = "\n") -> None:
         text = "".join([piece[0] for piece in pieces])
@@ -77,7 +79,7 @@ class PlainLines:
         self._flush_soon()
 
     def flush(self) -> None:
-        self._pending = False
+        self._pending = None
         self._flushed = time.monotonic()
         self.console.file.flush()
 
@@ -85,18 +87,17 @@ class PlainLines:
         if time.monotonic() - self._flushed >= _FLUSH_EVERY:
             self.flush()
             return
-        if self._pending:
-            return
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:  # no loop on this thread: nothing would run a later flush
             self.flush()
             return
-        self._pending = True
-        loop.call_soon(self._flush_if_pending)
+        if self._pending is not loop:
+            self._pending = loop
+            loop.call_soon(self._flush_if_pending)
 
     def _flush_if_pending(self) -> None:
-        if self._pending:
+        if self._pending is not None:
             self.flush()
 
 

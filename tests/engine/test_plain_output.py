@@ -162,3 +162,31 @@ async def test_a_run_that_never_waits_still_sends_its_lines_on() -> None:
     lines._flushed -= 1.0  # a second later, still without the loop getting control
     lines.write([("two", "")])
     assert out.flushed == "one\ntwo\n"
+
+
+def test_a_flush_left_to_a_loop_that_ended_is_asked_of_the_next_one() -> None:
+    out = CountingFile()
+    lines = PlainLines(Console(file=out, force_terminal=False))
+
+    async def write(text: str) -> None:
+        lines.write([(text, "")])
+
+    loop = asyncio.new_event_loop()
+    lines.flush()
+
+    async def write_and_stop() -> None:
+        await write("one")
+        loop.stop()  # the loop ends before it turns again
+
+    task = loop.create_task(write_and_stop())
+    loop.run_forever()
+    loop.close()
+    assert task.done()
+    assert out.flushed == ""
+
+    async def write_and_wait() -> None:
+        await write("two")
+        await asyncio.sleep(0)
+
+    asyncio.run(write_and_wait())
+    assert out.flushed == "one\ntwo\n"
