@@ -235,6 +235,8 @@ class Session:
                 f"roost: interrupted; the run is saved. Resume it with: {self.command('retry')}\n"
             )
             raise SystemExit(1) from None
+        finally:
+            self.out.flush()  # the run's lines before any error line of the command's
 
     async def answer_next(self, runner: Runner) -> RunState:
         """Answers the pending interrupt with the next --answer, or asks the person."""

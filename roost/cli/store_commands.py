@@ -11,6 +11,7 @@ import asyncio
 import json
 import sys
 from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any, get_args
 
@@ -21,6 +22,7 @@ from rich.table import Table
 
 from roost.cli import chat_command  # noqa: F401  (registers `roost chat`)
 from roost.cli.app import app
+from roost.cli.lines import print_columns
 from roost.cli.logs import (
     child_logs,
     file_log,
@@ -104,19 +106,16 @@ def runs(
     if not found:
         print("no runs stored")
         return
-    table = Table(box=None)
-    table.add_column("id", no_wrap=True)
-    table.add_column("flow")
-    for name in ("status", "messages", "tokens", "age"):
-        table.add_column(name, no_wrap=True)
+    rows = []
+    now = datetime.now(UTC)
     for run in found:
         name = run.flow_name + (f" — {run.title}" if run.title else "")
         fork = f" (fork at {run.fork_at})" if run.fork_at is not None else ""
-        table.add_row(
-            run.id, escape(name + fork), run.status, str(run.messages), str(run.tokens),
-            age(run.created),
+        rows.append(
+            (run.id, name + fork, run.status, str(run.messages), str(run.tokens),
+             age(run.created, now))
         )  # fmt: skip
-    console().print(table)
+    print_columns(console(), ("id", "flow", "status", "messages", "tokens", "age"), rows)
 
 
 @app.command()
