@@ -59,7 +59,14 @@ def _spawn(cwd: Path, *args: str, script: str = SCRIPT) -> subprocess.Popen[byte
         cwd=cwd,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
+        # A child inherits an ignored SIGINT (a runner that ignores Ctrl-C, say), and
+        # Python then never raises KeyboardInterrupt: give it the disposition a terminal does.
+        preexec_fn=_default_sigint,
     )
+
+
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def _interrupt_when(process: subprocess.Popen[bytes], line: str) -> tuple[int, str, list[str]]:
