@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -11,6 +9,7 @@ import pytest
 from roost.errors import FlowError
 from roost.flow import load_flow_text
 from roost.flow.redact import Redactor, clean, redact
+from tests.cli_inprocess import run_cli
 
 URL_SECRET = "sk-SUPER/SECRET 1234@x"
 
@@ -30,13 +29,9 @@ def test_a_secret_cut_by_a_url_parser_is_masked_in_the_output_and_the_records(
     tmp_path: Path,
 ) -> None:
     (tmp_path / "flow.yaml").write_text(URL_FLOW)
-    result = subprocess.run(
-        [sys.executable, "-c", "from roost.cli import main; main()", "run", "flow.yaml",
-         "--no-input", "--events", "run.jsonl", "--db", "runs.db"],
+    result = run_cli(
+        "run", "flow.yaml", "--no-input", "--events", "run.jsonl", "--db", "runs.db",
         cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
         env={"PATH": "/usr/bin:/bin", "KEY": URL_SECRET, "COLUMNS": "200"},
     )  # fmt: skip
     assert result.returncode != 0
