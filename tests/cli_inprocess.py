@@ -17,6 +17,8 @@ given for its duration and everything it changed is put back:
   Python's last-resort handler does in a process that configured no logging;
 - tool modules imported from the test's folder are forgotten afterwards, so a
   second command imports the module as it is on disk then;
+- no event loop runs in the thread (a test's own, say Playwright's, is set
+  aside and put back), so the command's ``asyncio.run`` works as in a process;
 - an exception that escapes ``main`` becomes exit status 1 and its traceback
   on standard error, as the interpreter would print it.
 
@@ -30,6 +32,7 @@ exit, or what importing roost costs.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import io
 import logging
@@ -74,6 +77,7 @@ def run_cli(
         _last_resort_logging(err),
         _forgetting_tool_modules(Path(cwd)),
         _sigint_kept(),
+        _no_running_loop(),
     ):
         code = _exit_status(args)
     return Ran(args, code, _text(out), _text(err))
@@ -185,3 +189,18 @@ def _sigint_kept() -> Iterator[None]:
     yield
     after = signal.getsignal(signal.SIGINT)
     assert after is before, f"the command left SIGINT handled by {after!r}"
+
+
+@contextlib.contextmanager
+def _no_running_loop() -> Iterator[None]:
+    """Sets aside the loop running in this thread (Playwright's sync API keeps one running)."""
+    running = asyncio.events._get_running_loop()
+    if running is None:
+        yield
+        return
+    asyncio.events._set_running_loop(None)
+    try:
+        yield
+    finally:
+        asyncio.set_event_loop(running)  # asyncio.run leaves the thread without a loop
+        asyncio.events._set_running_loop(running)
