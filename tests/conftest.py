@@ -65,6 +65,17 @@ def _no_real_network(request: pytest.FixtureRequest) -> Iterator[None]:
         socket.socket.connect_ex = _real_connect_ex  # type: ignore[method-assign]
 
 
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """No workers when only named tests run (``pytest tests/x.py::t``): none would pay off.
+
+    Otherwise None, and pytest-xdist's own count applies (the CPUs this process may use,
+    or ``PYTEST_XDIST_AUTO_NUM_WORKERS``).
+    """
+    if config.args and all("::" in arg for arg in config.args):
+        return 0
+    return None
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Marks ``browser`` and ``postgres`` tests by the fixtures (or parameters) they use."""
     for item in items:
