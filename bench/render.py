@@ -31,10 +31,10 @@ from typing import Any
 
 import yaml
 
+from roost import load_flow
 from roost.engine import Runner
 from roost.eventlog import MemoryLog
 from roost.events import Event
-from roost.flow import load_flow
 from roost.flow.models import Flow
 from roost.visualize import flow_to_dot, replay_html
 from roost.visualize.output import render_bytes

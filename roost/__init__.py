@@ -1,7 +1,10 @@
 """roost: declarative conversation graphs, run, replayed and drawn.
 
-``load_flow(path)`` reads and validates a flow file, its tools included,
-raising ``FlowError`` whose ``problems`` carry file, line, column and message.
+``await roost.run(flow, message, answer=...)`` (or ``roost.run_sync``) runs a
+flow to its end; ``load_flow(path)`` reads and validates a flow file, its tools
+included, raising ``FlowError`` whose ``problems`` carry file, line, column and
+message. ``Runner`` steps a run one call at a time; ``MemoryLog``, ``JsonlLog``
+and ``SqlStore`` keep its events, whose types are exported here too.
 
 Names are imported on first use, so that ``import roost`` (and the console
 script's start-up, which a person may interrupt) stays cheap.
@@ -13,18 +16,116 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from roost.errors import FlowError
+    from roost.api import run, run_sync
+    from roost.engine import Runner, RunState
+    from roost.errors import FlowError, RoostError, RunStateError
+    from roost.eventlog import EventLog, MemoryLog
+    from roost.events import (
+        ErrorEvent,
+        Event,
+        FlowEvent,
+        InterruptEvent,
+        LlmCallEvent,
+        MessageEvent,
+        ResumeEvent,
+        RetryEvent,
+        RunStartEvent,
+        SelectEvent,
+        TerminateEvent,
+        ToolCallEvent,
+        ToolResultEvent,
+    )
     from roost.flow import Flow
     from roost.loading import load_flow
+    from roost.store.jsonl import JsonlLog
+    from roost.store.sql import SqlStore
 
-__version__ = "0.1.0"
+    __version__: str
 
-__all__ = ["Flow", "FlowError", "__version__", "load_flow"]
+_EVENTS = (
+    "ErrorEvent",
+    "Event",
+    "FlowEvent",
+    "InterruptEvent",
+    "LlmCallEvent",
+    "MessageEvent",
+    "ResumeEvent",
+    "RetryEvent",
+    "RunStartEvent",
+    "SelectEvent",
+    "TerminateEvent",
+    "ToolCallEvent",
+    "ToolResultEvent",
+)
 
-_LAZY = {"Flow": "roost.flow", "FlowError": "roost.errors", "load_flow": "roost.loading"}
+# Each name and the module it comes from, imported when the name is first used.
+_LAZY = {
+    "run": "roost.api",
+    "run_sync": "roost.api",
+    "Runner": "roost.engine",
+    "RunState": "roost.engine",
+    "FlowError": "roost.errors",
+    "RoostError": "roost.errors",
+    "RunStateError": "roost.errors",
+    "EventLog": "roost.eventlog",
+    "MemoryLog": "roost.eventlog",
+    **dict.fromkeys(_EVENTS, "roost.events"),
+    "Flow": "roost.flow",
+    "load_flow": "roost.loading",
+    "JsonlLog": "roost.store.jsonl",
+    "SqlStore": "roost.store.sql",
+}
+
+__all__ = [
+    "ErrorEvent",
+    "Event",
+    "EventLog",
+    "Flow",
+    "FlowError",
+    "FlowEvent",
+    "InterruptEvent",
+    "JsonlLog",
+    "LlmCallEvent",
+    "MemoryLog",
+    "MessageEvent",
+    "ResumeEvent",
+    "RetryEvent",
+    "RoostError",
+    "RunStartEvent",
+    "RunState",
+    "RunStateError",
+    "Runner",
+    "SelectEvent",
+    "SqlStore",
+    "TerminateEvent",
+    "ToolCallEvent",
+    "ToolResultEvent",
+    "__version__",
+    "load_flow",
+    "run",
+    "run_sync",
+]
 
 
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value  # looked up once; later uses are plain attribute reads
+        return value
+    if name == "__version__":
+        return _version()
     raise AttributeError(f"module 'roost' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
+
+def _version() -> str:
+    """The installed package's version: pyproject.toml is the one place it is written."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("roost")
+    except PackageNotFoundError:  # a source tree on sys.path, never installed
+        return "0+unknown"

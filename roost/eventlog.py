@@ -7,7 +7,9 @@ the JSON Lines file flushes it, the SQL store commits it in one transaction.
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from typing import Protocol, runtime_checkable
 
 from roost.errors import ConcurrentRunError
@@ -53,3 +55,9 @@ class MemoryLog:
                     f"run {self._run_id}: event seq {event.seq} is not the next ({next_seq})"
                 )
         self._events.extend(events)
+
+
+def new_run_id() -> str:
+    """A short, time-sortable run id such as ``20261130-144110-3f9a2c``."""
+    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+    return f"{stamp}-{secrets.token_hex(3)}"

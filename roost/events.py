@@ -13,7 +13,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 
 def valid_text(text: str) -> str:
@@ -31,13 +31,15 @@ def valid_text(text: str) -> str:
 
 
 def map_texts(value: Any, change: Callable[[str], str]) -> Any:
-    """``value`` with ``change`` applied to every string in it (dicts, lists, tuples)."""
+    """``value`` with ``change`` applied to every string in it (dicts, lists, tuples, models)."""
     if isinstance(value, str):
         return change(value)
     if isinstance(value, dict):
         return {map_texts(key, change): map_texts(item, change) for key, item in value.items()}
     if isinstance(value, list | tuple):
         return type(value)(map_texts(item, change) for item in value)
+    if isinstance(value, BaseModel):  # a record inside an event: its fields and its extras
+        return value.model_copy(update={name: map_texts(item, change) for name, item in value})
     return value
 
 
@@ -171,6 +173,77 @@ class ToolResultEvent(_Event):
     child_run: str | None = _absent_when_none()  # a sub-flow tool's run
 
 
+class _Record(BaseModel):
+    # Frozen as the events are; unknown keys are kept (a newer roost's log loads and is
+    # written back as it was read).
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+
+class RecordedToolCall(_Record):
+    """A tool call in a model's answer, as ``llm_call.response.tool_calls`` records it."""
+
+    id: str
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    raw_arguments: str | None = _absent_when_none()  # the text, when it was not JSON
+    provider_details: dict[str, Any] | None = _absent_when_none()
+
+
+class RecordedReasoning(_Record):
+    """Thinking or reasoning in a model's answer (``roost.messages.ReasoningPart``'s fields)."""
+
+    kind: str
+    text: str = ""
+    signature: str | None = _absent_when_none()
+    data: str | None = _absent_when_none()
+    id: str | None = _absent_when_none()
+    provider_details: dict[str, Any] | None = _absent_when_none()
+
+
+def _is_empty(value: object) -> bool:
+    return not value
+
+
+class LlmResponse(_Record):
+    """What a model answered: text, tool calls, reasoning, and how the answer ended.
+
+    ``finish_reason`` is the API's own word; ``cut`` (the answer reached the
+    token limit), ``refused`` and ``notes`` (corrections roost made to what the
+    provider reported) are written only when they say something.
+    """
+
+    text: str = ""
+    tool_calls: tuple[RecordedToolCall, ...] = ()
+    reasoning: tuple[RecordedReasoning, ...] = ()
+    finish_reason: str | None = _absent_when_none()
+    cut: bool = Field(default=False, exclude_if=_is_empty)
+    refused: bool = Field(default=False, exclude_if=_is_empty)
+    notes: tuple[str, ...] = Field(default=(), exclude_if=_is_empty)
+
+
+class LlmUsage(_Record):
+    """The tokens one model call used, as the provider reported them."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_tokens: int = 0
+    reasoning_tokens: int = 0
+    calls: int = 1
+
+
+class LlmAttempt(_Record):
+    """One request tried for a model call: which provider and model, and how it went.
+
+    ``outcome`` is ``ok``, ``error``, ``http STATUS``, ``connection error`` or the
+    failure's kind; ``status`` is the HTTP status when a response came.
+    """
+
+    provider: str
+    model: str
+    outcome: str
+    status: int | None = _absent_when_none()
+
+
 class LlmCallEvent(_Event):
     type: Literal["llm_call"] = "llm_call"
     node: str
@@ -178,18 +251,10 @@ class LlmCallEvent(_Event):
     model: str
     tools: tuple[str, ...] = ()  # tuples: an event never changes, and holds no list to track
     request_digest: str
-    response: dict[str, Any] | None = None  # {text, tool_calls, reasoning}
-    usage: dict[str, int] | None = None
+    response: LlmResponse | None = None
+    usage: LlmUsage | None = None
     error: str | None = None
-    attempts: tuple[dict[str, Any], ...] = ()
-
-    @field_validator("response")
-    @classmethod
-    def _sequences_as_tuples(cls, response: dict[str, Any] | None) -> dict[str, Any] | None:
-        # The engine records tool_calls and reasoning as tuples; a loaded event matches it.
-        if response is None:
-            return None
-        return {k: tuple(v) if isinstance(v, list) else v for k, v in response.items()}
+    attempts: tuple[LlmAttempt, ...] = ()
 
 
 Event = Annotated[

@@ -12,17 +12,21 @@ import os
 from collections.abc import Mapping
 
 from roost.errors import FlowError, Problem
-from roost.flow import Flow, check_flow_file
+from roost.flow import Checked, Flow, check_flow_file
 from roost.flow.loader import sorted_problems
 
 
 def load_flow(path: str | os.PathLike[str], *, environ: Mapping[str, str] | None = None) -> Flow:
-    """Reads and validates the flow at ``path``, its tools included; raises ``FlowError``.
+    """Reads and validates the flow at ``path``, its tools included; raises ``FlowError``."""
+    return with_tools(check_flow_file(path, environ=environ))
+
+
+def with_tools(checked: Checked) -> Flow:
+    """The flow the language checks gave, once its tools are checked; raises ``FlowError``.
 
     The tools of the parts that validated are checked even when other parts did
     not, so that one error never hides another.
     """
-    checked = check_flow_file(path, environ=environ)
     flow, problems = checked.flow, checked.problems
     if flow is not None:
         problems = sorted_problems([*problems, *tool_problems(flow)])

@@ -22,8 +22,8 @@ from typing import Any
 
 import yaml
 
+from roost import load_flow
 from roost.events import Event, parse_event
-from roost.flow import load_flow
 from roost.flow.models import Flow, ScriptedProviderConfig
 from roost.visualize import write_render
 

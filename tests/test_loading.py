@@ -65,3 +65,25 @@ def test_a_flow_with_working_tools_loads(tmp_path: Path) -> None:
     )
     flow = roost.load_flow(path)
     assert "nope" in flow.tools
+
+
+def test_chat_refuses_a_flow_whose_tools_cannot_work_before_it_asks_anything(
+    broken: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["chat", str(broken), "--db", str(broken.parent / "runs.db")])
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert err.splitlines() == [
+        f"{broken}:7:10: error: tool 'nope': cannot import 'no_such_module_xyz': "
+        "No module named 'no_such_module_xyz'",
+        f"{broken}:9:9: error: MCP server 'srv': command 'no-such-command-xyz' not found",
+    ]
+    assert not (broken.parent / "runs.db").exists()  # no run was stored
+
+
+def test_read_flow_checks_the_language_alone(broken: Path) -> None:
+    from roost.flow import read_flow
+
+    flow = read_flow(broken)  # the tools are left to roost.load_flow
+    assert sorted(flow.tools) == ["nope"]

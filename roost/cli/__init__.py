@@ -1,7 +1,8 @@
 """roost's command line: parse, call the API, print, exit with the error's code.
 
-Each command lives in a module of its own and registers itself on ``app``;
-``main`` catches roost's base error once and prints it as one line.
+Each command lives in a module of its own and registers itself on ``app``,
+imported only when that command runs (see ``roost.cli.app``); ``main`` catches
+roost's base error once and prints it as one line.
 """
 
 from __future__ import annotations
@@ -15,21 +16,12 @@ from typer.exceptions import TyperException
 
 from roost.cli.app import app
 from roost.errors import RoostError
-from roost.events import valid_text
-
-# Importing the command modules registers their commands on ``app``.
-from roost.cli import (  # noqa: F401  isort: skip
-    flow_commands,
-    render_command,
-    run_commands,
-    store_commands,
-)
 
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point of the ``roost`` console script."""
     for argument in sys.argv[1:] if argv is None else argv:
-        if valid_text(argument) != argument:
+        if not _is_text(argument):
             # Bytes that are not UTF-8 (the shell passes them through) can be neither
             # recorded, stored nor printed: refused here, once, for every command.
             shown = ascii(argument)[1:-1]
@@ -53,6 +45,15 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(_output_failed(error))
     if isinstance(code, int) and code:
         sys.exit(code)
+
+
+def _is_text(argument: str) -> bool:
+    """Whether ``argument`` can be recorded as text; ASCII, the common case, without a look."""
+    if argument.isascii():
+        return True
+    from roost.events import valid_text  # the event models: not for every ``roost --help``
+
+    return valid_text(argument) == argument
 
 
 def _output_failed(error: OSError) -> int:

@@ -1,14 +1,176 @@
-"""The typer application every command module registers on."""
+"""The typer application every command module registers on, and which module holds which command.
+
+A command's module is imported when the command is used, never before: ``roost
+--help`` lists the commands from ``COMMANDS`` below and imports none of them, and
+``roost validate`` imports the flow language but not the run store's database
+layer. Each module registers its commands on ``app`` with ``@app.command()``
+when it is imported, as a typer program does; the group below turns a
+registered command into a click command on first use.
+"""
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Iterator, Mapping, MutableMapping
+from typing import TYPE_CHECKING, Annotated, Any
+
 import typer
+from typer.core import TyperGroup
+from typer.main import get_command_from_info
+
+if TYPE_CHECKING:  # typer's own copy of click, whose types its group's methods take
+    from typer._click import Command, Context, HelpFormatter
+    from typer.models import CommandInfo
+
+# Each command, the module that defines it, and the first line of its docstring
+# (what ``roost --help`` shows; tests/test_cli_startup.py checks they agree).
+COMMANDS: dict[str, tuple[str, str]] = {
+    "validate": (
+        "roost.cli.flow_commands",
+        "Check flow files without running them: one line per problem, exit 2 on any error.",
+    ),
+    "schema": (
+        "roost.cli.flow_commands",
+        "Print the JSON Schema of flow files (for editors: roost schema > roost.schema.json).",
+    ),
+    "render": (
+        "roost.cli.render_command",
+        "Draw FLOW as a graph; with --run, overlay what the run did (counts, tokens, final state).",
+    ),
+    "run": ("roost.cli.run_commands", "Start a run of FLOW."),
+    "continue": ("roost.cli.run_commands", "Continue a run paused at an interrupt."),
+    "retry": (
+        "roost.cli.run_commands",
+        "Retry a run stopped at an error (or left running by a process that stopped).",
+    ),
+    "chat": (
+        "roost.cli.chat_command",
+        "Chat with FLOW: each line you type continues one stored run.",
+    ),
+    "runs": ("roost.cli.store_commands", "List stored runs, newest first."),
+    "show": (
+        "roost.cli.store_commands",
+        "Print a run's transcript, its state and how to continue it.",
+    ),
+    "replay": (
+        "roost.cli.store_commands",
+        "Re-execute a run against its recorded model answers; exit 4 when it differs.",
+    ),
+    "fork": (
+        "roost.cli.store_commands",
+        "Start a new run that shares the first SEQ events of RUN and goes on live.",
+    ),
+    "export": ("roost.cli.store_commands", "Print a run's events as JSON Lines."),
+    "import": ("roost.cli.store_commands", "Store a run from a JSON Lines file."),
+}
+
+
+class _Commands(MutableMapping[str, "Command"]):
+    """The group's commands by name: every name is listed, a command is built when looked up."""
+
+    def __init__(self, group: LazyGroup, built: Mapping[str, Command]) -> None:
+        self._group = group
+        self._built: dict[str, Command] = dict(built)
+
+    def __getitem__(self, name: str) -> Command:
+        if name not in self._built and name in COMMANDS:
+            importlib.import_module(COMMANDS[name][0])  # registers its commands on ``app``
+            self._build_registered()
+        return self._built[name]
+
+    def __setitem__(self, name: str, command: Command) -> None:
+        self._built[name] = command
+
+    def __delitem__(self, name: str) -> None:
+        del self._built[name]
+
+    def __iter__(self) -> Iterator[str]:
+        yield from COMMANDS
+        yield from (name for name in self._built if name not in COMMANDS)
+
+    def __len__(self) -> int:
+        return len(COMMANDS.keys() | self._built.keys())
+
+    def _build_registered(self) -> None:
+        for info in app.registered_commands:
+            name = _command_name(info)
+            if name not in self._built:
+                self._built[name] = get_command_from_info(
+                    info,
+                    pretty_exceptions_short=app.pretty_exceptions_short,
+                    rich_markup_mode=self._group.rich_markup_mode,
+                )
+
+
+class LazyGroup(TyperGroup):
+    """roost's command group: a command's module is imported when that command is used."""
+
+    def __init__(self, **attrs: Any) -> None:
+        super().__init__(**attrs)
+        self.commands = _Commands(self, self.commands)
+
+    def list_commands(self, ctx: Context) -> list[str]:
+        return list(self.commands)  # the names alone: listing them builds nothing
+
+    def format_commands(self, ctx: Context, formatter: HelpFormatter) -> None:
+        """The commands and their first lines, from ``COMMANDS``, importing none of them."""
+        names = self.list_commands(ctx)
+        limit = formatter.width - 6 - max(len(name) for name in names)
+        rows = [(name, self._short_help(name, limit)) for name in names]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+    def _short_help(self, name: str, limit: int) -> str:
+        if name in COMMANDS:
+            return _shortened(COMMANDS[name][1], limit)
+        return str(self.commands[name].get_short_help_str(limit))  # one added by other means
+
+
+def _command_name(info: CommandInfo) -> str:
+    """The name a registered command is called by: its own, else its function's, as typer has it."""
+    if info.name:
+        return info.name
+    assert info.callback is not None  # typer registers commands by decorating functions
+    return typer.main.get_command_name(info.callback.__name__)
+
+
+def _shortened(text: str, limit: int) -> str:
+    """``text`` cut at a word to fit ``limit`` columns, as click shortens a command's help."""
+    if len(text) <= limit:
+        return text
+    cut = text[: max(limit - 3, 0)].rsplit(" ", 1)[0]
+    return f"{cut.rstrip(',;:')}..."
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        import roost
+
+        typer.echo(f"roost {roost.__version__}")
+        raise typer.Exit()
+
 
 app = typer.Typer(
     name="roost",
+    cls=LazyGroup,
     help="Run, validate, replay and draw declarative conversation graphs.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
 )
+
+
+@app.callback()
+def _options(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            help="Print roost's version and exit.",
+            is_eager=True,
+            callback=_print_version,
+        ),
+    ] = False,
+) -> None:
+    """Run, validate, replay and draw declarative conversation graphs."""

@@ -43,7 +43,7 @@ def chat(
     ] = None,
 ) -> None:
     """Chat with FLOW: each line you type continues one stored run."""
-    from roost.flow import load_flow
+    from roost.loading import load_flow
 
     ChatLoop(load_flow(flow_path), db=db, from_=from_, to=to).loop()
 
@@ -137,7 +137,7 @@ class ChatLoop:
 
     def choices(self) -> tuple[str, ...]:
         """The names a person may give at a channel's manual choice; none at other interrupts."""
-        from roost.engine.directors import candidates
+        from roost.nodes.directors import candidates
 
         pending, state = self.runner.state.pending, self.runner.state
         if isinstance(pending, InterruptEvent) and pending.reason == "manual_select":

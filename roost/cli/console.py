@@ -17,12 +17,12 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
-from roost.engine import RunState
 from roost.events import (
     ErrorEvent,
     Event,
     InterruptEvent,
     LlmCallEvent,
+    LlmResponse,
     MessageEvent,
     SelectEvent,
     TerminateEvent,
@@ -31,6 +31,7 @@ from roost.events import (
     valid_text,
 )
 from roost.flow.models import Flow
+from roost.runstate import RunState
 
 PALETTE = [
     "cyan",
@@ -216,17 +217,17 @@ class RunConsole:
             )
 
 
-def finish_note(response: dict[str, Any] | None) -> str | None:
+def finish_note(response: LlmResponse | None) -> str | None:
     """How a recorded model answer ended, in words, when that is worth a line."""
-    if not response:
+    if response is None:
         return None
-    reason = response.get("finish_reason")
+    reason = response.finish_reason
     said: list[str] = []
-    if response.get("cut"):
+    if response.cut:
         said.append(_CUT.get(str(reason), "cut at max_tokens"))
-    if response.get("refused"):
+    if response.refused:
         said.append("stopped by a content filter" if reason == "content_filter" else "refused")
-    said += [str(note) for note in response.get("notes") or ()]
+    said += [str(note) for note in response.notes]
     return "; ".join(said) or None
 
 

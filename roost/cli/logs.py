@@ -10,15 +10,13 @@ copy as well. A run reference is a stored run's id
 from __future__ import annotations
 
 import os
-import secrets
 import sys
 from collections.abc import Callable
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from roost.errors import EventLogError, RunNotFoundError, StoreError, UsageError
-from roost.eventlog import EventLog
+from roost.eventlog import EventLog, new_run_id
 from roost.events import Event, RunStartEvent
 from roost.store.checks import first_difference
 from roost.store.jsonl import JsonlLog
@@ -42,12 +40,6 @@ __all__ = [
     "open_store",
     "stored_copy",
 ]
-
-
-def new_run_id() -> str:
-    """A short, time-sortable run id such as ``20261130-144110-3f9a2c``."""
-    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
-    return f"{stamp}-{secrets.token_hex(3)}"
 
 
 def open_store(db: str | None, *, create: bool = True) -> SqlStore:

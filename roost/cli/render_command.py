@@ -12,7 +12,7 @@ import typer
 
 from roost.cli.app import app
 from roost.events import Event
-from roost.flow import load_flow
+from roost.flow import read_flow
 from roost.visualize.output import output_format, write_render
 
 
@@ -38,7 +38,7 @@ def render(
 ) -> None:
     """Draw FLOW as a graph; with --run, overlay what the run did (counts, tokens, final state)."""
     output_format(out)  # a wrong suffix fails before any loading
-    flow = load_flow(flow_file)
+    flow = read_flow(flow_file)
     events: list[Event] | None = None
     if run is not None:
         events = _load_events(run, db)

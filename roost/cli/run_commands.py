@@ -18,13 +18,14 @@ import typer
 
 from roost.cli.app import app
 from roost.cli.console import RunConsole, describe_wait
-from roost.engine import Runner, RunState
-from roost.engine.directors import candidates
+from roost.engine import Runner
 from roost.engine.interpreter import start_route
 from roost.errors import EventLogError, RunStateError, UsageError
 from roost.eventlog import EventLog
 from roost.events import ErrorEvent, Event, InterruptEvent, RunStartEvent
 from roost.flow.models import Flow
+from roost.nodes.directors import candidates
+from roost.runstate import RunState
 
 AnswerOption = Annotated[
     list[str] | None,
@@ -66,9 +67,9 @@ def run(
 ) -> None:
     """Start a run of FLOW."""
     from roost.cli.logs import new_run_log
-    from roost.flow import load_flow
+    from roost.flow import read_flow
 
-    flow = load_flow(flow_path)
+    flow = read_flow(flow_path)
     _check_tools(flow)
     start_route(flow, message, from_, to)  # a bad route fails before a run is stored
     log = new_run_log(flow, events_path=events, db=db)
@@ -134,9 +135,9 @@ def open_with_flow(run_ref: str, db: str | None, flow_file: str | None) -> tuple
 def flow_to_follow(flow_file: str, events: list[Event]) -> Flow:
     """``flow_file`` loaded and checked to take over the run whose events are ``events``."""
     from roost.engine.flows import check_keeps_history
-    from roost.flow import load_flow
+    from roost.flow import read_flow
 
-    flow = load_flow(flow_file)
+    flow = read_flow(flow_file)
     _check_tools(flow)
     check_keeps_history(flow, events)
     return flow

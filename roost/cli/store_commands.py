@@ -12,7 +12,7 @@ import json
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, get_args
 
 import typer
 from rich.console import Console
@@ -40,6 +40,7 @@ from roost.errors import (
 )
 from roost.events import Event, RunStartEvent, event_json
 from roost.flow.models import Flow
+from roost.runstate import Status
 from roost.store.checks import COLUMN_MAX
 from roost.store.forks import (
     FileFork,
@@ -61,7 +62,7 @@ DbOption = Annotated[
 RunArgument = Annotated[
     str, typer.Argument(metavar="RUN", help="Run id (or unique prefix) or JSON Lines event file.")
 ]
-STATUSES = ("new", "running", "paused", "error", "terminated")
+STATUSES: tuple[str, ...] = get_args(Status)  # the fold's statuses, in its order
 
 
 def console() -> Console:
@@ -185,9 +186,9 @@ class ReplayDiverged(RoostError):
 
 
 def _load_flow(path: str) -> Flow:
-    from roost.flow import load_flow
+    from roost.flow import read_flow
 
-    return load_flow(path)
+    return read_flow(path)
 
 
 def side_by_side(old: Event | None, new: Event | None) -> Table:
@@ -236,7 +237,7 @@ def fork(
     A stored RUN forks in the store; a JSON Lines RUN forks to a new file beside it.
     """
     from roost.cli.run_commands import Session, flow_to_follow
-    from roost.engine import fold
+    from roost.runstate import fold
 
     new_id = new_run_id()
     events, info, store = recorded(run_ref, db)
@@ -265,7 +266,7 @@ def fork(
 
 def _fork_refusals(events: list[Event], *, with_message: bool) -> Refusal:
     """Which fork points the command can go on from, given the run's events and options."""
-    from roost.engine.state import statuses
+    from roost.runstate import statuses
 
     status_at = statuses(events)
     return lambda point: fork_refusal(status_at[point], with_message)
@@ -294,7 +295,7 @@ def _stored_twin(
     parent = stored_copy(Path(ref), events, db)
     if parent is None:
         return None
-    return parent.store.fork(parent.run_id, at, new_id)
+    return parent.fork(at, new_id)
 
 
 def _fork_line(pending: SqlLog | FileFork, start: Event, at: int) -> str:

@@ -10,7 +10,6 @@ from rich.console import Console
 from rich.markup import escape
 
 from roost.cli.console import finish_note
-from roost.engine import RunState, fold
 from roost.events import (
     ErrorEvent,
     Event,
@@ -26,6 +25,7 @@ from roost.events import (
     ToolCallEvent,
     ToolResultEvent,
 )
+from roost.runstate import RunState, fold
 from roost.store.sql import RunInfo
 
 _CLIP = 400

@@ -1,25 +1,26 @@
-"""The interpreter of roost flows: run state, the Runner and the event fold.
+"""The interpreter of roost flows: the Runner, and the fold it keeps current.
 
-``fold(events)`` gives a run's ``RunState``; ``Runner(flow, log)`` starts,
-continues and retries runs. ``Runner`` is imported on first use so that the
-node modules, which need only the state, never import the whole engine.
+``Runner(flow, log)`` starts, continues and retries runs. ``fold(events)``
+gives a run's ``RunState``; it lives in ``roost.runstate`` (every reader of a
+run uses it) and is named here too for the engine's callers. ``Runner`` is
+imported on first use, so that a reader of run state never loads the engine.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from roost.engine.state import HistoryEntry, RunState, apply, fold
+from roost.runstate import HistoryEntry, RunState, apply, fold
 
 if TYPE_CHECKING:
-    from roost.engine.runner import Runner
+    from roost.engine.runner import ChildRuns, Runner
 
-__all__ = ["HistoryEntry", "RunState", "Runner", "apply", "fold"]
+__all__ = ["ChildRuns", "HistoryEntry", "RunState", "Runner", "apply", "fold"]
 
 
 def __getattr__(name: str) -> Any:
-    if name == "Runner":
-        from roost.engine.runner import Runner
+    if name in ("Runner", "ChildRuns"):
+        from roost.engine import runner
 
-        return Runner
+        return getattr(runner, name)
     raise AttributeError(f"module 'roost.engine' has no attribute {name!r}")

@@ -9,22 +9,29 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
 
 from roost.engine.digests import RequestDigest, request_digest
-from roost.engine.recorder import Recorder
-from roost.events import ErrorEvent, LlmCallEvent
+from roost.engine.recorder import Recorder, build_event, build_whole
+from roost.events import (
+    ErrorEvent,
+    LlmAttempt,
+    LlmCallEvent,
+    LlmResponse,
+    LlmUsage,
+    RecordedReasoning,
+    RecordedToolCall,
+)
 from roost.flow.redact import Redactor
 from roost.messages import (
-    AssistantMessage,
     ModelRequest,
     ModelResponse,
-    ReasoningPart,
     ToolCall,
 )
 from roost.providers.base import Provider
+from roost.runstate import assistant_message
 
 __all__ = ["ModelCaller", "error_text", "request_digest"]  # request_digest: for the interpreter
 
@@ -110,7 +117,7 @@ class ModelCaller:
                 tools=names,
                 request_digest=digested,
                 error=message,
-                attempts=tuple(getattr(exc, "attempts", None) or ()),
+                attempts=attempt_records(getattr(exc, "attempts", None) or ()),
             )
             rec.add(ErrorEvent, from_=route[0], to=route[1], content=message)
             rec.flush()
@@ -126,7 +133,7 @@ class ModelCaller:
             digested,
             response_record(response, keep_calls=keep_calls),
             usage_record(response),
-            tuple(response.attempts),
+            attempt_records(response.attempts),
         )
         return response
 
@@ -191,69 +198,107 @@ class MaskedStream:
 
 def recorded_response(call: LlmCallEvent) -> ModelResponse:
     """The text answer an ``llm_call`` event records, as the provider gave it."""
-    response = call.response or {}
-    message = AssistantMessage(
-        content=str(response.get("text") or ""),
-        reasoning=tuple(ReasoningPart(**part) for part in response.get("reasoning") or ()),
-        provider=call.provider,
-    )
+    message = assistant_message(call.response or LlmResponse(), call.provider, with_calls=False)
     finish = finish_of(call.response)
     return ModelResponse(message=message, model=call.model, provider=call.provider, **finish)
 
 
-def response_record(response: ModelResponse, *, keep_calls: bool) -> dict[str, Any]:
-    """The ``response`` field of an llm_call: text, tool calls and reasoning."""
-    message = response.message
-    calls, reasoning = message.tool_calls, message.reasoning
-    # Most answers have neither: the empty checks skip building two comprehensions.
-    # Tuples, as in every event: an answer without tool calls or reasoning then holds
-    # no container, so neither it nor its event is left for the garbage collector to track.
-    record: dict[str, Any] = {
-        "text": message.content,
-        "tool_calls": tuple(_call_record(c) for c in calls) if calls and keep_calls else (),
-        "reasoning": tuple(part.model_dump(exclude_none=True) for part in reasoning)
-        if reasoning
-        else (),
-    }
-    if response.finish_reason is not None:
-        record["finish_reason"] = response.finish_reason
-    # The flags and notes only when they say something: most answers end by themselves.
-    if response.cut:
-        record["cut"] = True
-    if response.refused:
-        record["refused"] = True
-    if response.notes:
-        record["notes"] = tuple(response.notes)
+def response_record(response: ModelResponse, *, keep_calls: bool) -> LlmResponse:
+    """The ``response`` field of an llm_call: text, tool calls and reasoning, how it ended.
+
+    Both are frozen, so an answer handed out again at once (a scripted provider's
+    repeated reply) gets the record made the first time.
+    """
+    global _last
+    answer, kept, record = _last
+    if answer is response and kept == keep_calls:
+        return record
+    record = _response_record(response, keep_calls)
+    _last = (response, keep_calls, record)  # the answer held, so its record stays its own
     return record
 
 
-def finish_of(response: dict[str, Any] | None) -> dict[str, Any]:
+_last: tuple[ModelResponse | None, bool, LlmResponse] = (None, False, LlmResponse())
+
+
+def _response_record(response: ModelResponse, keep_calls: bool) -> LlmResponse:
+    message = response.message
+    calls, reasoning = message.tool_calls, message.reasoning
+    # Built without validating again (the values come from a validated ModelResponse),
+    # every field written out: this runs once per model call. Most answers have neither
+    # calls nor reasoning; tuples, as in every event: an answer without them then holds
+    # no container, so neither it nor its event is left for the garbage collector to track.
+    return build_whole(
+        LlmResponse,
+        {
+            "text": message.content,
+            "tool_calls": tuple(_call_record(c) for c in calls) if calls and keep_calls else (),
+            "reasoning": tuple(
+                build_event(RecordedReasoning, part.model_dump(exclude_none=True))
+                for part in reasoning
+            )
+            if reasoning
+            else (),
+            "finish_reason": response.finish_reason,
+            # Written only when they say something: most answers end by themselves.
+            "cut": response.cut,
+            "refused": response.refused,
+            "notes": tuple(response.notes),
+        },
+    )
+
+
+def finish_of(response: LlmResponse | None) -> dict[str, Any]:
     """The finish fields of a recorded ``response``, as ``ModelResponse`` takes them."""
-    if not response:
+    if response is None:
         return {}
     return {
-        "finish_reason": response.get("finish_reason"),
-        "cut": bool(response.get("cut")),
-        "refused": bool(response.get("refused")),
+        "finish_reason": response.finish_reason,
+        "cut": response.cut,
+        "refused": response.refused,
     }
 
 
-def _call_record(call: ToolCall) -> dict[str, Any]:
+def _call_record(call: ToolCall) -> RecordedToolCall:
     record: dict[str, Any] = {"id": call.id, "name": call.name, "arguments": call.arguments}
     if call.raw_arguments is not None:
         record["raw_arguments"] = call.raw_arguments
     if call.provider_details is not None:
         record["provider_details"] = call.provider_details
+    return build_event(RecordedToolCall, record)
+
+
+def usage_record(response: ModelResponse) -> LlmUsage:
+    """Token counts of the call (zeros when the provider counted none, as scripted ones)."""
+    usage = response.usage
+    key = (
+        usage.prompt_tokens,
+        usage.completion_tokens,
+        usage.cached_tokens,
+        usage.reasoning_tokens,
+    )
+    record = _USAGES.get(key)
+    if record is None:
+        # Records are frozen: calls that used the same tokens share one (every scripted call).
+        if len(_USAGES) >= 256:
+            _USAGES.clear()
+        prompt, completion, cached, reasoning = key
+        fields = {
+            "prompt_tokens": prompt,
+            "completion_tokens": completion,
+            "cached_tokens": cached,
+            "reasoning_tokens": reasoning,
+            "calls": 1,
+        }
+        record = _USAGES[key] = build_whole(LlmUsage, fields)
     return record
 
 
-def usage_record(response: ModelResponse) -> dict[str, int]:
-    """Token counts of the call (zeros when the provider counted none, as scripted ones)."""
-    usage = response.usage
-    return {
-        "prompt_tokens": usage.prompt_tokens,
-        "completion_tokens": usage.completion_tokens,
-        "cached_tokens": usage.cached_tokens,
-        "reasoning_tokens": usage.reasoning_tokens,
-        "calls": 1,
-    }
+_USAGES: dict[tuple[int, int, int, int], LlmUsage] = {}
+
+
+def attempt_records(attempts: Sequence[dict[str, Any]]) -> tuple[LlmAttempt, ...]:
+    """The attempts a provider reports (provider, model, outcome, status), as records."""
+    if not attempts:  # a scripted provider reports none
+        return ()
+    return tuple(LlmAttempt.model_validate(attempt) for attempt in attempts)

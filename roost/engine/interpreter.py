@@ -11,7 +11,6 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from roost.engine.calls import ModelCaller, error_text, request_digest
-from roost.engine.directors import By, channel_count, choose_by_llm
 from roost.engine.recorder import Recorder, build_event, model_request
 from roost.engine.tool_loop import Reply, ToolLoop
 from roost.engine.unfinished import Unfinished, unfinished
@@ -32,10 +31,11 @@ from roost.events import (
 from roost.flow.markers import INTERRUPT, TERMINATE, MarkerRule, marker_in
 from roost.flow.models import Flow
 from roost.flow.redact import Redactor
-from roost.flow.templates import render_start
+from roost.flow.start_message import render_start
 from roost.messages import ChatMessage, ModelRequest
 from roost.nodes.agent import seen_by
 from roost.nodes.channel import ChannelPlan, Turn, channel_turn
+from roost.nodes.directors import By, channel_count, choose_by_llm
 from roost.nodes.human import check_self_answer, is_human, manual_choice
 from roost.nodes.roles import agent_system, render, role_context
 
@@ -290,7 +290,7 @@ class Interpreter:
                 return (last.to, last.from_)
             if isinstance(before, ResumeEvent):  # a person's feedback: the other answers
                 return (last.to, last.from_)
-            cut = isinstance(before, LlmCallEvent) and bool((before.response or {}).get("cut"))
+            cut = isinstance(before, LlmCallEvent) and bool(before.response and before.response.cut)
             return self._after_reply(last.from_, last.to, "" if cut else last.content)
         if isinstance(last, SelectEvent):
             return self._after_select(last.channel, last.chosen)

@@ -15,11 +15,13 @@ from typing import Any, NamedTuple, TypeVar
 from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 
-from roost.engine.state import HANDLERS, RunState
 from roost.eventlog import EventLog
 from roost.events import (
     Event,
+    LlmAttempt,
     LlmCallEvent,
+    LlmResponse,
+    LlmUsage,
     MessageEvent,
     SelectEvent,
     map_texts,
@@ -28,34 +30,43 @@ from roost.events import (
 )
 from roost.flow.redact import Redactor
 from roost.messages import ModelRequest
+from roost.runstate import HANDLERS, STATUS_AFTER, RunState, Status
 
 E = TypeVar("E", bound=BaseModel)
 
-_second = -1
-_prefix = ""
+# What stamps events: a callable giving the time as the log writes it (ISO 8601, UTC).
+Clock = Callable[[], str]
+
+# The second last formatted, and its text up to the fraction: one object, so that a
+# reader in another thread never pairs one second with another's text.
+_formatted: tuple[int, str] = (-1, "")
 
 
 def now_iso() -> str:
-    """The current time as ``roost.events.now_iso`` writes it, made cheaply.
+    """The current time as ``roost.events.now_iso`` writes it, made cheaply: the default clock.
 
     The date and time up to the second are formatted once a second; only the
     microseconds change between the events of a busy run.
     """
-    global _second, _prefix
+    global _formatted
     second, nanos = divmod(time.time_ns(), 1_000_000_000)
-    if second != _second:
-        _second, _prefix = second, time.strftime("%Y-%m-%dT%H:%M:%S.", time.gmtime(second))
-    return f"{_prefix}{nanos // 1000:06d}Z"
+    known, prefix = _formatted
+    if second != known:
+        prefix = time.strftime("%Y-%m-%dT%H:%M:%S.", time.gmtime(second))
+        _formatted = (second, prefix)
+    return f"{prefix}{nanos // 1000:06d}Z"
 
 
 class _Template(NamedTuple):
     """What every event of one class shares: the defaults, and how to finish one."""
 
+    cls: type[BaseModel]
     defaults: dict[str, Any]  # every field in declaration order (so the JSON reads seq, type, ...)
     factories: tuple[tuple[str, Any], ...]  # fields whose default is made afresh per event
     fields_set: set[str]
     extra: dict[str, Any] | None
     handler: Callable[[RunState, Any], None] | None
+    status: Status | None  # the run's status after such an event; None: unchanged
 
 
 _TEMPLATES: dict[type[BaseModel], _Template] = {}
@@ -77,6 +88,14 @@ def build_event(cls: type[E], fields: dict[str, Any]) -> E:
         if name not in fields:
             data[name] = factory()
     return _instance(cls, data, template)
+
+
+def build_whole(cls: type[E], data: dict[str, Any]) -> E:
+    """``build_event`` for ``data`` that holds every field of ``cls``, in declaration order.
+
+    For the records made at every model call: no defaults to merge in.
+    """
+    return _instance(cls, data, _TEMPLATES.get(cls) or _template(cls))
 
 
 def model_request(
@@ -119,13 +138,17 @@ def _template(cls: type[BaseModel]) -> _Template:
     extra: dict[str, Any] | None = {} if cls.model_config.get("extra") == "allow" else None
     kind = data.get("type")
     handler = HANDLERS.get(kind) if isinstance(kind, str) else None
-    template = _Template(data, tuple(factories), set(data), extra, handler)
+    status = STATUS_AFTER.get(kind) if isinstance(kind, str) else None
+    template = _Template(cls, data, tuple(factories), set(data), extra, handler, status)
     _TEMPLATES[cls] = template
     return template
 
 
 class Recorder:
-    """Makes the run's events, keeps the state current and appends them batch by batch."""
+    """Makes the run's events, keeps the state current and appends them batch by batch.
+
+    ``clock`` stamps each batch (``now_iso`` unless the caller gives another).
+    """
 
     def __init__(
         self,
@@ -133,12 +156,14 @@ class Recorder:
         log: EventLog,
         notify: Callable[[list[Event]], None] | None = None,
         redact: Redactor | None = None,
+        clock: Clock = now_iso,
     ) -> None:
         self.state = state
         self.log = log
         self.run_id = log.run_id
         self.batch: list[Event] = []
         self._notify = notify
+        self._clock = clock  # a replay's gives each event the time recorded for its seq
         self._ts = ""
         # Values read from the environment never reach an event (and so never the log,
         # the store or the state built from them); None when the flow read none.
@@ -151,72 +176,56 @@ class Recorder:
 
     def add(self, cls: type[E], **fields: Any) -> E:
         """Makes one event, applies it to the state and queues it for the log."""
-        fields = {name: map_texts(value, self._text) for name, value in fields.items()}
-        # build_event and apply, inlined: this runs two or three times per message.
-        batch = self.batch
-        if not batch:
-            # One timestamp per batch: its events happen with nothing awaited between them.
-            self._ts = now_iso()
-        state = self.state
         template = _TEMPLATES.get(cls) or _template(cls)
-        seq = state.next_seq
-        # seq, run and ts are already keys of the defaults, so they keep their place.
-        data = {**template.defaults, **fields, "seq": seq, "run": self.run_id, "ts": self._ts}
-        if template.factories:
-            for name, factory in template.factories:
-                if name not in fields:
-                    data[name] = factory()
-        event = _new(cls)  # _instance, inlined
-        _set_attr(event, "__dict__", data)
-        _set_attr(event, "__pydantic_fields_set__", template.fields_set)
-        _set_attr(event, "__pydantic_extra__", template.extra)
-        _set_attr(event, "__pydantic_private__", None)
-        handler = template.handler
-        if handler is not None:
-            handler(state, event)
-        state.next_seq = seq + 1
-        if not state.run_id:
-            state.run_id = self.run_id
-        batch.append(event)  # type: ignore[arg-type]
+        # seq, run and ts are keys of the defaults already, so they keep their place.
+        data = {**template.defaults}
+        text = self._text
+        for name, value in fields.items():
+            data[name] = map_texts(value, text)
+        for name, factory in template.factories:
+            if name not in fields:
+                data[name] = factory()
+        event: E = self._record(template, data)
         return event
 
+    # The busiest events have their fields written out in declaration order (seq, run
+    # and ts first, filled in by _record), which skips merging them into the defaults.
+
     def add_message(self, frm: str, to: str, content: str) -> MessageEvent:
-        """``add(MessageEvent, ...)`` with its fields written out in order: once per message."""
-        ts = self._ts if self.batch else self._stamp()
-        seq = self.state.next_seq
+        """``add(MessageEvent, ...)`` with its fields written out: once per message."""
         if not content.isascii():
             content = valid_text(content)
         if self._redact is not None:
             content = self._redact(content)
         data = {
-            "seq": seq,
-            "run": self.run_id,
-            "ts": ts,
+            "seq": 0,
+            "run": "",
+            "ts": "",
             "type": "message",
             "from_": frm,
             "to": to,
             "content": content,
             "state": "success",
         }
-        return self._push(MessageEvent, data, seq)
+        event: MessageEvent = self._record(_MESSAGE, data)
+        return event
 
     def add_select(
         self, channel: str, candidates: tuple[str, ...], chosen: str, by: str
     ) -> SelectEvent:
-        """``add(SelectEvent, ...)`` with its fields written out in order: once per channel turn."""
-        ts = self._ts if self.batch else self._stamp()
-        seq = self.state.next_seq
+        """``add(SelectEvent, ...)`` with its fields written out: once per channel turn."""
         data = {
-            "seq": seq,
-            "run": self.run_id,
-            "ts": ts,
+            "seq": 0,
+            "run": "",
+            "ts": "",
             "type": "select",
             "channel": channel,
             "candidates": candidates,
             "chosen": chosen,
             "by": by,
         }
-        return self._push(SelectEvent, data, seq)
+        event: SelectEvent = self._record(_SELECT, data)
+        return event
 
     def add_llm_call(
         self,
@@ -225,23 +234,19 @@ class Recorder:
         model: str,
         tools: tuple[str, ...],
         digest: str,
-        response: dict[str, Any],
-        usage: dict[str, int],
-        attempts: tuple[dict[str, Any], ...],
+        response: LlmResponse,
+        usage: LlmUsage,
+        attempts: tuple[LlmAttempt, ...],
     ) -> LlmCallEvent:
-        """``add(LlmCallEvent, ...)`` of an answered call, its fields written out in order."""
+        """``add(LlmCallEvent, ...)`` of an answered call, its fields written out."""
         if self._redact is not None:
             model, response, attempts = map_texts((model, response, attempts), self._text)
-        else:
-            text = response.get("text") or ""
-            if response.get("tool_calls") or response.get("reasoning") or not text.isascii():
-                response = valid_texts(response)
-        ts = self._ts if self.batch else self._stamp()
-        seq = self.state.next_seq
+        elif response.tool_calls or response.reasoning or not response.text.isascii():
+            response = valid_texts(response)
         data = {
-            "seq": seq,
-            "run": self.run_id,
-            "ts": ts,
+            "seq": 0,
+            "run": "",
+            "ts": "",
             "type": "llm_call",
             "node": node,
             "provider": provider,
@@ -253,28 +258,40 @@ class Recorder:
             "error": None,
             "attempts": attempts,
         }
-        return self._push(LlmCallEvent, data, seq)
+        event: LlmCallEvent = self._record(_LLM_CALL, data)
+        return event
 
-    def _stamp(self) -> str:
-        # One timestamp per batch: its events happen with nothing awaited between them.
-        self._ts = ts = now_iso()
-        return ts
+    def _record(self, template: _Template, data: dict[str, Any]) -> Any:
+        """The one way an event is made: stamped, numbered, applied to the state and queued.
 
-    def _push(self, cls: type[E], data: dict[str, Any], seq: int) -> E:
-        template = _TEMPLATES.get(cls) or _template(cls)
-        event = _new(cls)
+        ``data`` holds every field of the event in declaration order, its seq,
+        run and ts as placeholders that are filled in here.
+        """
+        batch = self.batch
+        if not batch:
+            # One timestamp per batch: its events happen with nothing awaited between them.
+            self._ts = self._clock()
+        state = self.state
+        seq = state.next_seq
+        data["seq"] = seq
+        data["run"] = self.run_id
+        data["ts"] = self._ts
+        event: Any = _new(
+            template.cls
+        )  # _instance, inlined: this runs two or three times a message
         _set_attr(event, "__dict__", data)
         _set_attr(event, "__pydantic_fields_set__", template.fields_set)
         _set_attr(event, "__pydantic_extra__", template.extra)
         _set_attr(event, "__pydantic_private__", None)
-        state = self.state
         handler = template.handler
         if handler is not None:
             handler(state, event)
+        if template.status is not None:
+            state.status = template.status
         state.next_seq = seq + 1
         if not state.run_id:
             state.run_id = self.run_id
-        self.batch.append(event)  # type: ignore[arg-type]
+        batch.append(event)
         return event
 
     def flush(self) -> None:
@@ -286,3 +303,8 @@ class Recorder:
         self.log.append(batch)
         if self._notify is not None:
             self._notify(batch)
+
+
+_MESSAGE = _template(MessageEvent)
+_SELECT = _template(SelectEvent)
+_LLM_CALL = _template(LlmCallEvent)

@@ -17,21 +17,21 @@ digest), a decision or a message shows up as the first event that differs.
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 from collections import defaultdict, deque
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from roost.engine import recorder as recorder_module
 from roost.engine.calls import finish_of
+from roost.engine.defaults import default_toolbox
 from roost.engine.digests import is_legacy_digest, legacy_digests, request_settings
 from roost.engine.flows import flow_record
 from roost.engine.interpreter import ToolsFor
+from roost.engine.recorder import Clock, now_iso
 from roost.engine.replay_tools import RecordedTools
-from roost.engine.runner import Runner
+from roost.engine.runner import ChildRuns, Runner
 from roost.errors import EventLogError, ProviderError, RoostError
 from roost.eventlog import MemoryLog
 from roost.events import (
@@ -40,6 +40,7 @@ from roost.events import (
     FlowEvent,
     FlowRecord,
     LlmCallEvent,
+    LlmResponse,
     MessageEvent,
     ResumeEvent,
     RetryEvent,
@@ -48,15 +49,13 @@ from roost.events import (
 )
 from roost.flow.models import Flow
 from roost.messages import (
-    AssistantMessage,
     ModelRequest,
     ModelResponse,
-    ReasoningPart,
-    ToolCall,
     Usage,
 )
 from roost.nodes.context import replay_root
 from roost.providers.base import Provider, TextCallback
+from roost.runstate import assistant_message, usage_of
 
 # Fields that say where and when an event was written, not what happened.
 _IGNORED = ("run", "ts")
@@ -125,7 +124,8 @@ async def replay_run(
     tools = own or RecordedTools(
         recorded, lambda: runner.flow, lambda: runner.state.next_seq, stops.stop_here
     )
-    runner = Runner(first, log, providers=providers, tools=tools)
+    clock = recorded_clock(recorded, lambda: runner.state.next_seq)
+    runner = Runner(first, log, providers=providers, tools=tools, clock=clock)
     providers.settings_of = lambda name: request_settings(runner.flow, name)
     stops.next_seq = lambda: runner.state.next_seq
     if isinstance(tools, RecordedTools):
@@ -142,8 +142,7 @@ async def replay_run(
     }
     legacy = legacy_digests.set((lambda: runner.state.next_seq in old_form) if old_form else None)
     try:
-        with recorded_clock(recorded, lambda: runner.state.next_seq):
-            await _drive(runner, expected, stops, flows)
+        await _drive(runner, expected, stops, flows)
     except RoostError as exc:
         stopped = str(exc)
     finally:
@@ -322,22 +321,17 @@ def first_difference(recorded: Sequence[Event], replayed: Sequence[Event]) -> Di
     return None
 
 
-@contextlib.contextmanager
-def recorded_clock(recorded: Sequence[Event], next_seq: Callable[[], int]) -> Iterator[None]:
-    """Makes the engine stamp each event with the time recorded for its seq."""
+def recorded_clock(recorded: Sequence[Event], next_seq: Callable[[], int]) -> Clock:
+    """A clock that gives the event about to be made the time recorded for its seq.
+
+    Past the recorded events (a replay that went further), it gives the current time.
+    """
     times = {event.seq: event.ts for event in recorded}
-    namespace = vars(recorder_module)
-    live: Callable[[], str] = namespace["now_iso"]
 
     def clock() -> str:
-        return times.get(next_seq()) or live()
+        return times.get(next_seq()) or now_iso()
 
-    # The recorder reads the clock from its module; swapping it there keeps the engine unaware.
-    namespace["now_iso"] = clock
-    try:
-        yield
-    finally:
-        namespace["now_iso"] = live
+    return clock
 
 
 # ---------------------------------------------------------------- recorded providers
@@ -410,31 +404,21 @@ class RecordedProvider:
             raise ProviderError(self.name, "replay: no recorded answer left for this call")
         call = self.calls.popleft()
         self.model = call.model
-        attempts = tuple(call.attempts)
+        # As the provider reported them, so the replayed llm_call records the same.
+        attempts = tuple(attempt.model_dump() for attempt in call.attempts)
         if call.error is not None:
             raise ReplayedError(self.name, call.error, attempts)
-        response = call.response or {}
-        # The record was validated when it was read: build the answer without validating again.
-        message = AssistantMessage.model_construct(
-            content=response.get("text") or "",
-            tool_calls=tuple(
-                ToolCall.model_construct(**c) for c in response.get("tool_calls") or ()
-            ),
-            reasoning=tuple(
-                ReasoningPart.model_construct(**r) for r in response.get("reasoning") or ()
-            ),
-            provider=self.name,
-        )
+        response = call.response or LlmResponse()
+        message = assistant_message(response, self.name)
         if on_text is not None and message.content:
             on_text(message.content)
-        usage = Usage(**call.usage) if call.usage else Usage(calls=1)
         return ModelResponse.model_construct(
             message=message,
-            usage=usage,
+            usage=usage_of(call.usage) if call.usage is not None else Usage(calls=1),
             model=call.model,
             provider=self.name,
             attempts=attempts,
-            notes=tuple(response.get("notes") or ()),
+            notes=response.notes,
             **finish_of(response),  # a cut answer is replayed as cut: read for no marker
         )
 
@@ -450,9 +434,8 @@ class LiveTools:
         flow = self.flow()
         box = self._boxes.get(id(flow))
         if box is None:
-            from roost.tools import toolbox_for
-
-            box = self._boxes[id(flow)] = toolbox_for(flow)
+            # Sub-flows run too, as child runs of their own on logs kept in memory.
+            box = self._boxes[id(flow)] = default_toolbox(flow, ChildRuns())
         tools: Sequence[Any] = box(agent, text)
         return tools
 

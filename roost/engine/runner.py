@@ -2,36 +2,39 @@
 
 The Runner owns the run's state (folded from the log once, then kept current
 by applying each event it records), the providers (built lazily, positioned
-from the state) and the tools (imported only when the flow has any). It
-never prompts a person: a paused run waits for ``continue_``.
+from the state) and the tools (imported only when the flow has any); which
+providers and tools those are by default, ``roost.engine.defaults`` decides.
+It never prompts a person: a paused run waits for ``continue_``. ``ChildRuns``
+runs ``flow:`` tools as child runs; the Runner hands one to its toolbox.
 """
 
 from __future__ import annotations
 
 import asyncio
-import importlib
 import weakref
 from collections.abc import AsyncIterator, Callable, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from roost.engine.calls import ModelCaller, TextSink
+from roost.engine.defaults import default_provider, default_toolbox
 from roost.engine.digests import settings_of
 from roost.engine.flows import check_keeps_history, flow_record, text_hash
 from roost.engine.interpreter import Interpreter, ToolsFor
-from roost.engine.recorder import Recorder
-from roost.engine.state import RunState, fold
+from roost.engine.recorder import Clock, Recorder, now_iso
 from roost.errors import RoostError
 from roost.eventlog import EventLog, MemoryLog
 from roost.events import Event, FlowEvent, FlowRecord
 from roost.flow.models import Flow
 from roost.flow.redact import Redactor
 from roost.providers.base import Provider
-from roost.providers.registry import ProviderContext, build_provider
+from roost.runstate import RunState, fold
 
 if TYPE_CHECKING:  # roost.tools is imported only by flows that have tools
-    from roost.tools.base import Tool
+    from roost.tools.base import Tool, ToolOutcome
+    from roost.tools.toolbox import Toolbox
 
 EventSink = Callable[[Event], None]
+ChildLogs = Callable[[str], EventLog]
 
 
 class Runner:
@@ -44,18 +47,20 @@ class Runner:
         *,
         providers: Callable[[str], Provider] | None = None,
         tools: ToolsFor | None = None,
-        child_log: Callable[[str], EventLog] | None = None,
+        child_log: ChildLogs | None = None,
         on_event: EventSink | None = None,
         on_text: TextSink | None = None,
+        clock: Clock | None = None,
     ) -> None:
         self.flow = flow
         self.log = log
+        self.clock: Clock = clock or now_iso  # stamps the events this runner records
         self.on_event = on_event
         self.on_text = on_text
-        self.child_log: Callable[[str], EventLog] = child_log or (lambda run_id: MemoryLog(run_id))
+        self.child_log: ChildLogs = child_log or MemoryLog
         self._provider_factory = providers
         self._tools = tools
-        self._toolbox: Any = None  # the default toolbox, when this runner made one
+        self._toolbox: Toolbox | None = None  # the default toolbox, when this runner made one
         self._providers: dict[str, Provider] = {}
         self._queues: list[asyncio.Queue[Event | None]] = []
         self._lock = asyncio.Lock()
@@ -75,7 +80,7 @@ class Runner:
         """The recorder, model caller and interpreter that run ``flow`` on this log."""
         self.flow = flow
         redact = Redactor(flow.secrets)
-        self._recorder = Recorder(self._state, self.log, self._notify, redact)
+        self._recorder = Recorder(self._state, self.log, self._notify, redact, self.clock)
         caller = ModelCaller(
             self._recorder, self._provider, redact, self.on_text, settings=settings_of(flow)
         )
@@ -212,21 +217,15 @@ class Runner:
             if self._provider_factory is not None:
                 provider = self._provider_factory(name)
             else:
-                if name not in self.flow.providers:
-                    raise RoostError(f"no provider is called {name!r}")
-                context = ProviderContext(
-                    attempts_so_far=dict(self._state.provider_attempts),
-                    secrets=self.flow.secrets,
-                )
-                provider = build_provider(name, self.flow, context)
+                provider = default_provider(self.flow, self._state, name)
             self._providers[name] = provider
         return provider
 
     def _tools_for(self, agent: str, text: str) -> Sequence[Tool]:
         if self._tools is None:
-            # Imported only now: a flow without tools never pays for the tool machinery.
-            module = importlib.import_module("roost.tools")
-            self._toolbox = module.toolbox_for(self.flow, runner=self)
+            # The toolbox's sub-flows become child runs of this run, on its child_log.
+            subflows = ChildRuns(parent=self.log, child_log=self.child_log)
+            self._toolbox = default_toolbox(self.flow, subflows)
             self._tools = self._toolbox
         tools: Sequence[Tool] = self._tools(agent, text)
         return tools
@@ -294,3 +293,49 @@ class _Calls:
         """``task`` has seen every event before ``next_seq``: it goes on from the next call."""
         if task is not None:
             self._cursors[task] = _Cursor(next_seq, self.ended)
+
+
+class ChildRuns:
+    """Runs ``flow:`` tools as child runs: the ``SubflowRunner`` a Runner hands its toolbox.
+
+    Each sub-flow runs with its own Runner on a log from ``child_log`` (memory
+    by default) whose ``run_start`` names ``parent``'s run and the tool call,
+    to completion or to its first interrupt; its last message is the tool's
+    result. Made without a parent, the child runs stand alone.
+    """
+
+    def __init__(
+        self,
+        *,
+        parent: EventLog | None = None,
+        child_log: ChildLogs | None = None,
+        providers: Callable[[str], Provider] | None = None,
+    ) -> None:
+        self._parent = parent
+        self._child_log: ChildLogs = child_log or MemoryLog
+        self._providers = providers
+        self._claimed: set[str] = set()
+        self.logs: dict[str, EventLog] = {}  # child run id -> its log, for callers and tests
+
+    async def run_subflow(
+        self, flow: Flow, message: str | None, *, tool: str, arguments: dict[str, Any]
+    ) -> ToolOutcome:
+        """Runs ``flow`` as a child run and returns its last message (an error as an error)."""
+        # Only a flow with a flow: tool gets here: the tools package is loaded already.
+        from roost.engine.subflow import LinkedLog, new_child_id, open_call, outcome_of
+        from roost.tools.base import ToolOutcome
+        from roost.tools.subflow import current_tool_call
+
+        call_id = current_tool_call.get()
+        if call_id is None and self._parent is not None:
+            call_id = open_call(self._parent.load(), tool, arguments, self._claimed)
+        parent_id = self._parent.run_id if self._parent is not None else None
+        log = LinkedLog(self._child_log(new_child_id()), parent_id, call_id)
+        self.logs[log.run_id] = log
+        try:
+            runner = Runner(flow, log, providers=self._providers, child_log=self._child_log)
+            await runner.start(message)
+        except RoostError as exc:
+            text = f"sub-flow {flow.name!r} failed: {exc}"
+            return ToolOutcome(text, is_error=True, child_run=log.run_id)
+        return outcome_of(log.load(), flow.name, log.run_id)

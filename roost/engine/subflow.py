@@ -1,29 +1,24 @@
-"""Running a ``flow:`` tool: another flow as a child run of the calling run.
+"""What a child run is made of: its id, its linked log, the call it answers, its outcome.
 
-``ChildRuns`` implements ``roost.tools.subflow.SubflowRunner``. It starts the
-sub-flow with its own ``Runner`` on a log from ``child_log`` (memory by
-default), runs it to completion or to its first interrupt, and answers with
-its last message. The child's ``run_start`` event names the parent run and
-the tool call that started it, so a person can open the child from the
-parent's ``tool_result`` (its ``child_run`` field).
+``ChildRuns`` (in ``roost.engine.runner``, beside the ``Runner`` it starts)
+runs a ``flow:`` tool's sub-flow with its own Runner on a ``LinkedLog``,
+whose ``run_start`` event names the parent run and the tool call that started
+it, so a person can open the child from the parent's ``tool_result`` (its
+``child_run`` field); ``outcome_of`` turns the child's events into the tool's
+result.
 """
 
 from __future__ import annotations
 
 import secrets
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from roost.engine.state import fold
-from roost.errors import RoostError
-from roost.eventlog import EventLog, MemoryLog
+from roost.eventlog import EventLog
 from roost.events import Event, InterruptEvent, RunStartEvent, ToolCallEvent, ToolResultEvent
-from roost.flow.models import Flow
+from roost.runstate import fold
 from roost.tools.base import ToolOutcome
-from roost.tools.subflow import current_tool_call
-
-ChildLogs = Callable[[str], EventLog]
 
 
 def new_child_id() -> str:
@@ -31,67 +26,26 @@ def new_child_id() -> str:
     return f"{datetime.now(UTC).strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}"
 
 
-class ChildRuns:
-    """Runs sub-flows for one parent run (or for none, when used on its own)."""
+def open_call(
+    parent: Sequence[Event], tool: str, arguments: dict[str, Any], claimed: set[str]
+) -> str | None:
+    """The parent's latest unanswered call of ``tool`` with ``arguments`` not yet ``claimed``.
 
-    def __init__(
-        self,
-        *,
-        parent: EventLog | None = None,
-        child_log: ChildLogs | None = None,
-        providers: Any = None,
-    ) -> None:
-        self._parent = parent
-        self._child_log: ChildLogs = child_log or MemoryLog
-        self._providers = providers
-        self._claimed: set[str] = set()
-        self.logs: dict[str, EventLog] = {}  # child run id -> its log, for callers and tests
-
-    async def run_subflow(
-        self, flow: Flow, message: str | None, *, tool: str, arguments: dict[str, Any]
-    ) -> ToolOutcome:
-        """Runs ``flow`` as a child run and returns its last message (an error as an error)."""
-        from roost.engine.runner import Runner
-        from roost.tools import toolbox_for
-
-        run_id = new_child_id()
-        call_id = current_tool_call.get() or self._find_call(tool, arguments)
-        log = LinkedLog(self._child_log(run_id), self._parent_id(), call_id)
-        self.logs[log.run_id] = log
-        toolbox = toolbox_for(flow, runner=ChildRuns(parent=log, child_log=self._child_log))
-        kwargs: dict[str, Any] = {"tools": toolbox, "child_log": self._child_log}
-        if self._providers is not None:
-            kwargs["providers"] = self._providers
-        try:
-            runner = Runner(flow, log, **kwargs)
-            await runner.start(message)
-        except RoostError as exc:
-            text = f"sub-flow {flow.name!r} failed: {exc}"
-            return ToolOutcome(text, is_error=True, child_run=log.run_id)
-        finally:
-            await toolbox.aclose()
-        return outcome_of(log.load(), flow.name, log.run_id)
-
-    def _parent_id(self) -> str | None:
-        return self._parent.run_id if self._parent is not None else None
-
-    def _find_call(self, tool: str, arguments: dict[str, Any]) -> str | None:
-        """The parent's open tool call this run answers (when the engine did not say)."""
-        if self._parent is None:
-            return None
-        events = self._parent.load()
-        answered = {e.id for e in events if isinstance(e, ToolResultEvent)}
-        for event in reversed(events):
-            if (
-                isinstance(event, ToolCallEvent)
-                and event.name == tool
-                and event.arguments == arguments
-                and event.id not in answered
-                and event.id not in self._claimed
-            ):
-                self._claimed.add(event.id)
-                return event.id
-        return None
+    What a child run answers when the engine did not say which call started it;
+    the id found is added to ``claimed``, so parallel calls alike get one each.
+    """
+    answered = {e.id for e in parent if isinstance(e, ToolResultEvent)}
+    for event in reversed(parent):
+        if (
+            isinstance(event, ToolCallEvent)
+            and event.name == tool
+            and event.arguments == arguments
+            and event.id not in answered
+            and event.id not in claimed
+        ):
+            claimed.add(event.id)
+            return event.id
+    return None
 
 
 def outcome_of(events: Sequence[Event], name: str, run_id: str) -> ToolOutcome:

@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from roost.engine.calls import ModelCaller, error_text
 from roost.engine.digests import request_digest
 from roost.engine.recorder import Recorder, build_event
-from roost.engine.state import Turn
 from roost.errors import RoostError
 from roost.events import InterruptEvent, ToolCallEvent, ToolResultEvent
 from roost.flow.redact import Redactor
@@ -33,6 +32,7 @@ from roost.messages import (
 )
 from roost.nodes.agent import Seen
 from roost.nodes.views import LazyMessages
+from roost.runstate import Turn
 
 if TYPE_CHECKING:  # roost.tools is imported only by flows that have tools
     from roost.tools.base import Tool

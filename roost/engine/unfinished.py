@@ -58,4 +58,4 @@ def _usable(call: LlmCallEvent) -> bool:
     """
     if call.error is not None or call.response is None:
         return False
-    return not call.response.get("tool_calls")
+    return not call.response.tool_calls

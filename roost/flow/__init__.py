@@ -1,6 +1,10 @@
-"""The flow language: loading, validating and describing flow files."""
+"""The flow language: reading, validating and describing flow files.
 
-from roost.flow.loader import Checked, check_flow_file, check_flow_text, load_flow, load_flow_text
+``read_flow(path)`` and ``load_flow_text(text, path)`` check the language alone;
+``roost.load_flow(path)`` checks a flow's tools as well.
+"""
+
+from roost.flow.loader import Checked, check_flow_file, check_flow_text, load_flow_text, read_flow
 from roost.flow.models import Flow
 
 __all__ = [
@@ -8,6 +12,6 @@ __all__ = [
     "Flow",
     "check_flow_file",
     "check_flow_text",
-    "load_flow",
     "load_flow_text",
+    "read_flow",
 ]

@@ -1,4 +1,6 @@
-"""``load_flow``: a flow file in, a validated ``Flow`` out, or a FlowError with every problem.
+"""``read_flow``: a flow file in, a ``Flow`` valid as language out, or a FlowError.
+
+The language alone: ``roost.load_flow`` checks a flow's tools as well.
 
 Validation goes on past every problem it can: a value with a wrong type or an
 unset variable is reported, left out of the flow (``dropped``), and the rest is
@@ -48,8 +50,8 @@ class Checked:
         return self.flow is not None and not any(p.severity == "error" for p in self.problems)
 
 
-def load_flow(path: str | os.PathLike[str], *, environ: Mapping[str, str] | None = None) -> Flow:
-    """Reads, substitutes and validates the flow file at ``path``."""
+def read_flow(path: str | os.PathLike[str], *, environ: Mapping[str, str] | None = None) -> Flow:
+    """Reads, substitutes and validates the flow file at ``path`` as language (tools unchecked)."""
     return _loaded(check_flow_file(path, environ=environ))
 
 

@@ -20,11 +20,11 @@ from dataclasses import dataclass
 from hashlib import sha256
 from typing import NamedTuple
 
-from roost.engine.state import EMPTY_THREAD, HistoryEntry, RunState
 from roost.flow.models import Flow
 from roost.messages import AssistantMessage, ChatMessage, UserMessage
 from roost.nodes.context import read_context
 from roost.nodes.views import LazyMessages
+from roost.runstate import EMPTY_THREAD, HistoryEntry, RunState
 
 TRANSCRIPT_HEADER = "The conversation in {channel} so far:"
 TRANSCRIPT_ASK = (

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from roost.engine.directors import (
+from roost.flow.models import Channel, Flow
+from roost.nodes.directors import (
     By,
     candidates_after,
     channel_count,
@@ -12,8 +13,7 @@ from roost.engine.directors import (
     round_robin,
     seeded_choice,
 )
-from roost.engine.state import RunState
-from roost.flow.models import Channel, Flow
+from roost.runstate import RunState
 
 
 @dataclass(slots=True, frozen=True)

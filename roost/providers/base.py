@@ -1,9 +1,16 @@
-"""The one interface the engine sees for every model backend."""
+"""The one interface the engine sees for every model backend, and what makes one.
+
+``Provider`` is what the engine calls; ``ProviderFactory`` is what each backend
+module exposes as ``create(name, config, context)``, and ``ProviderContext``
+what a factory may need beyond its config. They live here, below every backend
+and the registry, so that a backend module imports only this interface.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Protocol, runtime_checkable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
 
 from roost.messages import ModelRequest, ModelResponse
 
@@ -27,3 +34,22 @@ class Provider(Protocol):
     async def complete(
         self, request: ModelRequest, *, on_text: TextCallback | None = None
     ) -> ModelResponse: ...
+
+
+@dataclass(frozen=True)
+class ProviderContext:
+    """What a factory may need beyond its own config.
+
+    ``attempts_so_far`` maps a provider name to the number of calls it has
+    already answered in the run's log (the scripted provider's position).
+    ``secrets`` are values that must never appear in an error message.
+    """
+
+    attempts_so_far: Mapping[str, int] = field(default_factory=dict)
+    secrets: frozenset[str] = frozenset()
+
+
+class ProviderFactory(Protocol):
+    """A backend's ``create``: the provider called ``name``, from its flow entry ``config``."""
+
+    def __call__(self, name: str, config: Any, context: ProviderContext) -> Provider: ...

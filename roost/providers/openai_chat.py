@@ -34,7 +34,7 @@ from roost.providers._http import Answer, HttpProvider, decode_answer, make_answ
 from roost.providers._retry import AttemptHooks
 from roost.providers._toolcalls import ToolCallAccumulator, arguments_text, make_call
 from roost.providers._usage import UsageCheck
-from roost.providers.registry import ProviderContext
+from roost.providers.base import ProviderContext
 
 
 def create(name: str, config: Any, context: ProviderContext) -> OpenAIChatProvider:
@@ -44,7 +44,7 @@ def create(name: str, config: Any, context: ProviderContext) -> OpenAIChatProvid
 
 def openai_client(settings: Settings, hooks: AttemptHooks) -> openai.AsyncOpenAI:
     """An SDK client whose every HTTP request is recorded as an attempt."""
-    http_client = openai.DefaultAsyncHttpxClient(event_hooks=hooks.event_hooks())
+    http_client = openai.DefaultAsyncHttpxClient(**hooks.client_options())
     return openai.AsyncOpenAI(
         api_key=require_key(settings),
         base_url=settings.base_url,

@@ -30,8 +30,8 @@ from roost.providers._history import OwnReasoning, paired, result_text
 from roost.providers._http import Answer, HttpProvider, decode_answer, make_answer
 from roost.providers._toolcalls import arguments_text, make_call
 from roost.providers._usage import UsageCheck
+from roost.providers.base import ProviderContext
 from roost.providers.openai_chat import openai_client
-from roost.providers.registry import ProviderContext
 
 
 def create(name: str, config: Any, context: ProviderContext) -> OpenAIResponsesProvider:
@@ -161,6 +161,8 @@ def _from_wire(data: dict[str, Any], settings: Settings) -> Answer:
     if status == "failed":
         error = data.get("error") or {}
         raise stream_error(settings, str(error.get("message") or "failed"), str(error.get("code")))
+    if not isinstance(data.get("output"), list):  # an error body, or another API's answer
+        raise ProviderError(settings.name, f"{settings.where()} answered with no output")
     text: list[str] = []
     calls: list[ToolCall] = []
     reasoning: list[ReasoningPart] = []

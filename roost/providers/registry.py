@@ -2,46 +2,50 @@
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from collections.abc import Callable
 
 from roost.flow.models import Flow
-from roost.providers.base import Provider
+from roost.providers.base import Provider, ProviderContext, ProviderFactory
 
-# kind -> "module:factory". Each factory is called as
-# factory(name, config, context) and returns a Provider. Modules are imported
-# lazily so that a scripted flow never pays for importing an SDK.
-FACTORIES: dict[str, str] = {
-    "scripted": "roost.providers.scripted:create",
-    "openai": "roost.providers.openai_chat:create",
-    "openai-responses": "roost.providers.openai_responses:create",
-    "anthropic": "roost.providers.anthropic:create",
+# Each backend is imported on first use, by a plain import inside its loader, so
+# that a scripted flow never pays for importing an SDK.
+
+
+def _scripted() -> ProviderFactory:
+    from roost.providers.scripted import create
+
+    return create
+
+
+def _openai_chat() -> ProviderFactory:
+    from roost.providers.openai_chat import create
+
+    return create
+
+
+def _openai_responses() -> ProviderFactory:
+    from roost.providers.openai_responses import create
+
+    return create
+
+
+def _anthropic() -> ProviderFactory:
+    from roost.providers.anthropic import create
+
+    return create
+
+
+# A flow's provider ``kind`` -> the loader of that backend's factory.
+FACTORIES: dict[str, Callable[[], ProviderFactory]] = {
+    "scripted": _scripted,
+    "openai": _openai_chat,
+    "openai-responses": _openai_responses,
+    "anthropic": _anthropic,
 }
 
 
-@dataclass(frozen=True)
-class ProviderContext:
-    """What a factory may need beyond its own config.
-
-    ``attempts_so_far`` maps a provider name to the number of calls it has
-    already answered in the run's log (the scripted provider's position).
-    ``secrets`` are values that must never appear in an error message.
-    """
-
-    attempts_so_far: Mapping[str, int] = field(default_factory=dict)
-    secrets: frozenset[str] = frozenset()
-
-
-class ProviderFactory(Protocol):
-    def __call__(self, name: str, config: Any, context: ProviderContext) -> Provider: ...
-
-
 def _factory(kind: str) -> ProviderFactory:
-    module_name, _, attribute = FACTORIES[kind].partition(":")
-    factory: ProviderFactory = getattr(importlib.import_module(module_name), attribute)
-    return factory
+    return FACTORIES[kind]()
 
 
 def build_provider(
@@ -55,7 +59,7 @@ def build_provider(
     others = [other for other in config.fallback if other not in within]
     if not others:
         return primary
+    from roost.providers.fallback import with_fallbacks  # its retry machinery loads httpx
+
     chain = [primary] + [build_provider(other, flow, context, within) for other in others]
-    with_fallbacks = importlib.import_module("roost.providers.fallback").with_fallbacks
-    provider: Provider = with_fallbacks(chain)
-    return provider
+    return with_fallbacks(chain)

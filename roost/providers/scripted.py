@@ -24,8 +24,7 @@ from roost.messages import (
     ToolCall,
     Usage,
 )
-from roost.providers.base import TextCallback
-from roost.providers.registry import ProviderContext
+from roost.providers.base import ProviderContext, TextCallback
 
 _NO_USAGE = Usage(calls=1)
 

@@ -10,16 +10,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from roost.errors import EventLogError, UsageError
 from roost.eventlog import EventLog
 from roost.events import Event, RunStartEvent
 from roost.store.jsonl import JsonlLog
 from roost.store.tee import TeeLog
-
-if TYPE_CHECKING:
-    from roost.store.sqllog import SqlLog
 
 # A fork file's name ends in "-fork-" and the fork's run id (see new_run_id).
 _FORK_SUFFIX = re.compile(r"-fork-\d{8}-\d{6}-[0-9a-f]{6}$")
@@ -101,6 +98,14 @@ def fork_file_path(parent: Path, new_id: str) -> Path:
     return parent.with_name(f"{stem}-fork-{new_id}.jsonl")
 
 
+class StoredFork(EventLog, Protocol):
+    """A fork's log in the store (a ``SqlLog``), whose row can be written before its events."""
+
+    def materialize(self) -> None:
+        """Stores the fork's row now, before any event of its own."""
+        ...
+
+
 class FileFork:
     """A fork of a run's JSON Lines file, written to a new file of its own.
 
@@ -111,7 +116,7 @@ class FileFork:
     (its parent stored too); it then gets every later step as well.
     """
 
-    def __init__(self, path: Path, prefix: list[Event], stored: SqlLog | None = None) -> None:
+    def __init__(self, path: Path, prefix: list[Event], stored: StoredFork | None = None) -> None:
         self.path = path
         self.stored = stored
         self._prefix = prefix

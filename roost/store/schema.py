@@ -6,12 +6,25 @@ replay of their events. ``next_seq`` doubles as the optimistic version: an
 append only succeeds if it starts where the row says the run ends.
 A fork stores its parent and ``fork_at``: its first ``fork_at`` events are the
 parent's, read from the parent's rows (stored once).
+
+Beside the tables: ``RunInfo`` (a run's row as read), ``Statements`` (the
+hot path's SQL over these tables) and ``Database``, what one run's log needs
+of its store. They live here, below both the store (``sql``) and the log of
+one run (``sqllog``), so that neither imports the other's module to name them.
 """
 
 from __future__ import annotations
 
-from sqlalchemy import Column, Text
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from sqlalchemy import Column, Engine, Text
 from sqlmodel import Field, SQLModel
+
+from roost.errors import ConcurrentRunError, StoreError
+from roost.store.checks import COLUMN_MAX
 
 SCHEMA_VERSION = "2"
 
@@ -60,3 +73,78 @@ class EventRow(SQLModel, table=True):
 RUNS = RunRow.__table__  # type: ignore[attr-defined]
 EVENTS = EventRow.__table__  # type: ignore[attr-defined]
 META = RoostMeta.__table__  # type: ignore[attr-defined]
+
+
+@dataclass(frozen=True, slots=True)
+class RunInfo:
+    """One run's row: what `roost runs` lists."""
+
+    id: str
+    flow_name: str
+    flow_path: str
+    flow_hash: str
+    title: str | None
+    parent: str | None
+    fork_at: int | None
+    created: str
+    updated: str
+    status: str
+    messages: int
+    tokens: int
+    next_seq: int
+
+
+RawCursor = Any  # a DB-API cursor of the store's driver
+
+
+class Statements:
+    """The hot path's SQL in the driver's own parameter style."""
+
+    def __init__(self, paramstyle: str) -> None:
+        if paramstyle == "qmark":
+            mark = "?"
+        elif paramstyle in ("format", "pyformat"):
+            mark = "%s"
+        else:
+            raise StoreError(f"database drivers with {paramstyle!r} parameters are not supported")
+
+        def marks(count: int) -> str:
+            return ", ".join([mark] * count)
+
+        # A batch that changes no status (a model call, a tool's result) keeps the row's.
+        # The token count stops at COLUMN_MAX, compared before adding so that no database
+        # computes a sum its column cannot hold (the parameter is bound twice).
+        cap = COLUMN_MAX
+        tokens = f"CASE WHEN tokens > {cap} - {mark} THEN {cap} ELSE tokens + {mark} END"
+        self.advance = (
+            f"UPDATE runs SET next_seq = {mark}, status = COALESCE({mark}, status), "
+            f"messages = messages + {mark}, "
+            f"tokens = {tokens}, updated = {mark} WHERE id = {mark} AND next_seq = {mark}"
+        )
+        self.insert_events = f"INSERT INTO events (run, seq, type, ts, payload) VALUES ({marks(5)})"
+        columns = (
+            "id, flow_name, flow_path, flow_hash, flow_text, title, parent, fork_at, "
+            "created, updated, status, messages, tokens, next_seq"
+        )
+        self.insert_run = f"INSERT INTO runs ({columns}) VALUES ({marks(14)})"
+
+
+class Database(Protocol):
+    """What one run's log (``SqlLog``) needs of its store; ``SqlStore`` is the implementation."""
+
+    engine: Engine
+    sql: Statements
+
+    def translate(self, action: str) -> AbstractContextManager[None]:
+        """Turns a SQLAlchemy error into one readable StoreError line."""
+        ...
+
+    def raw_transaction(
+        self, conflict: Callable[[], ConcurrentRunError]
+    ) -> AbstractContextManager[RawCursor]:
+        """A cursor on the driver's connection inside one transaction, committed at the end."""
+        ...
+
+    def run(self, run_id: str) -> RunInfo:
+        """The row of a stored run (RunNotFoundError when there is none)."""
+        ...

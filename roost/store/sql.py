@@ -16,7 +16,6 @@ import contextlib
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -28,67 +27,21 @@ from sqlmodel import SQLModel
 
 from roost.errors import ConcurrentRunError, RunNotFoundError, StoreError, UsageError
 from roost.events import Event, RunStartEvent
-from roost.store.checks import COLUMN_MAX
-from roost.store.forks import check_fork_point
-from roost.store.schema import EVENTS, META, RUNS, SCHEMA_VERSION
+from roost.store.schema import (
+    EVENTS,
+    META,
+    RUNS,
+    SCHEMA_VERSION,
+    RawCursor,
+    RunInfo,
+    Statements,
+)
 from roost.store.sqllog import SqlLog
 from roost.store.urls import masked_db, resolve_url, shown_store, shown_url
 
 __all__ = ["RunInfo", "SqlStore", "masked_db", "resolve_url", "shown_store"]
 
 _INFO = [column for column in RUNS.c if column.name != "flow_text"]
-
-
-@dataclass(frozen=True, slots=True)
-class RunInfo:
-    """One run's row: what `roost runs` lists."""
-
-    id: str
-    flow_name: str
-    flow_path: str
-    flow_hash: str
-    title: str | None
-    parent: str | None
-    fork_at: int | None
-    created: str
-    updated: str
-    status: str
-    messages: int
-    tokens: int
-    next_seq: int
-
-
-RawCursor = Any  # a DB-API cursor of the store's driver
-
-
-class Statements:
-    """The hot path's SQL in the driver's own parameter style."""
-
-    def __init__(self, paramstyle: str) -> None:
-        if paramstyle == "qmark":
-            mark = "?"
-        elif paramstyle in ("format", "pyformat"):
-            mark = "%s"
-        else:
-            raise StoreError(f"database drivers with {paramstyle!r} parameters are not supported")
-
-        def marks(count: int) -> str:
-            return ", ".join([mark] * count)
-
-        # The token count stops at COLUMN_MAX, compared before adding so that no database
-        # computes a sum its column cannot hold (the parameter is bound twice).
-        cap = COLUMN_MAX
-        tokens = f"CASE WHEN tokens > {cap} - {mark} THEN {cap} ELSE tokens + {mark} END"
-        self.advance = (
-            f"UPDATE runs SET next_seq = {mark}, status = {mark}, messages = messages + {mark}, "
-            f"tokens = {tokens}, updated = {mark} WHERE id = {mark} AND next_seq = {mark}"
-        )
-        self.insert_events = f"INSERT INTO events (run, seq, type, ts, payload) VALUES ({marks(5)})"
-        columns = (
-            "id, flow_name, flow_path, flow_hash, flow_text, title, parent, fork_at, "
-            "created, updated, status, messages, tokens, next_seq"
-        )
-        self.insert_run = f"INSERT INTO runs ({columns}) VALUES ({marks(14)})"
 
 
 class SqlStore:
@@ -121,9 +74,7 @@ class SqlStore:
 
     def fork(self, run_id: str, at: int, new_id: str) -> SqlLog:
         """A new run sharing the first ``at`` events of ``run_id``; stored on first append."""
-        parent = self.run(run_id)
-        check_fork_point(run_id, parent.next_seq, at, SqlLog(self, parent).load)
-        return SqlLog(self, None, run_id=new_id, fork_of=(parent, at))
+        return self.log(run_id).fork(at, new_id)
 
     def run(self, run_id: str) -> RunInfo:
         with self.translate("read"), self.engine.connect() as conn:

@@ -10,7 +10,7 @@ run's events in one call. A fork reads its first events from its ancestors' rows
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 from pydantic_core import from_json
@@ -19,11 +19,9 @@ from sqlalchemy import Connection, select
 from roost.errors import ConcurrentRunError, EventLogError, UsageError
 from roost.events import Event, RunStartEvent, now_iso
 from roost.store.checks import invalid_event_text, order_problem, seq_problem
-from roost.store.schema import EVENTS, RUNS
+from roost.store.forks import check_fork_point
+from roost.store.schema import EVENTS, RUNS, Database, RawCursor, RunInfo
 from roost.store.summary import summarize
-
-if TYPE_CHECKING:
-    from roost.store.sql import RawCursor, RunInfo, SqlStore
 
 EVENTS_ADAPTER: TypeAdapter[list[Event]] = TypeAdapter(list[Event])
 _WHERE = {"seq", "run", "ts"}  # kept in columns, not repeated in the payload
@@ -43,7 +41,7 @@ class SqlLog:
 
     def __init__(
         self,
-        store: SqlStore,
+        store: Database,
         info: RunInfo | None,
         *,
         run_id: str | None = None,
@@ -95,6 +93,12 @@ class SqlLog:
             cursor.executemany(sql.insert_events, rows)
         if self.info is None:
             self.info = self.store.run(self._run_id)
+
+    def fork(self, at: int, new_id: str) -> SqlLog:
+        """A new run sharing the first ``at`` events of this one; stored on its first append."""
+        parent = self.store.run(self._run_id)  # read afresh: the run may have grown since
+        check_fork_point(parent.id, parent.next_seq, at, SqlLog(self.store, parent).load)
+        return SqlLog(self.store, None, run_id=new_id, fork_of=(parent, at))
 
     def materialize(self) -> None:
         """Stores a new fork's row now, before any event of its own (a fork left paused)."""
@@ -166,7 +170,7 @@ class SqlLog:
             row.update(
                 flow_name=parent.flow_name, flow_path=parent.flow_path, flow_hash=parent.flow_hash,
                 flow_text=start.flow.text, parent=parent.id, fork_at=at, next_seq=at,
-                status=shared.status, messages=shared.messages, tokens=shared.tokens,
+                status=shared.status or "new", messages=shared.messages, tokens=shared.tokens,
             )  # fmt: skip
         else:
             start = events[0]
@@ -192,7 +196,13 @@ class SqlLog:
         else:
             return [(self._run_id, 0, None)]
         segments = [(run_id, fork_at or 0, stop)]
+        seen = {run_id}
         while fork_at is not None and parent is not None:
+            if parent in seen:  # an edited runs table: reading on would never end
+                raise EventLogError(
+                    f"run {self._run_id}: the runs it was forked from loop back to run {parent}"
+                )
+            seen.add(parent)
             stop = fork_at if stop is None else min(stop, fork_at)
             query = select(RUNS.c.parent, RUNS.c.fork_at).where(RUNS.c.id == parent)
             row = conn.execute(query).first()

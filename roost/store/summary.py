@@ -6,28 +6,23 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from roost.events import Event
+from roost.runstate import STATUS_AFTER, Status
 from roost.store.checks import COLUMN_MAX, clamped_count
-
-# The status a run is in right after an event of each type; any other type: running.
-# A run_start comes first, alone in its run only in a fork made at 1: a run not yet started.
-_STATUS_AFTER = {
-    "run_start": "new",
-    "interrupt": "paused",
-    "error": "error",
-    "terminate": "terminated",
-}
 
 
 @dataclass(frozen=True, slots=True)
 class Delta:
-    status: str
+    status: Status | None  # None: the events leave the run's status as it was
     messages: int
     tokens: int
     clamped: bool = False  # some usage figure did not fit the tokens column
 
 
-def summarize(events: Iterable[Event], status: str = "new") -> Delta:
+def summarize(events: Iterable[Event], status: Status | None = None) -> Delta:
     """The status after ``events`` and the messages and tokens they add.
+
+    The status moves as the run's fold moves it (``roost.runstate.STATUS_AFTER``);
+    it stays ``status`` (None: as the run's row has it) when no event changes it.
 
     Tokens count up to COLUMN_MAX: a usage figure outside 0..COLUMN_MAX (a provider
     reporting 10**20, or less than nothing) is counted as the nearest end of that
@@ -36,13 +31,12 @@ def summarize(events: Iterable[Event], status: str = "new") -> Delta:
     messages = tokens = 0
     clamped = False
     for event in events:
-        if event.type != "flow":  # a change of flow leaves the run where it stands
-            status = _STATUS_AFTER.get(event.type, "running")
+        status = STATUS_AFTER.get(event.type, status)
         if event.type == "message":
             messages += 1
         elif event.type == "llm_call" and event.usage:
             for key in ("prompt_tokens", "completion_tokens"):
-                reported = event.usage.get(key, 0)
+                reported = getattr(event.usage, key)
                 counted = clamped_count(reported)
                 clamped = clamped or counted != reported
                 clamped = clamped or tokens + counted > COLUMN_MAX

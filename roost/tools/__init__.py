@@ -10,16 +10,17 @@ from roost.flow.models import Flow
 from roost.tools.base import Tool, ToolOutcome
 from roost.tools.check import check_flow_tools
 from roost.tools.names import parse_ref, wire_name
-from roost.tools.subflow import ParentRun, SubflowRunner, current_tool_call
+from roost.tools.subflow import SubflowRunner, current_tool_call
 from roost.tools.toolbox import Toolbox
 
 
-def toolbox_for(flow: Flow, *, runner: SubflowRunner | ParentRun | None = None) -> Toolbox:
+def toolbox_for(flow: Flow, *, runner: SubflowRunner | None = None) -> Toolbox:
     """The tools of ``flow``'s agents, as ``toolbox(agent, latest_user_text) -> [Tool]``.
 
-    ``runner`` runs ``flow:`` tools: a ``SubflowRunner``, or the engine's ``Runner``
-    itself (its sub-flows then become child runs on its ``child_log``, linked to
-    its log); without one, sub-flows run on logs kept in memory. Call
+    ``runner`` runs ``flow:`` tools as child runs: the engine's ``ChildRuns``,
+    which the engine's ``Runner`` hands its own toolbox (its sub-flows then
+    become child runs on its ``child_log``, linked to its log). Without one, a
+    sub-flow tool is listed but its calls are error results. Call
     ``close()``/``aclose()`` when the run is over to stop any MCP server the
     toolbox started (they are stopped at exit otherwise).
     """
@@ -27,7 +28,6 @@ def toolbox_for(flow: Flow, *, runner: SubflowRunner | ParentRun | None = None) 
 
 
 __all__ = [
-    "ParentRun",
     "SubflowRunner",
     "Tool",
     "ToolOutcome",

@@ -4,21 +4,20 @@ The tool's arguments become the sub-flow's start: ``message`` is its start
 message (the sub-flow's own ``start.content`` when absent), and an argument
 named like one of the sub-flow's ``vars`` replaces that variable. The sub-flow
 runs to completion or to its first interrupt and its last message is the
-tool's result. Running it is the engine's business: a ``SubflowRunner``
-(``roost.engine.subflow``) does it, and records it as a child run whose id
-comes back in ``ToolOutcome.child_run``.
+tool's result. Running it is the engine's business: the engine hands the
+toolbox a ``SubflowRunner`` (``roost.engine.ChildRuns``), which records it as
+a child run whose id comes back in ``ToolOutcome.child_run``. A toolbox given
+none still lists its sub-flow tools, and answers a call with an error result.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from roost.errors import FlowError, ToolFailure
-from roost.eventlog import EventLog
 from roost.flow.models import Flow, FlowTool
 from roost.messages import ToolSpec
 from roost.tools.arguments import UncheckableSchema, argument_problem, schema_validator
@@ -31,7 +30,7 @@ current_tool_call: ContextVar[str | None] = ContextVar("roost_current_tool_call"
 
 @runtime_checkable
 class SubflowRunner(Protocol):
-    """Runs a sub-flow for a tool call; implemented by ``roost.engine.subflow``."""
+    """Runs a sub-flow for a tool call; implemented by the engine's ``ChildRuns``."""
 
     async def run_subflow(
         self, flow: Flow, message: str | None, *, tool: str, arguments: dict[str, Any]
@@ -40,14 +39,18 @@ class SubflowRunner(Protocol):
         ...
 
 
-class ParentRun(Protocol):
-    """What a toolbox needs of the engine's ``Runner`` to make its sub-flows child runs."""
+class NoSubflows:
+    """The ``SubflowRunner`` of a toolbox the engine gave none: every call is an error result."""
 
-    @property
-    def log(self) -> EventLog: ...
-
-    @property
-    def child_log(self) -> Callable[[str], EventLog]: ...
+    async def run_subflow(
+        self, flow: Flow, message: str | None, *, tool: str, arguments: dict[str, Any]
+    ) -> ToolOutcome:
+        """Answers that a sub-flow runs only within a run."""
+        text = (
+            f"the sub-flow tool {tool!r} cannot run here: sub-flows run only as child runs "
+            "of a run (give the toolbox a runner, such as roost.engine.ChildRuns)"
+        )
+        return ToolOutcome(text, is_error=True)
 
 
 class SubflowTool:
@@ -135,10 +138,10 @@ def load_subflow(path: Path) -> Flow:
     """The flow at ``path``; raises ToolFailure saying why it cannot be used."""
     if not path.is_file():
         raise ToolFailure(f"sub-flow file {path.name!r} does not exist")
-    from roost.flow import load_flow
+    from roost.flow import read_flow
 
     try:
-        return load_flow(path)
+        return read_flow(path)
     except FlowError as exc:
         first = exc.errors[0] if exc.errors else None
         raise ToolFailure(f"sub-flow {path.name!r} is invalid: {first or exc}") from exc

@@ -8,20 +8,22 @@ is offered only its best-matching tools for the latest user message.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from roost.errors import ToolFailure
 from roost.flow.describe import did_you_mean
 from roost.flow.models import Flow, FlowTool, McpTool, PythonTool, ToolGroup
 from roost.flow.redact import redact
 from roost.tools.base import Tool
-from roost.tools.mcp_tool import McpHub, McpServerTool
 from roost.tools.names import parse_ref, wire_name
 from roost.tools.python_tool import python_tool
 from roost.tools.ranking import best_matches
-from roost.tools.subflow import ParentRun, SubflowRunner, subflow_tool
+from roost.tools.subflow import NoSubflows, SubflowRunner, subflow_tool
+
+if TYPE_CHECKING:  # the MCP SDK is imported only by a flow that uses an MCP server
+    from roost.tools.mcp_tool import McpHub
 
 
 def flow_folder(flow: Flow) -> Path:
@@ -33,11 +35,11 @@ def flow_folder(flow: Flow) -> Path:
 class Toolbox:
     """Every tool a flow's agents use; call it as ``toolbox(agent, latest_user_text)``."""
 
-    def __init__(self, flow: Flow, *, runner: SubflowRunner | ParentRun | None = None) -> None:
+    def __init__(self, flow: Flow, *, runner: SubflowRunner | None = None) -> None:
         self.flow = flow
         self._folder = flow_folder(flow)
-        self._runner = runner
-        self._hub = McpHub(dict(flow.mcp_servers), self._folder)
+        self._runner: SubflowRunner = runner if runner is not None else NoSubflows()
+        self._hub: McpHub | None = None  # made when an MCP tool is first needed
         self._built: dict[str, Tool] = {}
         self._agents: dict[str, list[Tool]] = {}
 
@@ -88,11 +90,13 @@ class Toolbox:
 
     def close(self) -> None:
         """Stops the MCP servers this toolbox started."""
-        self._hub.close()
+        if self._hub is not None:
+            self._hub.close()
 
     async def aclose(self) -> None:
         """``close()`` for async callers."""
-        await self._hub.aclose()
+        if self._hub is not None:
+            await self._hub.aclose()
 
     def _group_tools(self, group: str, child: str | None, entry: ToolGroup) -> list[Tool]:
         children = [child] if child is not None else list(entry.tools)
@@ -127,10 +131,14 @@ class Toolbox:
             if isinstance(config, PythonTool):
                 self._built[name] = python_tool(name, wire, config, self._folder)
             else:
-                self._built[name] = subflow_tool(wire, config, self._folder, self._subflows())
+                self._built[name] = subflow_tool(wire, config, self._folder, self._runner)
         return self._built[name]
 
     def _mcp_tools(self, entry: str, child: str | None, config: McpTool) -> list[Tool]:
+        from roost.tools.mcp_tool import McpHub, McpServerTool
+
+        if self._hub is None:
+            self._hub = McpHub(dict(self.flow.mcp_servers), self._folder)
         remote = self._hub.list_tools(config.mcp)
         chosen = [t for t in remote if child is None or t.name == child]
         if child is not None and not chosen:
@@ -156,16 +164,3 @@ class Toolbox:
         while wire in taken:
             wire, n = f"{wire_name(name)[:60]}_{n}", n + 1
         return wire
-
-    def _subflows(self) -> SubflowRunner:
-        if not isinstance(self._runner, SubflowRunner):
-            # Bound late, as the engine binds to the tools: the tools package names
-            # no engine module, and the engine is loaded only when a flow: tool is used.
-            child_runs = importlib.import_module("roost.engine.subflow").ChildRuns
-            parent = self._runner  # an engine Runner: its sub-flows become its child runs
-            if parent is None:
-                self._runner = child_runs()
-            else:
-                self._runner = child_runs(parent=parent.log, child_log=parent.child_log)
-        assert isinstance(self._runner, SubflowRunner)
-        return self._runner

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any
 
 from roost.events import (
     ErrorEvent,
@@ -27,9 +27,8 @@ from roost.events import (
     ToolResultEvent,
 )
 from roost.flow.models import Flow
+from roost.runstate import Status, status_after
 from roost.visualize import ids
-
-Status = Literal["new", "running", "paused", "error", "terminated"]
 
 
 @dataclass(frozen=True)
@@ -169,26 +168,33 @@ def counted_node(event: Event) -> str | None:
 
 def usage_of(event: LlmCallEvent) -> tuple[int, int]:
     """Prompt and completion tokens of a model call, whichever spelling was recorded."""
-    usage = event.usage or {}
-    prompt = usage.get("prompt_tokens", usage.get("input_tokens", 0))
-    completion = usage.get("completion_tokens", usage.get("output_tokens", 0))
-    if not prompt and not completion and "total_tokens" in usage:
-        return usage["total_tokens"], 0
+    usage = event.usage
+    if usage is None:
+        return 0, 0
+    # A log written by another program may spell them as the APIs do; they are kept
+    # as extra fields of the record.
+    other: dict[str, Any] = usage.model_extra or {}
+    prompt = usage.prompt_tokens or int(other.get("input_tokens", 0))
+    completion = usage.completion_tokens or int(other.get("output_tokens", 0))
+    if not prompt and not completion and "total_tokens" in other:
+        return int(other["total_tokens"]), 0
     return prompt, completion
 
 
 def _next_state(state: FinalState, event: Event) -> FinalState:
+    # The status is the run's fold's; the node, peer and detail say where it stands.
+    status = status_after(state.status, event.type)
     match event:
         case TerminateEvent():
-            return FinalState("terminated", event.node, None, event.reason or "")
+            return FinalState(status, event.node, None, event.reason or "")
         case InterruptEvent():
-            return FinalState("paused", event.from_, event.to, event.reason or "human")
+            return FinalState(status, event.from_, event.to, event.reason or "human")
         case ErrorEvent():
-            return FinalState("error", event.from_, event.to, event.content)
-        case _ if state.status in ("terminated",) or isinstance(event, FlowEvent):
-            return state  # a change of flow leaves the run where it stands
+            return FinalState(status, event.from_, event.to, event.content)
+        case _ if status == state.status:
+            return state  # a model call, a tool, a change of flow: the run stands where it was
         case _:
-            return FinalState("running")
+            return FinalState(status)
 
 
 def names_in(events: Sequence[Event]) -> list[str]:

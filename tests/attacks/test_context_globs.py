@@ -19,12 +19,12 @@ from pathlib import Path
 
 import pytest
 
+from roost import load_flow
 from roost.cli import main
 from roost.engine import Runner
 from roost.engine.replay import replay_run
 from roost.eventlog import MemoryLog
 from roost.events import Event, LlmCallEvent, parse_event
-from roost.flow import load_flow
 from roost.nodes import context
 
 SECRET_TEXT = "the private notes nobody may read"

@@ -120,9 +120,9 @@ def test_the_loop_masks_before_it_cuts_whatever_text_it_is_given() -> None:
     # Through the engine the loop reads results the recorder masked already (the
     # tests above); the loop does not count on it: a text masked nowhere else is
     # masked before the cut all the same.
-    from roost.engine.state import Turn
     from roost.engine.tool_loop import ToolLoop
     from roost.flow.redact import Redactor
+    from roost.runstate import Turn
 
     loop = ToolLoop(recorder=None, caller=None, redact=Redactor([SECRET]))  # type: ignore[arg-type]
     turn = Turn(messages=[ToolResultMessage(tool_call_id="c", name="t", content="y" * 95 + SECRET)])

@@ -262,9 +262,9 @@ async def test_llm_director_lists_descriptions_or_rendered_roles() -> None:
     runner, log = runner_for(text)
     await runner.start()
     shown = next(e for e in log.load() if e.type == "llm_call" and e.node == "team")
-    assert "- x: X, a careful one in x+y+z." in shown.response["text"]
-    assert "- y: the y expert" in shown.response["text"]
-    assert "- z: Z role." in shown.response["text"]
+    assert "- x: X, a careful one in x+y+z." in shown.response.text
+    assert "- y: the y expert" in shown.response.text
+    assert "- z: Z role." in shown.response.text
 
 
 async def test_a_flow_may_replace_the_selection_prompt() -> None:
@@ -278,7 +278,7 @@ async def test_a_flow_may_replace_the_selection_prompt() -> None:
     runner, log = runner_for(text)
     await runner.start()
     calls = [e for e in log.load() if e.type == "llm_call" and e.node == "team"]
-    assert calls[0].response["text"] == "Pick from x/y/z"
+    assert calls[0].response.text == "Pick from x/y/z"
 
 
 async def test_a_failing_director_records_an_error_on_the_channel_route() -> None:

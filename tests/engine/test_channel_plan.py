@@ -6,9 +6,9 @@ import random
 
 import pytest
 
-from roost.engine.state import RunState
 from roost.flow.models import Flow
 from roost.nodes.channel import ChannelPlan, channel_turn
+from roost.runstate import RunState
 
 MEMBERS = ["ann", "ben", "cat", "dan"]
 

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from roost import load_flow
 from roost.engine import Runner
 from roost.eventlog import MemoryLog
-from roost.flow import load_flow
 
 FLOWS = Path(__file__).resolve().parents[2] / "flows"
 

@@ -3,9 +3,19 @@
 from __future__ import annotations
 
 from roost.engine.recorder import Recorder
-from roost.engine.state import RunState
 from roost.eventlog import MemoryLog
-from roost.events import LlmCallEvent, MessageEvent, SelectEvent, event_json, parse_event
+from roost.events import (
+    LlmAttempt,
+    LlmCallEvent,
+    LlmResponse,
+    LlmUsage,
+    MessageEvent,
+    RecordedToolCall,
+    SelectEvent,
+    event_json,
+    parse_event,
+)
+from roost.runstate import RunState
 
 
 def _pair() -> tuple[Recorder, Recorder]:
@@ -42,9 +52,9 @@ def test_add_llm_call_matches_add() -> None:
         "model": "scripted",
         "tools": ("lookup",),
         "request_digest": "sha256:00",
-        "response": {"text": "Hi.", "tool_calls": (), "reasoning": ()},
-        "usage": {"prompt_tokens": 3, "completion_tokens": 2, "calls": 1},
-        "attempts": ({"provider": "mock", "error": None},),
+        "response": LlmResponse(text="Hi."),
+        "usage": LlmUsage(prompt_tokens=3, completion_tokens=2),
+        "attempts": (LlmAttempt(provider="mock", model="scripted", outcome="ok"),),
     }
     made = fast.add_llm_call(*fields.values())  # type: ignore[arg-type]
     expected = slow.add(LlmCallEvent, **fields)
@@ -67,8 +77,8 @@ def test_built_events_equal_their_json_read_back() -> None:
             "scripted",
             ("lookup",),
             "sha256:00",
-            {"text": "Hi.", "tool_calls": ({"id": "c1", "name": "lookup", "arguments": {}},)},
-            {"prompt_tokens": 3, "completion_tokens": 2, "calls": 1},
+            LlmResponse(text="Hi.", tool_calls=(RecordedToolCall(id="c1", name="lookup"),)),
+            LlmUsage(prompt_tokens=3, completion_tokens=2),
             (),
         ),
     ]

@@ -17,13 +17,14 @@ from pathlib import Path
 
 import pytest
 
+from roost import load_flow
 from roost.cli import main
 from roost.engine import Runner, fold
 from roost.engine.digests import FULL_FORM, is_legacy_digest, request_digest
 from roost.engine.replay import replay_run
 from roost.eventlog import MemoryLog
 from roost.events import Event, LlmCallEvent
-from roost.flow import load_flow, load_flow_text
+from roost.flow import load_flow_text
 from roost.nodes.agent import seen_by
 from roost.store.jsonl import JsonlLog
 

@@ -128,7 +128,7 @@ async def test_usage_is_recorded_and_summed() -> None:
     runner = Runner(make_flow(FLOW), log, providers=lambda name: CountingProvider())  # type: ignore[arg-type,return-value]
     state = await runner.start()
     call = next(e for e in log.load() if e.type == "llm_call")
-    assert call.usage == {
+    assert call.usage is not None and call.usage.model_dump() == {
         "prompt_tokens": 12,
         "completion_tokens": 3,
         "cached_tokens": 2,

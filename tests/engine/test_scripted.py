@@ -9,7 +9,8 @@ from roost.errors import ProviderError
 from roost.eventlog import MemoryLog
 from roost.flow.models import ScriptedProviderConfig
 from roost.messages import ModelRequest, UserMessage
-from roost.providers.registry import ProviderContext, build_provider
+from roost.providers.base import ProviderContext
+from roost.providers.registry import build_provider
 from roost.providers.scripted import ScriptedProvider, create
 from tests.engine.conftest import make_flow, messages
 
@@ -144,7 +145,7 @@ async def test_a_scripted_fallback_keeps_its_position_in_a_new_runner() -> None:
     log = MemoryLog("run-1")
     await Runner(make_flow(text), log).start()
     calls = [e for e in log.load() if e.type == "llm_call"]
-    assert [a["provider"] for a in calls[0].attempts] == ["p", "q"]
+    assert [a.provider for a in calls[0].attempts] == ["p", "q"]
     await Runner(make_flow(text), log).continue_("more")
     await Runner(make_flow(text), log).continue_("again")
     replies = [content for frm, _, content in messages(log.load()) if frm == "A"]

@@ -10,11 +10,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from roost.engine import Runner, RunState, fold
-from roost.engine.directors import candidates
-from roost.engine.state import apply
 from roost.errors import RunStateError
 from roost.eventlog import MemoryLog
 from roost.events import Event, event_json, parse_event
+from roost.nodes.directors import candidates
+from roost.runstate import apply
 from tests.engine.conftest import make_flow
 from tests.engine.test_tool_loop import FakeTool
 

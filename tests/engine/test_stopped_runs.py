@@ -206,7 +206,7 @@ async def test_the_reported_hang_cut_after_a_text_answer() -> None:
     cut = next(
         i + 1
         for i, e in enumerate(events)
-        if e.type == "llm_call" and e.response and not e.response["tool_calls"]
+        if e.type == "llm_call" and e.response and not e.response.tool_calls
     )
     assert events[cut].type == "message"
     log = MemoryLog("r", events[:cut])

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from roost.errors import FlowError
-from roost.flow import load_flow
+from roost.flow import read_flow
 
 CORPUS = Path(__file__).parent / "corpus"
 
@@ -94,7 +94,7 @@ def test_broken_flow_is_reported_where_it_is_wrong(name: str) -> None:
     line, col, words = EXPECTED[name]
     path = CORPUS / name
     with pytest.raises(FlowError) as caught:
-        load_flow(path, environ={})
+        read_flow(path, environ={})
     errors = caught.value.errors
     assert errors, "a broken flow must have at least one error"
     located = [p for p in errors if (p.line, p.col) == (line, col)]

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from roost.flow import load_flow
+from roost.flow import read_flow
 
 FLOWS = Path(__file__).resolve().parents[2] / "flows"
 EXAMPLES = sorted(FLOWS.rglob("*.yaml"))
@@ -21,6 +21,6 @@ def test_there_are_example_flows() -> None:
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: str(p.relative_to(FLOWS)))
 def test_example_flow_is_valid(path: Path) -> None:
-    flow = load_flow(path, environ={})
+    flow = read_flow(path, environ={})
     assert flow.name
     assert all(w.severity == "warning" for w in flow.warnings)

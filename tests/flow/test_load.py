@@ -9,7 +9,7 @@ import pytest
 
 import roost
 from roost.errors import FlowError
-from roost.flow import load_flow, load_flow_text, yamlread
+from roost.flow import load_flow_text, read_flow, yamlread
 from roost.flow.models import McpTool, PythonTool, ScriptedProviderConfig, ToolGroup
 from tests.flow.conftest import load, problems
 
@@ -30,7 +30,7 @@ start: {from: USER, to: bot, content: hello}
 
 
 def test_contract_example_loads_with_every_kind_of_key() -> None:
-    flow = load_flow(DATA / "contract_example.yaml", environ={"OPENAI_API_KEY": "sk-abc"})
+    flow = read_flow(DATA / "contract_example.yaml", environ={"OPENAI_API_KEY": "sk-abc"})
     assert flow.name == "math-team"
     assert set(flow.providers) == {"gpt", "claude", "resp", "mock"}
     assert isinstance(flow.providers["mock"], ScriptedProviderConfig)
@@ -83,7 +83,7 @@ def test_a_flow_without_a_name_is_named_after_its_file(tmp_path: Path) -> None:
 def test_utf8_bom_and_non_ascii_are_accepted(tmp_path: Path) -> None:
     path = tmp_path / "bom.yaml"
     path.write_bytes(b"\xef\xbb\xbf" + MINIMAL.replace("hello", "caf\u00e9 \u2615").encode())
-    assert load_flow(path).name == "caf\u00e9 \u2615"
+    assert read_flow(path).name == "caf\u00e9 \u2615"
 
 
 def test_public_api_is_exported() -> None:
@@ -273,7 +273,7 @@ def test_size_limit_is_enforced(tmp_path: Path) -> None:
     path = tmp_path / "big.yaml"
     path.write_text(MINIMAL + "#" * (1 << 20), encoding="utf-8")
     with pytest.raises(FlowError, match="larger than"):
-        load_flow(path)
+        read_flow(path)
 
 
 def test_a_billion_laughs_fails_before_anything_is_built(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -10,8 +10,8 @@ from fakes.llm_server import FakeLLMServer
 from pydantic import TypeAdapter
 
 from roost.flow.models import ProviderConfig
-from roost.providers.base import Provider
-from roost.providers.registry import FACTORIES, ProviderContext, _factory
+from roost.providers.base import Provider, ProviderContext
+from roost.providers.registry import FACTORIES, _factory
 
 KINDS = ("openai", "openai-responses", "anthropic")
 API_KEY = "sk-test-SECRET-4242"

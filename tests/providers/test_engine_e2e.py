@@ -63,8 +63,8 @@ async def test_flow_with_a_tool_runs_on_each_backend(
     result = next(e for e in events if e.type == "tool_result")
     assert result.content == "5" and not result.is_error
     calls = [e for e in events if e.type == "llm_call"]
-    assert all(c.attempts and c.attempts[-1]["outcome"] == "ok" for c in calls)
-    assert calls[0].response and calls[0].response["reasoning"]  # thinking recorded in the event
+    assert all(c.attempts and c.attempts[-1].outcome == "ok" for c in calls)
+    assert calls[0].response and calls[0].response.reasoning  # thinking recorded in the event
     assert [r.path for r in server.requests] == [PATHS[provider]] * 2
     second = str(server.requests[1].body)
     assert "'5'" in second and "c1" in second  # the tool result went back, paired
@@ -93,7 +93,7 @@ async def test_fallback_chain_answers_when_the_primary_fails(
         "/v1/messages",
     ]
     calls = [e for e in log.load() if e.type == "llm_call"]
-    assert [(a["provider"], a["outcome"]) for a in calls[0].attempts] == [
+    assert [(a.provider, a.outcome) for a in calls[0].attempts] == [
         ("flaky", "http 500"),
         ("claude", "ok"),
     ]

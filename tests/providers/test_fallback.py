@@ -10,8 +10,9 @@ from roost.errors import ProviderError
 from roost.flow.models import Flow
 from roost.messages import ModelRequest, UserMessage
 from roost.providers._retry import StreamInterruptedError
+from roost.providers.base import ProviderContext
 from roost.providers.fallback import FallbackProvider, with_fallbacks
-from roost.providers.registry import ProviderContext, build_provider
+from roost.providers.registry import build_provider
 
 from .conftest import API_KEY, MakeProvider
 

@@ -180,7 +180,7 @@ async def test_the_vendors_key_is_never_sent_to_another_server(
 
 def test_the_vendors_key_is_read_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     from roost.providers._common import settings_from
-    from roost.providers.registry import ProviderContext
+    from roost.providers.base import ProviderContext
 
     from .conftest import config
 
@@ -213,7 +213,8 @@ async def test_unreachable_base_url(kind: str, make_provider: MakeProvider) -> N
 
 
 async def test_missing_key(kind: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    from roost.providers.registry import ProviderContext, _factory
+    from roost.providers.base import ProviderContext
+    from roost.providers.registry import _factory
 
     from .conftest import config
 

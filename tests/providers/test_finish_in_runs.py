@@ -62,7 +62,7 @@ async def test_an_answer_cut_at_max_tokens_is_recorded_and_is_no_marker(
     assert state.status == "paused" and "terminate" not in [e.type for e in log.load()]
     (call,) = llm_calls(log)
     assert call.response is not None
-    assert call.response["finish_reason"] == CUT[provider] and call.response["cut"] is True
+    assert call.response.finish_reason == CUT[provider] and call.response.cut is True
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
@@ -75,7 +75,7 @@ async def test_a_whole_answer_records_its_finish_reason_and_its_marker_counts(
     assert state.status == "terminated"
     (call,) = llm_calls(log)
     finish = {"chat": "stop", "responses": "completed", "claude": "end_turn"}[provider]
-    assert call.response is not None and call.response["finish_reason"] == finish
+    assert call.response is not None and call.response.finish_reason == finish
     assert "cut" not in call.response and "refused" not in call.response
 
 
@@ -100,7 +100,7 @@ async def test_a_refusal_is_recorded_as_such(adder: LoadFlow, server: FakeLLMSer
     assert state.history[-2].content == "I can't help with sums."
     (call,) = llm_calls(log)
     assert call.response is not None
-    assert (call.response["finish_reason"], call.response["refused"]) == ("stop", True)
+    assert (call.response.finish_reason, call.response.refused) == ("stop", True)
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)

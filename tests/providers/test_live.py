@@ -16,8 +16,8 @@ from pydantic import TypeAdapter
 
 from roost.flow.models import ProviderConfig
 from roost.messages import ModelRequest, ToolResultMessage, ToolSpec, UserMessage
-from roost.providers.base import Provider
-from roost.providers.registry import ProviderContext, _factory
+from roost.providers.base import Provider, ProviderContext
+from roost.providers.registry import _factory
 
 KEYS = {
     "openai": "OPENAI_API_KEY",

@@ -6,7 +6,7 @@ import shutil
 from pathlib import Path
 
 from roost.errors import FlowError, Problem
-from roost.flow import load_flow
+from roost.flow import read_flow
 from roost.tools import check_flow_tools
 
 from .conftest import DATA
@@ -32,7 +32,7 @@ agents:
 def problems_of(path: Path) -> list[Problem]:
     """The tool problems, whether or not loading already reports them."""
     try:
-        flow = load_flow(path)
+        flow = read_flow(path)
     except FlowError as exc:
         return [p for p in exc.problems if "tool" in p.message or "MCP" in p.message]
     return check_flow_tools(flow)

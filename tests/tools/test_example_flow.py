@@ -7,18 +7,18 @@ from pathlib import Path
 from roost.engine import Runner
 from roost.eventlog import EventLog, MemoryLog
 from roost.events import ToolCallEvent, ToolResultEvent
-from roost.flow import load_flow
+from roost.flow import read_flow
 from roost.tools import check_flow_tools
 
 EXAMPLE = Path(__file__).parents[2] / "flows" / "tools" / "tools.yaml"
 
 
 def test_example_flow_checks_clean() -> None:
-    assert check_flow_tools(load_flow(EXAMPLE)) == []
+    assert check_flow_tools(read_flow(EXAMPLE)) == []
 
 
 async def test_example_flow_runs_offline() -> None:
-    flow = load_flow(EXAMPLE)
+    flow = read_flow(EXAMPLE)
     log = MemoryLog("demo")
     children: dict[str, EventLog] = {}
 

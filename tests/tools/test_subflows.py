@@ -5,11 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from roost.engine import Runner
-from roost.engine.subflow import ChildRuns
+from roost.engine import ChildRuns, Runner
 from roost.eventlog import EventLog, MemoryLog
 from roost.events import Event, RunStartEvent, ToolResultEvent
-from roost.flow import load_flow
+from roost.flow import read_flow
 from roost.flow.models import Flow
 from roost.tools import ToolOutcome, check_flow_tools, toolbox_for
 
@@ -108,24 +107,29 @@ async def test_the_runners_own_toolbox_links_child_runs() -> None:
     assert (start.parent, start.parent_tool_call) == ("parent", result.id)
 
 
-async def test_without_a_runner_subflows_still_run_in_memory() -> None:
+async def test_child_runs_without_a_parent_run_in_memory() -> None:
     flow = parent_flow([])
-    parrot = next(t for t in toolbox_for(flow)("boss", "") if t.spec.name == "parrot")
+    tools = toolbox_for(flow, runner=ChildRuns())("boss", "")
+    parrot = next(t for t in tools if t.spec.name == "parrot")
     outcome = await parrot.call({"message": "alone"})
     assert outcome.content == "alone" and outcome.child_run
 
 
-async def test_a_runner_can_be_given_as_the_parent() -> None:
-    logs = Logs()
-
-    class FakeParent:
-        def __init__(self) -> None:
-            self.log: EventLog = MemoryLog("p1")
-            self.child_log = logs
-
+async def test_without_a_runner_a_subflow_is_listed_but_its_calls_are_errors() -> None:
     flow = parent_flow([])
+    parrot = next(t for t in toolbox_for(flow)("boss", "") if t.spec.name == "parrot")
+    assert parrot.spec.parameters["required"] == ["message"]
+    outcome = await parrot.call({"message": "alone"})
+    assert outcome.is_error and outcome.child_run is None
+    assert "sub-flows run only as child runs of a run" in outcome.content
+
+
+async def test_a_parent_log_links_the_child_runs() -> None:
+    logs = Logs()
+    flow = parent_flow([])
+    runner = ChildRuns(parent=MemoryLog("p1"), child_log=logs)
     parrot = next(
-        t for t in toolbox_for(flow, runner=FakeParent())("boss", "") if t.spec.name == "parrot"
+        t for t in toolbox_for(flow, runner=runner)("boss", "") if t.spec.name == "parrot"
     )
     outcome = await parrot.call({"message": "yo"})
     assert outcome.content == "yo"
@@ -135,7 +139,7 @@ async def test_a_runner_can_be_given_as_the_parent() -> None:
 
 async def test_failing_subflow_and_bad_arguments_are_error_results() -> None:
     flow = parent_flow([], broken={"flow": "failing.yaml"})
-    tools = {t.spec.name: t for t in toolbox_for(flow)("boss", "")}
+    tools = {t.spec.name: t for t in toolbox_for(flow, runner=ChildRuns())("boss", "")}
     failed = await tools["broken"].call({"message": "work"})
     assert failed.is_error and "the model is down" in failed.content and failed.child_run
     missing = await tools["parrot"].call({})
@@ -165,7 +169,7 @@ def test_check_reports_recursion_missing_and_invalid_subflows() -> None:
 
 
 def test_a_flow_calling_itself_is_recursion() -> None:
-    flow = load_flow(DATA / "loop_a.yaml")
+    flow = read_flow(DATA / "loop_a.yaml")
     problems = check_flow_tools(flow)
     assert [p.message for p in problems] == [
         "tool 'ask_b': sub-flows call each other: loop_a.yaml -> loop_b.yaml -> loop_a.yaml"
@@ -177,7 +181,9 @@ def test_a_flow_calling_itself_is_recursion() -> None:
 async def test_given_parameters_turn_other_arguments_into_the_message() -> None:
     schema = {"type": "object", "properties": {"city": {"type": "string"}}}
     flow = parent_flow([], trip={"flow": "echo_last.yaml", "parameters": schema})
-    trip = next(t for t in toolbox_for(flow)("boss", "") if t.spec.name == "trip")
+    trip = next(
+        t for t in toolbox_for(flow, runner=ChildRuns())("boss", "") if t.spec.name == "trip"
+    )
     assert trip.spec.parameters == schema
     assert (await trip.call({"city": "Köln"})).content == '{"city": "Köln"}'
     both = await trip.call({"message": "Plan a trip.", "city": "Oslo"})
@@ -198,7 +204,8 @@ def test_given_parameters_that_are_not_json_schema_are_a_located_problem() -> No
 
 async def test_a_subflow_waiting_for_tool_approval_says_so() -> None:
     flow = parent_flow([], gated={"flow": "gated.yaml"})
-    gated = next(t for t in toolbox_for(flow)("boss", "") if t.spec.name == "gated")
+    tools = toolbox_for(flow, runner=ChildRuns())("boss", "")
+    gated = next(t for t in tools if t.spec.name == "gated")
     outcome = await gated.call({"message": "note it"})
     assert outcome.is_error and outcome.child_run
     assert "waiting for approval of its tool 'record'" in outcome.content

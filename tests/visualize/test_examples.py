@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from roost.flow import load_flow
+from roost import load_flow
 from roost.visualize import flow_to_dot, write_render
 from roost.visualize.ids import node_id
 from roost.visualize.output import FORMATS

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, Page
 
+from roost import load_flow
 from roost.events import (
     ErrorEvent,
     Event,
@@ -21,7 +22,6 @@ from roost.events import (
     TerminateEvent,
     ToolCallEvent,
 )
-from roost.flow import load_flow
 from roost.flow.models import Flow
 from roost.store.jsonl import JsonlLog
 from roost.visualize import replay_html

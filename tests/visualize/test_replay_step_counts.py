@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page
 
+from roost import load_flow
 from roost.engine import Runner
 from roost.eventlog import MemoryLog
 from roost.events import Event, LlmCallEvent, SelectEvent, ToolCallEvent
-from roost.flow import load_flow
 from roost.flow.models import Flow
 from tests.visualize import flows
 from tests.visualize.test_replay_browser import Opened, long_run, open_page
@@ -83,7 +83,7 @@ def test_director_and_agent_counts_are_those_made_by_the_current_step(team_page:
         mathematician = node_text(page, "node-mathematician")
         calls = sum(1 for e in so_far if isinstance(e, LlmCallEvent) and e.node == "mathematician")
         tokens = sum(
-            e.usage["prompt_tokens"] + e.usage["completion_tokens"]
+            e.usage.prompt_tokens + e.usage.completion_tokens
             for e in so_far
             if isinstance(e, LlmCallEvent) and e.node == "mathematician" and e.usage
         )

@@ -5,6 +5,10 @@ advances one in place. The live engine keeps its state only by applying each
 event it records, so what a process sees while running and what another
 process folds from the log are the same thing by construction.
 
+A run's status depends on its previous status and the type of each event
+alone (``STATUS_AFTER``), so a reader that keeps only the status (the store's
+run list) advances it with ``status_after`` and agrees with the fold.
+
 Everything the interpreter asks per turn is kept incrementally here, so no
 turn rescans the history: message counts per (from, to), the last sender into
 each node, per-node and per-pair lists of history indices, and a digest
@@ -23,6 +27,8 @@ from roost.events import (
     Event,
     FlowEvent,
     InterruptEvent,
+    LlmResponse,
+    LlmUsage,
     MessageEvent,
     ResumeEvent,
     RetryEvent,
@@ -35,6 +41,25 @@ from roost.messages import AssistantMessage, ReasoningPart, ToolCall, ToolResult
 
 Status = Literal["new", "running", "paused", "error", "terminated"]
 _EMPTY_DIGEST = b""
+
+# The status a run is in right after an event of each type. Any other type (run_start,
+# flow, llm_call, tool_call, tool_result, and types added later) leaves it as it was:
+# a run that has only started is "new", a change of flow or a model call after the run
+# terminated changes nothing.
+STATUS_AFTER: dict[str, Status] = {
+    "message": "running",
+    "select": "running",
+    "resume": "running",
+    "retry": "running",
+    "interrupt": "paused",
+    "error": "error",
+    "terminate": "terminated",
+}
+
+
+def status_after(status: Status, event_type: str) -> Status:
+    """The status of a run in ``status`` once an event of ``event_type`` is applied."""
+    return STATUS_AFTER.get(event_type, status)
 
 
 # One entry of the history: who said what to whom, and whether it succeeded
@@ -170,9 +195,11 @@ def statuses(events: Iterable[Event]) -> list[Status]:
 
 def apply(state: RunState, event: Event) -> RunState:
     """Advances ``state`` by one event, in place, and returns it."""
-    handler = HANDLERS.get(event.type)
+    kind = event.type
+    handler = HANDLERS.get(kind)
     if handler is not None:
         handler(state, event)
+    state.status = STATUS_AFTER.get(kind, state.status)
     state.next_seq = event.seq + 1
     if not state.run_id:
         state.run_id = event.run
@@ -216,7 +243,6 @@ def _on_message(state: RunState, event: Any) -> None:
         pair = state.pairs[pair_key] = Thread()
     pair.indices.append(index)
     pair.digest = sha256(pair.digest + payload).digest()
-    state.status = "running"
     state.pending = None
     state.step = (to, frm)
     turn = state.turn
@@ -227,14 +253,12 @@ def _on_message(state: RunState, event: Any) -> None:
 def _on_interrupt(state: RunState, event: Any) -> None:
     interrupt: InterruptEvent = event
     state.history.append(interrupt)
-    state.status = "paused"
     state.pending = interrupt
 
 
 def _on_error(state: RunState, event: Any) -> None:
     error: ErrorEvent = event
     state.history.append(error)
-    state.status = "error"
     state.pending = error
     state.step = (error.from_, error.to)
     # The turn is kept: a retry goes on with the tool results it already has,
@@ -243,7 +267,6 @@ def _on_error(state: RunState, event: Any) -> None:
 
 def _on_terminate(state: RunState, event: Any) -> None:
     terminate: TerminateEvent = event
-    state.status = "terminated"
     state.pending = None
     state.terminated_by = terminate.node
     state.step = None
@@ -255,14 +278,12 @@ def _on_resume(state: RunState, event: Any) -> None:
     if isinstance(pending, InterruptEvent) and pending.reason == "tool_approval":
         call_id = str((pending.tool_call or {}).get("id", ""))
         state.turn.decisions[call_id] = resume.feedback
-    state.status = "running"
     state.pending = None
     state.step = (resume.from_, resume.to)
 
 
 def _on_retry(state: RunState, event: Any) -> None:
     retry: RetryEvent = event
-    state.status = "running"
     state.pending = None
     state.step = (retry.from_, retry.to)
 
@@ -274,7 +295,6 @@ def _on_select(state: RunState, event: Any) -> None:
     selects = state.selects
     selects[channel] = selects.get(channel, 0) + 1
     state.step = (data["chosen"], channel)
-    state.status = "running"
 
 
 def _on_llm_call(state: RunState, event: Any) -> None:
@@ -284,16 +304,15 @@ def _on_llm_call(state: RunState, event: Any) -> None:
     attempts = state.provider_attempts
     if data["attempts"]:
         for attempt in data["attempts"]:
-            name = str(attempt.get("provider", provider))
-            attempts[name] = attempts.get(name, 0) + 1
+            attempts[attempt.provider] = attempts.get(attempt.provider, 0) + 1
     else:
         attempts[provider] = attempts.get(provider, 0) + 1
     usage = data["usage"]
-    if usage and (usage.get("prompt_tokens") or usage.get("completion_tokens")):
-        state.usage = state.usage + Usage(**usage)
+    if usage is not None and (usage.prompt_tokens or usage.completion_tokens):
+        state.usage = state.usage + usage_of(usage)
     response = data["response"]
-    if response and response.get("tool_calls"):
-        message = _assistant_of(response, provider)
+    if response is not None and response.tool_calls:
+        message = assistant_message(response, provider)
         turn = _turn_for(state, data["node"])
         turn.messages.append(message)
         turn.awaiting = {tool_call.id for tool_call in message.tool_calls}
@@ -330,14 +349,37 @@ def _turn_for(state: RunState, node: str) -> Turn:
     return state.turn
 
 
-def _assistant_of(response: dict[str, Any], provider: str) -> AssistantMessage:
-    calls = tuple(ToolCall(**call) for call in response.get("tool_calls") or ())
-    reasoning = tuple(ReasoningPart(**part) for part in response.get("reasoning") or ())
+def assistant_message(
+    response: LlmResponse, provider: str, *, with_calls: bool = True
+) -> AssistantMessage:
+    """The answer an ``llm_call`` records, as the message model holds it (validated)."""
+    calls = tuple(
+        ToolCall(
+            id=call.id,
+            name=call.name,
+            arguments=call.arguments,
+            raw_arguments=call.raw_arguments,
+            provider_details=call.provider_details,
+        )
+        for call in (response.tool_calls if with_calls else ())
+    )
+    reasoning = tuple(
+        ReasoningPart.model_validate(part.model_dump(exclude=set(part.model_extra or ())))
+        for part in response.reasoning
+    )
     return AssistantMessage(
-        content=str(response.get("text") or ""),
-        tool_calls=calls,
-        reasoning=reasoning,
-        provider=provider,
+        content=response.text, tool_calls=calls, reasoning=reasoning, provider=provider
+    )
+
+
+def usage_of(record: LlmUsage) -> Usage:
+    """The tokens an ``llm_call`` records, as the message model counts them."""
+    return Usage(
+        prompt_tokens=record.prompt_tokens,
+        completion_tokens=record.completion_tokens,
+        cached_tokens=record.cached_tokens,
+        reasoning_tokens=record.reasoning_tokens,
+        calls=record.calls,
     )
 
 

@@ -1,0 +1,108 @@
+"""``roost.run`` and ``roost.run_sync``: a flow run to its end in one call.
+
+``Runner`` steps a run one call at a time (``start``, ``continue_``, ``retry``),
+each returning where the run came to rest. ``run`` drives those steps for the
+common case: it starts the run, and at each pause (a person's turn, or a tool
+call waiting for approval) asks ``answer(state)`` what to say, until the run
+ends or nobody answers. ``run_sync`` is the same for code without an event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import os
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, TypeAlias
+
+from roost.engine import Runner, RunState
+from roost.errors import RunStateError, UsageError
+from roost.eventlog import EventLog, MemoryLog, new_run_id
+
+if TYPE_CHECKING:
+    from roost.flow import Flow
+
+# What ``answer`` may be: a function or a coroutine function of the paused state.
+Answer: TypeAlias = Callable[[RunState], str | Awaitable[str | None] | None]
+
+
+async def run(
+    flow: Flow | str | os.PathLike[str],
+    message: str | None = None,
+    *,
+    answer: Answer | None = None,
+    log: EventLog | None = None,
+) -> RunState:
+    """Runs ``flow`` until it ends, stops at an error, or pauses with nobody to answer.
+
+    ``flow`` is a ``Flow`` or the path of a flow file (loaded with
+    ``roost.load_flow``, its tools checked). ``message`` starts the run (default:
+    the flow's ``start`` content) and is sent as written. At each pause,
+    ``answer(state)`` is called (it may be async): ``state.pending`` is the
+    interrupt, its ``reason`` says whether a person is asked (``human``) or a
+    tool call waits for approval (``tool_approval``, ``yes`` runs it). The text
+    it returns answers the pause; ``""`` lets the waiting node answer itself;
+    ``None`` leaves the run paused, as does having no ``answer`` at all.
+
+    ``log`` keeps the events (default: a ``MemoryLog``, gone with the process).
+    A log that already holds a paused run goes on from its pause (``message``
+    is then refused); a run stopped at an error, or terminated, is returned as
+    it is (``Runner(flow, log).retry()`` redoes a failed step).
+
+    Returns the state the run came to rest in: ``terminated``, ``paused`` or
+    ``error``. Raises ``FlowError`` for a flow that does not load and
+    ``RunStateError`` for a run that cannot go on as asked.
+    """
+    runner = Runner(_as_flow(flow), log if log is not None else MemoryLog(new_run_id()))
+    state = runner.state
+    if state.status == "new":
+        state = await runner.start(message)
+    elif message is not None:
+        raise RunStateError(
+            f"run {runner.run_id} has started already: a message starts a new run; "
+            "give the log of a new run, or answer this one's pause with answer="
+        )
+    while state.status == "paused" and answer is not None:
+        reply = answer(state)
+        if inspect.isawaitable(reply):
+            reply = await reply
+        if reply is None:
+            break
+        if not isinstance(reply, str):
+            raise UsageError(
+                f"answer returned {type(reply).__name__}: give the answer as text, "
+                "or None to leave the run paused"
+            )
+        state = await runner.continue_(reply)
+    return state
+
+
+def run_sync(
+    flow: Flow | str | os.PathLike[str],
+    message: str | None = None,
+    *,
+    answer: Answer | None = None,
+    log: EventLog | None = None,
+) -> RunState:
+    """``roost.run`` for code that is not async: runs the flow in an event loop of its own.
+
+    It cannot be called where an event loop is already running (inside an
+    ``async def``, a notebook's cell, a web framework's handler): there, use
+    ``await roost.run(...)``.
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(run(flow, message, answer=answer, log=log))
+    raise UsageError(
+        "roost.run_sync cannot run inside a running event loop (an async function, "
+        "a notebook): use `await roost.run(...)` instead"
+    )
+
+
+def _as_flow(flow: Flow | str | os.PathLike[str]) -> Flow:
+    if isinstance(flow, str | os.PathLike):
+        from roost.loading import load_flow
+
+        return load_flow(flow)
+    return flow

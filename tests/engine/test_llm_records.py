@@ -1,0 +1,132 @@
+"""An ``llm_call``'s response, usage and attempts are typed records, written as before.
+
+The logs in ``data/`` were written by roost when these fields were plain
+dictionaries. They load, are written back byte for byte, and replaying them
+records the same JSON; a run made again writes what it wrote then.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+from roost import load_flow
+from roost.engine import Runner
+from roost.engine.replay import replay_run
+from roost.eventlog import MemoryLog
+from roost.events import (
+    Event,
+    LlmAttempt,
+    LlmCallEvent,
+    LlmResponse,
+    LlmUsage,
+    RecordedReasoning,
+    RecordedToolCall,
+    event_json,
+    parse_event,
+)
+
+DATA = Path(__file__).parent / "data"
+LOGS = ["fallback_run.jsonl", "channel_run.jsonl"]
+FLOWS = Path(__file__).resolve().parents[2] / "flows"
+
+
+def lines(name: str) -> list[str]:
+    return (DATA / name).read_text(encoding="utf-8").splitlines()
+
+
+def without_place(event: Event) -> dict[str, object]:
+    """The event's JSON without the fields that say where and when it was written."""
+    data = json.loads(event_json(event))
+    for key in ("run", "ts"):
+        data.pop(key)
+    return data
+
+
+@pytest.mark.parametrize("name", LOGS)
+def test_an_old_log_loads_and_is_written_back_byte_for_byte(name: str) -> None:
+    for line in lines(name):
+        assert event_json(parse_event(line)) == line
+
+
+def test_the_records_are_typed() -> None:
+    calls = [
+        e for e in map(parse_event, lines("fallback_run.jsonl")) if isinstance(e, LlmCallEvent)
+    ]
+    first = calls[0]
+    assert isinstance(first.response, LlmResponse) and isinstance(first.usage, LlmUsage)
+    assert first.response.tool_calls == (
+        RecordedToolCall(id="c1", name="add", arguments={"a": 2, "b": 3}),
+    )
+    assert isinstance(first.response.reasoning[0], RecordedReasoning)
+    assert first.response.reasoning[0].signature == "S"
+    assert first.usage.prompt_tokens == 30 and first.usage.cached_tokens == 4
+    assert [(a.provider, a.outcome, a.status) for a in first.attempts] == [
+        ("flaky", "http 500", 500),
+        ("claude", "ok", 200),
+    ]
+    cut = calls[2].response
+    assert cut is not None and cut.cut and cut.finish_reason == "max_tokens" and not cut.refused
+    failed = calls[3]
+    assert failed.response is None and failed.usage is None and failed.error
+
+
+def test_fields_a_newer_roost_adds_are_kept() -> None:
+    line = next(line for line in lines("fallback_run.jsonl") if '"cut":true' in line)
+    newer = line.replace('"cut":true', '"cut":true,"effort":"high"').replace(
+        '"calls":1}', '"calls":1,"audio_tokens":5}'
+    )
+    event = parse_event(newer)
+    assert isinstance(event, LlmCallEvent) and event.response and event.usage
+    assert event.response.model_extra == {"effort": "high"}
+    assert event.usage.model_extra == {"audio_tokens": 5}
+    assert event_json(event) == newer
+
+
+@pytest.mark.parametrize("name", LOGS)
+def test_replaying_an_old_log_records_the_same_json(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The fallback run's flow reads these; the replay calls no model.
+    monkeypatch.setenv("FAKE_LLM_URL", "http://127.0.0.1:9")
+    monkeypatch.setenv("FAKE_LLM_KEY", "sk-test-key")
+    recorded = [parse_event(line) for line in lines(name)]
+    report = asyncio.run(replay_run(None, recorded))
+    assert report.identical, report.difference
+    assert [event_json(e) for e in report.events] == lines(name)
+
+
+def test_a_run_made_again_writes_what_it_wrote_before() -> None:
+    old = [parse_event(line) for line in lines("channel_run.jsonl")]
+    log = MemoryLog("again")
+    runner = Runner(load_flow(FLOWS / "math-chat.yaml"), log)
+    state = asyncio.run(runner.start())
+    assert state.status == "paused"
+    asyncio.run(runner.continue_("Thank you, that is all."))
+    new = log.load()
+    # The digest's form changed on purpose since the log was written (it now covers the
+    # request as sent); every other field must be written exactly as before.
+    assert all(e.request_digest.startswith("sha256:2:") for e in new if e.type == "llm_call")
+    assert [undigested(e) for e in new][1:] == [undigested(e) for e in old][1:]
+
+
+def undigested(event: Event) -> dict[str, object]:
+    """The event as ``without_place`` gives it, less a model call's request digest."""
+    data = without_place(event)
+    data.pop("request_digest", None)
+    return data
+
+
+def test_attempts_with_an_unknown_shape_are_refused_on_load() -> None:
+    line = next(line for line in lines("fallback_run.jsonl") if '"attempts":[{' in line)
+    broken = line.replace('"outcome":"http 500",', "", 1)
+    with pytest.raises(ValueError, match="outcome"):
+        parse_event(broken)
+    assert LlmAttempt(provider="p", model="m", outcome="ok").model_dump() == {
+        "provider": "p",
+        "model": "m",
+        "outcome": "ok",
+    }

@@ -1,0 +1,168 @@
+"""The command line starts light: ``--help`` and ``validate`` import no SDK, store or renderer.
+
+Each check runs in a fresh interpreter, so that what the test process already
+imported does not hide what the command line imports. Speed itself is measured
+by bench/startup.py, never asserted here.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import os
+import subprocess
+import sys
+import tomllib
+from importlib.metadata import version
+from pathlib import Path
+
+import pytest
+
+from roost.cli.app import COMMANDS, app
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# Heavy packages the command line must not load before a command needs them.
+HEAVY = ("mcp", "openai", "anthropic", "sqlalchemy", "sqlmodel", "graphviz", "jinja2.sandbox")
+# What listing the commands needs beyond typer: none of the flow language or the engine.
+NOT_FOR_HELP = (*HEAVY, "pydantic", "networkx", "jinja2", "yaml", "rich", "roost.events")
+
+
+def _loaded_after(code: str) -> set[str]:
+    """The modules a fresh interpreter holds after running ``code`` (a SystemExit is fine)."""
+    script = (
+        "import json, sys\n"
+        f"try:\n    exec({code!r})\nexcept SystemExit:\n    pass\n"
+        "sys.stdout.flush()\n"
+        "print('\\n' + json.dumps(sorted(sys.modules)))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    return set(json.loads(done.stdout.splitlines()[-1]))
+
+
+def _among(modules: set[str], names: tuple[str, ...]) -> list[str]:
+    return sorted(m for m in modules if any(m == n or m.startswith(n + ".") for n in names))
+
+
+def test_importing_the_command_line_loads_no_heavy_package() -> None:
+    loaded = _loaded_after("import roost.cli")
+    assert _among(loaded, NOT_FOR_HELP) == []
+
+
+def test_help_loads_no_heavy_package_and_no_command_module() -> None:
+    loaded = _loaded_after("from roost.cli import main; main(['--help'])")
+    assert _among(loaded, NOT_FOR_HELP) == []
+    assert sorted(m for m in loaded if m.startswith("roost.cli.")) == ["roost.cli.app"]
+
+
+def test_validate_loads_the_language_but_no_sdk_store_renderer_or_engine() -> None:
+    loaded = _loaded_after("from roost.cli import main; main(['validate', 'flows/hello.yaml'])")
+    assert "roost.flow" in loaded  # it did validate
+    not_needed = (*HEAVY[:-1], "roost.engine", "roost.events", "roost.store", "rich")
+    assert _among(loaded, not_needed) == []  # the template sandbox is the language's own
+
+
+TOOL_RUN = """
+import roost
+from roost.testing import call, flow_from_yaml
+
+flow = flow_from_yaml(
+    '''
+    roost: 1
+    tools:
+      mean: {python: "statistics:fmean", description: The mean.}
+    agents:
+      USER: {role: A person.}
+      helper: {role: You answer., functions: [mean]}
+    start: {from: USER, to: helper, content: "The mean of 2 and 4?"}
+    ''',
+    replies=[call("mean", data=[2, 4]), "It is 3.", "TERMINATE"],
+)
+assert roost.run_sync(flow).status == "terminated"
+"""
+
+
+def test_a_run_with_python_tools_only_never_loads_the_mcp_sdk() -> None:
+    loaded = _loaded_after(TOOL_RUN)
+    assert "roost.tools.python_tool" in loaded  # the tool did run
+    assert _among(loaded, ("mcp", "roost.tools.mcp_tool")) == []
+
+
+def test_the_console_script_help_imports_no_heavy_package() -> None:
+    # The real console script, with Python's own import report (-X importtime as a variable).
+    script = Path(sys.executable).parent / "roost"
+    if not script.is_file():
+        pytest.fail(f"no console script beside {sys.executable}: pip install -e .")
+    done = subprocess.run(
+        [str(script), "--help"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPROFILEIMPORTTIME": "1"},
+    )
+    assert done.returncode == 0, done.stderr
+    imported = {line.rsplit("|", 1)[1].strip() for line in done.stderr.splitlines() if "|" in line}
+    assert "typer" in imported  # the report is there to read
+    assert _among(imported, NOT_FOR_HELP) == []
+
+
+def test_help_lists_every_command_with_its_own_first_line() -> None:
+    # COMMANDS says which module holds each command and what --help shows for it: both
+    # must be what the modules themselves register.
+    for module in {module for module, _ in COMMANDS.values()}:
+        __import__(module)
+    registered = {}
+    for info in app.registered_commands:
+        assert info.callback is not None
+        name = info.name or info.callback.__name__
+        doc = inspect.getdoc(info.callback) or ""
+        registered[name] = (info.callback.__module__, doc.split("\n\n")[0].replace("\n", " "))
+    assert registered == COMMANDS
+
+
+def test_version_is_the_installed_package_version(capsys: pytest.CaptureFixture[str]) -> None:
+    from roost.cli import main
+
+    main(["--version"])  # a command that succeeds returns
+    assert capsys.readouterr().out == f"roost {version('roost')}\n"
+
+
+def test_the_version_number_is_written_only_in_pyproject() -> None:
+    import roost
+
+    written = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    assert roost.__version__ == version("roost")
+    literal = [f'"{written}"', f"'{written}'"]
+    holding = [
+        str(path.relative_to(ROOT))
+        for path in (ROOT / "roost").rglob("*.py")
+        if any(text in path.read_text(encoding="utf-8") for text in literal)
+    ]
+    assert holding == []
+
+
+def test_python_dash_m_roost_is_the_command_line() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "roost", "validate", "flows/hello.yaml"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (0, "flows/hello.yaml: ok\n", "")
+
+
+def test_a_misspelt_command_is_still_named_with_a_suggestion() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "roost", "valdate"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2
+    assert done.stderr == "roost: error: No such command 'valdate'. Did you mean 'validate'?\n"

@@ -1,0 +1,106 @@
+"""The package's shape: no import loop, and no import hidden in a string.
+
+import-linter's contracts (pyproject.toml) say which layer may import which;
+these tests add what a contract cannot say: no two modules import each other,
+directly or round a longer loop, and no roost module is imported by a name in a
+string, where neither import-linter nor a reader can see the edge.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import grimp
+import networkx as nx
+import pytest
+
+ROOST = Path(__file__).resolve().parents[1] / "roost"
+
+
+@pytest.fixture(scope="module")
+def imports() -> nx.DiGraph:
+    """Every import between roost's modules (lazy ones in functions and type-only ones too)."""
+    graph = grimp.build_graph("roost", cache_dir=None)
+    edges = nx.DiGraph()
+    for module in graph.modules:
+        edges.add_node(module)
+        for imported in graph.find_modules_directly_imported_by(module):
+            edges.add_edge(module, imported)
+    return edges
+
+
+def loops(graph: nx.DiGraph) -> list[list[str]]:
+    """The groups of modules that reach each other through imports, each sorted."""
+    return sorted(
+        sorted(group) for group in nx.strongly_connected_components(graph) if len(group) > 1
+    )
+
+
+def test_no_module_imports_itself_through_others(imports: nx.DiGraph) -> None:
+    assert loops(imports) == []
+
+
+def test_no_subpackage_imports_itself_through_others(imports: nx.DiGraph) -> None:
+    # roost.nodes.agent -> roost.engine.state and roost.engine.x -> roost.nodes.y make a
+    # loop between the two packages even when no module loop exists.
+    packages = nx.DiGraph()
+    for source, target in imports.edges:
+        top_source, top_target = _top(source), _top(target)
+        if top_source != top_target:
+            packages.add_edge(top_source, top_target)
+    assert loops(packages) == []
+
+
+def test_loops_are_found() -> None:
+    graph = nx.DiGraph([("roost.a", "roost.b"), ("roost.b", "roost.c"), ("roost.c", "roost.a")])
+    graph.add_edge("roost.c", "roost.d")
+    assert loops(graph) == [["roost.a", "roost.b", "roost.c"]]
+
+
+def test_no_roost_module_is_imported_by_a_name_in_a_string() -> None:
+    found = [
+        f"{path.relative_to(ROOST.parent)}:{line}"
+        for path in sorted(ROOST.rglob("*.py"))
+        for line in _imports_by_name(path.read_text(encoding="utf-8"))
+    ]
+    assert found == []
+
+
+def test_imports_by_name_are_found() -> None:
+    source = (
+        "import importlib\n"
+        'importlib.import_module("roost.engine.subflow")\n'
+        'import_module(f"roost.providers.{kind}")\n'
+        '__import__("roost.tools")\n'
+        "importlib.import_module(name)  # a user's tool module: not roost's\n"
+    )
+    assert _imports_by_name(source) == [2, 3, 4]
+
+
+def test_no_source_names_import_module_of_roost() -> None:
+    text = 'import_module("roost.'
+    assert [p for p in ROOST.rglob("*.py") if text in p.read_text(encoding="utf-8")] == []
+
+
+def _imports_by_name(source: str) -> list[int]:
+    """Lines that import a roost module through ``import_module`` or ``__import__``."""
+    lines = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.Call) or not node.args:
+            continue
+        name = node.func.attr if isinstance(node.func, ast.Attribute) else None
+        name = node.func.id if isinstance(node.func, ast.Name) else name
+        if name in ("import_module", "__import__") and _names_roost(node.args[0]):
+            lines.append(node.lineno)
+    return lines
+
+
+def _names_roost(argument: ast.expr) -> bool:
+    if isinstance(argument, ast.JoinedStr) and argument.values:
+        argument = argument.values[0]
+    return isinstance(argument, ast.Constant) and str(argument.value).startswith("roost")
+
+
+def _top(module: str) -> str:
+    return ".".join(module.split(".")[:2])
