@@ -5,6 +5,10 @@ The only stand-in in roost's tests is the language model itself, reached on
 scripted provider. Anything else that tries to open a connection to a
 non-loopback address fails loudly here, unless the test is marked ``live``
 (and those run only when an API key is set).
+
+Tests that need headless Chromium are marked ``browser`` and those that need
+the PostgreSQL server ``postgres``, from the fixtures they use, so that
+``python -m pytest -m "not browser and not postgres"`` leaves them out.
 """
 
 from __future__ import annotations
@@ -15,6 +19,9 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+
+# A fixture parametrized with this value asks for the PostgreSQL server when it is set up.
+POSTGRES_PARAM = "postgresql"
 
 _real_connect = socket.socket.connect
 _real_connect_ex = socket.socket.connect_ex
@@ -56,3 +63,26 @@ def _no_real_network(request: pytest.FixtureRequest) -> Iterator[None]:
     finally:
         socket.socket.connect = _real_connect  # type: ignore[method-assign]
         socket.socket.connect_ex = _real_connect_ex  # type: ignore[method-assign]
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """No workers when only named tests run (``pytest tests/x.py::t``): none would pay off.
+
+    Otherwise None, and pytest-xdist's own count applies (the CPUs this process may use,
+    or ``PYTEST_XDIST_AUTO_NUM_WORKERS``).
+    """
+    if config.args and all("::" in arg for arg in config.args):
+        return 0
+    return None
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Marks ``browser`` and ``postgres`` tests by the fixtures (or parameters) they use."""
+    for item in items:
+        fixtures = getattr(item, "fixturenames", ())
+        callspec = getattr(item, "callspec", None)
+        params = callspec.params.values() if callspec is not None else ()
+        if "browser" in fixtures:
+            item.add_marker(pytest.mark.browser)
+        if "pg_server" in fixtures or POSTGRES_PARAM in params:
+            item.add_marker(pytest.mark.postgres)

@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
+from pathlib import Path
 
 import pytest
 
+from tests.cli_inprocess import Ran, run_cli
 
-def _roost(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-c", "from roost.cli import main; main()", *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _roost(*args: str) -> Ran:
+    return run_cli(*args, cwd=REPO)
 
 
 @pytest.mark.parametrize(

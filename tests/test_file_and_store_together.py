@@ -3,24 +3,17 @@
 from __future__ import annotations
 
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 from roost.store.jsonl import JsonlLog
 from roost.store.sql import SqlStore
+from tests.cli_inprocess import Ran, run_cli
 
 FLOWS = Path(__file__).resolve().parent.parent / "flows"
 
 
-def _roost(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-c", "from roost.cli import main; main()", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+def _roost(cwd: Path, *args: str) -> Ran:
+    return run_cli(*args, cwd=cwd)
 
 
 def test_continuing_through_the_file_also_advances_the_stored_run(tmp_path: Path) -> None:

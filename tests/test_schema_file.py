@@ -3,21 +3,17 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
+
+from tests.cli_inprocess import run_cli
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_committed_schema_matches_roost_schema() -> None:
-    printed = subprocess.run(
-        [sys.executable, "-c", "from roost.cli import main; main()", "schema"],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=60,
-    ).stdout
+    done = run_cli("schema", cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    printed = done.stdout
     committed = (ROOT / "roost.schema.json").read_text()
     assert json.loads(committed) == json.loads(printed), "run: roost schema > roost.schema.json"
 

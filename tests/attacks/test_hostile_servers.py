@@ -279,26 +279,29 @@ start: {from: USER, to: bot, content: hi}
 """
 
 
+# The endless answer is cut at its timeout, kept short so the test is quick; the others come
+# at once, and a timeout that long only keeps a busy machine from cutting them first.
+QUICK, AMPLE = "0.4", "30"
+
+
 @pytest.mark.parametrize(
-    ("answer", "said"),
+    ("answer", "timeout", "said"),
     [
-        (endless, "kept sending but had not finished its answer after 3 s"),
-        (huge, "sent an answer of more than 8 MiB of text"),
-        (redirect(307, "http://203.0.113.7"), "answered with a redirect (HTTP 307)"),
-        (lambda h: _send(h, 200, "application/json", ERROR_BODY.encode()), "with no choices"),
+        (endless, QUICK, "kept sending but had not finished its answer after 0.8 s"),
+        (huge, AMPLE, "sent an answer of more than 8 MiB of text"),
+        (redirect(307, "http://203.0.113.7"), AMPLE, "answered with a redirect (HTTP 307)"),
+        (lambda h: _send(h, 200, "application/json", ERROR_BODY.encode()), AMPLE,
+         "with no choices"),
     ],
     ids=["endless", "huge", "redirect", "error body"],
-)
+)  # fmt: skip
 def test_a_run_stops_at_one_error_line_and_retry_finishes_it(
     cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, hostile: Hostile,
-    answer: Handler, said: str,
+    answer: Handler, timeout: str, said: str,
 ) -> None:  # fmt: skip
     monkeypatch.setenv("HOSTILE_KEY", KEY)
-    # Only the endless body needs a short timeout; 8 MiB may take seconds on a busy machine.
-    timeout = "1.5" if answer is endless else "30"
-    (tmp_path / "flow.yaml").write_text(
-        FLOW.replace("URL", hostile.url).replace("TIMEOUT", timeout)
-    )
+    flow = FLOW.replace("URL", hostile.url).replace("TIMEOUT", timeout)
+    (tmp_path / "flow.yaml").write_text(flow)
     hostile.answer = answer
     # In a child process: a run that never ends fails at run_cli's timeout, not the suite.
     done = run_cli("run", "flow.yaml", "--no-input", "--events", "run.jsonl", cwd=tmp_path)
@@ -308,6 +311,9 @@ def test_a_run_stops_at_one_error_line_and_retry_finishes_it(
     assert said in ran.lines[0] and KEY not in ran.out + ran.err
     assert len((tmp_path / "run.jsonl").read_text()) < 1 << 20  # no 8 MiB answer was kept
     hostile.answer = answering("now a fine answer")
-    retried = cli("retry", "run.jsonl")
+    # The retry raises a quick timeout, as the error line advises: even a fine answer may take
+    # longer than 0.8 s on a busy machine.
+    (tmp_path / "ample.yaml").write_text(flow.replace(f"timeout: {QUICK},", f"timeout: {AMPLE},"))
+    retried = cli("retry", "run.jsonl", *(("--flow", "ample.yaml") if timeout == QUICK else ()))
     assert retried.code == 0, retried.err
     assert "bot → USER: now a fine answer" in retried.out

@@ -1,4 +1,4 @@
-"""roost run, continue and retry as a user runs them: real processes, exit codes, no tracebacks."""
+"""roost run, continue and retry as a user runs them: exit codes, one-line errors, no tracebacks."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli_process import run_cli
+from tests.cli_inprocess import Ran, run_cli
 
 REPO = Path(__file__).resolve().parents[2]
 FLOWS = REPO / "flows"
@@ -29,7 +29,7 @@ start: {from: USER, to: bot, content: "2 + 2?"}
 BROKEN = ASK.replace("[four, own words, five, TERMINATE]", "[{error: down}, fine, TERMINATE]")
 
 
-def roost(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+def roost(*args: str, cwd: Path) -> Ran:
     result = run_cli(*args, cwd=cwd)
     assert "Traceback" not in result.stderr, result.stderr
     return result

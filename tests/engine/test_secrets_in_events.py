@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -13,7 +12,7 @@ from roost.engine.calls import MaskedStream
 from roost.eventlog import MemoryLog
 from roost.flow import load_flow_text
 from roost.flow.redact import Redactor
-from tests.cli_process import run_cli
+from tests.cli_inprocess import Ran, run_cli
 
 SECRET = "sk-live-4242-very-secret"
 
@@ -81,7 +80,7 @@ def test_the_command_line_keeps_it_out_of_files_store_and_output(tmp_path: Path)
     path = write_flow(tmp_path)
     env = {**os.environ, "TOKEN": SECRET, "ROOST_DB": f"sqlite:///{tmp_path / 'roost.db'}"}
 
-    def roost(*args: str) -> subprocess.CompletedProcess[str]:
+    def roost(*args: str) -> Ran:
         return run_cli(*args, cwd=tmp_path, env=env)
 
     message = f"use {SECRET} please"

@@ -18,7 +18,7 @@ from pathlib import Path
 from fakes.llm_server import FakeLLMServer
 from fakes.script import FakeCall, Reply
 
-from tests.cli_process import run_cli
+from tests.cli_inprocess import run_cli
 from tests.engine.test_cli import ASK
 
 FLOWS = Path(__file__).parents[2] / "flows"

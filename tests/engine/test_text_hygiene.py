@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import io
-import subprocess
-import sys
+import os
 from pathlib import Path
 
 from rich.console import Console
@@ -17,6 +16,7 @@ from roost.events import ToolResultEvent, event_json, valid_text
 from roost.messages import AssistantMessage, ModelRequest, ModelResponse
 from roost.providers.base import TextCallback
 from roost.runstate import RunState
+from tests.cli_inprocess import run_cli
 from tests.engine.conftest import make_flow
 
 EMOJI = "\U0001f600"
@@ -85,16 +85,11 @@ def test_a_tool_result_with_a_lone_surrogate_is_recorded_cleanly() -> None:
 
 
 def test_an_argument_that_is_not_utf8_is_one_line_and_exit_2(tmp_path: Path) -> None:
-    code = "import sys; from roost.cli import main; main(sys.argv[1:])"
     for args in ([b"show", b"run-\xff"], [b"run", b"flow.yaml", b"--message", b"\xff"]):
-        done = subprocess.run(
-            [sys.executable.encode(), b"-c", code.encode(), *args],
-            cwd=tmp_path,
-            capture_output=True,
-            timeout=60,
-        )
+        # The bytes a shell passes, as the interpreter hands them to the program (sys.argv).
+        done = run_cli(*map(os.fsdecode, args), cwd=tmp_path)
         assert done.returncode == 2
-        assert done.stderr.decode().splitlines() == [
+        assert done.stderr.splitlines() == [
             "roost: error: argument '"
             + args[-1].decode("utf-8", "backslashreplace").replace("\\xff", "\\udcff")
             + "' is not valid UTF-8 text"

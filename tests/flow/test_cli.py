@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 
 from roost.cli import main
 from roost.cli.app import app
+from tests.cli_inprocess import run_cli
 
 CORPUS = Path(__file__).parent / "corpus"
 DATA = Path(__file__).parent / "data"
@@ -174,7 +175,7 @@ def test_validate_without_files_is_a_usage_error(capsys: pytest.CaptureFixture[s
 
 def test_every_corpus_file_fails_cleanly_in_one_process(tmp_path: Path) -> None:
     files = sorted(str(p) for p in CORPUS.glob("*.yaml"))
-    result = _console("validate", *files, cwd=tmp_path)
+    result = run_cli("validate", *files, cwd=tmp_path)
     assert result.returncode == 2
     assert "Traceback" not in result.stdout + result.stderr
     reported = {line.split(":", 1)[0] for line in result.stdout.splitlines()}

@@ -11,7 +11,7 @@ from roost.engine import Runner
 from roost.eventlog import MemoryLog
 from roost.flow.json_schema import flow_schema
 from roost.flow.markers import MarkerRule, marker_in
-from tests.cli_process import run_cli
+from tests.cli_inprocess import run_cli
 from tests.flow.conftest import load, problems
 
 

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -12,6 +9,7 @@ import pytest
 from roost.errors import FlowError
 from roost.flow import load_flow_text
 from roost.flow.redact import Redactor, clean, redact
+from tests.cli_inprocess import run_cli
 
 URL_SECRET = "sk-SUPER/SECRET 1234@x"
 
@@ -27,23 +25,14 @@ start: {from: USER, to: bot, content: hi}
 """
 
 
-def _import_path() -> dict[str, str]:
-    """PYTHONPATH, when set: the child imports the roost under test, not another install."""
-    return {"PYTHONPATH": os.environ["PYTHONPATH"]} if "PYTHONPATH" in os.environ else {}
-
-
 def test_a_secret_cut_by_a_url_parser_is_masked_in_the_output_and_the_records(
     tmp_path: Path,
 ) -> None:
     (tmp_path / "flow.yaml").write_text(URL_FLOW)
-    result = subprocess.run(
-        [sys.executable, "-c", "from roost.cli import main; main()", "run", "flow.yaml",
-         "--no-input", "--events", "run.jsonl", "--db", "runs.db"],
+    result = run_cli(
+        "run", "flow.yaml", "--no-input", "--events", "run.jsonl", "--db", "runs.db",
         cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={"PATH": "/usr/bin:/bin", "KEY": URL_SECRET, "COLUMNS": "200", **_import_path()},
+        env={"PATH": "/usr/bin:/bin", "KEY": URL_SECRET, "COLUMNS": "200"},
     )  # fmt: skip
     assert result.returncode != 0
     assert "Traceback" not in result.stderr

@@ -17,7 +17,7 @@ from roost.flow.describe import MAX_HINTS, did_you_mean
 from roost.flow.loader import MAX_PROBLEMS
 from roost.loading import load_flow
 from roost.tools import toolbox_for
-from tests.cli_process import run_cli
+from tests.cli_inprocess import run_cli
 from tests.flow.conftest import load, problems
 from tests.tools.conftest import DATA, make_flow
 

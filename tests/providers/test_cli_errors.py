@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
+from cli_inprocess import Ran, run_cli
 from fakes.llm_server import FakeLLMServer
 from fakes.script import FakeCall, Reply, Status
 
@@ -16,17 +15,8 @@ from .conftest import API_KEY
 DATA = Path(__file__).parent / "data"
 
 
-def roost(*args: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    code = "import sys; from roost.cli import main; main(sys.argv[1:])"
-    return subprocess.run(
-        [sys.executable, "-c", code, *args],
-        cwd=cwd,
-        env={**os.environ, **env},
-        capture_output=True,
-        text=True,
-        stdin=subprocess.DEVNULL,
-        timeout=120,
-    )
+def roost(*args: str, cwd: Path, env: dict[str, str]) -> Ran:
+    return run_cli(*args, cwd=cwd, env={**os.environ, **env})
 
 
 def test_refused_key_stops_the_run_and_retry_resumes_it(

@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from cli_process import run_cli
+from cli_inprocess import run_cli
 from fakes.llm_server import FakeLLMServer
 from fakes.script import Status
 

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from cli_process import run_cli
+from cli_inprocess import run_cli
 from fakes.llm_server import FakeLLMServer
 from fakes.script import Broken, Reply
 

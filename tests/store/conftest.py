@@ -1,19 +1,11 @@
 """Store test fixtures: a throwaway PostgreSQL server, and logs of every backend.
 
-The server is started with the Debian binaries (initdb, pg_ctl) in a temporary
-folder on a free port, as the ``postgres`` user when the tests run as root.
-Missing binaries fail the tests: PostgreSQL support is tested for real.
+The server (see ``tests/postgres.py``) is started once per process, each xdist
+worker having its own; each test gets a fresh database on it.
 """
 
 from __future__ import annotations
 
-import glob
-import itertools
-import os
-import shutil
-import socket
-import subprocess
-import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -24,72 +16,20 @@ from roost.eventlog import EventLog
 from roost.events import Event, FlowRecord, MessageEvent, RunStartEvent
 from roost.store.jsonl import JsonlLog
 from roost.store.sql import SqlStore
-
-
-def _pg_bin() -> Path:
-    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))
-    if not found:
-        raise RuntimeError("PostgreSQL binaries (initdb, pg_ctl) are not installed")
-    return Path(found[-1]).parent
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _as_db_user(command: list[str]) -> list[str]:
-    if os.geteuid() != 0:
-        return command
-    return ["runuser", "-u", "postgres", "--", *command]
+from tests.postgres import SERVER, fresh_database
 
 
 @pytest.fixture(scope="session")
 def pg_server() -> Iterator[str]:
     """A running PostgreSQL server's base URL (user roost, trust auth on 127.0.0.1)."""
-    bin_dir = _pg_bin()
-    root = Path(tempfile.mkdtemp(prefix="roost-pg-"))
-    data = root / "data"
-    os.chmod(root, 0o755)
-    if os.geteuid() == 0:
-        shutil.chown(root, "postgres", "postgres")
-    port = _free_port()
-    run = dict(check=True, capture_output=True, text=True)
-    subprocess.run(
-        _as_db_user([str(bin_dir / "initdb"), "-D", str(data), "-A", "trust", "-U", "roost"]),
-        **run,  # type: ignore[call-overload]
-    )
-    options = f"-p {port} -k {root} -c listen_addresses=127.0.0.1 -c fsync=off"
-    subprocess.run(
-        _as_db_user(
-            [str(bin_dir / "pg_ctl"), "-D", str(data), "-o", options, "-w", "-l",
-             str(root / "log"), "start"]
-        ),
-        **run,  # type: ignore[call-overload]
-    )  # fmt: skip
-    try:
-        yield f"postgresql://roost@127.0.0.1:{port}"
-    finally:
-        subprocess.run(
-            _as_db_user([str(bin_dir / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop"]),
-            capture_output=True,
-        )
-        shutil.rmtree(root, ignore_errors=True)
-
-
-_db_numbers = itertools.count()
+    with SERVER.use() as url:
+        yield url
 
 
 @pytest.fixture
 def pg_url(pg_server: str) -> str:
     """A fresh, empty database on the throwaway server."""
-    import psycopg
-
-    name = f"t{os.getpid()}_{next(_db_numbers)}"
-    with psycopg.connect(f"{pg_server}/postgres", autocommit=True) as conn:
-        conn.execute(f"CREATE DATABASE {name}")
-    return f"{pg_server}/{name}"
+    return fresh_database(pg_server)
 
 
 BACKENDS = ["jsonl", "sqlite", "postgresql"]

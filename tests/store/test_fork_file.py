@@ -1,4 +1,4 @@
-"""`roost fork` of a run's JSON Lines file, through the real command line (section 8).
+"""`roost fork` of a run's JSON Lines file, through the command line.
 
 The fork is written to a new file beside the parent: the parent's first SEQ
 events re-stamped with the fork's run id, then the fork's own steps. The file
@@ -10,12 +10,12 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.cli_inprocess import Ran, run_cli
 
 ASK = """\
 roost: 1
@@ -37,11 +37,8 @@ start: {from: critic, to: writer, content: Write a poem}
 AT_FIRST_INTERRUPT = "7"
 
 
-def roost(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-c", "from roost.cli import main; main()", *args],
-        cwd=cwd, capture_output=True, text=True, timeout=120, env=_env(),
-    )  # fmt: skip
+def roost(cwd: Path, *args: str) -> Ran:
+    return run_cli(*args, cwd=cwd, env=_env())
 
 
 def _env() -> dict[str, str]:
@@ -53,7 +50,7 @@ def events_of(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
-def fork_file(result: subprocess.CompletedProcess[str], folder: Path) -> tuple[str, Path]:
+def fork_file(result: Ran, folder: Path) -> tuple[str, Path]:
     """The fork's run id and file, from the line `roost fork` starts with."""
     first = result.stdout.splitlines()[0]
     assert ", written to " in first, result.stdout + result.stderr

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.cli_inprocess import Ran, run_cli
 
 FLOW = """\
 roost: 1
@@ -21,20 +21,13 @@ start: {from: USER, to: bot, content: hi}
 """
 
 
-def _roost(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def _roost(cwd: Path, *args: str) -> Ran:
     (cwd / "flow.yaml").write_text(FLOW)
     env = {key: value for key, value in os.environ.items() if key != "ROOST_DB"}
-    return subprocess.run(
-        [sys.executable, "-c", "from roost.cli import main; main()", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=env,
-    )
+    return run_cli(*args, cwd=cwd, env=env)
 
 
-def _one_line(result: subprocess.CompletedProcess[str]) -> str:
+def _one_line(result: Ran) -> str:
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1, result.stderr
     return lines[0]

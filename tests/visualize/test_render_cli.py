@@ -5,8 +5,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,6 +12,7 @@ import pytest
 from roost.cli import main
 from roost.store.jsonl import JsonlLog
 from roost.visualize.output import INSTALL_GRAPHVIZ
+from tests.cli_inprocess import Ran, run_cli
 from tests.visualize import flows
 from tests.visualize.graphs import png_pixels, svg_texts
 
@@ -21,20 +20,9 @@ ROOT = Path(__file__).resolve().parents[2]
 HELLO = ROOT / "flows" / "hello.yaml"
 
 
-def roost(
-    *args: str, cwd: Path, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    """Runs the real console entry point in a fresh process."""
-    code = "import sys; from roost.cli import main; main(sys.argv[1:])"
-    return subprocess.run(
-        [sys.executable, "-c", code, *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, **(env or {})},
-        check=False,
-    )
+def roost(*args: str, cwd: Path, env: dict[str, str] | None = None) -> Ran:
+    """Runs the command line's entry point with ``env`` added to the environment."""
+    return run_cli(*args, cwd=cwd, env={**os.environ, **(env or {})})
 
 
 @pytest.fixture

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +26,7 @@ from roost.flow.models import Flow
 from roost.store.jsonl import JsonlLog
 from roost.visualize import replay_html
 from roost.visualize.ids import slug
+from tests.cli_inprocess import run_cli
 from tests.visualize import flows
 from tests.visualize.graphs import distinct_colours, non_background_share
 
@@ -315,10 +314,9 @@ def test_five_thousand_events_step_through_to_the_end(browser: Browser, tmp_path
 def test_a_real_run_steps_through_every_event(browser: Browser, tmp_path: Path) -> None:
     """A run made by the engine (flows/math-chat.yaml, scripted, paused at the client)."""
     root = Path(__file__).resolve().parents[2]
-    command = [sys.executable, "-c", "from roost.cli import main; main()", "run"]
-    command += [str(root / "flows" / "math-chat.yaml"), "--events", "run.jsonl", "--no-input"]
+    command = ["run", str(root / "flows" / "math-chat.yaml"), "--events", "run.jsonl", "--no-input"]
     env = {**os.environ, "ROOST_DB": f"sqlite:///{tmp_path / 'runs.db'}"}
-    done = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, timeout=120)
+    done = run_cli(*command, cwd=tmp_path, env=env)
     assert done.returncode == 0, done.stderr
     flow = load_flow(root / "flows" / "math-chat.yaml")
     events = JsonlLog(tmp_path / "run.jsonl").load()
