@@ -23,6 +23,7 @@ from typing import Any
 
 from yaml.nodes import MappingNode, Node, ScalarNode
 
+from roost.flow.models import Flow
 from roost.flow.yamlread import compose, fail
 
 
@@ -59,6 +60,22 @@ def flow_text_with(
     for splice in sorted(splices, key=lambda s: s.start, reverse=True):
         text = text[: splice.start] + splice.text + text[splice.end :]
     return text
+
+
+def with_vars(flow: Flow, variables: Mapping[str, Any]) -> Flow:
+    """``flow`` with some of its ``vars`` set, its text saying so; checked without a reload.
+
+    Only values of vars the flow declares change, and a var may hold any value,
+    so what validation found stays true: the copy keeps the flow's checks and
+    positions, and only its text (what a run records) and ``vars`` are new. A
+    name the flow does not declare is a FlowError, as in ``flow_text_with``.
+    """
+    if not variables:
+        return flow
+    text = flow_text_with(flow.text, flow.path, variables=variables)
+    copy = flow.model_copy(update={"vars": {**flow.vars, **variables}})
+    copy._text = text
+    return copy
 
 
 def _replaced(
