@@ -37,9 +37,7 @@ class RateColumn(ProgressColumn):
 class BatchProgress:
     """Counts the rows as they finish and shows them."""
 
-    def __init__(
-        self, batch: str, total: int, console: Console, settled: list[RowResult]
-    ) -> None:
+    def __init__(self, batch: str, total: int, console: Console, settled: list[RowResult]) -> None:
         self.failed = 0
         self.tokens = 0
         self.cost: float | None = None
@@ -58,13 +56,18 @@ class BatchProgress:
             console=console,
             refresh_per_second=4,
         )
-        self._task = self._progress.add_task(
-            batch, total=total, completed=len(settled), **self._fields()
-        )
+        self._task = self._progress.add_task(batch, total=total, completed=len(settled))
+        self._show()
 
-    def _fields(self) -> dict[str, str]:
+    def _show(self, advance: int = 0) -> None:
         cost = "n/a" if self.cost is None else f"${self.cost:,.4f}"
-        return {"failed": f"{self.failed:,}", "tokens": f"{self.tokens:,}", "cost": cost}
+        self._progress.update(
+            self._task,
+            advance=advance,
+            failed=f"{self.failed:,}",
+            tokens=f"{self.tokens:,}",
+            cost=cost,
+        )
 
     def _count(self, result: RowResult) -> None:
         self.failed += 0 if result.finished else 1
@@ -74,7 +77,7 @@ class BatchProgress:
 
     def done(self, result: RowResult) -> None:
         self._count(result)
-        self._progress.update(self._task, advance=1, **self._fields())
+        self._show(advance=1)
 
     def __enter__(self) -> BatchProgress:
         self._progress.start()

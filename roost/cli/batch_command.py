@@ -15,13 +15,42 @@ from typing import Annotated
 import typer
 from rich.console import Console
 from rich.markup import escape
+from typer.core import TyperCommand
 
 from roost.cli.app import app
 
 SHOWN_FAILURES = 20  # failed rows listed in the summary; the results file has them all
+RAY_HERE = "local"  # a bare --ray: a Ray started on this machine (ray_tasks.LOCAL)
+_FILE_SUFFIXES = (".yaml", ".yml", ".jsonl", ".ndjson", ".csv")
 
 
-@app.command()
+class _BatchCommand(TyperCommand):
+    """``roost batch``, whose ``--ray`` takes an address or none (a Ray of this machine)."""
+
+    def parse_args(self, ctx: typer.Context, args: list[str]) -> list[str]:
+        return super().parse_args(ctx, with_ray_address(args))
+
+
+def with_ray_address(args: list[str]) -> list[str]:
+    """``args`` with ``local`` after a ``--ray`` that is given no address.
+
+    A ``--ray`` has no address when it ends the command, or when an option or one
+    of the command's files (FLOW, INPUTS) comes next.
+    """
+    given: list[str] = []
+    for at, arg in enumerate(args):
+        if arg == "--":
+            return given + args[at:]
+        given.append(arg)
+        after = args[at + 1] if at + 1 < len(args) else None
+        if arg == "--ray" and (
+            after is None or after.startswith("-") or after.lower().endswith(_FILE_SUFFIXES)
+        ):
+            given.append(RAY_HERE)
+    return given
+
+
+@app.command(cls=_BatchCommand)
 def batch(
     flow_path: Annotated[str, typer.Argument(metavar="FLOW", help="The flow file to run.")],
     inputs: Annotated[
@@ -37,7 +66,9 @@ def batch(
     out: Annotated[
         Path | None,
         typer.Option(
-            "--out", metavar="FILE", help="Results file (.jsonl or .csv; default INPUTS.results.jsonl)."
+            "--out",
+            metavar="FILE",
+            help="Results file (.jsonl or .csv; default INPUTS.results.jsonl).",
         ),
     ] = None,
     batch_id: Annotated[
@@ -47,7 +78,17 @@ def batch(
         ),
     ] = None,
     db: Annotated[
-        str | None, typer.Option("--db", help="Run store URL (default: ROOST_DB or .roost/roost.db).")
+        str | None,
+        typer.Option("--db", help="Run store URL (default: ROOST_DB or .roost/roost.db)."),
+    ] = None,
+    ray: Annotated[
+        str | None,
+        typer.Option(
+            "--ray",
+            metavar="[ADDRESS]",
+            help="Run the rows as tasks of the Ray cluster at ADDRESS (HOST:PORT, or auto); "
+            "without one, of a Ray started on this machine. Needs: pip install 'roost[ray]'.",
+        ),
     ] = None,
 ) -> None:
     """Run FLOW once for each row of INPUTS (JSON Lines or CSV); run again to finish the rest."""
@@ -65,9 +106,16 @@ def batch(
     out = out or default_out(inputs)
     check_out(out, inputs)
     batch = check_batch_id(batch_id) if batch_id else default_batch_id(inputs, Path(flow_path))
-    store = open_store(db)
+    if ray is None:
+        store = open_store(db)
+        runs = locally(store, concurrency)
+    else:  # Ray, the store and the cluster are checked before anything is stored
+        from roost.batch.ray_tasks import on_ray
+
+        runs = on_ray(ray, db, concurrency)
+        store = open_store(db)
     console = Console(stderr=True, highlight=False)
-    outcome = run_batch(flow, inputs, batch, store, out, console, locally(store, concurrency))
+    outcome = run_batch(flow, inputs, batch, store, out, console, runs)
     _summary(outcome, out, db)
     if outcome.exit_code:
         raise typer.Exit(outcome.exit_code)

@@ -25,7 +25,9 @@ def test_each_row_is_a_stored_run_of_the_batch_and_a_line_of_the_results(
     code, out, err = roost("batch", "two.yaml", "q.jsonl", "--batch", "b1")
     assert code == 0, out + err
     lines = results(folder / "q.results.jsonl")
-    assert [(r["row"], r["status"], r["final"], r["tokens"], r["cost"], r["error"]) for r in lines] == [
+    assert [
+        (r["row"], r["status"], r["final"], r["tokens"], r["cost"], r["error"]) for r in lines
+    ] == [
         (1, "terminated", "TERMINATE", 0, None, None),
         (2, "terminated", "TERMINATE", 0, None, None),
         (3, "terminated", "TERMINATE", 0, None, None),
@@ -56,7 +58,9 @@ def test_bad_rows_fail_with_their_line_and_the_batch_goes_on(folder: Path, roost
     )
     code, out, _ = roost("batch", "two.yaml", "q.jsonl", "--batch", "b1")
     assert code == 3
-    assert [(r["row"], r["status"], r["run"] is None) for r in results(folder / "q.results.jsonl")] == [
+    assert [
+        (r["row"], r["status"], r["run"] is None) for r in results(folder / "q.results.jsonl")
+    ] == [
         (1, "terminated", False),
         (2, "invalid", True),
         (3, "invalid", True),
@@ -75,8 +79,10 @@ def test_running_again_runs_only_the_rows_without_a_finished_run(
     folder: Path, roost: Roost
 ) -> None:
     # Every row's first model call fails; a retry gets the next reply and finishes.
-    flaky = (folder / "two.yaml").read_text().replace(
-        "[{echo: last}, TERMINATE]", "[{error: busy}, {echo: last}, TERMINATE]"
+    flaky = (
+        (folder / "two.yaml")
+        .read_text()
+        .replace("[{echo: last}, TERMINATE]", "[{error: busy}, {echo: last}, TERMINATE]")
     )
     (folder / "two.yaml").write_text(flaky)
     jsonl(folder / "q.jsonl", {"message": "a"}, {"message": "b"})
@@ -125,22 +131,35 @@ def test_csv_in_and_csv_out(folder: Path, roost: Roost) -> None:
     assert "USER → bot: Tell me about owls." in shown  # no message: the flow's start
 
 
+BATCH_ID_RULE = "use 1 to 40 letters, digits, '.', '_' or '-', starting with a letter or digit"
+CONCURRENCY = "Input should be greater than or equal to 1"
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
         (("two.yaml", "none.jsonl"), "none.jsonl: no such inputs file"),
         (("two.yaml", "q.txt"), "q.txt: give the inputs as a .jsonl or .csv file"),
         (("none.yaml", "q.jsonl"), "none.yaml:1:1: error: no such file"),
-        (("two.yaml", "q.jsonl", "--out", "no/r.jsonl"), "--out no/r.jsonl: no folder 'no' to write it in"),
-        (("two.yaml", "q.jsonl", "--out", "q.jsonl"), "--out q.jsonl: is the inputs file; give another file"),
-        (("two.yaml", "q.jsonl", "--batch", "a b"), "--batch 'a b': use 1 to 40 letters, digits, '.', '_' or '-', starting with a letter or digit"),
-        (("two.yaml", "q.jsonl", "--concurrency", "0"), "roost: error: Invalid value for '--concurrency': Input should be greater than or equal to 1"),
+        (
+            ("two.yaml", "q.jsonl", "--out", "no/r.jsonl"),
+            "--out no/r.jsonl: no folder 'no' to write it in",
+        ),
+        (
+            ("two.yaml", "q.jsonl", "--out", "q.jsonl"),
+            "--out q.jsonl: is the inputs file; give another file",
+        ),
+        (("two.yaml", "q.jsonl", "--batch", "a b"), f"--batch 'a b': {BATCH_ID_RULE}"),
+        (
+            ("two.yaml", "q.jsonl", "--concurrency", "0"),
+            f"roost: error: Invalid value for '--concurrency': {CONCURRENCY}",
+        ),
     ],
-)  # fmt: skip
+)
 def test_bad_use_is_one_line_and_exit_2(
     folder: Path, roost: Roost, args: tuple[str, ...], message: str
 ) -> None:
     jsonl(folder / "q.jsonl", {"message": "hi"})
-    code, out, err = roost("batch", *args)
+    code, _, err = roost("batch", *args)
     assert (code, err.strip()) == (2, message)
-    assert stored(folder) == [] if (folder / ".roost").exists() else True
+    assert not (folder / ".roost").exists() or stored(folder) == []
