@@ -10,7 +10,7 @@ from __future__ import annotations
 import shlex
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -18,6 +18,9 @@ from rich.markup import escape
 from typer.core import TyperCommand
 
 from roost.cli.app import app
+
+if TYPE_CHECKING:  # typer's own copy of click, whose types its command's methods take
+    from typer._click import Context
 
 SHOWN_FAILURES = 20  # failed rows listed in the summary; the results file has them all
 RAY_HERE = "local"  # a bare --ray: a Ray started on this machine (ray_tasks.LOCAL)
@@ -27,7 +30,7 @@ _FILE_SUFFIXES = (".yaml", ".yml", ".jsonl", ".ndjson", ".csv")
 class _BatchCommand(TyperCommand):
     """``roost batch``, whose ``--ray`` takes an address or none (a Ray of this machine)."""
 
-    def parse_args(self, ctx: typer.Context, args: list[str]) -> list[str]:
+    def parse_args(self, ctx: Context, args: list[str]) -> list[str]:
         return super().parse_args(ctx, with_ray_address(args))
 
 
