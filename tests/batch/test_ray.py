@@ -21,7 +21,7 @@ import pytest
 from roost.events import LlmCallEvent, RunStartEvent, ToolResultEvent
 from roost.store.sql import SqlStore
 from tests.batch.conftest import TWO, Roost, jsonl, results
-from tests.cli_process import _MAIN
+from tests.cli_process import _MAIN, run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 STARTED = "Ray runtime started."
@@ -152,36 +152,47 @@ def test_rows_run_on_the_cluster_and_a_killed_worker_s_row_is_resumed_once(
     ]
 
 
-def test_sqlite_on_a_cluster_of_this_machine_and_running_again(
-    ray_head: str, tmp_path: Path, roost: Roost, monkeypatch: pytest.MonkeyPatch
+def test_sqlite_with_a_ray_of_this_machine_then_the_rest_on_the_cluster(
+    ray_head: str, tmp_path: Path
 ) -> None:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("ROOST_DB", raising=False)
     (tmp_path / "two.yaml").write_text(TWO)
-    jsonl(tmp_path / "q.jsonl", {"message": "hi"}, {"message": "there"}, "[1]")
-    code, out, err = roost("batch", "two.yaml", "q.jsonl", "--ray", ray_head, "--batch", "s1")
-    assert code == 3, out + err
+    jsonl(tmp_path / "q.jsonl", {"message": "hi"}, "[1]")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop("ROOST_DB", None)
+    # --ray alone: a Ray instance started for the batch on this machine, and stopped after.
+    done = run_cli("batch", "two.yaml", "q.jsonl", "--ray", "--batch", "s1", cwd=tmp_path, env=env)
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert "Traceback" not in done.stdout + done.stderr
     rows = results(tmp_path / "q.results.jsonl")
     assert [(r["row"], r["status"], r["final"]) for r in rows] == [
         (1, "terminated", "TERMINATE"),
-        (2, "terminated", "TERMINATE"),
-        (3, "invalid", None),
+        (2, "invalid", None),
     ]
-    code, shown, _ = roost("show", rows[1]["run"])
-    assert "USER → bot: there" in shown
-    # Run again: the finished rows are left alone, and nothing needs the cluster now.
-    code, out, err = roost("batch", "two.yaml", "q.jsonl", "--ray", ray_head, "--batch", "s1")
-    assert "0 to run, 2 finished before, 1 invalid" in err
-    assert "ran 0 now" in out
+    # Run again with a row more, on the cluster: only the new row runs, into the same file.
+    jsonl(tmp_path / "q.jsonl", {"message": "hi"}, "[1]", {"message": "there"})
+    again = ("batch", "two.yaml", "q.jsonl", "--ray", ray_head, "--batch", "s1")
+    done = run_cli(*again, cwd=tmp_path, env=env)
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert "1 to run, 1 finished before, 1 invalid" in done.stderr
+    rows = results(tmp_path / "q.results.jsonl")
+    assert [(r["row"], r["status"]) for r in rows] == [
+        (1, "terminated"),
+        (2, "invalid"),
+        (3, "terminated"),
+    ]
+    shown = run_cli("show", rows[2]["run"], cwd=tmp_path, env=env)
+    assert "USER → bot: there" in shown.stdout
+    listed = run_cli("runs", "--batch", "s1", cwd=tmp_path, env=env)
+    assert len(listed.stdout.splitlines()) == 3  # a header and the two runs
 
 
 @pytest.mark.parametrize(
     ("args", "given"),
     [
         (["f.yaml", "q.jsonl", "--ray"], ["f.yaml", "q.jsonl", "--ray", "local"]),
-        (["f.yaml", "q.jsonl", "--ray", "--db", "x"], ["f.yaml", "q.jsonl", "--ray", "local", "--db", "x"]),
+        (["f.yaml", "q.jsonl", "--ray", "--db", "x"], ["f.yaml", "q.jsonl", "--ray", "local", "--db", "x"]),  # noqa: E501
         (["--ray", "f.yaml", "q.csv"], ["--ray", "local", "f.yaml", "q.csv"]),
-        (["f.yaml", "q.jsonl", "--ray", "10.0.0.5:6379"], ["f.yaml", "q.jsonl", "--ray", "10.0.0.5:6379"]),
+        (["f.yaml", "--ray", "10.0.0.5:6379"], ["f.yaml", "--ray", "10.0.0.5:6379"]),
         (["f.yaml", "--", "--ray"], ["f.yaml", "--", "--ray"]),
     ],
 )  # fmt: skip
