@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -36,6 +37,12 @@ def test_each_row_is_a_stored_run_of_the_batch_and_a_line_of_the_results(
     assert stored(folder, "b1") == sorted(runs) == stored(folder)
     assert all(run.startswith(("b1-1-", "b1-2-", "b1-3-")) for run in runs)
     assert out.splitlines()[0] == "batch b1: 3 rows (3 terminated); ran 3 now; 0 tokens; cost n/a"
+    # The progress bar, on standard error; not a terminal here, so drawn once, as it ended.
+    assert err.splitlines()[0] == "batch b1: 3 rows; 3 to run, 0 finished before, 0 invalid"
+    assert re.fullmatch(
+        r"━{20} 3/3 0 failed 0 tokens cost n/a [\d.,]+/s \d:\d\d:\d\d ETA 0:00:00",
+        err.splitlines()[-1],
+    )
 
     # An ordinary run: shown, replayed, listed by its batch; the vars are in its flow.
     code, shown, _ = roost("show", runs[1])
@@ -66,6 +73,7 @@ def test_bad_rows_fail_with_their_line_and_the_batch_goes_on(folder: Path, roost
         (3, "invalid", True),
         (4, "terminated", False),
     ]
+    assert " 4/4 2 failed " in err.splitlines()[-1]
     lines = out.splitlines()
     at = lines.index("2 rows did not finish:")
     assert lines[at + 1 : at + 3] == [
