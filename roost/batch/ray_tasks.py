@@ -40,7 +40,7 @@ from roost.store.urls import resolve_url
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")  # Ray colours its errors' text
 LOCAL = "local"  # --ray without an address: a Ray instance of this machine, started for the batch
-LOST_RETRIES = 3  # times Ray retries a row whose worker died
+LOST_RETRIES = 0  # times Ray retries a row whose worker died
 CONNECT_TIMEOUT = 5.0  # seconds to reach a cluster's address before saying it cannot be reached
 INSTALL_HINT = "pip install 'roost[ray]'"
 

@@ -63,7 +63,7 @@ def test_bad_rows_fail_with_their_line_and_the_batch_goes_on(folder: Path, roost
         {"message": "x", "vars": {"nope": 1}},
         {"message": "last"},
     )
-    code, out, _ = roost("batch", "two.yaml", "q.jsonl", "--batch", "b1")
+    code, out, err = roost("batch", "two.yaml", "q.jsonl", "--batch", "b1")
     assert code == 3
     assert [
         (r["row"], r["status"], r["run"] is None) for r in results(folder / "q.results.jsonl")
