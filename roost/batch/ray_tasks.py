@@ -40,7 +40,7 @@ from roost.store.urls import resolve_url
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")  # Ray colours its errors' text
 LOCAL = "local"  # --ray without an address: a Ray instance of this machine, started for the batch
-LOST_RETRIES = 0  # times Ray retries a row whose worker died
+LOST_RETRIES = 3  # times Ray retries a row whose worker died
 CONNECT_TIMEOUT = 5.0  # seconds to reach a cluster's address before saying it cannot be reached
 INSTALL_HINT = "pip install 'roost[ray]'"
 
@@ -77,6 +77,8 @@ def is_local(address: str) -> bool:
     """True for a Ray of this machine: started for the batch, or at a loopback address."""
     if address == LOCAL:
         return True
+    if address == "auto":  # the cluster this machine is in: perhaps of several machines
+        return False
     host = _host_port(address)[0]
     try:
         return host == "localhost" or ipaddress.ip_address(host).is_loopback
@@ -120,13 +122,21 @@ def on_ray(address: str, db: str | None, concurrency: int) -> Runs:
     def runs(plan: Plan, todo: list[int], arrived: Callable[[int, RowResult], None]) -> None:
         if not todo:  # every row finished before: no cluster needed
             return
-        ray.init(address=address, logging_level=logging.ERROR, log_to_driver=False)
+        connect(ray, address)
         try:
             _drive(ray, plan, todo, arrived, url, concurrency)
         finally:
             ray.shutdown()
 
     return runs
+
+
+def connect(ray: Any, address: str) -> None:
+    """Joins the cluster at ``address`` (``local``: starts one); one line when that fails."""
+    try:
+        ray.init(address=address, logging_level=logging.ERROR, log_to_driver=False)
+    except (ConnectionError, RuntimeError) as error:  # what Ray raises when it cannot join
+        raise UsageError(f"--ray {address}: cannot join the Ray cluster: {error}") from None
 
 
 def _drive(

@@ -27,6 +27,18 @@ ROOT = Path(__file__).resolve().parents[2]
 STARTED = "Ray runtime started."
 
 
+def ray_env() -> dict[str, str]:
+    """The environment of the head and of every driver: this roost, Ray's token auth off.
+
+    A Ray started by ``ray.init()`` turns token auth on and writes a token into the
+    home folder, which every later cluster would then require: the tests keep it off.
+    """
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "RAY_USAGE_STATS_ENABLED": "0"}
+    env["RAY_AUTH_MODE"] = "disabled"
+    env.pop("ROOST_DB", None)
+    return env
+
+
 def free_port() -> int:
     import socket
 
@@ -41,7 +53,7 @@ def ray_head() -> Iterator[str]:
     port = free_port()
     temp = tempfile.mkdtemp(prefix="roost-ray-")  # short: Ray's sockets live under it
     log = Path(temp) / "head.log"
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "RAY_USAGE_STATS_ENABLED": "0"}
+    env = ray_env()
     command = [
         str(Path(sys.executable).parent / "ray"), "start", "--head", "--block",
         "--node-ip-address=127.0.0.1", f"--port={port}", "--num-cpus=2",
@@ -57,7 +69,9 @@ def ray_head() -> Iterator[str]:
             assert head.poll() is None, log.read_text()
             assert time.monotonic() < deadline, "Ray did not start:\n" + log.read_text()
             time.sleep(0.5)
-        yield f"127.0.0.1:{port}"
+        address = f"127.0.0.1:{port}"
+        joined(address, env)
+        yield address
     finally:
         os.killpg(head.pid, signal.SIGTERM)  # ray start --block stops what it started
         try:
@@ -66,6 +80,20 @@ def ray_head() -> Iterator[str]:
             os.killpg(head.pid, signal.SIGKILL)
             head.wait()
         shutil.rmtree(temp, ignore_errors=True)
+
+
+JOIN = "import ray, sys; ray.init(address=sys.argv[1], logging_level='ERROR'); ray.shutdown()"
+
+
+def joined(address: str, env: dict[str, str]) -> None:
+    """Waits until a driver can join the cluster: its node registers after it says it started."""
+    for _ in range(5):
+        done = subprocess.run(
+            [sys.executable, "-c", JOIN, address], env=env, capture_output=True, timeout=120
+        )
+        if done.returncode == 0:
+            return
+    raise AssertionError(f"cannot join the Ray cluster at {address}: {done.stderr[-2000:]!r}")
 
 
 # Each row's bot calls a tool; the first call anywhere writes its process id and hangs
@@ -107,7 +135,12 @@ def test_rows_run_on_the_cluster_and_a_killed_worker_s_row_is_resumed_once(
     command = [sys.executable, "-c", _MAIN, "batch", "stall.yaml", "q.jsonl"]
     command += ["--ray", ray_head, "--db", pg_url, "--batch", "r1", "--concurrency", "2"]
     driver = subprocess.Popen(
-        command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        command,
+        cwd=tmp_path,
+        env=ray_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     try:
         deadline = time.monotonic() + 120
@@ -157,8 +190,7 @@ def test_sqlite_with_a_ray_of_this_machine_then_the_rest_on_the_cluster(
 ) -> None:
     (tmp_path / "two.yaml").write_text(TWO)
     jsonl(tmp_path / "q.jsonl", {"message": "hi"}, "[1]")
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    env.pop("ROOST_DB", None)
+    env = ray_env()
     # --ray alone: a Ray instance started for the batch on this machine, and stopped after.
     done = run_cli("batch", "two.yaml", "q.jsonl", "--ray", "--batch", "s1", cwd=tmp_path, env=env)
     assert done.returncode == 3, done.stdout + done.stderr
@@ -239,6 +271,11 @@ def test_a_cluster_that_cannot_be_reached_is_one_line(folder: Path, roost: Roost
         (
             "192.0.2.7:6379",
             "--ray 192.0.2.7:6379: a SQLite store cannot be shared by a cluster's machines; "
+            "give a PostgreSQL store with --db",
+        ),
+        (
+            "auto",
+            "--ray auto: a SQLite store cannot be shared by a cluster's machines; "
             "give a PostgreSQL store with --db",
         ),
         ("head", "--ray 'head': give the cluster's address as HOST:PORT"),
