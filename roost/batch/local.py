@@ -31,7 +31,8 @@ async def run_local(
             index = queue.pop()
             item = plan.items[index]
             assert isinstance(item.row, Row) and item.flow is not None and item.run_id
-            result = await run_row(store, item.flow, item.row, plan.batch, item.run_id)
+            new = item.run_id not in plan.stored
+            result = await run_row(store, item.flow, item.row, plan.batch, item.run_id, new=new)
             on_result(index, result)
 
     await asyncio.gather(*(worker() for _ in range(min(concurrency, len(todo)))))

@@ -61,6 +61,7 @@ class Plan:
     batch: str
     flow: Flow
     items: list[Item] = field(default_factory=list)
+    stored: set[str] = field(default_factory=set)  # run ids the store had when settled
 
     @classmethod
     def of(cls, batch: str, flow: Flow, rows: list[Row | BadRow]) -> Plan:
@@ -89,6 +90,7 @@ class Plan:
     def settled(self, store: SqlStore) -> dict[int, RowResult]:
         """The results of the rows that need no run now: bad rows and finished runs."""
         stored = {info.id: info.status for info in store.runs(batch=self.batch)}
+        self.stored = set(stored)
         done: dict[int, RowResult] = {}
         for index, item in enumerate(self.items):
             if isinstance(item.row, BadRow):

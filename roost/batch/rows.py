@@ -65,19 +65,27 @@ def bad_row(row: BadRow) -> RowResult:
     return RowResult(row.line, None, "invalid", error=f"line {row.line}: {row.problem}")
 
 
-async def run_row(store: SqlStore, flow: Flow, row: Row, batch: str, run_id: str) -> RowResult:
-    """Runs ``row`` to where it comes to rest (or finds it finished); never raises a RoostError."""
+async def run_row(
+    store: SqlStore, flow: Flow, row: Row, batch: str, run_id: str, *, new: bool = False
+) -> RowResult:
+    """Runs ``row`` to where it comes to rest (or finds it finished); never raises a RoostError.
+
+    ``new``: the row's run was not in the store when the batch began, so it is
+    started without looking it up (a run made meanwhile by another writer is
+    refused by the store, and the row is an error retried next time).
+    """
     try:
-        state = await _advance(store, flow, row, batch, run_id)
+        state = await _advance(store, flow, row, batch, run_id, new)
     except RoostError as error:
         return RowResult(row.line, run_id, "error", error=f"line {row.line}: {error}")
     return result_of(row.line, run_id, state)
 
 
-async def _advance(store: SqlStore, flow: Flow, row: Row, batch: str, run_id: str) -> RunState:
-    try:
-        log: EventLog = store.log(run_id)
-    except RunNotFoundError:
+async def _advance(
+    store: SqlStore, flow: Flow, row: Row, batch: str, run_id: str, new: bool
+) -> RunState:
+    log: EventLog | None = None if new else _stored_log(store, run_id)
+    if log is None:
         log = BatchLog(store.new_log(run_id), batch, row.line)
     runner = Runner(flow, log, child_log=store.new_log)
     state = runner.state
@@ -86,6 +94,13 @@ async def _advance(store: SqlStore, flow: Flow, row: Row, batch: str, run_id: st
     if state.status == "new":
         return await runner.start(row.message)
     return await runner.retry()  # stopped at an error, or left mid-step by a process that died
+
+
+def _stored_log(store: SqlStore, run_id: str) -> EventLog | None:
+    try:
+        return store.log(run_id)
+    except RunNotFoundError:
+        return None
 
 
 def result_of(line: int, run_id: str, state: RunState) -> RowResult:
