@@ -1,6 +1,7 @@
 """What a batch costs: rows a second with roost batch, on Ray, and through the Python API.
 
-    python bench/batch.py [--rows 10000] [--concurrency 64] [--repeat 2] [--ray-rows 2000] [--no-ray]
+    python bench/batch.py [--rows 10000] [--concurrency 64] [--repeat 2]
+                          [--ray-rows 2000] [--no-ray]
 
 Every row runs a two-reply flow on the scripted provider (the bot echoes the
 row's message, the person ends the run) and is stored in a SQLite store of its
