@@ -119,6 +119,8 @@ class RunStartEvent(_Event):
     parent: str | None = _absent_when_none()  # the run this one was forked from or called by
     fork_at: int | None = _absent_when_none()
     parent_tool_call: str | None = _absent_when_none()
+    batch: str | None = _absent_when_none()  # the batch (roost batch) this run is a row of
+    row: int | None = _absent_when_none()  # that row's line in the batch's inputs
 
 
 class FlowEvent(_Event):

@@ -19,7 +19,7 @@ def test_committed_schema_matches_roost_schema() -> None:
 
 
 def test_every_example_flow_points_at_the_schema() -> None:
-    flows = sorted((ROOT / "flows").rglob("*.yaml"))
+    flows = sorted(p for p in (ROOT / "flows").rglob("*.yaml") if not p.name.endswith(".test.yaml"))
     assert flows
     for flow in flows:
         first = flow.read_text().splitlines()[0]

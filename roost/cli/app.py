@@ -62,6 +62,14 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "export": ("roost.cli.store_commands", "Print a run's events as JSON Lines."),
     "import": ("roost.cli.store_commands", "Store a run from a JSON Lines file."),
+    "batch": (
+        "roost.cli.batch_command",
+        "Run FLOW once for each row of INPUTS (JSON Lines or CSV); run again to finish the rest.",
+    ),
+    "test": (
+        "roost.cli.test_command",
+        "Run the cases of flow test files (*.test.yaml); exit 1 when one fails.",
+    ),
 }
 
 

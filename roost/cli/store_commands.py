@@ -91,13 +91,16 @@ def runs(
         str | None,
         typer.Option("--status", help="Only runs in this status: " + ", ".join(STATUSES)),
     ] = None,
+    batch: Annotated[
+        str | None, typer.Option("--batch", help="Only the rows of this batch (roost batch).")
+    ] = None,
     db: DbOption = None,
 ) -> None:
     """List stored runs, newest first."""
     if status is not None and status not in STATUSES:
         raise UsageError(f"--status {status!r}: use one of {', '.join(STATUSES)}")
     try:
-        found = open_store(db, create=False).runs(flow=flow, status=status)
+        found = open_store(db, create=False).runs(flow=flow, status=status, batch=batch)
         where = shown_store(db)
     except RunNotFoundError:
         found, where = [], f"{shown_store(db)} (not made yet: the first run makes it)"

@@ -26,7 +26,15 @@ from sqlmodel import Field, SQLModel
 from roost.errors import ConcurrentRunError, StoreError
 from roost.store.checks import COLUMN_MAX
 
-SCHEMA_VERSION = "2"
+SCHEMA_VERSION = "3"
+# Each older schema this roost upgrades in place, and the statements that do it. A store
+# is upgraded when it is opened; a newer roost's store is refused (it may hold more).
+MIGRATIONS: dict[str, tuple[str, ...]] = {
+    "2": (  # 3 adds the batch a run is a row of (roost batch), indexed for roost runs --batch
+        "ALTER TABLE runs ADD COLUMN batch VARCHAR(64)",
+        "CREATE INDEX ix_runs_batch ON runs (batch)",
+    ),
+}
 
 
 class RoostMeta(SQLModel, table=True):
@@ -50,6 +58,7 @@ class RunRow(SQLModel, table=True):
     title: str | None = Field(default=None, max_length=256)
     parent: str | None = Field(default=None, index=True, max_length=64)
     fork_at: int | None = None  # events shared with the parent; None: all stored here
+    batch: str | None = Field(default=None, index=True, max_length=64)  # from run_start
     created: str = Field(max_length=40)
     updated: str = Field(max_length=40)
     status: str = Field(default="new", max_length=16)
@@ -92,6 +101,7 @@ class RunInfo:
     messages: int
     tokens: int
     next_seq: int
+    batch: str | None = None
 
 
 RawCursor = Any  # a DB-API cursor of the store's driver
@@ -124,9 +134,9 @@ class Statements:
         self.insert_events = f"INSERT INTO events (run, seq, type, ts, payload) VALUES ({marks(5)})"
         columns = (
             "id, flow_name, flow_path, flow_hash, flow_text, title, parent, fork_at, "
-            "created, updated, status, messages, tokens, next_seq"
+            "created, updated, status, messages, tokens, next_seq, batch"
         )
-        self.insert_run = f"INSERT INTO runs ({columns}) VALUES ({marks(14)})"
+        self.insert_run = f"INSERT INTO runs ({columns}) VALUES ({marks(15)})"
 
 
 class Database(Protocol):

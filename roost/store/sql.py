@@ -30,6 +30,7 @@ from roost.events import Event, RunStartEvent
 from roost.store.schema import (
     EVENTS,
     META,
+    MIGRATIONS,
     RUNS,
     SCHEMA_VERSION,
     RawCursor,
@@ -97,13 +98,17 @@ class SqlStore:
             raise UsageError(f"{ref!r} names several runs ({', '.join(found)}, ...): give more")
         raise RunNotFoundError(f"no run {ref!r} in {self.shown_url}")
 
-    def runs(self, *, flow: str | None = None, status: str | None = None) -> list[RunInfo]:
-        """Stored runs, newest first, optionally of one flow or in one status."""
+    def runs(
+        self, *, flow: str | None = None, status: str | None = None, batch: str | None = None
+    ) -> list[RunInfo]:
+        """Stored runs, newest first, optionally of one flow, in one status, of one batch."""
         query = select(*_INFO).order_by(RUNS.c.created.desc(), RUNS.c.id.desc())
         if flow is not None:
             query = query.where(RUNS.c.flow_name == flow)
         if status is not None:
             query = query.where(RUNS.c.status == status)
+        if batch is not None:
+            query = query.where(RUNS.c.batch == batch)
         with self.translate("read"), self.engine.connect() as conn:
             return [RunInfo(**row) for row in conn.execute(query).mappings()]
 
@@ -236,10 +241,33 @@ class SqlStore:
     def _check_version(self) -> None:
         with self.engine.connect() as conn:
             found = conn.execute(select(META.c.value).where(META.c.key == "schema")).scalar()
+        if found in MIGRATIONS:
+            found = self._upgrade(str(found))
         if found != SCHEMA_VERSION:
             raise StoreError(
                 f"{self.shown_url}: store schema {found!r}, this roost reads {SCHEMA_VERSION!r}"
             )
+
+    def _upgrade(self, found: str) -> str:
+        """Upgrades a store of an older schema; the version it has then.
+
+        Two processes may open an old store at once: the one that comes second
+        fails on a column or index that is already there, and finds the store
+        upgraded when it reads the version again.
+        """
+        try:
+            with self.engine.begin() as conn:
+                for statement in MIGRATIONS[found]:
+                    conn.exec_driver_sql(statement)
+                conn.execute(
+                    update(META).where(META.c.key == "schema").values(value=SCHEMA_VERSION)
+                )
+        except SQLAlchemyError:
+            with self.engine.connect() as conn:
+                now = conn.execute(select(META.c.value).where(META.c.key == "schema")).scalar()
+            if now != SCHEMA_VERSION:
+                raise
+        return SCHEMA_VERSION
 
     def _is_sqlite(self) -> bool:
         return self.engine.dialect.name == "sqlite"

@@ -28,7 +28,7 @@ EVENTS_ADAPTER: TypeAdapter[list[Event]] = TypeAdapter(list[Event])
 _WHERE = {"seq": True, "run": True, "ts": True}
 _ROW_COLUMNS = (
     "id", "flow_name", "flow_path", "flow_hash", "flow_text", "title", "parent", "fork_at",
-    "created", "updated", "status", "messages", "tokens", "next_seq",
+    "created", "updated", "status", "messages", "tokens", "next_seq", "batch",
 )  # fmt: skip
 
 
@@ -164,7 +164,7 @@ class SqlLog:
 
     def _insert_row(self, cursor: RawCursor, events: Sequence[Event]) -> None:
         now = now_iso()
-        row: dict[str, Any] = {"title": self._title, "created": now, "updated": now}
+        row: dict[str, Any] = {"title": self._title, "created": now, "updated": now, "batch": None}
         if self._fork_of is not None:
             parent, at = self._fork_of
             prefix = SqlLog(self.store, parent).load()[:at]
@@ -184,7 +184,7 @@ class SqlLog:
             row.update(
                 flow_name=record.name, flow_path=record.path, flow_hash=record.hash,
                 flow_text=record.text, parent=start.parent, fork_at=None, next_seq=0,
-                status="new", messages=0, tokens=0,
+                status="new", messages=0, tokens=0, batch=start.batch,
             )  # fmt: skip
         row["id"] = self._run_id
         cursor.execute(self.store.sql.insert_run, tuple(row[c] for c in _ROW_COLUMNS))

@@ -1,0 +1,38 @@
+"""Running a batch's rows in this process: ``concurrency`` rows at a time, on one event loop.
+
+Each worker takes the next row, runs it to where it comes to rest and reports
+it; a row that fails never stops the others. The store is shared: every append
+is one transaction of its own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+from roost.batch.inputs import Row
+from roost.batch.plan import Plan
+from roost.batch.rows import RowResult, run_row
+from roost.store.sql import SqlStore
+
+
+async def run_local(
+    plan: Plan,
+    store: SqlStore,
+    todo: list[int],
+    concurrency: int,
+    on_result: Callable[[int, RowResult], None],
+) -> None:
+    """Runs the rows at the indices ``todo`` of ``plan``, ``on_result(index, result)`` for each."""
+    queue = list(reversed(todo))
+
+    async def worker() -> None:
+        while queue:
+            index = queue.pop()
+            item = plan.items[index]
+            assert isinstance(item.row, Row) and item.flow is not None and item.run_id
+            new = item.run_id not in plan.stored
+            result = await run_row(store, item.flow, item.row, plan.batch, item.run_id, new=new)
+            on_result(index, result)
+
+    await asyncio.gather(*(worker() for _ in range(min(concurrency, len(todo)))))

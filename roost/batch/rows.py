@@ -1,0 +1,149 @@
+"""One row of a batch: an ordinary stored run, started, resumed or left as it finished.
+
+A row's run id is made from the batch id, the row's line and a digest of what
+the row says, so that running the batch again finds the row's run: a run that
+finished (terminated or paused) is left alone, one that stopped at an error or
+whose process died mid-step is retried from its log, and a row that has no run
+yet is started. A row edited since gets a new run. Whoever runs the row (this
+process, or a Ray worker retrying a lost one) goes through ``run_row``, so a
+row is never run twice: a second writer of the same run gets
+``ConcurrentRunError`` from the store and writes nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from roost.batch.inputs import BadRow, Row
+from roost.engine import Runner
+from roost.errors import RoostError, RunNotFoundError
+from roost.eventlog import EventLog
+from roost.events import ErrorEvent, Event, RunStartEvent
+from roost.flow.models import Flow
+from roost.runstate import RunState, fold
+from roost.store.sql import SqlStore
+
+RowStatus = Literal["terminated", "paused", "error", "running", "invalid"]
+FINISHED = ("terminated", "paused")
+
+
+@dataclass(frozen=True, slots=True)
+class RowResult:
+    """What became of one row: a line of the results file."""
+
+    row: int
+    run: str | None
+    status: RowStatus
+    final: str | None = None
+    tokens: int = 0
+    cost: float | None = None
+    error: str | None = None
+
+    @property
+    def finished(self) -> bool:
+        return self.status in FINISHED
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "row": self.row, "run": self.run, "status": self.status, "final": self.final,
+            "tokens": self.tokens, "cost": self.cost, "error": self.error,
+        }  # fmt: skip
+
+
+def run_id_for(batch: str, row: Row) -> str:
+    """The id of ``row``'s run: the batch, the row's line, and a digest of what it says."""
+    said = json.dumps([row.message, row.vars], sort_keys=True, ensure_ascii=False, default=str)
+    digest = hashlib.sha256(said.encode("utf-8", "surrogatepass")).hexdigest()[:4]
+    return f"{batch}-{row.line}-{digest}"
+
+
+def bad_row(row: BadRow) -> RowResult:
+    return RowResult(row.line, None, "invalid", error=f"line {row.line}: {row.problem}")
+
+
+async def run_row(
+    store: SqlStore, flow: Flow, row: Row, batch: str, run_id: str, *, new: bool = False
+) -> RowResult:
+    """Runs ``row`` to where it comes to rest (or finds it finished); never raises a RoostError.
+
+    ``new``: the row's run was not in the store when the batch began, so it is
+    started without looking it up (a run made meanwhile by another writer is
+    refused by the store, and the row is an error retried next time).
+    """
+    try:
+        state = await _advance(store, flow, row, batch, run_id, new)
+    except RoostError as error:
+        return RowResult(row.line, run_id, "error", error=f"line {row.line}: {error}")
+    return result_of(row.line, run_id, state)
+
+
+async def _advance(
+    store: SqlStore, flow: Flow, row: Row, batch: str, run_id: str, new: bool
+) -> RunState:
+    log: EventLog | None = None if new else _stored_log(store, run_id)
+    if log is None:
+        log = BatchLog(store.new_log(run_id), batch, row.line)
+    runner = Runner(flow, log, child_log=store.new_log)
+    state = runner.state
+    if state.status in FINISHED:
+        return state
+    if state.status == "new":
+        return await runner.start(row.message)
+    return await runner.retry()  # stopped at an error, or left mid-step by a process that died
+
+
+def _stored_log(store: SqlStore, run_id: str) -> EventLog | None:
+    try:
+        return store.log(run_id)
+    except RunNotFoundError:
+        return None
+
+
+def result_of(line: int, run_id: str, state: RunState) -> RowResult:
+    """A row's result from its run's state."""
+    status: RowStatus = state.status if state.status != "new" else "running"  # type: ignore[assignment]
+    last = state.last_message
+    error = None
+    if isinstance(state.pending, ErrorEvent):
+        error = f"line {line}: error at {state.pending.from_}: {state.pending.content}"
+    usage = state.usage
+    return RowResult(
+        line, run_id, status,
+        final=last.content if last is not None else None,
+        tokens=usage.prompt_tokens + usage.completion_tokens,
+        cost=None,
+        error=error,
+    )  # fmt: skip
+
+
+def finished_result(line: int, run_id: str, events: list[Event]) -> RowResult:
+    """The result of a row whose run finished before this batch command began."""
+    return result_of(line, run_id, fold(events))
+
+
+class BatchLog:
+    """A row's new log: its ``run_start`` names the batch and the row."""
+
+    def __init__(self, inner: EventLog, batch: str, row: int) -> None:
+        self._inner = inner
+        self._batch = batch
+        self._row = row
+
+    @property
+    def run_id(self) -> str:
+        return self._inner.run_id
+
+    def load(self) -> list[Event]:
+        return self._inner.load()
+
+    def append(self, events: Sequence[Event]) -> None:
+        self._inner.append([self._tagged(event) for event in events])
+
+    def _tagged(self, event: Event) -> Event:
+        if isinstance(event, RunStartEvent) and event.batch is None:
+            return event.model_copy(update={"batch": self._batch, "row": self._row})
+        return event

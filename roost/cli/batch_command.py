@@ -1,0 +1,162 @@
+"""``roost batch FLOW INPUTS``: a run of FLOW for every row of INPUTS, each an ordinary stored run.
+
+Exit status: 0 every row finished (terminated or paused), 3 some row stopped at
+an error or could not run, 2 invalid use (the flow, the inputs file, an option),
+130 interrupted.
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from typer.core import TyperCommand
+
+from roost.cli.app import app
+
+if TYPE_CHECKING:  # typer's own copy of click, whose types its command's methods take
+    from typer._click import Context
+
+SHOWN_FAILURES = 20  # failed rows listed in the summary; the results file has them all
+RAY_HERE = "local"  # a bare --ray: a Ray started on this machine (ray_tasks.LOCAL)
+_FILE_SUFFIXES = (".yaml", ".yml", ".jsonl", ".ndjson", ".csv")
+
+
+class _BatchCommand(TyperCommand):
+    """``roost batch``, whose ``--ray`` takes an address or none (a Ray of this machine)."""
+
+    def parse_args(self, ctx: Context, args: list[str]) -> list[str]:
+        return super().parse_args(ctx, with_ray_address(args))
+
+
+def with_ray_address(args: list[str]) -> list[str]:
+    """``args`` with ``local`` after a ``--ray`` that is given no address.
+
+    A ``--ray`` has no address when it ends the command, or when an option or one
+    of the command's files (FLOW, INPUTS) comes next.
+    """
+    given: list[str] = []
+    for at, arg in enumerate(args):
+        if arg == "--":
+            return given + args[at:]
+        given.append(arg)
+        after = args[at + 1] if at + 1 < len(args) else None
+        if arg == "--ray" and (
+            after is None or after.startswith("-") or after.lower().endswith(_FILE_SUFFIXES)
+        ):
+            given.append(RAY_HERE)
+    return given
+
+
+@app.command(cls=_BatchCommand)
+def batch(
+    flow_path: Annotated[str, typer.Argument(metavar="FLOW", help="The flow file to run.")],
+    inputs: Annotated[
+        Path,
+        typer.Argument(
+            metavar="INPUTS",
+            help='JSON Lines ({"message": ..., "vars": {...}} a line) or CSV (a message column).',
+        ),
+    ],
+    concurrency: Annotated[
+        int, typer.Option("--concurrency", min=1, help="Rows run at a time (default 8).")
+    ] = 8,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            metavar="FILE",
+            help="Results file (.jsonl or .csv; default INPUTS.results.jsonl).",
+        ),
+    ] = None,
+    batch_id: Annotated[
+        str | None,
+        typer.Option(
+            "--batch", metavar="ID", help="The batch's id (default: made from INPUTS and FLOW)."
+        ),
+    ] = None,
+    db: Annotated[
+        str | None,
+        typer.Option("--db", help="Run store URL (default: ROOST_DB or .roost/roost.db)."),
+    ] = None,
+    ray: Annotated[
+        str | None,
+        typer.Option(
+            "--ray",
+            metavar="[ADDRESS]",
+            help="Run the rows as tasks of the Ray cluster at ADDRESS (HOST:PORT, or auto); "
+            "without one, of a Ray started on this machine. Needs: pip install 'roost[ray]'.",
+        ),
+    ] = None,
+) -> None:
+    """Run FLOW once for each row of INPUTS (JSON Lines or CSV); run again to finish the rest."""
+    from roost.batch.inputs import input_format
+    from roost.batch.plan import check_batch_id, default_batch_id
+    from roost.batch.results import check_out, default_out
+    from roost.batch.session import locally, run_batch
+    from roost.cli.logs import open_store
+    from roost.engine.interpreter import start_route
+    from roost.loading import load_flow
+
+    input_format(inputs)  # a file that is not .jsonl or .csv is refused before anything else
+    flow = load_flow(flow_path)
+    start_route(flow, "", None, None)  # a flow without a start route is refused at once
+    out = out or default_out(inputs)
+    check_out(out, inputs)
+    batch = check_batch_id(batch_id) if batch_id else default_batch_id(inputs, Path(flow_path))
+    if ray is None:
+        store = open_store(db)
+        runs = locally(store, concurrency)
+    else:  # Ray, the store and the cluster are checked before anything is stored
+        from roost.batch.ray_tasks import on_ray
+
+        runs = on_ray(ray, db, concurrency)
+        store = open_store(db)
+    console = Console(stderr=True, highlight=False)
+    outcome = run_batch(flow, inputs, batch, store, out, console, runs)
+    _summary(outcome, out, db)
+    if outcome.exit_code:
+        raise typer.Exit(outcome.exit_code)
+
+
+def _summary(outcome: object, out: Path, db: str | None) -> None:
+    from roost.batch.session import Outcome
+
+    assert isinstance(outcome, Outcome)
+    console = Console(highlight=False, soft_wrap=True)
+    results = outcome.ordered
+    counts: dict[str, int] = {}
+    for result in results:
+        counts[result.status] = counts.get(result.status, 0) + 1
+    shown = ", ".join(f"{count:,} {status}" for status, count in sorted(counts.items()))
+    tokens = sum(result.tokens for result in results)
+    costs = [result.cost for result in results if result.cost is not None]
+    cost = f"${sum(costs):,.4f}" if costs else "n/a"
+    batch = outcome.plan.batch
+    console.print(
+        f"batch {batch}: {len(results):,} rows ({shown}); ran {outcome.ran:,} now; "
+        f"{tokens:,} tokens; cost {cost}"
+    )
+    console.print(f"results: {escape(str(out))}")
+    failed = outcome.failed
+    if failed:
+        console.print(f"[red]{len(failed):,} rows did not finish:[/]")
+        for result in failed[:SHOWN_FAILURES]:
+            console.print("  " + escape(result.error or f"line {result.row}: {result.status}"))
+        if len(failed) > SHOWN_FAILURES:
+            console.print(f"  ... and {len(failed) - SHOWN_FAILURES:,} more (see the results file)")
+    if outcome.interrupted:
+        sys.stderr.write("roost: interrupted; run the same command again to go on\n")
+    elif failed:
+        console.print("run the same command again to retry them (the finished rows are kept)")
+    command = ["roost", "runs", "--batch", batch]
+    if db:
+        from roost.store.sql import masked_db
+
+        command += ["--db", masked_db(db)]  # a password is never printed
+    console.print(f"[dim]its runs: {escape(shlex.join(command))}[/]")

@@ -1,0 +1,251 @@
+"""Running one case of a test file, and judging what came of it.
+
+A case runs its flow in memory, as ``roost.run`` does: the scripted replies
+answer for the providers the case names, ``answers`` answer the interrupts in
+order, and when they run out the run stays paused. Each expectation compares
+one thing of the finished run (its status, the node it ended at, its last
+message, its tool calls, its directors' choices) and, when it differs, says
+what was expected and what happened. A replay case re-executes a recorded run
+under the flow as it is now: an edit that changes what the agents do shows as
+the first event that differs, with a diff of the events around it.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from roost.api import run
+from roost.errors import RoostError
+from roost.eventlog import MemoryLog
+from roost.events import (
+    ErrorEvent,
+    Event,
+    InterruptEvent,
+    MessageEvent,
+    SelectEvent,
+    TerminateEvent,
+    ToolCallEvent,
+)
+from roost.flowtest.spec import Expect, LoadedCase, TestFile, ToolCalled
+from roost.runstate import RunState
+
+DIFF_CONTEXT = 3  # events shown before and after the ones that differ
+SHOWN_LINE = 400  # characters of one event or message shown in a report
+
+
+@dataclass(frozen=True, slots=True)
+class CaseResult:
+    """How one case went: ``failures`` empty when it passed; ``details`` back them up."""
+
+    file: TestFile
+    case: LoadedCase
+    failures: list[str]
+    details: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def passed(self) -> bool:
+        return not self.failures
+
+    @property
+    def name(self) -> str:
+        return self.case.case.name
+
+    @property
+    def node_id(self) -> str:
+        return f"{self.file.path}::{self.name}"
+
+
+async def run_case(file: TestFile, case: LoadedCase) -> CaseResult:
+    """Runs ``case`` and judges it; never raises for what the run does."""
+    began = time.perf_counter()
+    if case.replay is not None:
+        failures, details = await _replayed(case)
+    else:
+        failures, details = await _expected(case)
+    return CaseResult(file, case, failures, details, time.perf_counter() - began)
+
+
+async def _expected(loaded: LoadedCase) -> tuple[list[str], list[str]]:
+    case = loaded.case
+    answers = iter(case.answers)
+    log = MemoryLog(f"test-{loaded.index + 1}")
+    try:
+        state = await run(loaded.flow, case.message, answer=lambda _: next(answers, None), log=log)
+    except RoostError as error:
+        return [f"the run failed: {error}"], transcript(log.load())
+    assert case.expect is not None
+    events = log.load()
+    failures = judge(case.expect, state, events)
+    return failures, transcript(events) if failures else []
+
+
+def judge(expect: Expect, state: RunState, events: list[Event]) -> list[str]:
+    """What of ``expect`` the run did not do, each as one line of expected and got."""
+    failures = []
+    for check in _CHECKS:
+        failure = check(expect, state, events)
+        if failure is not None:
+            failures.append(failure)
+    return failures
+
+
+def _status(expect: Expect, state: RunState, events: list[Event]) -> str | None:
+    if expect.status is None or expect.status == state.status:
+        return None
+    why = f" ({state.pending.content})" if isinstance(state.pending, ErrorEvent) else ""
+    return f"status: expected {expect.status}, got {state.status}{why}"
+
+
+def _at(expect: Expect, state: RunState, events: list[Event]) -> str | None:
+    if expect.at is None:
+        return None
+    node = ended_at(state, events)
+    if node == expect.at:
+        return None
+    got = f"it {state.status} at {node}" if node else f"it is {state.status}"
+    return f"at: expected the run to stop at {expect.at}, {got}"
+
+
+def ended_at(state: RunState, events: list[Event]) -> str | None:
+    """The node a run came to rest at: where it terminated, who it waits for, who failed."""
+    last = events[-1] if events else None
+    if isinstance(last, TerminateEvent):
+        return last.node
+    if isinstance(state.pending, InterruptEvent | ErrorEvent):
+        return state.pending.from_
+    return None
+
+
+def _final(expect: Expect, state: RunState, events: list[Event]) -> str | None:
+    final = expect.final
+    if final is None:
+        return None
+    got = state.last_message.content if state.last_message is not None else None
+    shown = _quoted(got) if got is not None else "no message"
+    if final.equals is not None and got != final.equals:
+        return f"final: expected {_quoted(final.equals)}, got {shown}"
+    if final.contains is not None and (got is None or final.contains not in got):
+        return f"final: expected it to contain {_quoted(final.contains)}, got {shown}"
+    if final.matches is not None and (got is None or re.search(final.matches, got) is None):
+        return f"final: expected it to match /{final.matches}/, got {shown}"
+    return None
+
+
+def _tool_called(expect: Expect, state: RunState, events: list[Event]) -> str | None:
+    wanted = expect.tool_called
+    if wanted is None:
+        return None
+    calls = [e for e in events if isinstance(e, ToolCallEvent)]
+    for one in wanted if isinstance(wanted, list) else [wanted]:
+        if not any(_is_call_of(call, one) for call in calls):
+            made = "; ".join(f"{c.name} {_json(c.arguments)}" for c in calls) or "none"
+            expected = f"a call of {one.name} with {_json(one.arguments)}"
+            return f"tool_called: expected {expected}; calls made: {made}"
+    return None
+
+
+def _is_call_of(call: ToolCallEvent, wanted: ToolCalled) -> bool:
+    """The call is of the tool (by its flow or its wire name) and has those arguments."""
+    from roost.tools.names import wire_name
+
+    if call.name not in (wanted.name, wire_name(wanted.name)):
+        return False
+    return all(key in call.arguments and call.arguments[key] == value
+               for key, value in wanted.arguments.items())  # fmt: skip
+
+
+def _chosen(expect: Expect, state: RunState, events: list[Event]) -> str | None:
+    if expect.chosen is None:
+        return None
+    chosen = [e.chosen for e in events if isinstance(e, SelectEvent)]
+    if chosen == expect.chosen:
+        return None
+    return f"chosen: expected {_json(expect.chosen)}, got {_json(chosen)}"
+
+
+_CHECKS: list[Callable[[Expect, RunState, list[Event]], str | None]] = [
+    _status, _at, _final, _tool_called, _chosen,
+]  # fmt: skip
+
+
+async def _replayed(loaded: LoadedCase) -> tuple[list[str], list[str]]:
+    from roost.engine.replay import replay_run
+    from roost.store.jsonl import JsonlLog
+
+    assert loaded.replay is not None
+    log = JsonlLog(loaded.replay)
+    try:
+        recorded = log.load()
+        report = await replay_run(loaded.flow, recorded)
+    except RoostError as error:
+        return [f"replay: cannot replay {loaded.case.replay}: {error}"], []
+    finally:
+        log.close()
+    if report.identical:
+        return [], []
+    assert report.difference is not None
+    failure = (
+        f"replay: expected identical, diverged at event {report.difference.index} "
+        f"(of {report.compared} recorded)"
+    )
+    if report.stopped:
+        failure += f"; the replay stopped: {report.stopped}"
+    return [failure], event_diff(recorded, report.events)
+
+
+def event_diff(recorded: list[Event], replayed: list[Event]) -> list[str]:
+    """A unified diff of the two runs' events (without run ids and times), a line a field."""
+    from roost.engine.replay import comparable
+
+    def lines(events: list[Event]) -> list[str]:
+        shown = []
+        for event in events:
+            fields = comparable(event)
+            seq, kind = fields.pop("seq", "?"), fields.pop("type", "?")
+            shown.append(f"[{seq}] {kind}")
+            shown += [
+                f"[{seq}] {kind}.{key}: {_clip(_json(value))}"
+                for key, value in sorted(fields.items())
+            ]
+        return shown
+
+    return list(
+        difflib.unified_diff(
+            lines(recorded), lines(replayed), "recorded", "replayed", n=DIFF_CONTEXT, lineterm=""
+        )
+    )
+
+
+def transcript(events: list[Event]) -> list[str]:
+    """What happened in a run, a line an entry of its history (and how it ended)."""
+    shown = []
+    for event in events:
+        if isinstance(event, MessageEvent | ErrorEvent):
+            state = " (error)" if isinstance(event, ErrorEvent) else ""
+            shown.append(f"{event.from_} -> {event.to}{state}: {_clip(event.content)}")
+        elif isinstance(event, InterruptEvent):
+            shown.append(f"(paused: {event.from_} is asked)")
+        elif isinstance(event, ToolCallEvent):
+            shown.append(f"  {event.agent} calls {event.name} {_clip(_json(event.arguments))}")
+        elif isinstance(event, TerminateEvent):
+            shown.append(f"(terminated at {event.node})")
+    return shown
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+def _quoted(text: str) -> str:
+    return _clip(json.dumps(text, ensure_ascii=False))
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= SHOWN_LINE else text[: SHOWN_LINE - 1] + "…"

@@ -1,0 +1,299 @@
+"""Test files (``*.test.yaml``): what they may say, read and checked with located errors.
+
+A test file names a flow and lists cases. A case runs the flow (its start
+message, its ``vars``, scripted replies in place of some providers, answers to
+its interrupts) and states what must come of it; or it replays a recorded run,
+which must give the same events again. The file is read as flow files are
+(positions kept, no tag constructs anything), and every problem is one line
+``FILE:LINE:COL: error: ...``, the flow's own problems included. Each case's
+flow is built and checked here, so that a case never fails halfway for a
+reason the file already shows.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field, ValidationError
+from yaml.nodes import MappingNode, SequenceNode
+
+from roost.errors import FlowError, Problem
+from roost.flow import check_flow_text
+from roost.flow.loader import sorted_problems
+from roost.flow.models import Flow, ScriptedReply, Strict
+from roost.flow.overrides import flow_text_with
+from roost.flow.positions import Path as KeyPath
+from roost.flow.positions import Positions
+from roost.flow.schema_errors import translate
+from roost.flow.yamlread import build, compose, read_source
+from roost.flowtest import SUFFIX
+from roost.loading import with_tools
+
+FINAL_KEYS = ("equals", "contains", "matches")
+
+
+class Final(Strict):
+    """How the last message is checked: exactly one of the three."""
+
+    equals: str | None = None
+    contains: str | None = None
+    matches: str | None = None  # a regular expression searched for in the message
+
+
+class ToolCalled(Strict):
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)  # a subset of the call's
+
+
+class Expect(Strict):
+    status: Literal["terminated", "paused", "error"] | None = None
+    at: str | None = None  # the node the run ended, paused or stopped at
+    final: Final | None = None
+    tool_called: ToolCalled | list[ToolCalled] | None = None
+    chosen: list[str] | None = None  # every director's choices, in order
+
+
+class Case(Strict):
+    name: str = Field(min_length=1)
+    message: str | None = None
+    vars: dict[str, Any] = Field(default_factory=dict)
+    replies: dict[str, list[ScriptedReply]] = Field(default_factory=dict)
+    answers: list[str] = Field(default_factory=list)
+    expect: Expect | None = None
+    replay: str | None = None
+
+
+class TestFileModel(Strict):
+    flow: str = Field(min_length=1)
+    cases: list[Case] = Field(min_length=1)
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedCase:
+    """A case ready to run: its flow built, its place in the file known."""
+
+    case: Case
+    index: int
+    line: int  # where the case starts in the test file (1-based)
+    flow: Flow  # the flow with the case's vars and scripted providers
+    replay: Path | None  # the recorded run to replay, resolved
+
+
+@dataclass(frozen=True, slots=True)
+class TestFile:
+    path: Path
+    flow_path: Path
+    cases: list[LoadedCase] = field(default_factory=list)
+
+
+def find_test_files(paths: list[str]) -> Iterator[Path]:
+    """The test files of ``paths``: files as given, folders searched (hidden ones skipped)."""
+    for given in paths:
+        path = Path(given)
+        if path.is_dir():
+            yield from sorted(_walk(path))
+        else:
+            yield path
+
+
+_SKIPPED = {"node_modules", "__pycache__", "site-packages"}
+
+
+def _walk(folder: Path) -> Iterator[Path]:
+    for root, dirs, files in os.walk(folder):
+        dirs[:] = [d for d in dirs if not d.startswith(".") and d not in _SKIPPED]
+        for name in files:
+            if name.endswith(SUFFIX):
+                yield Path(root) / name
+
+
+def load_test_file(path: str | os.PathLike[str]) -> TestFile:
+    """The test file at ``path`` with every case's flow built; FlowError when anything is wrong."""
+    file = os.fspath(path)
+    text = read_source(file)
+    document = compose(text, file)
+    if not isinstance(document.root, MappingNode):
+        what = "a list" if isinstance(document.root, SequenceNode) else "a single value"
+        line, col = document.root.start_mark.line + 1, document.root.start_mark.column + 1
+        raise FlowError(
+            [Problem(file, line, col, f"a test file is a mapping (flow:, cases:), not {what}")]
+        )
+    built = build(document, file)
+    if built.problems:
+        raise FlowError(sorted_problems(built.problems))
+    try:
+        model = TestFileModel.model_validate(built.data)
+    except ValidationError as error:
+        findings = translate(error, TestFileModel, built.positions, file)
+        raise FlowError(
+            sorted_problems(_said_of_a_test_file(f.problem) for f in findings)
+        ) from None
+    return _Checker(Path(file), model, built.data, built.positions).checked()
+
+
+def _said_of_a_test_file(problem: Problem) -> Problem:
+    """A problem of the whole file, worded (by the flow's translator) as one of a flow."""
+    if not problem.message.startswith("the flow "):
+        return problem
+    message = "the test file " + problem.message.removeprefix("the flow ")
+    return Problem(problem.file, problem.line, problem.col, message, problem.severity)
+
+
+class _Checker:
+    """What the models cannot say: the flow loads, names exist, each case can run."""
+
+    def __init__(self, path: Path, model: TestFileModel, data: Any, positions: Positions) -> None:
+        self.path = path
+        self.file = str(path)
+        self.model = model
+        self.data = data
+        self.positions = positions
+        self.problems: list[Problem] = []
+
+    def problem(self, key: KeyPath, message: str, *, value: bool = True) -> None:
+        line, col = self.positions.value(key) if value else self.positions.key(key)
+        self.problems.append(Problem(self.file, line, col, message))
+
+    def checked(self) -> TestFile:
+        flow_path = self.path.parent / self.model.flow
+        base = self._base_flow(flow_path)
+        names: dict[str, int] = {}
+        cases = []
+        for index, case in enumerate(self.model.cases):
+            where: KeyPath = ("cases", index)
+            if case.name in names:
+                self.problem(
+                    (*where, "name"),
+                    f"a case named {case.name!r} comes before (case {names[case.name] + 1})",
+                )
+            names.setdefault(case.name, index)
+            loaded = self._case(base, index, case) if base is not None else None
+            if loaded is not None:
+                cases.append(loaded)
+        if self.problems:
+            # The test file's own problems first, then those of the flow it names.
+            ordered = sorted(sorted_problems(self.problems), key=lambda p: p.file != self.file)
+            raise FlowError(ordered)
+        return TestFile(self.path, flow_path, cases)
+
+    def _base_flow(self, flow_path: Path) -> _Base | None:
+        """The tested flow's text and the names it declares, read as plain YAML.
+
+        Only the names are read here: the flow is validated case by case, once the
+        case's providers are in place, so that a provider a case scripts needs none
+        of its settings from the environment (its API key).
+        """
+        try:
+            text = read_source(flow_path)
+            built = build(compose(text, str(flow_path)), str(flow_path))
+        except FlowError as error:
+            reason = error.problems[0]
+            if reason.file == str(flow_path) and reason.line == 1 and "such file" in reason.message:
+                self.problem(("flow",), f"no flow file {self.model.flow!r} next to the test file")
+            else:
+                self.problems += error.errors
+            return None
+        return _Base(str(flow_path), text, built.data)
+
+    def _case(self, base: _Base, index: int, case: Case) -> LoadedCase | None:
+        where: KeyPath = ("cases", index)
+        line = self.positions.key(where)[0]
+        if case.replay is not None:
+            return self._replay_case(base, index, case, line)
+        if case.expect is None:
+            self.problem(where, f"case {case.name!r}: give expect: (or replay: a recorded run)")
+            return None
+        self._check_expect(case.expect, (*where, "expect"))
+        if case.message is None and not base.start_content():
+            self.problem(where, f"case {case.name!r}: the flow has no start message; give message:")
+        flow = self._case_flow(base, case, where)
+        if flow is None:
+            return None
+        return LoadedCase(case, index, line, flow, None)
+
+    def _replay_case(self, base: _Base, index: int, case: Case, line: int) -> LoadedCase | None:
+        where: KeyPath = ("cases", index)
+        written = self.data["cases"][index]
+        others = [
+            key for key in ("message", "vars", "replies", "answers", "expect") if key in written
+        ]
+        if others:
+            self.problem(
+                (*where, others[0]),
+                f"case {case.name!r}: a replay case takes only name and replay, not {others[0]}",
+                value=False,
+            )
+            return None
+        assert case.replay is not None
+        recording = self.path.parent / case.replay
+        if not recording.is_file():
+            self.problem(
+                (*where, "replay"), f"no recorded run {case.replay!r} next to the test file"
+            )
+            return None
+        flow = self._flow(base.text, base.path)
+        return LoadedCase(case, index, line, flow, recording) if flow is not None else None
+
+    def _check_expect(self, expect: Expect, where: KeyPath) -> None:
+        if expect.final is not None:
+            given = [key for key in FINAL_KEYS if getattr(expect.final, key) is not None]
+            if len(given) != 1:
+                self.problem(
+                    (*where, "final"), "final: give exactly one of equals, contains, matches"
+                )
+            elif expect.final.matches is not None:
+                try:
+                    re.compile(expect.final.matches)
+                except re.error as exc:
+                    self.problem((*where, "final", "matches"), f"not a regular expression: {exc}")
+        fields = [k for k in Expect.model_fields if getattr(expect, k) is not None]
+        if not fields:
+            self.problem(where, "expect: give at least one of " + ", ".join(Expect.model_fields))
+
+    def _case_flow(self, base: _Base, case: Case, where: KeyPath) -> Flow | None:
+        """The flow with the case's vars and scripted providers, loaded with its tools."""
+        unknown = False
+        for key, section, what in (("vars", "vars", "var"), ("replies", "providers", "provider")):
+            declared = base.names(section)
+            for name in getattr(case, key):
+                if name not in declared:
+                    known = ", ".join(declared) or "none"
+                    message = f"the flow has no {what} {name!r} (its {section}: {known})"
+                    self.problem((*where, key, name), message, value=False)
+                    unknown = True
+        if unknown:
+            return None
+        raw = self.data["cases"][where[1]].get("replies", {})
+        scripted = {name: {"kind": "scripted", "replies": raw[name]} for name in case.replies}
+        text = flow_text_with(base.text, base.path, variables=case.vars, providers=scripted)
+        return self._flow(text, base.path)
+
+    def _flow(self, text: str, path: str) -> Flow | None:
+        """``text`` loaded as the flow file ``path``, tools included; its errors noted."""
+        try:
+            return with_tools(check_flow_text(text, path))
+        except FlowError as error:
+            self.problems += error.errors
+            return None
+
+
+@dataclass(frozen=True, slots=True)
+class _Base:
+    """The tested flow as written: its path, its text and its plain YAML data."""
+
+    path: str
+    text: str
+    data: dict[str, Any]
+
+    def names(self, section: str) -> list[str]:
+        entries = self.data.get(section)
+        return [str(name) for name in entries] if isinstance(entries, dict) else []
+
+    def start_content(self) -> bool:
+        start = self.data.get("start")
+        return isinstance(start, dict) and bool(start.get("content"))

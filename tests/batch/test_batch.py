@@ -1,0 +1,173 @@
+"""roost batch: a stored run a row, results a line a row, bad rows named, resumable."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from roost.store.sql import SqlStore
+from tests.batch.conftest import Roost, jsonl, results
+
+
+def stored(folder: Path, batch: str | None = None) -> list[str]:
+    store = SqlStore(str(folder / ".roost" / "roost.db"))
+    try:
+        return sorted(run.id for run in store.runs(batch=batch))
+    finally:
+        store.close()
+
+
+def test_each_row_is_a_stored_run_of_the_batch_and_a_line_of_the_results(
+    folder: Path, roost: Roost
+) -> None:
+    jsonl(folder / "q.jsonl", {"message": "hi"}, {"vars": {"topic": "cats"}}, {"message": "bye"})
+    code, out, err = roost("batch", "two.yaml", "q.jsonl", "--batch", "b1")
+    assert code == 0, out + err
+    lines = results(folder / "q.results.jsonl")
+    assert [
+        (r["row"], r["status"], r["final"], r["tokens"], r["cost"], r["error"]) for r in lines
+    ] == [
+        (1, "terminated", "TERMINATE", 0, None, None),
+        (2, "terminated", "TERMINATE", 0, None, None),
+        (3, "terminated", "TERMINATE", 0, None, None),
+    ]
+    runs = [r["run"] for r in lines]
+    assert stored(folder, "b1") == sorted(runs) == stored(folder)
+    assert all(run.startswith(("b1-1-", "b1-2-", "b1-3-")) for run in runs)
+    assert out.splitlines()[0] == "batch b1: 3 rows (3 terminated); ran 3 now; 0 tokens; cost n/a"
+    # The progress bar, on standard error; not a terminal here, so drawn once, as it ended.
+    assert err.splitlines()[0] == "batch b1: 3 rows; 3 to run, 0 finished before, 0 invalid"
+    assert re.fullmatch(
+        r"━{20} 3/3 0 failed 0 tokens cost n/a [\d.,]+/s \d:\d\d:\d\d ETA 0:00:00",
+        err.splitlines()[-1],
+    )
+
+    # An ordinary run: shown, replayed, listed by its batch; the vars are in its flow.
+    code, shown, _ = roost("show", runs[1])
+    assert "USER → bot: Tell me about cats." in shown
+    code, replayed, _ = roost("replay", runs[1])
+    assert (code, replayed.strip()) == (0, "identical: 7 events")
+    code, listed, _ = roost("runs", "--batch", "b1")
+    assert sorted(line.split()[0] for line in listed.splitlines()[1:]) == sorted(runs)
+    code, listed, _ = roost("runs", "--batch", "b2")
+    assert listed.strip() == "no runs stored"
+
+
+def test_bad_rows_fail_with_their_line_and_the_batch_goes_on(folder: Path, roost: Roost) -> None:
+    jsonl(
+        folder / "q.jsonl",
+        {"message": "hi"},
+        "not json",
+        {"message": "x", "vars": {"nope": 1}},
+        {"message": "last"},
+    )
+    code, out, err = roost("batch", "two.yaml", "q.jsonl", "--batch", "b1")
+    assert code == 3
+    assert [
+        (r["row"], r["status"], r["run"] is None) for r in results(folder / "q.results.jsonl")
+    ] == [
+        (1, "terminated", False),
+        (2, "invalid", True),
+        (3, "invalid", True),
+        (4, "terminated", False),
+    ]
+    assert " 4/4 2 failed " in err.splitlines()[-1]
+    lines = out.splitlines()
+    at = lines.index("2 rows did not finish:")
+    assert lines[at + 1 : at + 3] == [
+        "  line 2: not valid JSON: Expecting value (column 1)",
+        "  line 3: unknown var 'nope' (the flow's vars: topic, tone)",
+    ]
+    assert len(stored(folder, "b1")) == 2
+
+
+def test_running_again_runs_only_the_rows_without_a_finished_run(
+    folder: Path, roost: Roost
+) -> None:
+    # Every row's first model call fails; a retry gets the next reply and finishes.
+    flaky = (
+        (folder / "two.yaml")
+        .read_text()
+        .replace("[{echo: last}, TERMINATE]", "[{error: busy}, {echo: last}, TERMINATE]")
+    )
+    (folder / "two.yaml").write_text(flaky)
+    jsonl(folder / "q.jsonl", {"message": "a"}, {"message": "b"})
+    code, out, _ = roost("batch", "two.yaml", "q.jsonl")
+    assert code == 3
+    first = results(folder / "q.results.jsonl")
+    assert [r["status"] for r in first] == ["error", "error"]
+    assert first[0]["error"] == "line 1: error at bot: provider 'mock': busy"
+    assert "run the same command again to retry them" in out
+
+    jsonl(folder / "q.jsonl", {"message": "a"}, {"message": "b"}, {"message": "c"})
+    code, out, err = roost("batch", "two.yaml", "q.jsonl")
+    assert code == 3  # the new row fails its first call
+    second = results(folder / "q.results.jsonl")
+    assert [r["status"] for r in second] == ["terminated", "terminated", "error"]
+    assert [r["run"] for r in second[:2]] == [r["run"] for r in first]  # the same runs, retried
+    assert "2 to run" not in err and "3 to run, 0 finished before" in err
+
+    code, out, err = roost("batch", "two.yaml", "q.jsonl")
+    assert code == 0
+    assert "1 to run, 2 finished before, 0 invalid" in err
+    assert "ran 1 now" in out
+    assert len(stored(folder)) == 3  # never a second run for a row
+
+
+def test_an_edited_row_gets_a_run_of_its_own(folder: Path, roost: Roost) -> None:
+    jsonl(folder / "q.jsonl", {"message": "a"})
+    roost("batch", "two.yaml", "q.jsonl", "--batch", "b1")
+    jsonl(folder / "q.jsonl", {"message": "a, edited"})
+    code, _, err = roost("batch", "two.yaml", "q.jsonl", "--batch", "b1")
+    assert code == 0 and "1 to run, 0 finished before" in err
+    assert len(stored(folder, "b1")) == 2
+
+
+def test_csv_in_and_csv_out(folder: Path, roost: Roost) -> None:
+    (folder / "q.csv").write_text("message,tone\nhi,dry\n,warm\n")
+    code, out, _ = roost("batch", "two.yaml", "q.csv", "--out", "r.csv", "--batch", "b1")
+    assert code == 0, out
+    lines = (folder / "r.csv").read_text().splitlines()
+    assert lines[0] == "row,run,status,final,tokens,cost,error"
+    assert [line.split(",")[0::2] for line in lines[1:]] == [
+        ["2", "terminated", "0", ""],
+        ["3", "terminated", "0", ""],
+    ]
+    code, shown, _ = roost("show", lines[2].split(",")[1])
+    assert "USER → bot: Tell me about owls." in shown  # no message: the flow's start
+
+
+BATCH_ID_RULE = "use 1 to 40 letters, digits, '.', '_' or '-', starting with a letter or digit"
+CONCURRENCY = "Input should be greater than or equal to 1"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("two.yaml", "none.jsonl"), "none.jsonl: no such inputs file"),
+        (("two.yaml", "q.txt"), "q.txt: give the inputs as a .jsonl or .csv file"),
+        (("none.yaml", "q.jsonl"), "none.yaml:1:1: error: no such file"),
+        (
+            ("two.yaml", "q.jsonl", "--out", "no/r.jsonl"),
+            "--out no/r.jsonl: no folder 'no' to write it in",
+        ),
+        (
+            ("two.yaml", "q.jsonl", "--out", "q.jsonl"),
+            "--out q.jsonl: is the inputs file; give another file",
+        ),
+        (("two.yaml", "q.jsonl", "--batch", "a b"), f"--batch 'a b': {BATCH_ID_RULE}"),
+        (
+            ("two.yaml", "q.jsonl", "--concurrency", "0"),
+            f"roost: error: Invalid value for '--concurrency': {CONCURRENCY}",
+        ),
+    ],
+)
+def test_bad_use_is_one_line_and_exit_2(
+    folder: Path, roost: Roost, args: tuple[str, ...], message: str
+) -> None:
+    jsonl(folder / "q.jsonl", {"message": "hi"})
+    code, _, err = roost("batch", *args)
+    assert (code, err.strip()) == (2, message)
+    assert not (folder / ".roost").exists() or stored(folder) == []

@@ -1,0 +1,68 @@
+"""A flow with a channel, a director, a tool and a person, and test files written beside it."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+TEAM = """\
+roost: 1
+name: team
+vars: {persona: a careful solver}
+defaults: {provider: team}
+providers:
+  team: {kind: openai, model: gpt-4o-mini, api_key: "${ROOST_TEST_UNSET_KEY}"}
+  director: {kind: scripted, replies: [solver, checker, client]}
+tools:
+  add: {python: "adder:add", description: Add two integers}
+agents:
+  solver: {role: "You are {{ vars.persona }}.", functions: [add]}
+  checker: {role: You check the solver's work.}
+  client: {interrupt: ALWAYS, role: The person who asks.}
+channels:
+  desk:
+    members: [solver, checker, client]
+    role: You direct the desk.
+    director: {strategy: llm, provider: director}
+start: {from: client, to: desk, content: "What is 2 + 2?"}
+"""
+
+ADDER = "def add(a: int, b: int) -> int:\n    return a + b\n"
+
+# The case every test starts from: it meets each expectation it states.
+CASE = """\
+name: solves it
+replies:
+  team:
+    - {tool_calls: [{name: add, arguments: {a: 2, b: 2}}]}
+    - It is 4.
+    - "Checked: 4 is right."
+expect:
+  status: paused
+  at: client
+  final: {contains: 4 is right}
+  tool_called: {name: add, arguments: {a: 2}}
+  chosen: [solver, checker, client]
+"""
+
+
+@pytest.fixture
+def team(tmp_path: Path) -> Path:
+    """The folder holding team.yaml and its tool module."""
+    (tmp_path / "team.yaml").write_text(TEAM)
+    (tmp_path / "adder.py").write_text(ADDER)
+    return tmp_path
+
+
+def write_tests(
+    folder: Path, *cases: str, name: str = "team.test.yaml", flow: str = "team.yaml"
+) -> Path:
+    """A test file of ``cases`` (each a YAML mapping's text) in ``folder``."""
+    items = "".join(
+        "  - " + textwrap.indent(textwrap.dedent(case).strip(), "    ")[4:] + "\n" for case in cases
+    )
+    path = folder / name
+    path.write_text(f"flow: {flow}\ncases:\n{items}")
+    return path
