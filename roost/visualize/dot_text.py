@@ -143,7 +143,7 @@ def esc(text: str, limit: int | None = None) -> str:
         .replace("[", "&#91;")
         .replace("]", "&#93;")
     )
-    return escaped.replace("\n", "<BR/>")
+    return _NEWLINE.sub("<BR/>", escaped)  # a lone "\r" too: dot refuses it in a label
 
 
 def small(text: str, color: str = "#4a4a4a", size: int = 9) -> str:
