@@ -23,7 +23,10 @@ from roost.cli.app import COMMANDS, app
 ROOT = Path(__file__).resolve().parent.parent
 
 # Heavy packages the command line must not load before a command needs them.
-HEAVY = ("mcp", "openai", "anthropic", "sqlalchemy", "sqlmodel", "graphviz", "jinja2.sandbox")
+HEAVY = (
+    "mcp", "openai", "anthropic", "sqlalchemy", "sqlmodel", "graphviz", "fastapi", "uvicorn",
+    "starlette", "sse_starlette", "websockets", "jinja2.sandbox",
+)  # fmt: skip
 # What listing the commands needs beyond typer: none of the flow language or the engine.
 NOT_FOR_HELP = (*HEAVY, "pydantic", "networkx", "jinja2", "yaml", "rich", "roost.events")
 

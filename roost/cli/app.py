@@ -62,6 +62,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "export": ("roost.cli.store_commands", "Print a run's events as JSON Lines."),
     "import": ("roost.cli.store_commands", "Store a run from a JSON Lines file."),
+    "serve": (
+        "roost.cli.serve_command",
+        "Serve flows over HTTP: an API, live streams and a page to run them in a browser.",
+    ),
 }
 
 
