@@ -115,6 +115,39 @@ channels:
 start: {from: USER, to: room, content: Write a line.}
 """
 
+# The helper's tool waits until the file ``gate`` appears in the server's folder.
+GATED = """
+roost: 1
+name: gated
+defaults: {provider: mock, max_rounds: 20}
+providers:
+  mock:
+    kind: scripted
+    replies:
+      - {tool_calls: [{name: gate, arguments: {path: gate}}]}
+      - The gate is open.
+    when_exhausted: repeat_last
+tools:
+  gate: {python: "gate:wait", description: Waits until a file exists.}
+agents:
+  USER: {interrupt: ALWAYS, role: A person.}
+  helper: {role: You wait when asked., functions: [gate]}
+start: {from: USER, to: helper, content: Wait for the gate.}
+"""
+
+GATE = '''
+import time
+from pathlib import Path
+
+
+def wait(path: str) -> str:
+    """Waits until the file at PATH exists (two minutes at most)."""
+    deadline = time.monotonic() + 120
+    while not Path(path).exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return "open"
+'''
+
 BROKEN = """
 roost: 1
 name: broken
@@ -129,6 +162,8 @@ FLOWS = {
     "slow.yaml": SLOW,
     "team/room.yaml": TEAM,
     "broken.yaml": BROKEN,
+    "gated.yaml": GATED,
+    "gate.py": GATE,
 }
 
 
