@@ -74,8 +74,11 @@ def error_body(error: BaseException) -> dict[str, Any]:
         problems = [str(problem) for problem in error.problems]
         shown = [str(problem) for problem in error.errors] or problems
         more = f" (and {len(shown) - 1} more)" if len(shown) > 1 else ""
-        return {"error": (shown[0] if shown else "invalid flow") + more, "kind": kind,
-                "problems": problems}  # fmt: skip
+        return {
+            "error": (shown[0] if shown else "invalid flow") + more,
+            "kind": kind,
+            "problems": problems,
+        }
     if isinstance(error, RoostError):
         return {"error": one_line(str(error)), "kind": kind}
     return {"error": f"internal error: {type(error).__name__}", "kind": "internal"}

@@ -394,8 +394,9 @@ class Session:
         pending = state.pending
         turn, refused = one_turn(queued, pending)
         for message in refused:
-            self._refuse(message, f"run {self.run_id} waits for {pending.from_}, "
-                                  f"not {message.sender}")  # fmt: skip
+            self._refuse(
+                message, f"run {self.run_id} waits for {pending.from_}, not {message.sender}"
+            )
         if not turn:
             self.hub.leases.remove([m.id for m in refused])
             return self._next(runner)

@@ -51,16 +51,15 @@ class Follower:
 
 
 def paused_after(seq: int) -> Any:
-    return lambda item: item["type"] == "state" and item["status"] == "paused" and (
-        item["next_seq"] > seq + 1
+    return lambda item: (
+        item["type"] == "state" and item["status"] == "paused" and (item["next_seq"] > seq + 1)
     )
 
 
 def test_the_stream_gives_the_events_so_far_then_the_state(api: httpx2.Client) -> None:
     run_id = api.post("/runs", json={"flow": "chat.yaml"}).json()["id"]
     raw: list[tuple[str, str, str | None]] = []
-    items = sse_items(api, f"/runs/{run_id}/stream", until=lambda i: i["type"] == "state",
-                      raw=raw)  # fmt: skip
+    items = sse_items(api, f"/runs/{run_id}/stream", until=lambda i: i["type"] == "state", raw=raw)
     events = api.get(f"/runs/{run_id}/events").json()
     assert [item["event"] for item in items[:-1]] == events
     assert items[-1]["status"] == "paused" and items[-1]["waiting_for"]["node"] == "USER"
@@ -84,8 +83,11 @@ def test_a_step_streams_its_text_then_its_events_as_they_happen(api: httpx2.Clie
     assert [e["seq"] for e in events] == list(range(last + 1, last + 1 + len(events)))
     assert [e["type"] for e in events] == ["resume", "message", "llm_call", "message", "interrupt"]
     delta = kinds.index("delta")
-    answer = next(i for i, item in enumerate(items)
-                  if item["type"] == "event" and item["event"].get("content") == "Noted.")  # fmt: skip
+    answer = next(
+        i
+        for i, item in enumerate(items)
+        if item["type"] == "event" and item["event"].get("content") == "Noted."
+    )
     assert items[delta] == {"type": "delta", "node": "bot", "text": "Noted."}
     assert delta < answer  # the text streams before its message is recorded
 
@@ -172,8 +174,11 @@ def test_the_websocket_streams_and_takes_messages(server: Server, api: httpx2.Cl
         while not (after and paused_after(last - 1)(after[-1])):
             after.append(receive(socket))
         assert {"type": "accepted", "run": run_id, "queued": 1} in after
-        said = [i["event"]["content"] for i in after if i["type"] == "event"
-                and i["event"]["type"] == "message"]  # fmt: skip
+        said = [
+            i["event"]["content"]
+            for i in after
+            if i["type"] == "event" and i["event"]["type"] == "message"
+        ]
         assert said == ["Four of us.", "Noted."]
 
         socket.send("{not json")
