@@ -32,7 +32,7 @@ from roost.serve.config import ServeConfig
 from roost.serve.errors import error_body, one_line, status_of
 from roost.serve.guard import Guard
 from roost.serve.hub import Hub, run_row
-from roost.serve.page import page_html
+from roost.serve.page import graph_svg, page_html
 from roost.serve.streams import follow
 
 log = logging.getLogger("roost.serve")
@@ -207,6 +207,15 @@ def _routes(app: FastAPI, hub: Hub) -> None:
     async def read_run(run_id: RunId) -> dict[str, Any]:
         """Where a run stands: its status, what it waits for, whether a step is running."""
         return hub.summary(run_id)
+
+    @app.get(
+        "/runs/{run_id}/graph", response_model=schemas.Graph, responses=ERRORS, tags=["runs"]
+    )
+    async def graph(run_id: RunId) -> dict[str, Any]:
+        """The drawing (SVG) of the flow the run follows; its nodes' ids are ``node-NAME``."""
+        flow = hub.flow(run_id)
+        svg = await asyncio.to_thread(graph_svg, flow)  # dot runs as a child process
+        return {"run": run_id, "svg": svg}
 
     @app.get(
         "/runs/{run_id}/events",

@@ -240,6 +240,13 @@ class Hub:
             "queued": self.leases.waiting(run_id),
         }
 
+    def flow(self, run_id: str) -> Flow:
+        """The flow the run follows now."""
+        _, _, flow = self.state(run_id)
+        if flow is None:
+            raise EventLogError(f"run {run_id}: the flow it follows does not load")
+        return flow
+
     def events_after(self, run_id: str, after: int) -> list[Event]:
         info = self.store.run(run_id)
         if info.next_seq <= after + 1:

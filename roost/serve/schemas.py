@@ -136,6 +136,11 @@ class Cancelled(BaseModel):
     dropped: int = Field(description="Waiting messages that were dropped.")
 
 
+class Graph(BaseModel):
+    run: str
+    svg: str = Field(description="The flow's graph as SVG markup, to place inside a page.")
+
+
 class Health(BaseModel):
     status: Literal["ok"] = "ok"
     version: str

@@ -40,7 +40,7 @@ def serve(host: str, port: int, config: ServeConfig) -> int:
     server = uvicorn.Server(settings)
     bound = sock.getsockname()
     shown = f"[{bound[0]}]" if sock.family == socket.AF_INET6 else bound[0]
-    access = "token required" if config.tokens else "no token (loopback only)"
+    access = "token required" if config.tokens else "no token: loopback only"
     print(
         f"roost serve: listening on http://{shown}:{bound[1]} ({access}); "
         f"flows from {config.flows}, runs in {hub.store.shown_url}",
