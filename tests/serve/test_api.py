@@ -200,10 +200,21 @@ def test_a_fork_answers_an_interrupt_differently(api: httpx2.Client) -> None:
     assert "are one step; fork at" in inside.json()["error"]
 
 
+def test_the_graph_of_a_runs_flow_names_its_nodes(api: httpx2.Client) -> None:
+    run_id = start(api, "team/room.yaml")["id"]
+    answer = api.get(f"/runs/{run_id}/graph")
+    assert answer.status_code == 200
+    svg = answer.json()["svg"]
+    assert svg.startswith("<svg")
+    for node in ("node-writer", "node-critic", "node-room", "node-USER"):
+        assert f'id="{node}"' in svg
+
+
 def test_a_run_id_that_does_not_exist_is_404_everywhere(api: httpx2.Client) -> None:
     for method, path, body in [
         ("GET", "/runs/no-such-run", None),
         ("GET", "/runs/no-such-run/events", None),
+        ("GET", "/runs/no-such-run/graph", None),
         ("GET", "/runs/no-such-run/stream", None),
         ("POST", "/runs/no-such-run/messages", {"content": "x"}),
         ("POST", "/runs/no-such-run/retry", None),
@@ -268,6 +279,7 @@ def test_the_api_is_documented_at_docs(api: httpx2.Client) -> None:
         "/runs/{run_id}/fork",
         "/runs/{run_id}/cancel",
         "/runs/{run_id}/stream",
+        "/runs/{run_id}/graph",
     ):
         assert path in paths
     assert "429" in paths["/runs/{run_id}/messages"]["post"]["responses"]
