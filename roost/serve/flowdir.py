@@ -51,10 +51,15 @@ class FlowDir:
         relative = PurePosixPath(name)
         if relative.is_absolute() or ".." in relative.parts:
             raise OutsideFlows(f"flow {name!r}: the path leads outside the flows folder")
-        resolved = (self.root / relative).resolve()
+        try:
+            resolved = (self.root / relative).resolve()
+            found = resolved.is_file()
+        except OSError as error:  # a name too long for the file system, a loop of links
+            reason = error.strerror or type(error).__name__
+            raise NoSuchFlow(f"flow {name!r}: {reason.lower()}") from error
         if not resolved.is_relative_to(self.root):
             raise OutsideFlows(f"flow {name!r}: the path leads outside the flows folder")
-        if not resolved.is_file():
+        if not found:
             raise NoSuchFlow(f"flow {name!r}: no such file in the flows folder")
         if resolved.suffix not in SUFFIXES:
             raise OutsideFlows(f"flow {name!r}: a flow file ends in .yaml or .yml")

@@ -59,6 +59,7 @@ def test_validate_gives_every_problem_as_the_command_line_prints_it(api: httpx2.
         ("team/../../x.yaml", 403),
         ("missing.yaml", 404),
         ("team", 404),
+        ("é" * 200 + ".yaml", 404),  # too long a name for the file system
     ],
 )
 def test_a_flow_path_outside_the_folder_or_missing_is_one_error(
