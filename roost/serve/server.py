@@ -65,6 +65,9 @@ def _bind(host: str, port: int) -> socket.socket:
         sock.close()
         reason = exc.strerror or str(exc)
         raise UsageError(f"cannot listen on {host}:{port}: {reason}") from exc
+    # Listening now, before the line naming the port is printed: a client that reads the
+    # line and connects at once waits in the backlog until uvicorn accepts, never refused.
+    sock.listen(2048)
     sock.set_inheritable(True)
     return sock
 
