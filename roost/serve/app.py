@@ -208,9 +208,7 @@ def _routes(app: FastAPI, hub: Hub) -> None:
         """Where a run stands: its status, what it waits for, whether a step is running."""
         return hub.summary(run_id)
 
-    @app.get(
-        "/runs/{run_id}/graph", response_model=schemas.Graph, responses=ERRORS, tags=["runs"]
-    )
+    @app.get("/runs/{run_id}/graph", response_model=schemas.Graph, responses=ERRORS, tags=["runs"])
     async def graph(run_id: RunId) -> dict[str, Any]:
         """The drawing (SVG) of the flow the run follows; its nodes' ids are ``node-NAME``."""
         flow = hub.flow(run_id)
