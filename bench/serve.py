@@ -27,7 +27,6 @@ import argparse
 import asyncio
 import json
 import multiprocessing
-import os
 import socket
 import statistics
 import subprocess
@@ -65,7 +64,11 @@ CALL = {
     "role": "assistant",
     "content": None,
     "tool_calls": [
-        {"id": "call_1", "type": "function", "function": {"name": "echo", "arguments": '{"text": "hi"}'}}
+        {
+            "id": "call_1",
+            "type": "function",
+            "function": {"name": "echo", "arguments": '{"text": "hi"}'},
+        }
     ],
 }
 TEXT = {"role": "assistant", "content": "It said hi."}
@@ -227,7 +230,7 @@ async def single(url: str, count: int, latency: float) -> list[float]:
     """Each run's added time when runs are taken one at a time."""
     times: list[float] = []
     for _ in range(count):
-        elapsed, added = await served(url, 1, latency)
+        _, added = await served(url, 1, latency)
         times += added
     return times
 
@@ -277,7 +280,8 @@ def main() -> None:
         f"added per step, one at a time ({len(lone)} runs): p50 "
         f"{statistics.median(lone) * 1000:.1f} ms, p99 {percentile(lone, 0.99) * 1000:.1f} ms"
     )
-    print(f"memory per idle run: {(after - before) / runs:.1f} KiB (server RSS {after // 1024} MiB)")
+    per_run = (after - before) / runs
+    print(f"memory per idle run: {per_run:.1f} KiB (server RSS {after // 1024} MiB)")
     sys.stdout.flush()
 
 
