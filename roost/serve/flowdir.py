@@ -7,6 +7,7 @@ is refused before any file is opened.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -43,6 +44,7 @@ class FlowDir:
         self.given = root  # as the operator wrote it: runs record their flow's path from it
         self.root = root.resolve()
         self._listed: dict[str, tuple[tuple[int, int], FlowEntry]] = {}
+        self._loaded: dict[str, tuple[bytes, Flow]] = {}
 
     def file(self, name: str) -> Path:
         """The file ``name`` names inside the folder; refused when it leads outside."""
@@ -66,8 +68,25 @@ class FlowDir:
         return self.given / relative
 
     def load(self, name: str) -> Flow:
-        """The flow ``name`` names, checked with its tools (FlowError when it is wrong)."""
-        return load_flow(self.file(name))
+        """The flow ``name`` names, checked with its tools (FlowError when it is wrong).
+
+        A flow that loaded is kept while its file's content stays the same: parsing
+        and checking it again for each of many runs costs more than the rest of
+        starting one.
+        """
+        path = self.file(name)
+        try:
+            digest = hashlib.sha256(path.read_bytes()).digest()
+        except OSError:
+            return load_flow(path)  # which says what is wrong with the file
+        kept = self._loaded.get(name)
+        if kept is not None and kept[0] == digest:
+            return kept[1]
+        flow = load_flow(path)
+        if len(self._loaded) >= MOST_FLOWS:
+            self._loaded.clear()
+        self._loaded[name] = (digest, flow)
+        return flow
 
     def check(self, name: str) -> list[Problem]:
         """Every problem of the flow ``name`` names, its tools' included."""

@@ -20,6 +20,19 @@ start: {from: USER, to: bot, content: Hello}
 """
 
 
+HELLO_TO = """
+roost: 1
+name: changing
+defaults: {{provider: mock}}
+providers:
+  mock: {{kind: scripted, replies: ["Hello!"]}}
+agents:
+  USER: {{interrupt: ALWAYS, role: A person.}}
+  bot: {{role: You greet.}}
+start: {{from: USER, to: bot, content: {greeting}}}
+"""
+
+
 def start(api: httpx2.Client, flow: str, **fields: object) -> dict[str, object]:
     answer = api.post("/runs", json={"flow": flow, **fields})
     assert answer.status_code == 201, answer.text
@@ -99,6 +112,20 @@ def test_a_run_starts_pauses_for_its_person_and_goes_on_with_an_answer(
         ("USER", "bot", "Four of us."),
         ("bot", "USER", "Noted."),
     ]
+
+
+def test_a_flow_file_changed_between_two_runs_is_read_again(
+    server: Server, api: httpx2.Client
+) -> None:
+    path = server.flows / "changing.yaml"
+    said = []
+    for greeting in ("Hi A", "Hi B"):  # the same size: only the content tells them apart
+        path.write_text(HELLO_TO.format(greeting=greeting), encoding="utf-8")
+        run_id = start(api, "changing.yaml")["id"]
+        said.append(contents(api, run_id)[0][2])
+    assert said == ["Hi A", "Hi B"]
+    path.write_text("roost: 1\nname: [broken\n", encoding="utf-8")
+    assert api.post("/runs", json={"flow": "changing.yaml"}).status_code == 422
 
 
 def test_events_after_a_seq_are_only_the_later_ones(api: httpx2.Client) -> None:
