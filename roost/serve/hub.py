@@ -77,19 +77,22 @@ class Hub:
         self._runners: OrderedDict[str, Runner] = OrderedDict()
         self._watchers: dict[str, set[Watcher]] = {}
         self._poller: asyncio.Task[None] | None = None
+        self._heartbeat: asyncio.Task[None] | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
 
     # ------------------------------------------------------------------ life
 
     async def open(self) -> None:
         self._poller = asyncio.create_task(self._poll())
+        self._heartbeat = asyncio.create_task(self._renew())
 
     async def close(self) -> None:
         """Stops stepping: each run in flight is left for another worker (or a restart) to redo."""
-        if self._poller is not None:
-            self._poller.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._poller
+        for task in (self._poller, self._heartbeat):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
         for session in list(self.sessions.values()):
             session.task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
@@ -109,6 +112,28 @@ class Hub:
                         self._drive(run_id, None)
             except RoostError as error:
                 log.warning("roost serve: %s", error)
+
+    async def _renew(self) -> None:
+        """Keeps the leases of the runs this worker steps, all in one statement each time;
+        stops a session whose lease another worker took, and a step someone cancelled."""
+        while True:
+            await asyncio.sleep(self.config.poll_seconds)
+            if not self.sessions:
+                continue
+            try:
+                lost, cancels = self.leases.renew_all(list(self.sessions))
+            except RoostError as error:
+                log.warning("roost serve: %s", error)
+                continue
+            for run_id in lost:
+                session = self.sessions.get(run_id)
+                if session is not None:
+                    log.warning("roost serve: run %s: lost its lease; stopping", run_id)
+                    session.task.cancel()
+            for run_id in cancels:
+                session = self.sessions.get(run_id)
+                if session is not None and session.runner is not None:
+                    session.runner.cancel()
 
     # ------------------------------------------------------------------ what the API asks
 
@@ -359,7 +384,6 @@ class Session:
 
     async def run(self) -> None:
         hub = self.hub
-        heartbeat = asyncio.create_task(self._heartbeat())
         try:
             while True:
                 runner = self.runner = hub.runner(self.run_id)
@@ -383,7 +407,6 @@ class Session:
             with contextlib.suppress(RoostError):
                 hub.leases.hand_back(self.run_id, after=hub.config.lease_seconds)
         finally:
-            heartbeat.cancel()
             if hub.sessions.get(self.run_id) is self:
                 del hub.sessions[self.run_id]
             self._rest.set()
@@ -463,23 +486,6 @@ class Session:
         finally:
             self._rest.set()
         self.hub.publish(self.run_id, {"type": "state", "status": state.status})
-
-    async def _heartbeat(self) -> None:
-        """Keeps the lease while the session runs; cancels the step when another worker asks."""
-        hub = self.hub
-        while True:
-            await asyncio.sleep(hub.config.poll_seconds)
-            try:
-                ours, cancel = hub.leases.renew(self.run_id)
-            except RoostError as error:
-                log.warning("roost serve: run %s: %s", self.run_id, error)
-                continue
-            if not ours:
-                log.warning("roost serve: run %s: lost its lease; stopping", self.run_id)
-                self.task.cancel()
-                return
-            if cancel and self.runner is not None:
-                self.runner.cancel()
 
 
 def one_turn(queued: list[Queued], pending: InterruptEvent) -> tuple[list[Queued], list[Queued]]:

@@ -10,6 +10,7 @@ import pytest
 from fakes.llm_server import FakeLLMServer
 from fakes.script import Reply
 
+from roost.engine.runner import CANCELLED
 from tests.serve.conftest import Server, contents, settled, start_server, wait_for, write_flows
 
 
@@ -127,3 +128,18 @@ def test_a_killed_workers_run_is_taken_over_once_its_lease_expires(
     check_log(events)
     # The step the killed worker left undone was redone, its tool call answered once.
     assert [event["type"] for event in events].count("tool_result") == 1
+
+
+def test_a_cancel_sent_to_the_other_worker_stops_the_step(
+    workers: tuple[Server, Server],
+) -> None:
+    first, second = (worker.client() for worker in workers)
+    run_id = first.post("/runs", json={"flow": "slow.yaml"}).json()["id"]
+    wait_for(lambda: first.get(f"/runs/{run_id}").json()["busy"])  # in its tool, on first
+
+    assert second.post(f"/runs/{run_id}/cancel").status_code == 200
+    detail = settled(second, run_id, "error")
+    assert detail["pending"]["content"] == CANCELLED
+    events = second.get(f"/runs/{run_id}/events").json()
+    assert [event["type"] for event in events[-2:]] == ["tool_result", "error"]
+    check_log(events)
