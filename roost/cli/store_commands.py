@@ -324,9 +324,24 @@ def _first_step(
 
 
 @app.command()
-def export(run_ref: RunArgument, db: DbOption = None) -> None:
+def export(
+    run_ref: RunArgument,
+    db: DbOption = None,
+    otlp: Annotated[
+        bool,
+        typer.Option(
+            "--otlp",
+            help="Send the run's spans where the OTEL_* variables say (OTLP) instead.",
+        ),
+    ] = False,
+) -> None:
     """Print a run's events as JSON Lines."""
     events, _, _ = recorded(run_ref, db)
+    if otlp:
+        from roost.cli.tracing import send_spans
+
+        send_spans(events)
+        return
     sys.stdout.write("".join(event_json(event) + "\n" for event in events))
 
 
