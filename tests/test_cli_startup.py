@@ -31,6 +31,11 @@ HEAVY = (
     "sqlmodel",
     "graphviz",
     "opentelemetry",
+    "fastapi",
+    "uvicorn",
+    "starlette",
+    "sse_starlette",
+    "websockets",
     "jinja2.sandbox",
 )
 # What listing the commands needs beyond typer: none of the flow language or the engine.

@@ -70,6 +70,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "roost.cli.test_command",
         "Run the cases of flow test files (*.test.yaml); exit 1 when one fails.",
     ),
+    "serve": (
+        "roost.cli.serve_command",
+        "Serve flows over HTTP: an API, live streams and a page to run them in a browser.",
+    ),
 }
 
 

@@ -23,7 +23,7 @@ from roost.engine.interpreter import Interpreter, ToolsFor
 from roost.engine.recorder import Clock, Recorder, now_iso
 from roost.errors import RoostError
 from roost.eventlog import EventLog, MemoryLog
-from roost.events import Event, FlowEvent, FlowRecord
+from roost.events import ErrorEvent, Event, FlowEvent, FlowRecord
 from roost.flow.models import Flow
 from roost.flow.redact import Redactor
 from roost.providers.base import Provider
@@ -34,6 +34,9 @@ if TYPE_CHECKING:  # roost.tools is imported only by flows that have tools
     from roost.tools.toolbox import Toolbox
 
 EventSink = Callable[[Event], None]
+# What a cancelled step records: the error entry, and the result of each tool call it stopped.
+CANCELLED = "cancelled: the step was stopped before it finished; retry to redo it"
+
 ChildLogs = Callable[[str], EventLog]
 
 
@@ -66,6 +69,8 @@ class Runner:
         self._lock = asyncio.Lock()
         self._calls = _Calls()
         self._stale = False
+        self._step_task: asyncio.Task[Any] | None = None  # the task running a step now
+        self._cancelling = False  # cancel() stopped that task: record it, do not raise
         events = log.load()
         self._state = fold(events)
         # A flow other than the one the log says is in force takes over with a ``flow``
@@ -121,6 +126,29 @@ class Runner:
         """Redoes the step that failed, or the one a dead process left unfinished."""
         return await self._drive(lambda: self._interpreter.retry(self.log.load))
 
+    def cancel(self) -> bool:
+        """Stops the step in flight (a model call, a tool round) and records that it was stopped.
+
+        The call to ``start``, ``continue_`` or ``retry`` that runs the step
+        returns the state with status ``error``: tool calls left without a
+        result get the result ``CANCELLED`` (an error), then an ``error`` entry
+        says the step was cancelled, so ``retry`` redoes it. A model call in
+        flight is dropped unrecorded, so the retry asks again. Returns False
+        when no step is running.
+        """
+        task = self._step_task
+        if task is None or task.done():
+            return False
+        if not self._cancelling:  # a second cancel while the first lands changes nothing
+            self._cancelling = True
+            task.cancel()
+        return True
+
+    @property
+    def busy(self) -> bool:
+        """Whether a step is running now."""
+        return self._step_task is not None
+
     async def events(self) -> AsyncIterator[Event]:
         """The events of the calls to start, continue_ and retry, once each, as they are appended.
 
@@ -167,20 +195,43 @@ class Runner:
                 self._recorder.add(FlowEvent, flow=self._flow_record())
             self._takes_over = None
             self._calls.begin(self._state.next_seq)
+            task = self._step_task = asyncio.current_task()
             try:
-                await step()
+                try:
+                    await step()
+                finally:
+                    self._step_task = None
+            except asyncio.CancelledError:
+                if not self._cancelling or task is None:
+                    self._drop_batch()
+                    raise
+                task.uncancel()  # the cancel was ours, asked for by cancel(): it ends here
+                self._record_cancel()
             except BaseException:
-                # Events made but not appended are dropped; the next call refolds the log.
-                self._recorder.batch = []
-                self._stale = True
+                self._drop_batch()
                 raise
             finally:
+                self._cancelling = False
                 await self._close_tools()
                 await self._close_providers()
                 self._calls.end()
                 for queue in self._queues:
                     queue.put_nowait(None)
             return self._state
+
+    def _drop_batch(self) -> None:
+        # Events made but not appended are dropped; the next call refolds the log.
+        self._recorder.batch = []
+        self._stale = True
+
+    def _record_cancel(self) -> None:
+        """Records a cancelled step: open tool calls closed, then an error entry to retry."""
+        self._interpreter.loop.close_open_calls(CANCELLED)
+        step = self._state.step
+        if step is not None:
+            frm, to = step
+            self._recorder.add(ErrorEvent, from_=frm, to=to, content=CANCELLED)
+        self._recorder.flush()
 
     def _reload(self) -> None:
         fresh = fold(self.log.load())

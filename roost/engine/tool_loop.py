@@ -236,7 +236,7 @@ class ToolLoop:
         """
         return self.redact(text)[:limit] if self.redact else text[:limit]
 
-    def close_open_calls(self) -> None:
+    def close_open_calls(self, content: str = STOPPED) -> None:
         """Gives every tool call left without a result (a dead process) an error result."""
         rec = self.recorder
         turn = rec.state.turn
@@ -246,7 +246,7 @@ class ToolLoop:
                 agent=call.agent,
                 id=call.id,
                 name=call.name,
-                content=STOPPED,
+                content=content,
                 is_error=True,
             )
 

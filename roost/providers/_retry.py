@@ -15,7 +15,9 @@ it as an attempt, so retries the SDK does by itself are counted too.
 from __future__ import annotations
 
 import asyncio
+import functools
 import random
+import ssl
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from contextvars import ContextVar
@@ -56,7 +58,11 @@ class AttemptHooks:
         The SDKs follow redirects by default; a server that answers a request with a
         redirect would have roost send the conversation on to wherever it points.
         """
-        return {"event_hooks": self.event_hooks(), "follow_redirects": False}
+        return {
+            "event_hooks": self.event_hooks(),
+            "follow_redirects": False,
+            "verify": shared_ssl_context(),
+        }
 
     async def _on_request(self, request: Any) -> None:
         attempts = _attempts.get()
@@ -70,6 +76,19 @@ class AttemptHooks:
         if attempts:
             attempts[-1]["status"] = response.status_code
             attempts[-1]["outcome"] = "ok" if response.status_code < 400 else "http"
+
+
+@functools.cache
+def shared_ssl_context() -> ssl.SSLContext:
+    """The SDKs' own default TLS settings, made once for the process.
+
+    Loading the certificate authorities takes tens of milliseconds; a server
+    that makes a client for each of a thousand runs would spend seconds on it.
+    """
+    import httpcore2
+
+    context: ssl.SSLContext = httpcore2.default_ssl_context()
+    return context
 
 
 async def call_with_retries(

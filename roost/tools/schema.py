@@ -43,8 +43,31 @@ class Signature:
     fields: tuple[tuple[str, str], ...]
 
 
+_DESCRIBED: dict[tuple[Callable[..., Any], str], Signature] = {}
+MOST_DESCRIBED = 4096  # signatures kept; past that the memo starts again
+
+
 def describe_function(fn: Callable[..., Any], name: str) -> Signature:
-    """Derives the signature of ``fn``; raises ToolFailure when pydantic cannot describe it."""
+    """Derives the signature of ``fn``; raises ToolFailure when pydantic cannot describe it.
+
+    Each function is described once per process: building its pydantic model
+    costs milliseconds, and a server builds the tools of every run it starts.
+    """
+    try:
+        return _DESCRIBED[(fn, name)]
+    except (KeyError, TypeError):  # not described yet, or a callable that cannot be a key
+        pass
+    described = _describe(fn, name)
+    try:
+        if len(_DESCRIBED) >= MOST_DESCRIBED:
+            _DESCRIBED.clear()
+        _DESCRIBED[(fn, name)] = described
+    except TypeError:
+        pass
+    return described
+
+
+def _describe(fn: Callable[..., Any], name: str) -> Signature:
     try:
         signature = inspect.signature(fn)
         hints = typing.get_type_hints(fn)

@@ -68,3 +68,29 @@ def test_best_matches_is_a_sorted_selection_of_the_right_size(
 def test_a_unique_matching_tool_is_always_offered(docs: list[str]) -> None:
     docs = [*docs, "zebra crossing"]
     assert len(docs) - 1 in best_matches("where is the zebra", docs, 1)
+
+
+def test_a_function_is_described_once_and_an_unhashable_callable_still_is() -> None:
+    def add(a: int, b: int = 2) -> int:
+        """Adds.
+
+        Args:
+            a: The first.
+        """
+        return a + b
+
+    first = describe_function(add, "add")
+    assert describe_function(add, "add") is first  # the pydantic model is built once
+    assert describe_function(add, "plus") is not first  # the name is part of the model
+
+    class Unhashable:
+        __hash__ = None  # type: ignore[assignment]
+
+        def echo(self, text: str) -> str:
+            """Echoes."""
+            return text
+
+    method = Unhashable().echo  # a bound method hashes its object: this one cannot be a key
+    described = describe_function(method, "echo")
+    assert described.schema["properties"]["text"]["type"] == "string"
+    assert described.schema["required"] == ["text"]

@@ -1,0 +1,85 @@
+"""``roost serve``: the HTTP API, its streams and the page, on uvicorn.
+
+FastAPI and uvicorn are imported only here, when the command runs.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from roost.cli.app import app
+
+
+@app.command()
+def serve(
+    host: Annotated[
+        str,
+        typer.Option(
+            "--host",
+            metavar="HOST",
+            help="The address to listen on (beyond loopback: needs a token).",
+        ),
+    ] = "127.0.0.1",
+    port: Annotated[
+        int,
+        typer.Option(
+            "--port", metavar="PORT", min=0, max=65535, help="The port (0: any free one)."
+        ),
+    ] = 8000,
+    db: Annotated[
+        str | None,
+        typer.Option(
+            "--db", metavar="URL", help="Run store URL (default: ROOST_DB or .roost/roost.db)."
+        ),
+    ] = None,
+    flows: Annotated[
+        Path,
+        typer.Option("--flows", metavar="DIR", help="The folder whose flow files clients may run."),
+    ] = Path("."),
+    token: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--token",
+            metavar="TOKEN",
+            help="A bearer token clients must send (or sha256:HEX of one); repeat for more. "
+            "Also read from ROOST_TOKENS.",
+        ),
+    ] = None,
+    cors: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--cors", metavar="ORIGIN", help="Let pages from ORIGIN call the API; repeat."
+        ),
+    ] = None,
+    queue_limit: Annotated[
+        int,
+        typer.Option(
+            "--queue-limit", metavar="N", min=1, help="Messages that may wait for one run."
+        ),
+    ] = 32,
+    lease: Annotated[
+        float,
+        typer.Option(
+            "--lease",
+            min=0.5,
+            help="Seconds a stopped worker's runs wait before another takes them.",
+        ),
+    ] = 30.0,
+) -> None:
+    """Serve flows over HTTP: an API, live streams and a page to run them in a browser."""
+    from roost.serve.config import ServeConfig, token_digests
+    from roost.serve.server import serve as run_server
+
+    config = ServeConfig(
+        flows=flows,
+        db=db,
+        tokens=token_digests(token or [], os.environ.get("ROOST_TOKENS")),
+        cors=tuple(cors or ()),
+        queue_limit=queue_limit,
+        lease_seconds=lease,
+    )
+    raise typer.Exit(run_server(host, port, config))

@@ -1,0 +1,551 @@
+"""The runs one server process drives: a queue per run, one step at a time, on one event loop.
+
+Each run this worker is stepping has a ``Session``: a task that holds the
+run's lease and takes its steps one after another (a start, a retry, the
+messages waiting in its inbox) until there is nothing left to do, then gives
+the lease back. Messages that arrive while a step runs wait in the inbox (in
+the database, so a worker that dies loses none); consecutive ones from the
+same person become one turn. Every run's events and the text of its model
+answers go to the streams that watch it (``Watcher``); a run another worker
+steps is followed by reading the store.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from roost.engine import Runner
+from roost.engine.flows import flow_in_force
+from roost.engine.interpreter import start_route
+from roost.errors import (
+    ConcurrentRunError,
+    EventLogError,
+    RoostError,
+    RunNotFoundError,
+    RunStateError,
+)
+from roost.eventlog import new_run_id
+from roost.events import Event, InterruptEvent, RunStartEvent, event_dict
+from roost.flow import Flow, load_flow_text
+from roost.nodes.directors import candidates
+from roost.runstate import RunState, fold, statuses
+from roost.serve.config import ServeConfig
+from roost.serve.errors import Busy
+from roost.serve.flowdir import FlowDir
+from roost.store.forks import check_fork_point, fork_refusal
+from roost.store.leases import Queued, RunLeases
+from roost.store.sql import RunInfo, SqlStore
+
+log = logging.getLogger("roost.serve")
+
+Step = Callable[[Runner], Awaitable[RunState]]
+WATCH_BACKLOG = 2000  # items a slow stream may fall behind before it reads the store instead
+
+
+@dataclass(eq=False)  # each stream its own: kept in a set by identity
+class Watcher:
+    """One stream's view of a run: what happened since it last looked."""
+
+    queue: asyncio.Queue[dict[str, Any]] = field(
+        default_factory=lambda: asyncio.Queue(WATCH_BACKLOG)
+    )
+    behind: bool = False  # items were dropped: the stream reads the events from the store
+
+    def put(self, item: dict[str, Any]) -> None:
+        try:
+            self.queue.put_nowait(item)
+        except asyncio.QueueFull:
+            self.behind = True
+
+
+class Hub:
+    """The runs of one server process, its store, leases and flows."""
+
+    def __init__(self, config: ServeConfig, store: SqlStore | None = None) -> None:
+        self.config = config
+        self.store = store or SqlStore(config.db)
+        self.leases = RunLeases(self.store, config.worker, seconds=config.lease_seconds)
+        self.flows = FlowDir(config.flows)
+        self.sessions: dict[str, Session] = {}
+        self._runners: OrderedDict[str, Runner] = OrderedDict()
+        self._watchers: dict[str, set[Watcher]] = {}
+        self._poller: asyncio.Task[None] | None = None
+        self._heartbeat: asyncio.Task[None] | None = None
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    # ------------------------------------------------------------------ life
+
+    async def open(self) -> None:
+        self._poller = asyncio.create_task(self._poll())
+        self._heartbeat = asyncio.create_task(self._renew())
+
+    async def close(self) -> None:
+        """Stops stepping: each run in flight is left for another worker (or a restart) to redo."""
+        for task in (self._poller, self._heartbeat):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+        for session in list(self.sessions.values()):
+            session.task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await session.task
+            with contextlib.suppress(RoostError):
+                self.leases.hand_back(session.run_id)
+        self.store.close()
+
+    async def _poll(self) -> None:
+        """Takes the runs whose worker stopped (their lease expired) and goes on with them."""
+        while True:
+            await asyncio.sleep(self.config.poll_seconds)
+            try:
+                for run_id in self.leases.claim_due(limit=50):
+                    if run_id not in self.sessions:
+                        log.info("taking over run %s", run_id)
+                        self._drive(run_id, None)
+            except RoostError as error:
+                log.warning("roost serve: %s", error)
+
+    async def _renew(self) -> None:
+        """Keeps the leases of the runs this worker steps, all in one statement each time;
+        stops a session whose lease another worker took, and a step someone cancelled."""
+        while True:
+            await asyncio.sleep(self.config.poll_seconds)
+            if not self.sessions:
+                continue
+            try:
+                lost, cancels = self.leases.renew_all(list(self.sessions))
+            except RoostError as error:
+                log.warning("roost serve: %s", error)
+                continue
+            for run_id in lost:
+                session = self.sessions.get(run_id)
+                if session is not None:
+                    log.warning("roost serve: run %s: lost its lease; stopping", run_id)
+                    session.task.cancel()
+            for run_id in cancels:
+                session = self.sessions.get(run_id)
+                if session is not None and session.runner is not None:
+                    session.runner.cancel()
+
+    # ------------------------------------------------------------------ what the API asks
+
+    async def start(
+        self,
+        flow_name: str,
+        message: str | None,
+        frm: str | None,
+        to: str | None,
+        title: str | None,
+    ) -> str:
+        """Starts a run of a flow in the flows folder; its id once its first events are stored."""
+        flow = self.flows.load(flow_name)
+        start_route(flow, message, frm, to)  # a bad route fails before a run is stored
+        run_id = new_run_id()
+        runner = self._new_runner(flow, self.store.new_log(run_id, title=title))
+        self.leases.claim(run_id, work=True)
+        session = self._drive(run_id, lambda r: r.start(message, from_=frm, to=to), runner)
+        await session.begun()
+        return run_id
+
+    async def fork(self, run_id: str, at: int, message: str | None) -> str:
+        """A new run sharing the first ``at`` events of ``run_id``, going on from there."""
+        info = self.store.run(run_id)
+        events = self.store.log(info.id).load()
+        status_at = statuses(events)
+        with_message = message is not None
+
+        def refuse(point: int) -> str | None:
+            return fork_refusal(status_at[point], with_message)
+
+        check_fork_point(info.id, len(events), at, lambda: events, refuse)
+        new_id = new_run_id()
+        log_ = self.store.fork(info.id, at, new_id)
+        prefix = log_.load()
+        runner = self._new_runner(flow_of(prefix, new_id), log_)
+        status = runner.state.status
+        first: Step | None
+        if status == "new":
+            first = lambda r: r.start(message)  # noqa: E731
+        elif status == "paused":
+            first = None if message is None else (lambda r: r.continue_(message))
+        else:
+            first = lambda r: r.retry()  # noqa: E731
+        log_.materialize()
+        self._runners[new_id] = runner
+        if first is not None:
+            self.leases.claim(new_id, work=True)
+            await self._drive(new_id, first, runner).begun()
+        return new_id
+
+    def send(self, run_id: str, content: str, sender: str | None) -> int:
+        """Queues a person's message or answer; the number of messages waiting for the run."""
+        info = self.store.run(run_id)
+        if info.status not in ("paused", "running"):
+            hints = {
+                "terminated": "it has terminated; fork it to go on from an earlier point",
+                "error": "it stopped at an error; retry it first",
+                "new": "it has not started",
+            }
+            raise RunStateError(
+                f"run {run_id} is not waiting for a message: {hints.get(info.status, info.status)}"
+            )
+        if sender is not None and info.status == "paused" and not self.busy(run_id):
+            pending = self.state(run_id)[1].pending
+            if isinstance(pending, InterruptEvent) and pending.from_ != sender:
+                raise RunStateError(f"run {run_id} waits for {pending.from_}, not {sender}")
+        waiting = self.leases.enqueue(run_id, content, sender, self.config.queue_limit)
+        self._wake(run_id)
+        return waiting
+
+    def retry(self, run_id: str) -> None:
+        """Redoes the step a run stopped at (an error, or a step its worker did not finish)."""
+        info = self.store.run(run_id)
+        if run_id in self.sessions or not self._free(run_id):
+            raise Busy(f"run {run_id} is taking a step now; retry it once that step has ended")
+        if info.status not in ("error", "running"):
+            raise RunStateError(
+                f"run {run_id} is {info.status}: only a run stopped at an error "
+                "(or left running by a process that stopped) can be retried"
+            )
+        if not self.leases.claim(run_id, work=True):
+            raise Busy(f"run {run_id} is taking a step now; retry it once that step has ended")
+        self._drive(run_id, lambda r: r.retry())
+
+    async def cancel(self, run_id: str) -> int:
+        """Stops the step in flight and drops the messages waiting; how many were dropped."""
+        self.store.run(run_id)
+        session = self.sessions.get(run_id)
+        if session is not None and session.runner is not None and session.runner.busy:
+            dropped = self.leases.clear(run_id)
+            session.runner.cancel()
+            await session.rested()
+            return dropped
+        if session is None and self.leases.ask_cancel(run_id):
+            return self.leases.clear(run_id)  # the worker stepping it cancels within a second
+        raise RunStateError(f"run {run_id} is not taking a step: there is nothing to cancel")
+
+    def busy(self, run_id: str) -> bool:
+        session = self.sessions.get(run_id)
+        if session is not None:
+            return session.runner is not None and session.runner.busy
+        return not self._free(run_id)
+
+    def state(self, run_id: str) -> tuple[RunInfo, RunState, Flow | None]:
+        """A run's row, its state, and the flow it follows (None when that does not load)."""
+        info = self.store.run(run_id)
+        runner = self._runners.get(run_id)
+        if runner is not None and runner.state.next_seq == info.next_seq:
+            return info, runner.state, runner.flow
+        events = self.store.log(run_id).load()
+        try:
+            flow: Flow | None = flow_of(events, run_id)
+        except RoostError:
+            flow = None
+        return info, fold(events), flow
+
+    def summary(self, run_id: str) -> dict[str, Any]:
+        """What ``GET /runs/{id}`` answers: the run's row, where it stands, what it waits for."""
+        info, state, flow = self.state(run_id)
+        return {
+            **run_row(info),
+            "status": state.status,
+            "pending": event_dict(state.pending) if state.pending is not None else None,
+            "waiting_for": waiting_for(flow, state),
+            "terminated_by": state.terminated_by,
+            "usage": state.usage.model_dump(),
+            "busy": self.busy(run_id),
+            "queued": self.leases.waiting(run_id),
+        }
+
+    def flow(self, run_id: str) -> Flow:
+        """The flow the run follows now."""
+        _, _, flow = self.state(run_id)
+        if flow is None:
+            raise EventLogError(f"run {run_id}: the flow it follows does not load")
+        return flow
+
+    def events_after(self, run_id: str, after: int) -> list[Event]:
+        info = self.store.run(run_id)
+        if info.next_seq <= after + 1:
+            return []  # nothing new: the events need not be read
+        return [event for event in self.store.log(run_id).load() if event.seq > after]
+
+    # ------------------------------------------------------------------ streams
+
+    def watch(self, run_id: str) -> Watcher:
+        watcher = Watcher()
+        self._watchers.setdefault(run_id, set()).add(watcher)
+        return watcher
+
+    def unwatch(self, run_id: str, watcher: Watcher) -> None:
+        watchers = self._watchers.get(run_id)
+        if watchers is not None:
+            watchers.discard(watcher)
+            if not watchers:
+                del self._watchers[run_id]
+
+    def publish(self, run_id: str, item: dict[str, Any]) -> None:
+        for watcher in self._watchers.get(run_id, ()):
+            watcher.put(item)
+
+    # ------------------------------------------------------------------ internals
+
+    def _free(self, run_id: str) -> bool:
+        return not self.leases.holder(run_id).alive(time.time())
+
+    def _wake(self, run_id: str) -> None:
+        """Starts delivering a run's messages here, unless a worker is at it already."""
+        if run_id in self.sessions:
+            return  # its session takes them before it lets the run go
+        if self.leases.claim(run_id, work=True):
+            self._drive(run_id, None)
+
+    def _drive(self, run_id: str, first: Step | None, runner: Runner | None = None) -> Session:
+        if runner is not None:
+            self._runners[run_id] = runner
+        session = Session(self, run_id, first)
+        self.sessions[run_id] = session
+        session.task = asyncio.create_task(session.run(), name=f"roost run {run_id}")
+        return session
+
+    def runner(self, run_id: str) -> Runner:
+        """The run's Runner, kept between steps while its state is the stored one."""
+        runner = self._runners.get(run_id)
+        try:
+            info = self.store.run(run_id)
+        except RunNotFoundError:
+            if runner is not None and runner.state.next_seq == 0:
+                return runner  # a new run: stored with its first events
+            raise
+        if runner is not None and runner.state.next_seq == info.next_seq:
+            self._runners.move_to_end(run_id)
+            return runner
+        log_ = self.store.log(run_id)
+        runner = self._new_runner(flow_of(log_.load(), run_id), log_)
+        self._runners[run_id] = runner
+        while len(self._runners) > self.config.cached_runs:
+            oldest = next(iter(self._runners))
+            if oldest in self.sessions:
+                self._runners.move_to_end(oldest)
+                break
+            del self._runners[oldest]
+        return runner
+
+    def forget(self, run_id: str) -> None:
+        self._runners.pop(run_id, None)
+
+    def _new_runner(self, flow: Flow, log_: Any) -> Runner:
+        run_id = log_.run_id
+
+        def on_event(event: Event) -> None:
+            session = self.sessions.get(run_id)
+            if session is not None:
+                session.delivered(event)
+            self.publish(run_id, {"type": "event", "event": event})
+
+        def on_text(node: str, text: str) -> None:
+            self.publish(run_id, {"type": "delta", "node": node, "text": text})
+
+        return Runner(flow, log_, on_event=on_event, on_text=on_text, child_log=self.store.new_log)
+
+
+class Session:
+    """This worker's turn at one run: its steps, one at a time, while it holds the lease."""
+
+    def __init__(self, hub: Hub, run_id: str, first: Step | None) -> None:
+        self.hub = hub
+        self.run_id = run_id
+        self.first = first
+        self.runner: Runner | None = None
+        self.task: asyncio.Task[None]
+        self.appended = asyncio.Event()  # the first events of this session are stored
+        self._delivering: list[int] = []  # inbox ids of the messages the step in flight answers
+        self._rest = asyncio.Event()  # no step is running
+        self._rest.set()
+
+    async def begun(self) -> None:
+        """Returns once the session has stored its first events, or ended without any."""
+        appended = asyncio.ensure_future(self.appended.wait())
+        try:
+            await asyncio.wait({self.task, appended}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            appended.cancel()
+
+    async def rested(self) -> None:
+        await self._rest.wait()
+
+    async def run(self) -> None:
+        hub = self.hub
+        try:
+            while True:
+                runner = self.runner = hub.runner(self.run_id)
+                step = self.first or self._next(runner)
+                self.first = None
+                if step is None:
+                    if hub.leases.release(self.run_id):
+                        break
+                    continue  # a message came in meanwhile
+                await self._take(runner, step)
+        except asyncio.CancelledError:
+            raise
+        except RoostError as error:
+            # The store failed, or the run cannot be read: another worker may try later.
+            log.warning("roost serve: run %s: %s", self.run_id, error)
+            hub.publish(self.run_id, {"type": "notice", "message": str(error)})
+            with contextlib.suppress(RoostError):
+                hub.leases.hand_back(self.run_id, after=hub.config.lease_seconds)
+        except Exception:
+            log.exception("roost serve: run %s failed", self.run_id)
+            with contextlib.suppress(RoostError):
+                hub.leases.hand_back(self.run_id, after=hub.config.lease_seconds)
+        finally:
+            if hub.sessions.get(self.run_id) is self:
+                del hub.sessions[self.run_id]
+            self._rest.set()
+
+    def _next(self, runner: Runner) -> Step | None:
+        """What the run needs next: a step its last worker left undone, or messages to deliver."""
+        state = runner.state
+        if state.status == "running":
+            return lambda r: r.retry()
+        if state.status != "paused" or not isinstance(state.pending, InterruptEvent):
+            return None
+        queued = self.hub.leases.inbox(self.run_id)
+        if not queued:
+            return None
+        pending = state.pending
+        turn, refused = one_turn(queued, pending)
+        for message in refused:
+            self._refuse(
+                message, f"run {self.run_id} waits for {pending.from_}, not {message.sender}"
+            )
+        if not turn:
+            self.hub.leases.remove([m.id for m in refused])
+            return self._next(runner)
+        return self._deliver(turn, refused)
+
+    def _deliver(self, turn: list[Queued], refused: list[Queued]) -> Step:
+        text = "\n\n".join(message.content for message in turn)
+        leases = self.hub.leases
+        leases.remove([m.id for m in refused])
+
+        async def deliver(runner: Runner) -> RunState:
+            # The messages leave the inbox with the resume that answers them, the moment it
+            # is stored (``delivered``): a worker that dies before then leaves them waiting.
+            self._delivering = [m.id for m in turn]
+            try:
+                return await runner.continue_(text)
+            except RunStateError as error:  # an answer the run cannot take (a wrong name)
+                leases.remove(self._delivering)
+                for message in turn:
+                    self._refuse(message, str(error))
+                return runner.state
+            finally:
+                self._delivering = []
+
+        return deliver
+
+    def delivered(self, event: Event) -> None:
+        """Called with each event this session stores: a resume takes its messages away."""
+        self.appended.set()
+        if self._delivering and event.type == "resume":
+            ids, self._delivering = self._delivering, []
+            self.hub.leases.remove(ids)
+
+    def _refuse(self, message: Queued, why: str) -> None:
+        self.hub.publish(
+            self.run_id,
+            {
+                "type": "notice",
+                "message": f"message not delivered: {why}",
+                "content": message.content,
+            },
+        )
+
+    async def _take(self, runner: Runner, step: Step) -> None:
+        self._rest.clear()
+        self.appended.clear()
+        try:
+            state = await step(runner)
+        except ConcurrentRunError:
+            self.hub.forget(self.run_id)  # another process moved the run on: read it again
+            return
+        except RunStateError as error:
+            self.hub.publish(self.run_id, {"type": "notice", "message": str(error)})
+            return
+        except (EventLogError, RunNotFoundError):
+            raise
+        finally:
+            self._rest.set()
+        self.hub.publish(self.run_id, {"type": "state", "status": state.status})
+
+
+def one_turn(queued: list[Queued], pending: InterruptEvent) -> tuple[list[Queued], list[Queued]]:
+    """The messages that make the next turn, and those refused before them.
+
+    A person's turn takes every message waiting from the same sender, in order;
+    an approval or a choice of speaker takes one answer.
+    """
+    turn: list[Queued] = []
+    refused: list[Queued] = []
+    for message in queued:
+        if message.sender is not None and message.sender != pending.from_:
+            if turn:
+                break
+            refused.append(message)
+            continue
+        turn.append(message)
+        if pending.reason in ("tool_approval", "manual_select"):
+            break
+    return turn, refused
+
+
+def flow_of(events: list[Event], run_id: str) -> Flow:
+    """The flow a run follows now, loaded from the text its log records."""
+    if not events or not isinstance(events[0], RunStartEvent):
+        raise EventLogError(f"run {run_id} has no run_start event")
+    record = flow_in_force(events) or events[0].flow
+    flow: Flow = load_flow_text(record.text, record.path)
+    return flow
+
+
+def run_row(info: RunInfo) -> dict[str, Any]:
+    return {
+        "id": info.id,
+        "flow": info.flow_name,
+        "flow_path": info.flow_path,
+        "title": info.title,
+        "status": info.status,
+        "messages": info.messages,
+        "tokens": info.tokens,
+        "next_seq": info.next_seq,
+        "parent": info.parent,
+        "fork_at": info.fork_at,
+        "created": info.created,
+        "updated": info.updated,
+    }
+
+
+def waiting_for(flow: Flow | None, state: RunState) -> dict[str, Any] | None:
+    """Who the run waits for and how to answer: None unless it is paused at an interrupt."""
+    pending = state.pending
+    if state.status != "paused" or not isinstance(pending, InterruptEvent):
+        return None
+    choices: list[str] = []
+    if pending.reason == "manual_select" and flow is not None and pending.from_ in flow.channels:
+        choices = list(candidates(flow, state, pending.from_))
+    return {
+        "node": pending.from_,
+        "answering": pending.to,
+        "reason": pending.reason or "human",
+        "tool_call": pending.tool_call,
+        "choices": choices,
+    }

@@ -1,0 +1,339 @@
+// roost serve page: start a run of a flow, watch it live, answer it, cancel, retry, fork.
+// Everything goes through the server's API: commands over HTTP, the run's events and
+// the text of answers as they stream over its WebSocket (which carries the token as a
+// subprotocol, since a browser cannot set headers there).
+"use strict";
+(function () {
+  const $ = (id) => document.getElementById(id);
+  const transcript = $("transcript");
+  let token = sessionStorage.getItem("roost-token") || "";
+  let run = null; // the open run's id
+  let socket = null;
+  let events = []; // the open run's events, by seq
+  let state = null; // the open run's last state (the body of GET /runs/{id})
+  const streaming = new Map(); // node -> the row its answer streams into
+  let lit = null; // the graph node of whoever spoke last
+
+  // ------------------------------------------------------------------ the API
+
+  async function api(method, path, body) {
+    const headers = {};
+    if (token) headers.Authorization = "Bearer " + token;
+    if (body !== undefined) headers["Content-Type"] = "application/json";
+    const response = await fetch(path, {
+      method, headers, body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const data = await response.json().catch(() => ({}));
+    if (response.status === 401) $("token-form").hidden = false;
+    if (!response.ok) throw new Error(data.error || response.status + " " + response.statusText);
+    return data;
+  }
+
+  function problem(text) {
+    $("problem").textContent = text || "";
+    $("problem").hidden = !text;
+  }
+
+  // Runs an action, showing its error (the server's one line) instead of throwing.
+  async function act(action) {
+    problem("");
+    try {
+      return await action();
+    } catch (error) {
+      problem(error.message);
+      return null;
+    }
+  }
+
+  // ------------------------------------------------------------------ flows and runs
+
+  async function loadFlows() {
+    const flows = await api("GET", "/flows");
+    const select = $("flow");
+    select.replaceChildren();
+    for (const flow of flows) {
+      const option = new Option(flow.path + (flow.valid ? "" : " (invalid)"), flow.path);
+      option.disabled = !flow.valid;
+      option.title = flow.valid ? flow.description || flow.name : flow.problems.join("\n");
+      select.append(option);
+    }
+    const first = flows.find((flow) => flow.valid);
+    if (first) select.value = first.path;
+  }
+
+  async function loadRuns() {
+    const runs = await api("GET", "/runs?limit=100");
+    const select = $("runs");
+    select.replaceChildren(new Option("(open a stored run)", ""));
+    for (const row of runs) {
+      select.append(new Option(row.id + " · " + row.flow + " · " + row.status, row.id));
+    }
+    select.value = run || "";
+  }
+
+  async function open(id) {
+    if (socket) socket.close();
+    socket = null;
+    run = id;
+    events = [];
+    state = null;
+    streaming.clear();
+    lit = null;
+    transcript.replaceChildren();
+    $("drawing").replaceChildren();
+    $("answer").hidden = true;
+    $("run-title").textContent = "· run " + id;
+    history.replaceState(null, "", "#" + encodeURIComponent(id));
+    connect();
+    const graph = await api("GET", "/runs/" + encodeURIComponent(id) + "/graph");
+    if (run === id) $("drawing").innerHTML = graph.svg; // drawn by the server from the flow
+    highlight(lit ? lit.dataset.name : null);
+  }
+
+  // ------------------------------------------------------------------ the live stream
+
+  function connect() {
+    const protocols = ["roost"];
+    if (token) protocols.push("bearer." + token);
+    const scheme = location.protocol === "https:" ? "wss:" : "ws:";
+    const after = events.length ? events[events.length - 1].seq : -1;
+    const url = scheme + "//" + location.host + "/runs/" + encodeURIComponent(run) +
+      "/ws?after=" + after;
+    const ws = new WebSocket(url, protocols);
+    socket = ws;
+    ws.onmessage = (message) => { if (socket === ws) handle(JSON.parse(message.data)); };
+    ws.onclose = () => {
+      // A dropped connection comes back from the last event seen; a finished run stays closed.
+      const finished = state && state.status === "terminated" && !state.busy;
+      if (socket === ws && !finished) setTimeout(() => { if (socket === ws) connect(); }, 1000);
+    };
+  }
+
+  function handle(item) {
+    switch (item.type) {
+      case "event": addEvent(item.event); break;
+      case "delta": addDelta(item.node, item.text); break;
+      case "state": showState(item); break;
+      case "notice": problem(item.message); break;
+      case "error": problem(item.error); break;
+      default: break; // "accepted", "cancelled": the page sends its commands over HTTP
+    }
+  }
+
+  // [head, body] of one event, as plain text (the replay page's wording).
+  function describe(e) {
+    switch (e.type) {
+      case "message": return [e.from + " → " + e.to, e.content];
+      case "select":
+        return ["director " + e.channel, "chose " + e.chosen + " (" + e.by + ") from " +
+          e.candidates.join(", ")];
+      case "tool_call":
+        return [e.agent + " calls a tool", e.name + "(" + JSON.stringify(e.arguments) + ")"];
+      case "tool_result":
+        return [e.agent + " ← " + e.name + (e.is_error ? " (error)" : ""), e.content];
+      case "llm_call":
+        return ["model call by " + e.node, e.provider + " · " + e.model +
+          (e.error ? " · failed: " + e.error : "")];
+      case "interrupt":
+        return ["paused", "waiting for " + e.from + " (answering " + e.to + ")" +
+          (e.reason && e.reason !== "human" ? " · " + e.reason.replace("_", " ") : "")];
+      case "resume":
+        return ["resumed", e.from + " → " + e.to + (e.feedback ? ": " + e.feedback : "")];
+      case "retry": return ["retry", e.from + " → " + e.to];
+      case "error": return ["error at " + e.from + " → " + e.to, e.content];
+      case "terminate": return ["terminated", "at " + e.node];
+      case "run_start":
+        return ["run " + e.run + " started", "flow " + e.flow.name +
+          (e.parent ? " · forked from " + e.parent + " at " + e.fork_at : "")];
+      default: return [e.type, JSON.stringify(e).slice(0, 300)];
+    }
+  }
+
+  function row(kind, head, body) {
+    const element = document.createElement("div");
+    element.className = "ev " + kind;
+    const h = document.createElement("div");
+    h.className = "head";
+    h.textContent = head;
+    const b = document.createElement("div");
+    b.className = "body";
+    b.textContent = body;
+    element.append(h, b);
+    return element;
+  }
+
+  function addEvent(e) {
+    if (events.length && e.seq <= events[events.length - 1].seq) return; // seen already
+    events.push(e);
+    const [head, body] = describe(e);
+    const element = row(e.type + (e.type === "llm_call" ? " minor" : ""), "#" + e.seq + " " + head,
+      body);
+    element.dataset.seq = String(e.seq);
+    if (e.type === "message") {
+      const pending = streaming.get(e.from);
+      if (pending) { pending.remove(); streaming.delete(e.from); }
+      const fork = document.createElement("button");
+      fork.type = "button";
+      fork.className = "fork";
+      fork.textContent = "Fork";
+      fork.title = "Start a new run from this message";
+      fork.addEventListener("click", () => showFork(element, e));
+      element.firstChild.append(fork);
+      highlight(e.from);
+    }
+    transcript.append(element);
+    element.scrollIntoView({ block: "end" });
+  }
+
+  function addDelta(node, text) {
+    let element = streaming.get(node);
+    if (!element) {
+      element = row("message streaming", node + " is writing…", "");
+      streaming.set(node, element);
+      transcript.append(element);
+    }
+    element.lastChild.textContent += text;
+    element.scrollIntoView({ block: "end" });
+    highlight(node);
+  }
+
+  // The node whose id the server's drawing gives a name (see roost.visualize.ids).
+  function nodeId(name) {
+    let id = "node-";
+    for (const char of name) {
+      id += /^[A-Za-z0-9]$/.test(char) ? char : "_" + char.codePointAt(0).toString(16) + "_";
+    }
+    return id;
+  }
+
+  function highlight(name) {
+    if (lit) lit.classList.remove("hl");
+    lit = null;
+    if (!name) return;
+    const found = document.getElementById(nodeId(name));
+    if (found) { found.classList.add("hl"); found.dataset.name = name; lit = found; }
+    $("now").textContent = name + " speaks";
+  }
+
+  // ------------------------------------------------------------------ where the run stands
+
+  function showState(item) {
+    state = item;
+    const status = $("status");
+    status.className = "state-" + item.status;
+    status.textContent = item.status + (item.busy ? " · taking a step" : "") +
+      (item.queued ? " · " + item.queued + " waiting" : "");
+    $("cancel").disabled = !item.busy;
+    $("retry").disabled = item.busy || item.status !== "error";
+    const waiting = item.waiting_for;
+    const form = $("answer");
+    form.hidden = !waiting || item.busy;
+    if (form.hidden) return;
+    const choices = $("choices");
+    choices.replaceChildren();
+    const text = $("answer-text");
+    text.hidden = false;
+    if (waiting.reason === "tool_approval") {
+      const call = waiting.tool_call || {};
+      $("asked").textContent = waiting.node + " asks to run " + call.name + "(" +
+        JSON.stringify(call.arguments) + "): approve it, or say why not";
+      choices.append(choiceButton("Approve", "yes", waiting.node));
+      text.placeholder = "Why not (sent to the model as the refusal)";
+    } else if (waiting.reason === "manual_select") {
+      $("asked").textContent = "Who speaks next in " + waiting.node + "?";
+      for (const name of waiting.choices) choices.append(choiceButton(name, name, waiting.node));
+      text.hidden = true;
+    } else {
+      $("asked").textContent = waiting.node + " is asked (answering " + waiting.answering + ")";
+      text.placeholder = "Your answer as " + waiting.node + " (empty: " + waiting.node +
+        " answers by itself)";
+    }
+    $("send").hidden = text.hidden;
+    if (!text.hidden) text.focus();
+  }
+
+  function choiceButton(label, content, node) {
+    const button = document.createElement("button");
+    button.type = "button";
+    button.textContent = label;
+    button.addEventListener("click", () => send(content, node));
+    return button;
+  }
+
+  async function send(content, node) {
+    const id = run;
+    const done = await act(() => api("POST", "/runs/" + encodeURIComponent(id) + "/messages",
+      { content, as: node }));
+    if (done) { $("answer-text").value = ""; $("answer").hidden = true; }
+  }
+
+  // ------------------------------------------------------------------ forks
+
+  // Where a fork from message ``e`` starts, and the text it offers to change: a person's
+  // message is said again differently; after anyone else's, the next person's turn.
+  function forkPoint(e) {
+    const before = events[e.seq - 1];
+    if (e.seq === 1) return { at: 1, text: e.content };
+    if (before && before.type === "resume") return { at: before.seq, text: e.content };
+    const next = events.find((later) => later.seq > e.seq && later.type === "interrupt");
+    if (next) return { at: next.seq + 1, text: "" };
+    return { at: e.seq + 1, text: null };
+  }
+
+  function showFork(element, e) {
+    for (const open of transcript.querySelectorAll(".fork-form")) open.remove();
+    const point = forkPoint(e);
+    const form = $("fork-template").content.firstElementChild.cloneNode(true);
+    const text = form.querySelector("textarea");
+    text.value = point.text || "";
+    text.hidden = point.text === null;
+    text.placeholder = "The message the new run goes on with";
+    form.querySelector(".fork-cancel").addEventListener("click", () => form.remove());
+    form.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      const body = { at: point.at };
+      if (point.text !== null && text.value.trim()) body.message = text.value;
+      const forked = await act(() => api("POST", "/runs/" + encodeURIComponent(run) + "/fork",
+        body));
+      if (forked) { await open(forked.id); await act(loadRuns); }
+    });
+    element.after(form);
+    text.focus();
+  }
+
+  // ------------------------------------------------------------------ the controls
+
+  $("start-form").addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const body = { flow: $("flow").value };
+    const message = $("start-message").value;
+    if (message.trim()) body.message = message;
+    const started = await act(() => api("POST", "/runs", body));
+    if (started) { await open(started.id); await act(loadRuns); }
+  });
+  $("runs").addEventListener("change", () => {
+    if ($("runs").value) act(() => open($("runs").value));
+  });
+  $("answer").addEventListener("submit", (event) => {
+    event.preventDefault();
+    if (state && state.waiting_for) send($("answer-text").value, state.waiting_for.node);
+  });
+  $("cancel").addEventListener("click", () =>
+    act(() => api("POST", "/runs/" + encodeURIComponent(run) + "/cancel")));
+  $("retry").addEventListener("click", () =>
+    act(() => api("POST", "/runs/" + encodeURIComponent(run) + "/retry")));
+  $("token-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    token = $("token").value.trim();
+    sessionStorage.setItem("roost-token", token);
+    $("token-form").hidden = true;
+    start();
+  });
+
+  async function start() {
+    const ready = await act(async () => { await loadFlows(); await loadRuns(); return true; });
+    const wanted = decodeURIComponent(location.hash.slice(1));
+    if (ready && wanted && wanted !== run) await act(() => open(wanted));
+  }
+  start();
+})();

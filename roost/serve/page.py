@@ -1,0 +1,39 @@
+"""The page at ``/``: one self-contained HTML file (no CDN) that drives runs through the API.
+
+Its script and stylesheet are inlined, the replay page's stylesheet with them
+(the transcript's rows and the graph's highlight look the same in both); the
+graph of a run's flow comes from ``GET /runs/{id}/graph``, drawn by the same
+code as the replay page's. The page loads nothing from elsewhere.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+from importlib import resources
+
+from roost.flow import Flow
+
+_PLACEHOLDER = re.compile(r"@@ROOST_(REPLAY_CSS|CSS|JS)@@")
+
+
+@cache
+def page_html() -> str:
+    parts = {
+        "REPLAY_CSS": _asset("roost.visualize", "replay.css"),
+        "CSS": _asset("roost.serve", "page.css"),
+        "JS": _asset("roost.serve", "page.js"),
+    }
+    return _PLACEHOLDER.sub(lambda match: parts[match.group(1)], _asset("roost.serve", "page.html"))
+
+
+def graph_svg(flow: Flow) -> str:
+    """The drawing of ``flow`` as the replay page draws it, as SVG to inline in the page."""
+    from roost.visualize.dot import flow_graph
+    from roost.visualize.replay_page import inline_svg
+
+    return inline_svg(flow_graph(flow, title=False, mark_final=False, for_page=True))
+
+
+def _asset(package: str, name: str) -> str:
+    return resources.files(package).joinpath(name).read_text(encoding="utf-8")

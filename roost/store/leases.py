@@ -1,0 +1,287 @@
+"""Who may step a run now, and the messages that wait for it: leases and inboxes in the store.
+
+``roost serve`` processes that share a database take turns on each run. A
+worker steps a run only while it holds the run's lease, a row naming it and
+an expiry time that it pushes forward while the step runs. A worker that dies
+stops pushing; once its lease has expired another worker takes the run, and
+finds the work left (a step to redo, messages to deliver) in the database.
+Free runs are found with ``SELECT ... FOR UPDATE SKIP LOCKED`` on PostgreSQL,
+so two workers never claim the same one; SQLite has one writer at a time.
+
+Messages sent to a run wait in its inbox, in order, until the worker holding
+the lease delivers them. A worker gives its lease back only when the inbox is
+empty, checked under the row's lock: a message that arrives meanwhile is
+never left waiting with nobody to deliver it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Column, Connection, Text, delete, func, insert, select, update
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.exc import SQLAlchemyError
+from sqlmodel import Field, SQLModel
+
+from roost.errors import RoostError
+from roost.store.schema import Database
+
+
+class QueueFull(RoostError):
+    """A run's inbox holds as many messages as it may."""
+
+
+class LeaseRow(SQLModel, table=True):
+    """One run's lease: who steps it, until when, and whether there is work for it."""
+
+    __tablename__ = "serve_leases"
+
+    run: str = Field(primary_key=True, max_length=64)
+    owner: str | None = Field(default=None, max_length=128)
+    expires: float = 0.0  # seconds since the epoch; a lease before now is free
+    active: bool = False  # the run has work (a step, messages) that a worker should do
+    cancel: bool = False  # someone asked the owner to stop the step in flight
+
+
+class InboxRow(SQLModel, table=True):
+    """A message waiting for a run, in the order it came."""
+
+    __tablename__ = "serve_inbox"
+
+    id: int | None = Field(default=None, primary_key=True)
+    run: str = Field(index=True, max_length=64)
+    sender: str | None = Field(default=None, max_length=256)  # the node it speaks as, if named
+    content: str = Field(sa_column=Column(Text, nullable=False))
+
+
+LEASES = LeaseRow.__table__  # type: ignore[attr-defined]
+INBOX = InboxRow.__table__  # type: ignore[attr-defined]
+
+
+@dataclass(frozen=True, slots=True)
+class Queued:
+    """A message in a run's inbox."""
+
+    id: int
+    sender: str | None
+    content: str
+
+
+@dataclass(frozen=True, slots=True)
+class Holder:
+    """Who holds a run's lease, if anyone: the worker and until when."""
+
+    owner: str | None
+    expires: float
+
+    def alive(self, now: float) -> bool:
+        return self.owner is not None and self.expires >= now
+
+
+class RunLeases:
+    """The leases and inboxes of one worker (``owner``) on a store's database."""
+
+    def __init__(self, store: Database, owner: str, *, seconds: float = 30.0) -> None:
+        self.store = store
+        self.owner = owner
+        self.seconds = seconds
+        with store.translate("prepare the serve tables"):
+            self._create_tables()
+
+    # ------------------------------------------------------------------ claiming
+
+    def claim(self, run_id: str, *, work: bool = False) -> bool:
+        """Takes the run's lease if it is free, expired or ours; ``work`` marks work to do."""
+        now = time.time()
+        with self._transaction() as conn:
+            self._ensure_row(conn, run_id)
+            values: dict[str, Any] = {"owner": self.owner, "expires": now + self.seconds}
+            if work:
+                values["active"] = True
+            taken = conn.execute(
+                update(LEASES)
+                .where(LEASES.c.run == run_id)
+                .where(
+                    (LEASES.c.owner.is_(None))
+                    | (LEASES.c.owner == self.owner)
+                    | (LEASES.c.expires < now)
+                )
+                .values(**values)
+            )
+            return bool(taken.rowcount == 1)
+
+    def claim_due(self, limit: int) -> list[str]:
+        """Claims up to ``limit`` runs with work whose lease has expired (a worker died)."""
+        now = time.time()
+        with self._transaction() as conn:
+            query = (
+                select(LEASES.c.run)
+                .where(LEASES.c.active.is_(True), LEASES.c.expires < now)
+                .order_by(LEASES.c.expires)
+                .limit(limit)
+                .with_for_update(skip_locked=True)  # PostgreSQL: rows another worker locks
+            )
+            runs = [str(row[0]) for row in conn.execute(query)]
+            if runs:
+                conn.execute(
+                    update(LEASES)
+                    .where(LEASES.c.run.in_(runs))
+                    .values(owner=self.owner, expires=now + self.seconds, cancel=False)
+                )
+            return runs
+
+    def renew_all(self, run_ids: list[str]) -> tuple[set[str], set[str]]:
+        """Pushes on the expiry of all these leases at once: (those no longer ours, those
+        whose step someone asked to cancel). One statement per few hundred runs, so a
+        worker stepping a thousand runs does not write a thousand times a second."""
+        now = time.time()
+        lost: set[str] = set()
+        cancels: set[str] = set()
+        for start in range(0, len(run_ids), 500):
+            chunk = run_ids[start : start + 500]
+            with self._transaction() as conn:
+                rows = conn.execute(
+                    update(LEASES)
+                    .where(LEASES.c.run.in_(chunk), LEASES.c.owner == self.owner)
+                    .values(expires=now + self.seconds)
+                    .returning(LEASES.c.run, LEASES.c.cancel)
+                ).all()
+                asked = [str(row[0]) for row in rows if row[1]]
+                if asked:
+                    conn.execute(update(LEASES).where(LEASES.c.run.in_(asked)).values(cancel=False))
+            kept = {str(row[0]) for row in rows}
+            lost.update(run for run in chunk if run not in kept)
+            cancels.update(asked)
+        return lost, cancels
+
+    def release(self, run_id: str) -> bool:
+        """Gives the lease back when the inbox is empty; False (still ours) when it is not."""
+        with self._transaction() as conn:
+            if self._lock(conn, run_id) is None:
+                return True
+            if self._count(conn, run_id):
+                return False
+            conn.execute(
+                update(LEASES)
+                .where(LEASES.c.run == run_id, LEASES.c.owner == self.owner)
+                .values(owner=None, expires=0.0, active=False, cancel=False)
+            )
+            return True
+
+    def hand_back(self, run_id: str, *, after: float = 0.0) -> None:
+        """Lets another worker take the run's work, at once or ``after`` seconds from now."""
+        with self._transaction() as conn:
+            conn.execute(
+                update(LEASES)
+                .where(LEASES.c.run == run_id, LEASES.c.owner == self.owner)
+                .values(owner=None, expires=time.time() + after if after else 0.0)
+            )
+
+    def holder(self, run_id: str) -> Holder:
+        with self.store.translate("read"), self.store.engine.connect() as conn:
+            row = conn.execute(
+                select(LEASES.c.owner, LEASES.c.expires).where(LEASES.c.run == run_id)
+            ).first()
+        return Holder(None, 0.0) if row is None else Holder(row[0], float(row[1]))
+
+    def ask_cancel(self, run_id: str) -> bool:
+        """Asks the worker stepping the run to cancel; False when no live worker holds it."""
+        with self._transaction() as conn:
+            done = conn.execute(
+                update(LEASES)
+                .where(
+                    LEASES.c.run == run_id,
+                    LEASES.c.owner.is_not(None),
+                    LEASES.c.expires >= time.time(),
+                )
+                .values(cancel=True)
+            )
+            return bool(done.rowcount == 1)
+
+    # ------------------------------------------------------------------ the inbox
+
+    def enqueue(self, run_id: str, content: str, sender: str | None, limit: int) -> int:
+        """Adds a message to the run's inbox and marks work; the number waiting now.
+
+        Raises QueueFull when ``limit`` messages wait already.
+        """
+        with self._transaction() as conn:
+            self._ensure_row(conn, run_id)
+            self._lock(conn, run_id)
+            waiting = self._count(conn, run_id)
+            if waiting >= limit:
+                raise QueueFull(
+                    f"run {run_id} has {waiting} messages waiting, as many as it may; "
+                    "send again once it has taken some"
+                )
+            conn.execute(insert(INBOX).values(run=run_id, sender=sender, content=content))
+            conn.execute(update(LEASES).where(LEASES.c.run == run_id).values(active=True))
+            return waiting + 1
+
+    def inbox(self, run_id: str) -> list[Queued]:
+        """The messages waiting for the run, oldest first."""
+        query = (
+            select(INBOX.c.id, INBOX.c.sender, INBOX.c.content)
+            .where(INBOX.c.run == run_id)
+            .order_by(INBOX.c.id)
+        )
+        with self.store.translate("read"), self.store.engine.connect() as conn:
+            return [Queued(int(row[0]), row[1], str(row[2])) for row in conn.execute(query)]
+
+    def waiting(self, run_id: str) -> int:
+        with self.store.translate("read"), self.store.engine.connect() as conn:
+            return self._count(conn, run_id)
+
+    def remove(self, ids: list[int]) -> None:
+        """Takes delivered (or refused) messages out of the inbox."""
+        if ids:
+            with self._transaction() as conn:
+                conn.execute(delete(INBOX).where(INBOX.c.id.in_(ids)))
+
+    def clear(self, run_id: str) -> int:
+        """Empties the run's inbox; the number of messages dropped."""
+        with self._transaction() as conn:
+            return int(conn.execute(delete(INBOX).where(INBOX.c.run == run_id)).rowcount)
+
+    # ------------------------------------------------------------------ internals
+
+    @contextmanager
+    def _transaction(self) -> Iterator[Connection]:
+        with self.store.translate("write"), self.store.engine.begin() as conn:
+            yield conn
+
+    def _ensure_row(self, conn: Connection, run_id: str) -> None:
+        """Makes the run's lease row unless it is there (another worker may make it too)."""
+        dialect = conn.dialect.name
+        if dialect in ("postgresql", "sqlite"):
+            module = postgresql if dialect == "postgresql" else sqlite
+            statement = module.insert(LEASES).values(run=run_id)
+            conn.execute(statement.on_conflict_do_nothing(index_elements=["run"]))
+            return
+        found = conn.execute(select(LEASES.c.run).where(LEASES.c.run == run_id)).first()
+        if found is None:
+            conn.execute(insert(LEASES).values(run=run_id))
+
+    def _lock(self, conn: Connection, run_id: str) -> Any:
+        """Locks the run's lease row until the transaction ends (PostgreSQL; SQLite has one writer).
+
+        Inbox changes and the release both lock it first, so each sees the other's effect.
+        """
+        query = select(LEASES.c.run).where(LEASES.c.run == run_id).with_for_update()
+        return conn.execute(query).first()
+
+    @staticmethod
+    def _count(conn: Connection, run_id: str) -> int:
+        query = select(func.count()).select_from(INBOX).where(INBOX.c.run == run_id)
+        return int(conn.execute(query).scalar() or 0)
+
+    def _create_tables(self) -> None:
+        try:
+            SQLModel.metadata.create_all(self.store.engine, tables=[LEASES, INBOX])
+        except SQLAlchemyError:
+            # Two workers starting together may both try; the one that lost finds them made.
+            SQLModel.metadata.create_all(self.store.engine, tables=[LEASES, INBOX])

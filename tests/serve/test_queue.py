@@ -1,0 +1,123 @@
+"""A queue per run: one step at a time, waiting messages merged into one turn, 429, cancel."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx2
+import pytest
+
+from roost.engine.runner import CANCELLED
+from tests.serve.conftest import Server, contents, settled, wait_for
+
+
+@pytest.fixture
+def gate(server: Server) -> Iterator[Path]:
+    """The file that lets the gated flow's tool go on: absent during the test, made after it."""
+    path = server.flows.parent / "gate"
+    path.unlink(missing_ok=True)
+    yield path
+    path.touch()  # no tool thread is left waiting when the server stops
+
+
+def busy_run(api: httpx2.Client, flow: str) -> str:
+    """A run of ``flow`` whose first step is running (its tool is waiting)."""
+    answer = api.post("/runs", json={"flow": flow})
+    assert answer.status_code == 201, answer.text
+    run_id = str(answer.json()["id"])
+    wait_for(lambda: api.get(f"/runs/{run_id}").json()["busy"])
+    return run_id
+
+
+def test_messages_sent_during_a_step_wait_and_become_one_turn(
+    api: httpx2.Client, gate: Path
+) -> None:
+    run_id = busy_run(api, "gated.yaml")
+    detail = api.get(f"/runs/{run_id}").json()
+    assert detail["status"] == "running" and detail["busy"]
+
+    queued = [
+        api.post(f"/runs/{run_id}/messages", json={"content": text}).json()["queued"]
+        for text in ("one", "two", "three")
+    ]
+    assert queued == [1, 2, 3]
+    assert api.get(f"/runs/{run_id}").json()["queued"] == 3
+    assert all(sender != "USER" for sender, _, _ in contents(api, run_id)[1:])
+
+    gate.touch()
+    settled(api, run_id, "paused")
+    said = [content for sender, _, content in contents(api, run_id) if sender == "USER"]
+    assert said == ["Wait for the gate.", "one\n\ntwo\n\nthree"]
+    events = api.get(f"/runs/{run_id}/events").json()
+    assert [e["type"] for e in events].count("resume") == 1
+
+
+def test_a_full_queue_answers_429_and_cancel_drops_what_waits(
+    api: httpx2.Client, gate: Path
+) -> None:
+    run_id = busy_run(api, "gated.yaml")
+    for number in range(1, 33):
+        answer = api.post(f"/runs/{run_id}/messages", json={"content": f"m{number}"})
+        assert answer.status_code == 202 and answer.json()["queued"] == number
+    full = api.post(f"/runs/{run_id}/messages", json={"content": "one too many"})
+    assert full.status_code == 429
+    assert full.json() == {
+        "error": f"run {run_id} has 32 messages waiting, as many as it may; "
+        "send again once it has taken some",
+        "kind": "queue_full",
+    }
+
+    cancelled = api.post(f"/runs/{run_id}/cancel")
+    assert cancelled.status_code == 200
+    assert cancelled.json() == {"run": run_id, "dropped": 32}
+    detail = settled(api, run_id, "error")
+    assert detail["pending"]["content"] == CANCELLED
+
+
+def test_cancel_stops_the_tool_in_flight_records_it_and_the_run_goes_on_by_retry(
+    api: httpx2.Client,
+) -> None:
+    run_id = busy_run(api, "slow.yaml")
+    answer = api.post(f"/runs/{run_id}/cancel")
+    assert answer.status_code == 200
+    detail = api.get(f"/runs/{run_id}").json()
+    assert detail["status"] == "error" and not detail["busy"]
+    assert detail["pending"]["content"] == CANCELLED
+    events = api.get(f"/runs/{run_id}/events").json()
+    assert [(e["type"], e.get("content")) for e in events[-2:]] == [
+        ("tool_result", CANCELLED),
+        ("error", CANCELLED),
+    ]
+
+    assert api.post(f"/runs/{run_id}/retry").status_code == 202
+    settled(api, run_id, "paused")
+    assert contents(api, run_id)[-1] == ("helper", "USER", "I stopped waiting.")
+
+
+def test_cancel_with_no_step_in_flight_is_refused(api: httpx2.Client) -> None:
+    run_id = api.post("/runs", json={"flow": "chat.yaml"}).json()["id"]
+    answer = api.post(f"/runs/{run_id}/cancel")
+    assert answer.status_code == 409
+    assert answer.json()["error"] == (
+        f"run {run_id} is not taking a step: there is nothing to cancel"
+    )
+
+
+def test_a_busy_run_cannot_be_retried(api: httpx2.Client) -> None:
+    run_id = busy_run(api, "slow.yaml")
+    answer = api.post(f"/runs/{run_id}/retry")
+    assert answer.status_code == 409
+    assert "is taking a step now" in answer.json()["error"]
+    api.post(f"/runs/{run_id}/cancel")
+
+
+def test_many_runs_take_their_steps_at_the_same_time_on_one_server(
+    api: httpx2.Client,
+) -> None:
+    runs = [busy_run(api, "slow.yaml") for _ in range(12)]
+    # Every run is inside its tool at once: one event loop holds them all.
+    assert all(api.get(f"/runs/{run_id}").json()["busy"] for run_id in runs)
+    for run_id in runs:
+        assert api.post(f"/runs/{run_id}/cancel").status_code == 200
+    assert {api.get(f"/runs/{run_id}").json()["status"] for run_id in runs} == {"error"}
