@@ -72,6 +72,16 @@ class ReasoningConfig(Strict):
     effort: Literal["low", "medium", "high"]
 
 
+class PriceConfig(Strict):
+    """What a model costs, in US dollars per million tokens (overrides roost's table)."""
+
+    input: float = Field(..., ge=0, description="US dollars per million input tokens.")
+    cached_input: float | None = Field(
+        None, ge=0, description="Per million input tokens read from a cache (default: input)."
+    )
+    output: float = Field(..., ge=0, description="US dollars per million output tokens.")
+
+
 class _ModelProvider(Strict):
     model: str = Field(..., description="The model name the API expects.")
     base_url: str | None = Field(None, description="Any compatible server.")
@@ -87,7 +97,13 @@ class _ModelProvider(Strict):
     thinking: ThinkingConfig | None = None
     reasoning: ReasoningConfig | None = None
     context_window: int | None = Field(
-        None, ge=1, description="Tokens; used to decide when to compress history."
+        None,
+        ge=1,
+        description="Tokens the model sees at most; history is compressed to fit "
+        "(default: roost's table of known models, else 128000).",
+    )
+    price: PriceConfig | None = Field(
+        None, description="US dollars per million tokens (default: roost's table of known models)."
     )
 
 
@@ -141,6 +157,7 @@ class ScriptedProviderConfig(Strict):
     thinking: ThinkingConfig | None = None
     reasoning: ReasoningConfig | None = None
     context_window: int | None = Field(None, ge=1)
+    price: PriceConfig | None = None
 
 
 ProviderConfig = Annotated[
