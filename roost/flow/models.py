@@ -59,6 +59,26 @@ class Defaults(Strict):
     tool_result_limit: int = Field(
         16000, ge=1, description="Characters of a tool result shown to a model; the log keeps all."
     )
+    compress_at: float = Field(
+        0.7,
+        gt=0,
+        le=1,
+        description="Share of a model's context window above which its view of the history "
+        "is compressed (trim, then summary).",
+    )
+    compress_hard_at: float = Field(
+        0.9,
+        gt=0,
+        le=1,
+        description="Share of the window above which, after trim and summary, only the first "
+        "and the latest turns are kept (cut).",
+    )
+    summary_provider: str | None = Field(
+        None, description="Provider that writes summaries of older turns (default: the node's)."
+    )
+    summary_prompt: str | None = Field(
+        None, description="Jinja2 template replacing the built-in prompt that asks for a summary."
+    )
 
 
 # --------------------------------------------------------------------------- providers
