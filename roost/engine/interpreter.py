@@ -33,7 +33,7 @@ from roost.events import (
 from roost.flow.markers import INTERRUPT, TERMINATE, MarkerRule, marker_in
 from roost.flow.models import Flow
 from roost.flow.redact import Redactor
-from roost.flow.templates import render_start
+from roost.flow.start_message import render_start
 from roost.messages import ChatMessage, ModelRequest, ModelResponse
 from roost.nodes.agent import seen_by
 from roost.nodes.channel import ChannelPlan, Turn, channel_turn

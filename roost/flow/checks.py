@@ -23,7 +23,7 @@ from roost.flow.template_checks import (
     template_findings,
     template_tree,
 )
-from roost.flow.templates import TemplateSyntaxProblem
+from roost.templating import TemplateSyntaxProblem
 
 
 class Checker:

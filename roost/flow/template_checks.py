@@ -20,7 +20,7 @@ import jinja2
 from jinja2 import nodes
 
 from roost.flow.describe import did_you_mean
-from roost.flow.templates import TemplateSyntaxProblem, parse_template, template_env
+from roost.templating import TemplateSyntaxProblem, parse_template, template_env
 
 # What every role, channel role and start message may read; director prompts read more.
 ROLE_NAMES = ("vars", "name", "members", "now")

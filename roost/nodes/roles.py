@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from roost.flow.models import Flow
-from roost.flow.templates import render_template
 from roost.runstate import RunState
+from roost.templating import render_template
 
 
 def render(source: str, **context: Any) -> str:

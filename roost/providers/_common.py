@@ -100,15 +100,35 @@ def require_key(settings: Settings) -> str:
     )
 
 
-class TextSink:
-    """Passes streamed text on and remembers whether any reached the caller."""
+# No model writes an answer this long (the largest allow some 128,000 tokens, well under
+# 1 MiB of text): a server sending more is broken or hostile, and reading on fills memory.
+MAX_ANSWER_CHARS = 8 << 20
 
-    def __init__(self, on_text: TextCallback | None) -> None:
+
+def too_long(settings: Settings) -> ProviderError:
+    """The error for an answer longer than ``MAX_ANSWER_CHARS``."""
+    return ProviderError(
+        settings.name,
+        f"{settings.where()} sent an answer of more than {MAX_ANSWER_CHARS >> 20} MiB of text, "
+        "longer than any model writes; it was refused",
+    )
+
+
+class TextSink:
+    """Passes streamed text on, remembers whether any reached the caller, and refuses an
+    answer that grows past ``MAX_ANSWER_CHARS``."""
+
+    def __init__(self, on_text: TextCallback | None, settings: Settings) -> None:
         self._on_text = on_text
+        self._settings = settings
+        self._length = 0
         self.emitted = False
         self.opened = False  # the server answered and the stream began
 
     def __call__(self, chunk: str) -> None:
+        self._length += len(chunk)
+        if self._length > MAX_ANSWER_CHARS:
+            raise too_long(self._settings)
         if not chunk or self._on_text is None:
             return
         self.emitted = True

@@ -167,6 +167,8 @@ def _status_failure(exc: Any, settings: Settings) -> Failure:
     body = getattr(exc, "body", None)
     if _is_html(response, body):
         return Failure(html_error(settings, status), f"http {status} html", retryable=False)
+    if 300 <= status < 400:  # the SDK's client follows no redirect (see client_options)
+        return Failure(_redirect(settings, status, response), f"http {status}", retryable=False)
     detail = _quote(_server_message(body) or str(getattr(exc, "message", exc)), settings)
     error_type = _error_type(body)
     if is_context_overflow(status, body, _server_message(body) or str(exc)):
@@ -182,6 +184,16 @@ def _status_failure(exc: Any, settings: Settings) -> Failure:
         f"http {status}",
         retryable=False,
         retry_after=_retry_after(response),
+    )
+
+
+def _redirect(settings: Settings, status: int, response: Any) -> ProviderError:
+    target = response.headers.get("location", "") if response is not None else ""
+    to = f" to {_quote(target, settings)}" if target else ""
+    return _error(
+        settings,
+        f"{settings.where()} answered with a redirect (HTTP {status}){to}; roost follows none, "
+        "so that no conversation is sent where the flow does not say: check base_url",
     )
 
 

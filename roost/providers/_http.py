@@ -14,7 +14,7 @@ from types import ModuleType
 from typing import Any, Generic, Protocol, TypeVar
 
 from roost.messages import AssistantMessage, ModelRequest, ModelResponse, ReasoningPart, Usage
-from roost.providers._common import OWNER, Settings, TextSink
+from roost.providers._common import MAX_ANSWER_CHARS, OWNER, Settings, TextSink, too_long
 from roost.providers._errors import html_error
 from roost.providers._retry import AttemptHooks, call_with_retries
 from roost.providers.base import TextCallback
@@ -176,7 +176,10 @@ async def decode_answer(
         raise html_error(settings)
     if not settings.stream:
         # warnings=False: a server's odd value (12.5 tokens) is checked later, not printed.
-        return whole(result.model_dump(warnings=False), settings)
+        answer = whole(result.model_dump(warnings=False), settings)
+        if len(answer.message.content) > MAX_ANSWER_CHARS:
+            raise too_long(settings)
+        return answer
     if "html" in result.response.headers.get("content-type", ""):
         raise html_error(settings)
     # Closed however the reading ends, so no connection or generator is left to the collector.

@@ -50,6 +50,14 @@ class AttemptHooks:
         """The ``event_hooks`` argument of an httpx client."""
         return {"request": [self._on_request], "response": [self._on_response]}
 
+    def client_options(self) -> dict[str, Any]:
+        """The options of every SDK backend's httpx client: these hooks, and no redirects.
+
+        The SDKs follow redirects by default; a server that answers a request with a
+        redirect would have roost send the conversation on to wherever it points.
+        """
+        return {"event_hooks": self.event_hooks(), "follow_redirects": False}
+
     async def _on_request(self, request: Any) -> None:
         attempts = _attempts.get()
         if attempts is not None:
@@ -76,11 +84,17 @@ async def call_with_retries(
     deadline = time.monotonic() + settings.deadline
     try:
         for retry in range(settings.max_retries + 1):
-            sink = TextSink(on_text)
+            sink = TextSink(on_text, settings)
+            # The SDK's timeout bounds each wait for the server; a server that never stops
+            # sending (a stream without end, keep-alive pings) is cut off one timeout past
+            # the deadline, so that one that only went quiet is still reported as quiet.
+            limit = asyncio.timeout(max(deadline - time.monotonic(), 0.0) + settings.timeout)
             try:
-                result = await attempt(sink)
+                async with limit:
+                    result = await attempt(sink)
             except Exception as exc:  # translated right here, at the edge
-                failure = translate(exc, settings, sdk, streaming=sink.opened)
+                cause = _unfinished(settings) if limit.expired() else exc
+                failure = translate(cause, settings, sdk, streaming=sink.opened)
                 _close_attempt(attempts, settings, failure.outcome)
                 failure.error.attempts = finished(attempts)
                 if sink.emitted:
@@ -129,6 +143,15 @@ def _interrupted(error: ProviderError, attempts: list[Attempt]) -> StreamInterru
     )
     interrupted.attempts = finished(attempts)
     return interrupted
+
+
+def _unfinished(settings: Settings) -> ProviderError:
+    return ProviderError(
+        settings.name,
+        f"{settings.where()} kept sending but had not finished its answer after "
+        f"{settings.deadline + settings.timeout:g} s (timeout × (max_retries + 2)); raise the "
+        "provider's timeout if the model is that slow",
+    )
 
 
 def _backoff(retry: int, retry_after: float | None) -> float:

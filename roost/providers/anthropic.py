@@ -55,7 +55,7 @@ class AnthropicProvider(HttpProvider[anthropic.AsyncAnthropic]):
     sdk = anthropic
 
     def _new_client(self) -> anthropic.AsyncAnthropic:
-        http_client = anthropic.DefaultAsyncHttpxClient(event_hooks=self._hooks.event_hooks())
+        http_client = anthropic.DefaultAsyncHttpxClient(**self._hooks.client_options())
         return anthropic.AsyncAnthropic(
             api_key=require_key(self.settings),
             base_url=self.settings.base_url,
@@ -187,7 +187,9 @@ class _Block:
 
 def _from_wire(data: dict[str, Any], settings: Settings) -> Answer:
     """An Answer from a whole (non-streamed) message."""
-    blocks = [_block_of(raw) for raw in data.get("content") or []]
+    if not isinstance(data.get("content"), list):  # an error body, or another API's answer
+        raise ProviderError(settings.name, f"{settings.where()} answered with no content")
+    blocks = [_block_of(raw) for raw in data["content"]]
     usage = data.get("usage") or {}
     return _answer(blocks, usage, data.get("model") or "", data.get("stop_reason"), settings)
 

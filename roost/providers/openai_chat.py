@@ -44,7 +44,7 @@ def create(name: str, config: Any, context: ProviderContext) -> OpenAIChatProvid
 
 def openai_client(settings: Settings, hooks: AttemptHooks) -> openai.AsyncOpenAI:
     """An SDK client whose every HTTP request is recorded as an attempt."""
-    http_client = openai.DefaultAsyncHttpxClient(event_hooks=hooks.event_hooks())
+    http_client = openai.DefaultAsyncHttpxClient(**hooks.client_options())
     return openai.AsyncOpenAI(
         api_key=require_key(settings),
         base_url=settings.base_url,

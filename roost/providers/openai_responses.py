@@ -161,6 +161,8 @@ def _from_wire(data: dict[str, Any], settings: Settings) -> Answer:
     if status == "failed":
         error = data.get("error") or {}
         raise stream_error(settings, str(error.get("message") or "failed"), str(error.get("code")))
+    if not isinstance(data.get("output"), list):  # an error body, or another API's answer
+        raise ProviderError(settings.name, f"{settings.where()} answered with no output")
     text: list[str] = []
     calls: list[ToolCall] = []
     reasoning: list[ReasoningPart] = []

@@ -24,6 +24,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -183,6 +184,10 @@ def _parse_line(raw: bytes, expected_seq: int, run_id: str | None) -> Event:
         raise _NotJson(f"not JSON: {_short(exc)}") from exc
     if not isinstance(data, dict):
         raise _NotJson("not a JSON object")
+    if _SURROGATE_ESCAPE.search(raw) and not _is_text(data):
+        raise EventLogError(
+            "invalid event: a \\u escape names half of a UTF-16 surrogate pair, which is no text"
+        )
     try:
         event = parse_event(data)
     except ValidationError as exc:
@@ -190,6 +195,21 @@ def _parse_line(raw: bytes, expected_seq: int, run_id: str | None) -> Event:
     if problem := order_problem(event, expected_seq, run_id):
         raise EventLogError(problem)
     return event
+
+
+# JSON may spell half of a surrogate pair alone (``"\\ud800"``); Python reads it into a str
+# that no file, database or terminal can write, so such a line is no event (roost never
+# writes one: its texts are made valid before they are logged).
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+def _is_text(data: object) -> bool:
+    """True when every string in ``data`` can be written as UTF-8."""
+    try:
+        json.dumps(data, ensure_ascii=False).encode("utf-8")
+    except (UnicodeEncodeError, RecursionError):
+        return False
+    return True
 
 
 def _short(exc: BaseException) -> str:

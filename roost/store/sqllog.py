@@ -196,7 +196,13 @@ class SqlLog:
         else:
             return [(self._run_id, 0, None)]
         segments = [(run_id, fork_at or 0, stop)]
+        seen = {run_id}
         while fork_at is not None and parent is not None:
+            if parent in seen:  # an edited runs table: reading on would never end
+                raise EventLogError(
+                    f"run {self._run_id}: the runs it was forked from loop back to run {parent}"
+                )
+            seen.add(parent)
             stop = fork_at if stop is None else min(stop, fork_at)
             query = select(RUNS.c.parent, RUNS.c.fork_at).where(RUNS.c.id == parent)
             row = conn.execute(query).first()

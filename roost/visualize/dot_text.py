@@ -62,7 +62,9 @@ def plain(text: str) -> str:
     import graphviz
 
     # escape() doubles every backslash, so the "\n" put in for a newline is the only escape.
-    literal: str = graphviz.escape(_visible(text))
+    # Graphviz reads "&name;" as an entity and writes it into SVG as it is: "&nbsp;" there
+    # is no XML, so the file would not open. "&amp;" is drawn as "&".
+    literal: str = graphviz.escape(_visible(text).replace("&", "&amp;"))
     shown: str = graphviz.nohtml(_NEWLINE.sub(r"\\n", literal))
     return shown
 

@@ -163,7 +163,10 @@ def _writer_request(recording: Recording, index: int) -> ModelRequest:
 
 
 async def test_a_flow_replaces_the_summary_prompt() -> None:
-    prompt = '"Sum up for {{ name }} in {{ words }} words: {% for m in messages %}{{ m.from }};{% endfor %}"'
+    prompt = (
+        '"Sum up for {{ name }} in {{ words }} words: '
+        '{% for m in messages %}{{ m.from }};{% endfor %}"'
+    )
     flow = pair(400, replies=REPLIES, extra=f", summary_prompt: {prompt}")
     recording = Recording(flow)
     events = await run(flow, recording)

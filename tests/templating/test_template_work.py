@@ -13,8 +13,8 @@ import pytest
 from roost.engine import Runner
 from roost.errors import TemplateRenderError
 from roost.eventlog import MemoryLog
-from roost.flow import sandbox
-from roost.flow.templates import TemplateLimitError, render_template
+from roost.templating import TemplateLimitError, budget, render_template
+from roost.templating.operators import printf_numbers
 from tests.flow.conftest import load
 
 TOO_LONG = "the template ran too long (more than 1,000,000 steps)"
@@ -83,17 +83,17 @@ def test_the_same_work_in_small_amounts_is_fine() -> None:
 
 
 def test_a_percent_key_with_parentheses_does_not_hide_its_width() -> None:
-    assert list(sandbox._printf_numbers("%(a(b)c)99999999s")) == ["99999999"]
-    assert list(sandbox._printf_numbers("%5.2f %% %(x)-7s %*d")) == ["5", "2", "7", "*"]
-    assert list(sandbox._printf_numbers("%(never closed")) == []
+    assert list(printf_numbers("%(a(b)c)99999999s")) == ["99999999"]
+    assert list(printf_numbers("%5.2f %% %(x)-7s %*d")) == ["5", "2", "7", "*"]
+    assert list(printf_numbers("%(never closed")) == []
     assert limit_error("{{ '%(a(b)c)99999999s' % {'a(b)c': 'x'} }}") == TOO_BIG
 
 
 @pytest.fixture
 def no_time(monkeypatch: pytest.MonkeyPatch) -> str:
     """Every render is past its deadline at its first look at the clock."""
-    monkeypatch.setattr(sandbox, "DEADLINE", -1.0)
-    return sandbox.TOO_SLOW
+    monkeypatch.setattr(budget, "DEADLINE", -1.0)
+    return budget.TOO_SLOW
 
 
 def test_the_deadline_stops_a_render(no_time: str) -> None:

@@ -3,8 +3,8 @@
 Templates come from flow files, which may come from anyone, so they run in
 Jinja2's ``ImmutableSandboxedEnvironment`` (no attribute tricks, no mutation
 of passed-in values) with ``StrictUndefined`` (a misspelt variable is an error,
-not an empty string), bounded in steps, sizes and output by ``roost.flow.sandbox``
-(a template asking for too much fails with ``TemplateLimitError``).
+not an empty string), bounded in steps, sizes and output (``BoundedSandbox``:
+a template asking for too much fails with ``TemplateLimitError``).
 """
 
 from __future__ import annotations
@@ -15,17 +15,8 @@ from typing import Any
 import jinja2
 
 from roost.errors import TemplateRenderError
-from roost.flow.models import Flow
-from roost.flow.sandbox import BoundedSandbox, TemplateLimitError, budgeted
-
-__all__ = [
-    "TemplateLimitError",
-    "TemplateSyntaxProblem",
-    "parse_template",
-    "render_start",
-    "render_template",
-    "template_env",
-]
+from roost.templating.budget import TemplateLimitError, budgeted
+from roost.templating.environment import BoundedSandbox
 
 _ENV = BoundedSandbox(
     undefined=jinja2.StrictUndefined,
@@ -59,24 +50,6 @@ def parse_template(source: str) -> jinja2.Template:
         raise TemplateSyntaxProblem(message, error.lineno or 1) from None
     except (RecursionError, MemoryError, ValueError) as error:
         raise TemplateSyntaxProblem(f"template too complex ({type(error).__name__})", 1) from None
-
-
-def render_start(flow: Flow, frm: str, to: str) -> str:
-    """The flow's ``start.content``, rendered like a role with ``vars``, ``name`` and ``members``.
-
-    ``name`` is the sender and ``members`` the channel's members (or the two
-    nodes); ``now`` is empty, as nothing has happened yet. Text without template
-    syntax is the message as it is.
-    """
-    source = flow.start.content if flow.start is not None else ""
-    if "{" not in source:
-        return source
-    channel = flow.channels.get(to)
-    members = list(channel.members) if channel is not None else [frm, to]
-    try:
-        return render_template(source, vars=flow.vars, name=frm, members=members, now="")
-    except TemplateRenderError as error:
-        raise TemplateRenderError(f"start.content of {flow.name}: {error}") from None
 
 
 def render_template(source: str, **context: Any) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from roost.errors import TemplateRenderError
-from roost.flow.templates import TemplateSyntaxProblem, parse_template, render_template
+from roost.templating import TemplateSyntaxProblem, parse_template, render_template
 
 
 def test_renders_with_context() -> None:

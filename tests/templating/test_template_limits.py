@@ -15,7 +15,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 from roost.engine import Runner
 from roost.errors import TemplateRenderError
 from roost.eventlog import MemoryLog
-from roost.flow.templates import TemplateLimitError, parse_template, render_template
+from roost.templating import TemplateLimitError, parse_template, render_template
 from tests.flow.conftest import load
 
 TOO_LONG = "the template ran too long (more than 1,000,000 steps)"
