@@ -116,7 +116,8 @@ class ModelCaller:
                 rec.add(ErrorEvent, from_=route[0], to=route[1], content=text)
                 rec.flush()
             return None
-        on_text = self._text_sink(node)
+        # A summary is written for the node, not said by it: nothing of it is streamed.
+        on_text = None if purpose else self._text_sink(node)
         names = tuple(tool.name for tool in request.tools) if request.tools else ()
         digested = digest.finish(self.settings(provider_name) if self.settings else b"")
         try:
