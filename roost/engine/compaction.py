@@ -31,10 +31,11 @@ from typing import Any
 from roost.engine.calls import ModelCaller, Overflowed
 from roost.engine.digests import RequestDigest, request_digest
 from roost.engine.recorder import Recorder, build_event
+from roost.errors import RoostError
 from roost.events import CompactEvent, ErrorEvent
 from roost.flow.models import Flow, ScriptedProviderConfig
 from roost.messages import ModelRequest, ModelResponse, ToolSpec, UserMessage
-from roost.nodes.roles import render
+from roost.nodes.roles import agent_system, render
 from roost.pricing import context_window_of
 from roost.runstate import RunState
 from roost.window import SUMMARY_HEAD, ViewBase, estimate, trimmable
@@ -316,9 +317,48 @@ class Compactor:
         self.rec.flush()
 
 
+@dataclass(frozen=True, slots=True)
+class ContextSize:
+    """An agent's latest view: whom it answered, its request's estimated tokens, its window."""
+
+    node: str
+    to: str
+    tokens: int
+    window: int
+
+    def text(self) -> str:
+        """``a → b: ~1,234 of 128,000 tokens (1%)``."""
+        share = 100 * self.tokens / self.window if self.window else 0
+        return f"{self.node} → {self.to}: ~{self.tokens:,} of {self.window:,} tokens ({share:.0f}%)"
+
+
+def context_sizes(flow: Flow, state: RunState) -> list[ContextSize]:
+    """Each agent's current context: its view of the conversation it answered last, as
+    compaction left it, estimated as before its next call, against its model's window."""
+    latest: dict[str, str] = {}
+    for entry in state.history:
+        if entry.state == "success" and entry.from_ in flow.agents:
+            latest[entry.from_] = entry.to
+    found = []
+    for node, to in latest.items():
+        provider = flow.agents[node].provider or flow.defaults.provider
+        config = flow.providers.get(provider) if provider else None
+        if provider is None or config is None or flow.interrupt_of(node) == "ALWAYS":
+            continue  # a person answers for it: it makes no model call
+        try:
+            system = agent_system(flow, state, node, to)
+        except RoostError:
+            system = flow.agents[node].role
+        anchor = state.views.get((node, to))
+        chars = state.view_chars(node, to)
+        tokens = estimate(anchor, chars, len(system), state.chars_per_token(provider))
+        found.append(ContextSize(node, to, tokens, context_window_of(config)))
+    return found
+
+
 def _summary_tokens(window: int) -> int:
     low, high = SUMMARY_TOKENS
     return max(low, min(high, int(window * SUMMARY_SHARE)))
 
 
-__all__ = ["SUMMARY_HEAD", "Asker", "Compactor", "fixed_chars"]
+__all__ = ["SUMMARY_HEAD", "Asker", "Compactor", "ContextSize", "context_sizes", "fixed_chars"]
