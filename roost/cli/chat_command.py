@@ -76,6 +76,11 @@ class ChatLoop:
                 self.fork,
             ),
             Command("/show", "print this run's transcript", lambda _: self.show()),
+            Command(
+                "/info",
+                "this run's tokens, cost and each agent's context against its window",
+                lambda _: self.info(),
+            ),
             Command("/help", "this help", lambda _: self.help()),
         ]
         self.commands = {command.usage[1:].split()[0]: command for command in commands}
@@ -222,6 +227,15 @@ class ChatLoop:
         from roost.cli.transcript import print_transcript
 
         print_transcript(self.out.out, self.log.load(), ref=self.log.run_id, db=self.db)
+
+    def info(self) -> None:
+        from roost.cli.console import context_lines, usage_line
+
+        state = self.runner.state
+        lines = [f"run {self.log.run_id} of {self.flow.name} ({state.status})"]
+        lines.append(usage_line(state.usage, self.log.load()))
+        lines += context_lines(self.flow, state) or ["context: no agent has spoken yet"]
+        self.out.out.print(escape("\n".join(lines)))
 
     def _stored_id(self) -> str:
         if not self.log.load():
