@@ -27,15 +27,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
-from fakes.llm_server import FakeLLMServer, Received  # noqa: E402
-from fakes.script import Action, Reply  # noqa: E402
+from fakes.llm_server import FakeLLMServer, Received
+from fakes.script import Action, Reply
 
-from roost.engine import Runner  # noqa: E402
-from roost.engine.replay import replay_run  # noqa: E402
-from roost.eventlog import MemoryLog  # noqa: E402
-from roost.events import CompactEvent, Event, LlmCallEvent, MessageEvent  # noqa: E402
-from roost.flow import load_flow_text  # noqa: E402
-from roost.flow.models import Flow  # noqa: E402
+from roost.engine import Runner
+from roost.engine.replay import replay_run
+from roost.eventlog import MemoryLog
+from roost.events import CompactEvent, Event, LlmCallEvent, MessageEvent
+from roost.flow import load_flow_text
+from roost.flow.models import Flow
 
 SENTENCES = (
     "The tide came in over the flats before noon.",
