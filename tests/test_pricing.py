@@ -204,6 +204,7 @@ def test_a_placeholder_price_counts_as_unset_when_read_from_the_log() -> None:
     [
         (RunCost(), "$0.00"),
         (RunCost(0.004213, True), "$0.0042 (estimated)"),
+        (RunCost(0.0000123, True), "<$0.0001 (estimated)"),
         (RunCost(1234.5, False), "$1,234.50"),
         (RunCost(0.0, True, 3), "unknown"),
     ],

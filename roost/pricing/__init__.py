@@ -234,6 +234,8 @@ def format_amount(amount: float) -> str:
     """US dollars with the digits that matter: ``$1.23``, ``$0.0042``, ``$0.00``."""
     if amount == 0:
         return "$0.00"
+    if amount < 0.00005:  # would show as $0.0000, which reads as free
+        return "<$0.0001"
     if amount < 0.01:
         return f"${amount:.4f}"
     return f"${amount:,.2f}"
@@ -296,7 +298,7 @@ def run_cost(
         if kind in ("run_start", "flow") and providers is None:
             entries = _entries_of(event.flow.text)
         elif kind == "llm_call" and event.usage is not None:
-            answered = _answered_by(event)
+            answered = answered_by(event)
             total = total.add(cost_of(event.usage, entries.get(answered), model=event.model))
     return total
 
@@ -306,7 +308,7 @@ def _entries_of(flow_text: str) -> dict[str, ProviderSettings]:
     return provider_entries(flow_text)
 
 
-def _answered_by(call: Any) -> str:
+def answered_by(call: Any) -> str:
     """The provider entry that gave a call's answer: the last attempt's, else the call's."""
     attempts = call.attempts
     if attempts and attempts[-1].outcome == "ok":
