@@ -175,7 +175,8 @@ class Compactor:
             return True
         summarised = await self._summarise(asker, window, target)
         changed = changed or summarised is not None
-        hard = target if overflow or force else defaults.compress_hard_at * window
+        # A refused request must shrink whatever the summary left; /compact keeps the summary.
+        hard = target if overflow else defaults.compress_hard_at * window
         if summarised is False or self.estimate(asker) > hard:
             changed = self._cut(asker, target) or changed
         return changed

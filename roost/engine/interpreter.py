@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from roost.engine.calls import ModelCaller, error_text, request_digest
-from roost.engine.compaction import Asker, Compactor, fixed_chars
+from roost.engine.compaction import Asker, Compactor, context_sizes, fixed_chars
 from roost.engine.digests import RequestDigest
 from roost.engine.recorder import Recorder, build_event, model_request
 from roost.engine.tool_loop import Reply, ToolLoop
@@ -137,6 +137,26 @@ class Interpreter:
             check_self_answer(self.flow, pending.from_)
         self.rec.add(ResumeEvent, from_=pending.from_, to=pending.to, feedback=feedback)
         await self._run(self._after_resume(pending, feedback))
+
+    async def compact(self) -> int:
+        """Compresses each agent's current view now, whatever its size (``roost chat``'s
+        /compact); how many views changed. Only between steps of a paused run, or of one
+        stopped at an error: the next step's requests are the smaller ones."""
+        state, flow = self.state, self.flow
+        if state.status not in ("paused", "error"):
+            raise RunStateError(
+                f"run {self.rec.run_id} is {state.status}: only a paused run, or one stopped "
+                "at an error, can be compressed between its steps"
+            )
+        changed = 0
+        for size in context_sizes(flow, state):
+            provider = flow.agents[size.node].provider or flow.defaults.provider
+            assert provider is not None  # context_sizes names only agents with a provider
+            system = agent_system(flow, state, size.node, size.to)
+            asker = Asker(size.node, size.to, provider, fixed_chars(system))
+            changed += await self.compactor.fit(asker, force=True)
+        self.rec.flush()
+        return changed
 
     async def retry(self, recorded: Callable[[], Sequence[Event]]) -> None:
         """Redoes the step that stopped at an error, or that a dead process left running.

@@ -35,6 +35,7 @@ from roost.engine.runner import ChildRuns, Runner
 from roost.errors import CONTEXT_TOO_LONG, EventLogError, ProviderError, RoostError
 from roost.eventlog import MemoryLog
 from roost.events import (
+    CompactEvent,
     ErrorEvent,
     Event,
     FlowEvent,
@@ -217,6 +218,17 @@ async def _drive(runner: Runner, recorded: Sequence[Event], stops: Stops, flows:
             if stopped:
                 stops.resume()
             stopped = await _step(runner.retry())
+        elif _compacted_between_steps(event, runner.state.next_seq, stopped):
+            stopped = await _step(runner.compact())  # a person's /compact, done again
+
+
+def _compacted_between_steps(event: Event, next_seq: int, stopped: bool) -> bool:
+    """Whether ``event`` begins a compaction made between two steps (``roost chat``'s
+    /compact): a summary's call or a compaction where the replayed step has ended."""
+    if stopped or event.seq != next_seq:
+        return False
+    summary = isinstance(event, LlmCallEvent) and event.purpose == "summary"
+    return summary or isinstance(event, CompactEvent)
 
 
 async def _step(step: Awaitable[object]) -> bool:

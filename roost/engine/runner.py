@@ -121,6 +121,10 @@ class Runner:
         """Redoes the step that failed, or the one a dead process left unfinished."""
         return await self._drive(lambda: self._interpreter.retry(self.log.load))
 
+    async def compact(self) -> RunState:
+        """Compresses each agent's current view now (between steps of a paused run)."""
+        return await self._drive(self._interpreter.compact)
+
     async def events(self) -> AsyncIterator[Event]:
         """The events of the calls to start, continue_ and retry, once each, as they are appended.
 

@@ -15,6 +15,7 @@ import pytest
 
 from roost.engine import Runner
 from roost.engine.replay import replay_run
+from roost.errors import RunStateError
 from roost.eventlog import MemoryLog
 from roost.events import CompactEvent, Event, LlmCallEvent, MessageEvent
 from roost.flow.models import Flow
@@ -332,3 +333,47 @@ async def test_a_providers_reported_usage_calibrates_its_characters_per_token() 
     # Each view's latest reported size anchors its next estimate.
     base = state.views[("a", "b")]
     assert base.reported and base.anchor_tokens > 0
+
+
+PERSON = """
+roost: 1
+defaults: {provider: chat, summary_provider: writer}
+providers:
+  chat: {kind: scripted, when_exhausted: cycle, replies: ["Noted, and the tide is out now."]}
+  writer: {kind: scripted, when_exhausted: cycle, replies: ["They spoke of the tide."]}
+agents:
+  USER: {interrupt: ALWAYS}
+  bot: {role: You help.}
+start: {from: USER, to: bot, content: "Hello."}
+"""
+
+
+async def test_compact_now_compresses_a_paused_runs_views_and_replays_without_a_model() -> None:
+    flow = make_flow(PERSON)
+    log = MemoryLog("run-1")
+    recording = Recording(flow)
+    runner = Runner(flow, log, providers=recording)
+    await runner.start()
+    for said in ("More, please.", "And then?", "Go on."):
+        await runner.continue_(said)
+    state = await runner.compact()
+    assert state.status == "paused"  # compressing is not a step: the run still waits
+    made = compacts(log.load())
+    assert [(c.node, c.to, c.stage) for c in made] == [("bot", "USER", "summary")]
+    assert made[0].summary == "They spoke of the tide."
+    await runner.continue_("Thanks.")
+    shown = texts(recording.sent[-1][1])
+    assert shown[0] == "Hello." and shown[1].startswith(SUMMARY_HEAD)
+    assert shown[-1] == "Thanks." and "More, please." not in shown
+    events = log.load()
+    assert (await replay_run(None, events)).identical
+
+
+async def test_compact_now_is_refused_for_a_run_that_cannot_go_on() -> None:
+    flow = pair(100_000, replies=REPLIES)
+    log = MemoryLog("run-1")
+    runner = Runner(flow, log, providers=Recording(flow))
+    await runner.start()
+    with pytest.raises(RunStateError, match="terminated: only a paused run"):
+        await runner.compact()
+    assert not compacts(log.load())

@@ -326,3 +326,40 @@ def test_chat_info_gives_each_agents_context_against_its_window(tmp_path: Path) 
     info = shown.split("the run has ended")[1]
     assert "usage: " in info and "cost $0.00" in info, info
     assert "context: a → b: ~" in info and "context: b → a: ~" in info, info
+
+
+PAUSING = """\
+roost: 1
+name: pausing
+defaults: {provider: talk}
+providers:
+  talk: {kind: scripted, when_exhausted: cycle, replies: ["Noted, and the tide is out now."]}
+agents:
+  USER: {interrupt: ALWAYS}
+  bot: {role: You help.}
+start: {from: USER, to: bot, content: unused}
+"""
+
+
+def test_chat_compact_compresses_now_and_says_what_it_did(tmp_path: Path) -> None:
+    flow = tmp_path / "pausing.yaml"
+    flow.write_text(PAUSING)
+    chat = Terminal(["chat", str(flow)], tmp_path)
+    try:
+        chat.wait_for("USER → bot> ")
+        chat.type("/compact")
+        chat.wait_for("USER → bot> ", times=2)
+        for n, line in enumerate(("Hello.", "More, please.", "And then?", "Go on."), start=2):
+            chat.type(line)
+            chat.wait_for("> ", times=n + 1)
+        chat.type("/compact")
+        shown = chat.wait_for("compressed (summary")
+        chat.type("/quit")
+        chat.wait_for("is stored")
+    finally:
+        chat.close()
+    assert "only a paused run, or one stopped at an error" in shown, shown  # before it began
+    assert "⇲ bot's view of its talk with USER compressed (summary" in shown, shown
+    run_id = shown.split("run ")[1].split()[0]
+    replayed = run_cli("replay", run_id, cwd=tmp_path)
+    assert replayed.returncode == 0 and "identical" in replayed.stdout, replayed.stdout
