@@ -377,3 +377,11 @@ async def test_compact_now_is_refused_for_a_run_that_cannot_go_on() -> None:
     with pytest.raises(RunStateError, match="terminated: only a paused run"):
         await runner.compact()
     assert not compacts(log.load())
+
+
+async def test_a_summary_is_not_streamed_as_the_nodes_words() -> None:
+    flow = pair(400, replies=REPLIES)
+    streamed: list[tuple[str, str]] = []
+    events = await run(flow, on_text=lambda node, text: streamed.append((node, text)))
+    assert compacts(events) and streamed
+    assert not any("They spoke of the sea." in text for _, text in streamed)
