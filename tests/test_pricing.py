@@ -28,6 +28,7 @@ from roost.pricing import (
     prices_as_of,
     provider_entries,
     run_cost,
+    short_text,
     table,
 )
 
@@ -197,6 +198,21 @@ def test_a_placeholder_price_counts_as_unset_when_read_from_the_log() -> None:
     assert entries["own"].context_window == 4000
     assert provider_entries("not: [valid") == {}
     assert provider_entries("- a list") == {}
+
+
+@pytest.mark.parametrize(
+    ("total", "shown"),
+    [
+        (RunCost(), "$0.00"),
+        (RunCost(0.004213, True), "~$0.0042"),
+        (RunCost(0.5, False, 2), "$0.50+"),
+        (RunCost(0.0, True, 3), "?"),
+    ],
+)
+def test_a_cost_in_a_narrow_column_marks_an_estimate_with_a_tilde(
+    total: RunCost, shown: str
+) -> None:
+    assert short_text(total) == shown
 
 
 @pytest.mark.parametrize(

@@ -107,16 +107,26 @@ def runs(
     table = Table(box=None)
     table.add_column("id", no_wrap=True)
     table.add_column("flow")
-    for name in ("status", "messages", "tokens", "age"):
+    for name in ("status", "messages", "tokens", "cost", "age"):
         table.add_column(name, no_wrap=True)
+    store = open_store(db, create=False)
     for run in found:
         name = run.flow_name + (f" — {run.title}" if run.title else "")
         fork = f" (fork at {run.fork_at})" if run.fork_at is not None else ""
         table.add_row(
             run.id, escape(name + fork), run.status, str(run.messages), str(run.tokens),
-            age(run.created),
+            _cost(store, run), age(run.created),
         )  # fmt: skip
     console().print(table)
+
+
+def _cost(store: SqlStore, run: RunInfo) -> str:
+    """What a listed run's model calls cost, from its events (a run with no tokens: $0.00)."""
+    if not run.tokens:
+        return "$0.00"  # no call reported usage, so none cost anything: no need to read it
+    from roost.pricing import run_cost, short_text
+
+    return short_text(run_cost(store.log(run.id).load()))
 
 
 @app.command()

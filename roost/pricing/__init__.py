@@ -230,6 +230,15 @@ class RunCost:
         return f"{shown} ({', '.join(notes)})" if notes else shown
 
 
+def short_text(cost: RunCost) -> str:
+    """The cost in a table's narrow column: ``~`` marks an estimate, ``+`` calls of unknown
+    price left out, ``?`` a cost nothing is known of."""
+    if cost.unpriced and not cost.amount:
+        return "?"
+    mark = "~" if cost.estimated else ""
+    return mark + format_amount(cost.amount) + ("+" if cost.unpriced else "")
+
+
 def format_amount(amount: float) -> str:
     """US dollars with the digits that matter: ``$1.23``, ``$0.0042``, ``$0.00``."""
     if amount == 0:

@@ -70,6 +70,10 @@ def test_run_and_show_give_cost_and_each_nodes_context_against_its_window(
     replayed = roost("replay", str(events), cwd=tmp_path, env=env)
     assert replayed.returncode == 0 and "identical" in replayed.stdout, replayed.stdout
 
+    listed = roost("runs", cwd=tmp_path, env=env)
+    row = next(line for line in listed.stdout.splitlines() if "long-chat" in line)
+    assert re.search(r" ~\$0\.\d+ ", row), row  # ~: estimated from the table's prices
+
 
 def test_a_price_in_the_flow_gives_a_cost_that_is_not_estimated(tmp_path: Path) -> None:
     with FakeLLMServer(window=600, responder=answer) as server:
