@@ -117,7 +117,9 @@ class ToolLoop:
                 if changed:
                     job.seen = job.refresh()
                 turn = self._turn(job.agent)
-                tail = self._tail(turn, job.result_limit, job.to) if turn.messages else []
+                base = state.views.get((job.agent, job.to))
+                trimmed = base.trimmed if base is not None else -1
+                tail = self._tail(turn, job.result_limit, trimmed) if turn.messages else []
                 if final and turn.rounds:
                     tail.append(UserMessage(content=LIMIT_NOTE.format(rounds=turn.rounds)))
                 request = self._request(job, offered, tail)
@@ -133,12 +135,12 @@ class ToolLoop:
         turn = self.recorder.state.turn
         return turn if turn.node == agent else _NO_TURN
 
-    def _tail(self, turn: Turn, limit: int, to: str) -> list[ChatMessage]:
+    def _tail(self, turn: Turn, limit: int, trimmed: int = -1) -> list[ChatMessage]:
+        """The reply's tool rounds as the model is shown them: those up to seq ``trimmed``
+        as the trim stage left them, each result cut to ``limit`` characters."""
         tail: list[ChatMessage] = []
-        base = self.recorder.state.views.get((turn.node, to))
-        trimmed = base.trimmed if base is not None else -1
-        for message, seq in zip(turn.messages, turn.seqs, strict=True):
-            if seq <= trimmed:
+        for index, message in enumerate(turn.messages):
+            if trimmed >= 0 and turn.seqs[index] <= trimmed:
                 message = _trimmed(message)
             if isinstance(message, ToolResultMessage) and len(message.content) > limit:
                 # The recorded result is masked already; masked again before the cut all
