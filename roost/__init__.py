@@ -4,7 +4,9 @@
 flow to its end; ``load_flow(path)`` reads and validates a flow file, its tools
 included, raising ``FlowError`` whose ``problems`` carry file, line, column and
 message. ``Runner`` steps a run one call at a time; ``MemoryLog``, ``JsonlLog``
-and ``SqlStore`` keep its events, whose types are exported here too.
+and ``SqlStore`` keep its events, whose types are exported here too. In
+Jupyter, ``show(item)`` draws a flow or a run (and a cell ending with one
+draws it by itself).
 
 Names are imported on first use, so that ``import roost`` (and the console
 script's start-up, which a person may interrupt) stays cheap.
@@ -13,6 +15,7 @@ script's start-up, which a person may interrupt) stays cheap.
 from __future__ import annotations
 
 import importlib
+import sys
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -37,6 +40,7 @@ if TYPE_CHECKING:
     )
     from roost.flow import Flow
     from roost.loading import load_flow
+    from roost.notebook import show
     from roost.store.jsonl import JsonlLog
     from roost.store.sql import SqlStore
 
@@ -62,6 +66,7 @@ _EVENTS = (
 _LAZY = {
     "run": "roost.api",
     "run_sync": "roost.api",
+    "show": "roost.notebook",
     "Runner": "roost.engine",
     "RunState": "roost.engine",
     "FlowError": "roost.errors",
@@ -104,6 +109,7 @@ __all__ = [
     "load_flow",
     "run",
     "run_sync",
+    "show",
 ]
 
 
@@ -121,6 +127,20 @@ def __dir__() -> list[str]:
     return sorted({*globals(), *__all__})
 
 
+def _display_in_notebooks() -> None:
+    """In IPython (a Jupyter kernel), flows and runs display as their drawings.
+
+    The displays are registered by type name: nothing is imported for them until an
+    object of such a type is shown.
+    """
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None
+    if shell is not None and hasattr(shell, "display_formatter"):
+        from roost.notebook import register
+
+        register(shell)
+
+
 def _version() -> str:
     """The installed package's version: pyproject.toml is the one place it is written."""
     from importlib.metadata import PackageNotFoundError, version
@@ -129,3 +149,6 @@ def _version() -> str:
         return version("roost")
     except PackageNotFoundError:  # a source tree on sys.path, never installed
         return "0+unknown"
+
+
+_display_in_notebooks()

@@ -12,12 +12,14 @@ from __future__ import annotations
 import asyncio
 import inspect
 import os
+import warnings
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, TypeAlias
 
 from roost.engine import Runner, RunState
-from roost.errors import RunStateError, UsageError
+from roost.errors import RunStateError, TelemetryError, UsageError
 from roost.eventlog import EventLog, MemoryLog, new_run_id
+from roost.events import Event
 
 if TYPE_CHECKING:
     from roost.flow import Flow
@@ -53,7 +55,8 @@ async def run(
     ``error``. Raises ``FlowError`` for a flow that does not load and
     ``RunStateError`` for a run that cannot go on as asked.
     """
-    runner = Runner(_as_flow(flow), log if log is not None else MemoryLog(new_run_id()))
+    log = log if log is not None else MemoryLog(new_run_id())
+    runner = Runner(_as_flow(flow), log, on_event=_tracing(log))
     state = runner.state
     if state.status == "new":
         state = await runner.start(message)
@@ -98,6 +101,18 @@ def run_sync(
         "roost.run_sync cannot run inside a running event loop (an async function, "
         "a notebook): use `await roost.run(...)` instead"
     )
+
+
+def _tracing(log: EventLog) -> Callable[[Event], None] | None:
+    """The run's tracing when the ``OTEL_*`` variables ask for it (a warning when they
+    ask for what cannot be done: the run goes on untraced)."""
+    from roost.telemetry import tracing_from_environment
+
+    try:
+        return tracing_from_environment(log)
+    except TelemetryError as error:
+        warnings.warn(f"{error}; the run is not traced", RuntimeWarning, stacklevel=3)
+        return None
 
 
 def _as_flow(flow: Flow | str | os.PathLike[str]) -> Flow:

@@ -14,8 +14,9 @@ at the edge that meets them, with ``raise ... from exc``.
     ├── ToolFailure                a tool could not be set up (not a tool's own error result)
     ├── TemplateRenderError        a template failed to render (sandbox refusal, undefined)
     ├── EventLogError              an event log that cannot be read or appended to
-    └── StoreError                 the database failed, is locked or is not roost's
-        └── ConcurrentRunError     another process advanced the same run
+    ├── StoreError                 the database failed, is locked or is not roost's
+    │   └── ConcurrentRunError     another process advanced the same run
+    └── TelemetryError             tracing asked for cannot be set up, or spans not sent
 """
 
 from __future__ import annotations
@@ -137,3 +138,7 @@ class ConcurrentRunError(StoreError):
     """Another process appended to the same run first."""
 
     exit_code = 2
+
+
+class TelemetryError(RoostError):
+    """Tracing the ``OTEL_*`` variables ask for cannot be set up, or its spans were not sent."""

@@ -23,7 +23,16 @@ from roost.cli.app import COMMANDS, app
 ROOT = Path(__file__).resolve().parent.parent
 
 # Heavy packages the command line must not load before a command needs them.
-HEAVY = ("mcp", "openai", "anthropic", "sqlalchemy", "sqlmodel", "graphviz", "jinja2.sandbox")
+HEAVY = (
+    "mcp",
+    "openai",
+    "anthropic",
+    "sqlalchemy",
+    "sqlmodel",
+    "graphviz",
+    "opentelemetry",
+    "jinja2.sandbox",
+)
 # What listing the commands needs beyond typer: none of the flow language or the engine.
 NOT_FOR_HELP = (*HEAVY, "pydantic", "networkx", "jinja2", "yaml", "rich", "roost.events")
 
@@ -89,6 +98,20 @@ def test_a_run_with_python_tools_only_never_loads_the_mcp_sdk() -> None:
     loaded = _loaded_after(TOOL_RUN)
     assert "roost.tools.python_tool" in loaded  # the tool did run
     assert _among(loaded, ("mcp", "roost.tools.mcp_tool")) == []
+
+
+def test_a_run_that_is_not_traced_never_loads_opentelemetry(tmp_path: Path) -> None:
+    # Tracing is off unless an OTEL_* variable asks for it, and then costs no import at all.
+    code = (
+        "import os\n"
+        "for name in [n for n in os.environ if n.startswith('OTEL_')]:\n"
+        "    del os.environ[name]\n"
+        "from roost.cli import main\n"
+        f"main(['run', 'flows/hello.yaml', '--events', {str(tmp_path / 'run.jsonl')!r}])\n"
+    )
+    loaded = _loaded_after(code)
+    assert "roost.engine.runner" in loaded  # it did run
+    assert _among(loaded, ("opentelemetry", "roost.telemetry.otel")) == []
 
 
 def test_the_console_script_help_imports_no_heavy_package() -> None:

@@ -92,12 +92,13 @@ class ChatLoop:
         self.new()
 
     def attach(self, flow: Flow, log: EventLog) -> None:
+        from roost.cli.tracing import traced
         from roost.engine import Runner
 
         self.flow, self.log = flow, log
         self.out.use_flow(flow)
         self.runner = Runner(
-            flow, log, on_event=self.out.on_event, on_text=self.out.on_text,
+            flow, log, on_event=traced(self.out.on_event, log), on_text=self.out.on_text,
             child_log=child_logs(self.db),
         )  # fmt: skip
         status = self.runner.state.status

@@ -17,6 +17,7 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
+from roost.cli.lines import Piece, lines_for
 from roost.events import (
     ErrorEvent,
     Event,
@@ -58,6 +59,11 @@ PICKED_BY = {
 # Shown after text a model wrote in the same answer as its tool calls.
 BEFORE_TOOLS = "(written before its tool calls: not a reply)"
 
+# Unstyled pieces of the lines printed for every message.
+_TO: Piece = (" → ", "")
+_SAYS: Piece = (": ", "")
+_SPACE: Piece = (" ", "")
+
 
 class RunConsole:
     """Prints a run's events and asks a person for answers."""
@@ -71,6 +77,9 @@ class RunConsole:
         step: Callable[[], tuple[str, str] | None] | None = None,
     ) -> None:
         self.out = console or Console(highlight=False, soft_wrap=True)
+        # The run's own lines: plain and buffered to a pipe, rich to a terminal. Other
+        # lines (prompts, notes of the commands) go through ``out``, which flushes.
+        self.lines = lines_for(self.out)
         # A director's answer is a name, shown through the select event, never streamed.
         self.channels = frozenset(channels)
         # Text from an agent with tools may be a note before its tool calls rather than its
@@ -78,6 +87,7 @@ class RunConsole:
         self.tool_users = frozenset(tool_users)
         self.step = step
         self._colours: dict[str, str] = {}
+        self._styles: dict[str, str] = {}  # each node's style, made once
         self._streaming: str | None = None
         self._high = ""  # the first half of a surrogate pair still waiting for its second
         self._notes: list[str] = []  # how model answers ended, shown after their message
@@ -104,7 +114,20 @@ class RunConsole:
         return colour
 
     def name(self, node: str) -> str:
+        """``node`` in its colour, as rich markup."""
         return f"[bold {self.colour(node)}]{escape(node)}[/]"
+
+    def named(self, node: str) -> Piece:
+        """``node`` in its colour, as a piece of a line."""
+        return node, self._styles.get(node) or self._style(node)
+
+    def _style(self, node: str) -> str:
+        style = self._styles[node] = f"bold {self.colour(node)}"
+        return style
+
+    def flush(self) -> None:
+        """Sends what the run printed on to the output (before a prompt or an error line)."""
+        self.lines.flush()
 
     def on_text(self, node: str, chunk: str) -> None:
         """Shows streamed text as it arrives."""
@@ -114,20 +137,22 @@ class RunConsole:
             self.end_line()
             step = self.step() if self.step is not None else None
             addressed = step is not None and step[0] == node and node not in self.tool_users
-            to = f" → {self.name(step[1])}" if step is not None and addressed else ""
-            self.out.print(f"{self.name(node)}{to}: ", end="")
+            if step is not None and addressed:
+                self.lines.write((self.named(node), _TO, self.named(step[1]), _SAYS), end="")
+            else:
+                self.lines.write((self.named(node), _SAYS), end="")
             self._streaming = node
         # An emoji may arrive split into its two UTF-16 halves: keep a first half back.
         chunk, self._high = self._high + chunk, ""
         if chunk and "\ud800" <= chunk[-1] <= "\udbff":
             chunk, self._high = chunk[:-1], chunk[-1]
-        self.out.print(escape(valid_text(chunk)), end="")
+        self.lines.write(((valid_text(chunk), ""),), end="")
 
     def end_line(self) -> None:
         """Ends a line of streamed text, so that what comes next starts a line of its own."""
         self._high = ""
         if self._streaming is not None:
-            self.out.print()
+            self.lines.write(())
             self._streaming = None
 
     def on_event(self, event: Event) -> None:
@@ -139,54 +164,57 @@ class RunConsole:
         elif isinstance(event, LlmCallEvent):
             note = finish_note(event.response)
             if note is not None:
-                self._notes.append(f"[yellow]({escape(event.node)}: {escape(note)})[/]")
+                self._notes.append(f"({event.node}: {note})")
         elif isinstance(event, ToolCallEvent):
             if self._streaming == event.agent:
-                self.out.print(f" [dim italic]{BEFORE_TOOLS}[/]", end="")
+                self.lines.write(((f" {BEFORE_TOOLS}", "dim italic"),), end="")
             self.end_line()
             self._print_notes()
-            arguments = escape(json.dumps(event.arguments, ensure_ascii=False))
-            self.out.print(
-                f"[dim]  {escape(event.agent)} calls {escape(event.name)}({arguments})[/]"
-            )
+            arguments = json.dumps(event.arguments, ensure_ascii=False)
+            self.lines.write(((f"  {event.agent} calls {event.name}({arguments})", "dim"),))
         elif isinstance(event, ToolResultEvent):
-            mark = "[red]error[/] " if event.is_error else ""
-            text = escape(_short(event.content))
-            self.out.print(f"[dim]  {escape(event.name)} → {mark}{text}[/]")
+            where = (f"  {event.name} → ", "dim")
+            text = (_short(event.content), "dim")
+            if event.is_error:
+                self.lines.write((where, ("error", "dim red"), (" ", "dim"), text))
+            else:
+                self.lines.write((where, text))
         elif isinstance(event, ErrorEvent):
             self.end_line()
-            where = self.name(event.from_)
-            self.out.print(f"[bold red]error[/] at {where}: {escape(event.content)}")
+            at = (self.named(event.from_), (f": {event.content}", ""))
+            self.lines.write((("error", "bold red"), (" at ", ""), *at))
         elif isinstance(event, TerminateEvent):
             self.end_line()
-            why = escape(event.reason or "done")
-            self.out.print(f"[dim]— terminated at {escape(event.node)} ({why}) —[/]")
+            why = event.reason or "done"
+            self.lines.write(((f"— terminated at {event.node} ({why}) —", "dim"),))
 
     def _pick(self, event: SelectEvent) -> None:
         self.end_line()
         why = PICKED_BY.get(event.by)
-        reason = f" ({escape(why)})" if why else ""
-        self.out.print(
-            f"[dim]{escape(event.channel)} picks[/] {self.name(event.chosen)}[dim]{reason}[/]"
-        )
+        picks = (f"{event.channel} picks", "dim")
+        if why:
+            self.lines.write((picks, _SPACE, self.named(event.chosen), (f" ({why})", "dim")))
+        else:
+            self.lines.write((picks, _SPACE, self.named(event.chosen)))
 
     def _message(self, event: MessageEvent) -> None:
         if self._streaming == event.from_:
             self.end_line()
         else:
             self.end_line()
-            text = escape(event.content)
-            self.out.print(f"{self.name(event.from_)} → {self.name(event.to)}: {text}")
+            said = (f": {event.content}", "")
+            self.lines.write((self.named(event.from_), _TO, self.named(event.to), said))
         self._print_notes()
 
     def _print_notes(self) -> None:
         notes, self._notes = self._notes, []
         for note in notes:
-            self.out.print(note)
+            self.lines.write(((note, "yellow"),))
 
     def ask(self, interrupt: InterruptEvent, state: RunState, choices: Sequence[str]) -> str:
         """Asks the person at an interrupt; Enter gives no feedback (Ctrl-C: KeyboardInterrupt)."""
         self.end_line()
+        self.flush()
         self.out.print(f"[bold]{escape(describe_wait(interrupt, choices))}[/]")
         hint = _hint(interrupt)
         self.out.print(f"{self.prompt(interrupt)}[dim]{escape(hint)}[/] ", end="")
@@ -209,6 +237,7 @@ class RunConsole:
         """Prints the run's token usage and cost, if any was reported, and each agent's
         context size against its window."""
         usage = state.usage
+        self.flush()
         if usage.prompt_tokens or usage.completion_tokens:
             self.out.print(escape(usage_line(usage, events)), style="dim")
         for size in context_lines(flow, state):

@@ -18,6 +18,7 @@ import typer
 
 from roost.cli.app import app
 from roost.cli.console import RunConsole, describe_wait
+from roost.cli.tracing import traced
 from roost.engine import Runner
 from roost.engine.interpreter import start_route
 from roost.errors import EventLogError, RunStateError, UsageError
@@ -201,7 +202,7 @@ class Session:
             self._runner = Runner(
                 self.flow,
                 self.log,
-                on_event=self.out.on_event,
+                on_event=traced(self.out.on_event, self.log),
                 on_text=self.out.on_text,
                 child_log=self.child_log,
             )
@@ -234,6 +235,8 @@ class Session:
                 f"roost: interrupted; the run is saved. Resume it with: {self.command('retry')}\n"
             )
             raise SystemExit(1) from None
+        finally:
+            self.out.flush()  # the run's lines before any error line of the command's
 
     async def answer_next(self, runner: Runner) -> RunState:
         """Answers the pending interrupt with the next --answer, or asks the person."""

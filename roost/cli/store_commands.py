@@ -11,6 +11,7 @@ import asyncio
 import json
 import sys
 from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any, get_args
 
@@ -21,6 +22,7 @@ from rich.table import Table
 
 from roost.cli import chat_command  # noqa: F401  (registers `roost chat`)
 from roost.cli.app import app
+from roost.cli.lines import print_columns
 from roost.cli.logs import (
     child_logs,
     file_log,
@@ -104,20 +106,18 @@ def runs(
     if not found:
         print("no runs stored")
         return
-    table = Table(box=None)
-    table.add_column("id", no_wrap=True)
-    table.add_column("flow")
-    for name in ("status", "messages", "tokens", "cost", "age"):
-        table.add_column(name, no_wrap=True)
+    rows = []
+    now = datetime.now(UTC)
     store = open_store(db, create=False)
     for run in found:
         name = run.flow_name + (f" — {run.title}" if run.title else "")
         fork = f" (fork at {run.fork_at})" if run.fork_at is not None else ""
-        table.add_row(
-            run.id, escape(name + fork), run.status, str(run.messages), str(run.tokens),
-            _cost(store, run), age(run.created),
+        rows.append(
+            (run.id, name + fork, run.status, str(run.messages), str(run.tokens),
+             _cost(store, run), age(run.created, now))
         )  # fmt: skip
-    console().print(table)
+    columns = ("id", "flow", "status", "messages", "tokens", "cost", "age")
+    print_columns(console(), columns, rows)
 
 
 def _cost(store: SqlStore, run: RunInfo) -> str:
@@ -334,9 +334,24 @@ def _first_step(
 
 
 @app.command()
-def export(run_ref: RunArgument, db: DbOption = None) -> None:
+def export(
+    run_ref: RunArgument,
+    db: DbOption = None,
+    otlp: Annotated[
+        bool,
+        typer.Option(
+            "--otlp",
+            help="Send the run's spans where the OTEL_* variables say (OTLP) instead.",
+        ),
+    ] = False,
+) -> None:
     """Print a run's events as JSON Lines."""
     events, _, _ = recorded(run_ref, db)
+    if otlp:
+        from roost.cli.tracing import send_spans
+
+        send_spans(events)
+        return
     sys.stdout.write("".join(event_json(event) + "\n" for event in events))
 
 

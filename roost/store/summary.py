@@ -35,6 +35,10 @@ def summarize(events: Iterable[Event], status: Status | None = None) -> Delta:
         if event.type == "message":
             messages += 1
         elif event.type == "llm_call" and event.usage:
+            prompt, completion = event.usage.prompt_tokens, event.usage.completion_tokens
+            if prompt >= 0 and completion >= 0 and tokens + prompt + completion <= COLUMN_MAX:
+                tokens += prompt + completion  # the common case: every figure fits
+                continue
             for key in ("prompt_tokens", "completion_tokens"):
                 reported = getattr(event.usage, key)
                 counted = clamped_count(reported)

@@ -9,6 +9,8 @@ import pytest
 from roost.engine import Runner, fold
 from roost.errors import RunStateError
 from roost.eventlog import MemoryLog
+from roost.messages import AssistantMessage, ModelRequest, ModelResponse
+from roost.providers.base import TextCallback
 from tests.engine.conftest import make_flow, messages, runner_for
 
 
@@ -132,6 +134,33 @@ async def test_between_two_agents_each_sees_only_their_messages_with_roles() -> 
     said = [m[2] for m in messages(log.load())]
     assert said[1] == "Hi"  # the last message assistant was shown
     assert said[3] == "You help."
+
+
+class Recording:
+    """A provider that keeps what each request showed: (node, [(kind, content), ...])."""
+
+    name = "rec"
+    model = "rec-model"
+
+    def __init__(self, replies: list[str]) -> None:
+        self.replies = replies
+        self.seen: list[tuple[str, list[tuple[str, str]]]] = []
+
+    async def complete(
+        self, request: ModelRequest, *, on_text: TextCallback | None = None
+    ) -> ModelResponse:
+        shown = [(type(m).__name__, m.content) for m in request.messages]
+        self.seen.append((request.node, shown))
+        return ModelResponse(message=AssistantMessage(content=self.replies[len(self.seen) - 1]))
+
+
+async def test_each_agent_is_shown_the_whole_exchange_both_ways_with_its_own_as_assistant() -> None:
+    provider = Recording(["a1", "u1", "a2", "TERMINATE"])
+    runner, _log = runner_for(pair("[unused]"), providers=lambda name: provider)
+    await runner.start()
+    you, me = "UserMessage", "AssistantMessage"
+    assert provider.seen[2] == ("assistant", [(you, "Hi"), (me, "a1"), (you, "u1")])
+    assert provider.seen[3] == ("USER", [(me, "Hi"), (you, "a1"), (me, "u1"), (you, "a2")])
 
 
 async def test_a_provider_error_stops_the_run_and_retry_goes_on() -> None:

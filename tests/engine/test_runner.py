@@ -142,3 +142,31 @@ async def test_usage_is_recorded_and_summed() -> None:
         1,
     )
     assert fold(log.load()).usage == state.usage
+
+
+class ScriptedUsageProvider:
+    """Answers from a list, each answer with the token counts given for it."""
+
+    name = "mock"
+    model = "counting"
+
+    def __init__(self, answers: list[tuple[str, Usage]]) -> None:
+        self.answers = answers
+
+    async def complete(self, request: ModelRequest, *, on_text: object = None) -> ModelResponse:
+        text, usage = self.answers.pop(0)
+        return ModelResponse(message=AssistantMessage(content=text), usage=usage)
+
+
+async def test_a_call_that_counted_only_prompt_tokens_is_in_the_total() -> None:
+    provider = ScriptedUsageProvider(
+        [("", Usage(prompt_tokens=10)), ("TERMINATE", Usage(prompt_tokens=5, completion_tokens=2))]
+    )
+    log = MemoryLog("r")
+    state = await Runner(make_flow(FLOW), log, providers=lambda name: provider).start()  # type: ignore[arg-type,return-value]
+    assert (state.usage.prompt_tokens, state.usage.completion_tokens, state.usage.calls) == (
+        15,
+        2,
+        2,
+    )
+    assert fold(log.load()).usage == state.usage

@@ -6,6 +6,8 @@ import os
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from roost.engine import Runner
 from roost.engine.calls import MaskedStream
 from roost.eventlog import MemoryLog
@@ -110,3 +112,17 @@ def test_streamed_text_is_masked_even_when_a_secret_is_split_across_chunks() -> 
     stream.flush()
     assert "".join(shown) == "The key: ***, and more text."
     assert all(SECRET[:8] not in part for part in shown)
+
+
+# A long secret's first or last eight characters are masked on their own; a secret of
+# eight characters or fewer is masked only whole, so only what is held back keeps it.
+@pytest.mark.parametrize("secret", [SECRET, "hunter42"])
+def test_a_secret_split_at_any_point_of_two_chunks_is_never_shown(secret: str) -> None:
+    text = f"The key: {secret}, and more text."
+    for cut in range(len(text) + 1):
+        shown: list[str] = []
+        stream = MaskedStream(shown.append, Redactor([secret]))
+        stream(text[:cut])
+        stream(text[cut:])
+        stream.flush()
+        assert "".join(shown) == "The key: ***, and more text.", f"split at {cut}"

@@ -344,3 +344,76 @@ async def replay_each_cut(text: str) -> None:
         # The fake tools answer the same every time, so the replay may run them again.
         report = await replay_run(make_flow(text), log.load(), live_tools=tools())
         assert report.identical, (cut, report.difference, report.stopped)
+
+
+LAST_CALL_ASKS_AGAIN = """
+roost: 1
+name: limit
+defaults: {provider: mock}
+providers:
+  mock:
+    kind: scripted
+    replies:
+      - {tool_calls: [{name: fast, arguments: {}}]}
+      - {tool_calls: [{name: fast, arguments: {}}]}
+      - TERMINATE
+agents:
+  USER: {role: A person.}
+  assistant: {role: You help., functions: [fast], max_tool_calls: 1}
+start: {from: USER, to: assistant, content: Go}
+"""
+
+
+async def test_a_tool_asked_for_in_the_last_call_never_runs_even_when_the_process_stops_there() -> (
+    None
+):
+    fast = FakeTool("fast")
+    log = MemoryLog("r")
+    await Runner(make_flow(LAST_CALL_ASKS_AGAIN), log, tools=tools_of(fast)).start()
+    events = log.load()
+    last_call = [e for e in events if e.type == "llm_call"][1]  # offered no tools, asked anyway
+    dead = MemoryLog("r", events[: last_call.seq + 1])  # the process stopped right after it
+    again = FakeTool("fast")
+    state = await Runner(make_flow(LAST_CALL_ASKS_AGAIN), dead, tools=tools_of(again)).retry()
+    assert (fast.calls, again.calls) == ([{}], [])  # one round, the limit: never a second
+    assert messages(dead.load())[1] == ("assistant", "USER", "")
+    assert state.status == "terminated"
+
+
+async def test_a_stopped_answer_that_asked_for_tools_is_not_taken_for_the_reply() -> None:
+    text = PAIR.replace("{CALL}", FRESH_CALL)
+    log = MemoryLog("r")
+    await Runner(make_flow(text), log, tools=tools()).start()
+    events = log.load()
+    asked = next(e for e in events if e.type == "llm_call")  # the answer with the tool call
+    dead = MemoryLog("r", events[: asked.seq + 1])  # the process stopped right after it
+    await Runner(make_flow(text), dead, tools=tools()).retry()
+    # The tool runs, then the model is asked again: the recorded call gives no reply text.
+    assert messages(dead.load())[1] == ("assistant", "USER", "here is what I found")
+
+
+TWO_PROVIDERS = """
+roost: 1
+name: switch
+defaults: {provider: mock}
+providers:
+  mock: {kind: scripted, replies: [TERMINATE]}
+  old: {kind: scripted, replies: [from old]}
+  new: {kind: scripted, replies: [from new]}
+agents:
+  USER: {role: A person.}
+  assistant: {role: You help., provider: PROVIDER}
+start: {from: USER, to: assistant, content: Go}
+"""
+
+
+async def test_a_retry_under_a_flow_with_another_provider_asks_that_provider() -> None:
+    before, after = (TWO_PROVIDERS.replace("PROVIDER", name) for name in ("old", "new"))
+    log = MemoryLog("r")
+    await Runner(make_flow(before), log).start()
+    events = log.load()
+    answered = next(e for e in events if e.type == "llm_call")
+    dead = MemoryLog("r", events[: answered.seq + 1])  # stopped before the reply was recorded
+    await Runner(make_flow(after), dead).retry()
+    # The recorded answer came from the entry the flow no longer uses: it is asked anew.
+    assert messages(dead.load())[1] == ("assistant", "USER", "from new")

@@ -129,12 +129,31 @@ async def test_the_tool_limit_ends_with_one_call_without_tools() -> None:
     assert len(fast.calls) == 2
 
 
+async def test_a_round_of_two_calls_counts_once_toward_the_tool_limit() -> None:
+    fast = FakeTool("fast")
+    both = f"{{tool_calls: [{call('fast', n=1)}, {call('fast', n=2)}]}}"
+    replies = f"[{both}, {both}, {{echo: last}}, TERMINATE]"
+    _runner, log = await run(flow_with(replies, agent_extra=", max_tool_calls: 2"), fast)
+    calls = [e for e in log.load() if e.type == "llm_call"]
+    assert [c.tools for c in calls[:3]] == [("fast",), ("fast",), ()]
+    assert fast.calls == [{"n": 1}, {"n": 2}, {"n": 1}, {"n": 2}]
+
+
 async def test_a_direct_output_result_is_the_reply() -> None:
     fast = FakeTool("fast", result="straight", direct_output=True)
     replies = f"[{{tool_calls: [{call('fast', q=1)}]}}, TERMINATE]"
     _runner, log = await run(flow_with(replies), fast)
     assert messages(log.load())[1] == ("assistant", "USER", "straight:{'q': 1}")
     assert len([e for e in log.load() if e.type == "llm_call"]) == 2  # no call after the tool
+
+
+async def test_a_failing_direct_output_tool_is_an_error_result_and_the_model_answers() -> None:
+    broken = FakeTool("fast", fail=True, direct_output=True)
+    replies = f"[{{tool_calls: [{call('fast')}]}}, The tool failed; sorry., TERMINATE]"
+    _runner, log = await run(flow_with(replies), broken)
+    assert results(log) == [("fast", "fast failed: RuntimeError: it broke", True)]
+    # Only a result is the reply: the model sees the error and answers.
+    assert messages(log.load())[1] == ("assistant", "USER", "The tool failed; sorry.")
 
 
 async def test_approval_pauses_and_yes_runs_the_tool_exactly_once() -> None:

@@ -47,6 +47,9 @@ class FakeUsage:
     completion: int = 7
     cached: int = 0
     reasoning: int = 0
+    # Prompt tokens written to the cache: Anthropic reports them apart from input_tokens;
+    # the OpenAI APIs count them in the prompt and say no more.
+    cache_written: int = 0
 
 
 @dataclass(frozen=True)

@@ -367,9 +367,9 @@ def _thinking_block(t: Thinking) -> dict[str, Any]:
 def anthropic_usage(reply: Reply) -> dict[str, Any]:
     u = reply.usage
     return {
-        "input_tokens": u.prompt - u.cached,
+        "input_tokens": u.prompt - u.cached - u.cache_written,
         "cache_read_input_tokens": u.cached,
-        "cache_creation_input_tokens": 0,
+        "cache_creation_input_tokens": u.cache_written,
         "output_tokens": u.completion,
         "output_tokens_details": {"thinking_tokens": u.reasoning},
     }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -26,6 +27,11 @@ start: {from: USER, to: bot, content: hi}
 """
 
 
+def _import_path() -> dict[str, str]:
+    """PYTHONPATH, when set: the child imports the roost under test, not another install."""
+    return {"PYTHONPATH": os.environ["PYTHONPATH"]} if "PYTHONPATH" in os.environ else {}
+
+
 def test_a_secret_cut_by_a_url_parser_is_masked_in_the_output_and_the_records(
     tmp_path: Path,
 ) -> None:
@@ -37,7 +43,7 @@ def test_a_secret_cut_by_a_url_parser_is_masked_in_the_output_and_the_records(
         capture_output=True,
         text=True,
         timeout=120,
-        env={"PATH": "/usr/bin:/bin", "KEY": URL_SECRET, "COLUMNS": "200"},
+        env={"PATH": "/usr/bin:/bin", "KEY": URL_SECRET, "COLUMNS": "200", **_import_path()},
     )  # fmt: skip
     assert result.returncode != 0
     assert "Traceback" not in result.stderr

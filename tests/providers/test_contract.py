@@ -161,7 +161,8 @@ async def test_result_answering_no_call_is_refused(
 async def test_usage_is_mapped(
     kind: str, stream: bool, server: FakeLLMServer, make_provider: MakeProvider
 ) -> None:
-    usage = FakeUsage(prompt=120, completion=30, cached=100, reasoning=12)
+    # Of the 120 prompt tokens, 100 were read from the cache and 8 written to it.
+    usage = FakeUsage(prompt=120, completion=30, cached=100, reasoning=12, cache_written=8)
     server.script(Reply(text="ok", usage=usage))
     response = await make_provider(kind, stream=stream).complete(request(UserMessage(content="x")))
     assert response.usage == Usage(

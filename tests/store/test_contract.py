@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import pytest
 
-from roost.errors import ConcurrentRunError
+from roost.errors import ConcurrentRunError, EventLogError
 from roost.eventlog import EventLog
 
 from .conftest import message, run_events, start_event
@@ -59,6 +59,14 @@ def test_a_refused_batch_writes_nothing(backend: Backend) -> None:
     with pytest.raises(ConcurrentRunError):
         log.append([message(2, "r1"), message(4, "r1")])
     assert len(backend("r1").load()) == 2
+
+
+def test_a_run_start_anywhere_but_first_is_refused(backend: Backend) -> None:
+    log = backend("r1")
+    log.append(run_events("r1", 1))
+    with pytest.raises(EventLogError, match="a second run_start at seq 1: a log holds one run"):
+        log.append([start_event("r1").model_copy(update={"seq": 1})])
+    assert len(backend("r1").load()) == 1
 
 
 def test_runs_are_independent(backend: Backend) -> None:

@@ -167,6 +167,14 @@ def test_a_value_or_an_output_of_exactly_1_mib_is_allowed() -> None:
     assert limit_error("{{ 'x' * 1048576 }}.") == TOO_MUCH_OUTPUT
 
 
+def test_a_product_is_refused_when_it_would_be_too_long_though_each_factor_is_not() -> None:
+    # 10**2000 and 10**2500 have 2,001 and 2,501 digits: each is allowed, as is the product
+    # of two of the first (4,001 digits); two of the second would make 5,001.
+    assert render_template("{{ (10**2000 * 10**2000)|string|length }}") == "4001"
+    assert limit_error("{% set n = 10**2500 %}{% set m = n * n %}") == TOO_LONG_NUMBER
+    assert limit_error("{% set n = 10**2500 %}{% set m = n * 10**2500 %}") == TOO_LONG_NUMBER
+
+
 def test_lists_are_summed_in_one_pass_not_by_repeated_addition() -> None:
     assert render_template("{{ range(100000)|batch(1)|sum(start=[])|length }}") == "100000"
     assert render_template("{{ [(1,), (2, 3)]|sum(start=(0,)) }}") == "(0, 1, 2, 3)"

@@ -1,0 +1,755 @@
+"""The bugs ``bench/mutants.py`` plants, one at a time: none of them may go unnoticed.
+
+Each entry names the file, the exact text it replaces (found exactly once in that
+file, or the tool stops and names the entry), the replacement, the tests that should
+catch it (most likely killer first: ``-x`` stops at the first failure) and what the
+bug would break. When code moves, update ``old`` (and ``new``) to the new text.
+
+A mutant that can change no behaviour (an equivalent mutant) is not listed; a
+comment where it would be says why, so that nobody adds it back.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Mutant:
+    """One planted bug: ``old`` replaced by ``new`` in ``file``, and the tests to run."""
+
+    name: str
+    file: str
+    old: str
+    new: str
+    tests: tuple[str, ...]
+    why: str = ""
+
+
+# The tests each area's mutants run (in this order), by what they exercise.
+CHANNEL = (
+    "tests/engine/test_channel_caps.py",
+    "tests/engine/test_channel.py",
+    "tests/engine/test_channel_plan.py",
+)
+PAIR = ("tests/engine/test_pair.py", "tests/engine/test_basics.py")
+TOOL_LOOP = ("tests/engine/test_tool_loop.py", "tests/engine/test_stopped_runs.py")
+STOPPED = ("tests/engine/test_stopped_runs.py", "tests/engine/test_state.py")
+SECRETS = (
+    "tests/engine/test_secrets_in_events.py",
+    "tests/attacks/test_masked_cuts.py",
+    "tests/engine/test_runner.py",
+)
+FINISH = ("tests/providers/test_finish_in_runs.py", "tests/providers/test_edges.py")
+REPLAY = (
+    "tests/store/test_replay.py",
+    "tests/store/test_replay_tools.py",
+    "tests/store/test_replay_diff.py",
+)
+JSONL = ("tests/store/test_jsonl.py", "tests/store/test_contract.py")
+SQL = ("tests/store/test_contract.py", "tests/store/test_sql.py")
+FORKS = ("tests/store/test_fork_points.py", "tests/store/test_sql.py", "tests/store/test_cli.py")
+EDGES = ("tests/providers/test_edges.py", "tests/providers/test_faults.py")
+WIRE = (
+    "tests/providers/test_contract.py",
+    "tests/providers/test_backends.py",
+    "tests/providers/test_edges.py",
+)
+
+CHANNEL_PY = "roost/nodes/channel.py"
+DIRECTORS_PY = "roost/nodes/directors.py"
+INTERPRETER_PY = "roost/engine/interpreter.py"
+TOOL_LOOP_PY = "roost/engine/tool_loop.py"
+CALLS_PY = "roost/engine/calls.py"
+STATE_PY = "roost/runstate.py"
+REPLAY_PY = "roost/engine/replay.py"
+
+ENGINE = [
+    # -- channels: the caps and the director (nodes/channel.py, engine/directors.py)
+    Mutant(
+        "channel-cap-general",
+        CHANNEL_PY,
+        "if channel_count(state, config, channel) >= config.max_rounds:",
+        "if channel_count(state, config, channel) > config.max_rounds:",
+        CHANNEL,
+        "the channel's cap on the path taken once a member is at its own cap (missed before)",
+    ),
+    Mutant(
+        "channel-cap-fast",
+        CHANNEL_PY,
+        "if total >= plan.config.max_rounds:",
+        "if total > plan.config.max_rounds:",
+        CHANNEL,
+        "the channel's cap on the planned fast path",
+    ),
+    Mutant(
+        "channel-member-at-cap-leaves-plan",
+        CHANNEL_PY,
+        "if count >= cap:  # a member at its own cap",
+        "if count > cap:  # a member at its own cap",
+        CHANNEL,
+        "a member at its own cap would still be a candidate of the plan",
+    ),
+    Mutant(
+        "channel-only-candidate-asks",
+        CHANNEL_PY,
+        "    if len(found) == 1:\n"
+        '        return Turn(found, chosen=found[0], by="only_candidate")\n',
+        "",
+        CHANNEL,
+        "the director would be asked to choose among one candidate",
+    ),
+    Mutant(
+        "director-member-cap",
+        DIRECTORS_PY,
+        "if sent.get((m, channel), 0) < cap]",
+        "if sent.get((m, channel), 0) <= cap]",
+        CHANNEL,
+        "a member at its own cap stays a candidate",
+    ),
+    Mutant(
+        "director-allow-repeat",
+        DIRECTORS_PY,
+        "if not config.director.allow_repeat:",
+        "if config.director.allow_repeat:",
+        CHANNEL,
+        "the last speaker may speak again unless allow_repeat is set, and not when it is",
+    ),
+    Mutant(
+        "director-transitions",
+        DIRECTORS_PY,
+        "found = [m for m in found if m in allowed]",
+        "found = [m for m in found if m not in allowed]",
+        CHANNEL,
+        "transitions name who may not follow instead of who may",
+    ),
+    Mutant(
+        "director-round-robin-order",
+        DIRECTORS_PY,
+        "member = members[(start + step) % count]",
+        "member = members[(start - step) % count]",
+        CHANNEL,
+        "round robin goes backwards through the members",
+    ),
+    Mutant(
+        "director-validation",
+        DIRECTORS_PY,
+        "return name if name in found else None",
+        "return name if name else None",
+        CHANNEL,
+        "the director's model may name anyone, a non-candidate included",
+    ),
+    Mutant(
+        "director-retry-label",
+        DIRECTORS_PY,
+        'return chosen, "llm_retry"',
+        'return chosen, "llm"',
+        CHANNEL,
+        "a choice made after the corrective retry is recorded as a first answer",
+    ),
+    Mutant(
+        "manual-choice-not-a-candidate",
+        "roost/nodes/human.py",
+        "    if name not in found:\n        raise RunStateError(\n"
+        '            f"{name!r} may not speak next in {channel}; answer with one of: {choices}"\n'
+        "        )\n",
+        "",
+        CHANNEL,
+        "a person may name a member who may not speak next",
+    ),
+    # -- two agents: caps, markers, pauses (engine/interpreter.py)
+    Mutant(
+        "pair-cap-after-reply",
+        INTERPRETER_PY,
+        "self.state.pair_count(frm, to) >= self._max_rounds:\n"
+        '            self._terminate(to, "max_rounds")',
+        "self.state.pair_count(frm, to) > self._max_rounds:\n"
+        '            self._terminate(to, "max_rounds")',
+        PAIR,
+        "two agents exchange one message more than max_rounds",
+    ),
+    Mutant(
+        "pair-cap-after-resume",
+        INTERPRETER_PY,
+        "self.state.pair_count(frm, to) >= self._max_rounds:\n"
+        '            self._terminate(frm, "max_rounds")',
+        "self.state.pair_count(frm, to) > self._max_rounds:\n"
+        '            self._terminate(frm, "max_rounds")',
+        PAIR,
+        "feedback given at the pair's cap is recorded and answered",
+    ),
+    Mutant(
+        "channel-cap-after-resume",
+        INTERPRETER_PY,
+        "channel_count(self.state, channel, frm) >= channel.max_rounds:",
+        "channel_count(self.state, channel, frm) > channel.max_rounds:",
+        CHANNEL,
+        "feedback to a member who spoke the channel's last message goes on past the cap",
+    ),
+    Mutant(
+        "member-cap-after-feedback",
+        INTERPRETER_PY,
+        "self.state.sent.get((to, frm), 0) >= self._max_rounds:",
+        "self.state.sent.get((to, frm), 0) > self._max_rounds:",
+        CHANNEL,
+        "a member at its own cap answers feedback anyway",
+    ),
+    Mutant(
+        "interrupt-or-human",
+        INTERPRETER_PY,
+        "if word == INTERRUPT or to in self._humans:",
+        "if word == INTERRUPT and to in self._humans:",
+        PAIR,
+        "INTERRUPT, or a reply to a person, no longer pauses the run on its own",
+    ),
+    Mutant(
+        "start-to-itself",
+        INTERPRETER_PY,
+        "    if frm == to:\n"
+        '        raise UsageError(f"{flow.name}: the start goes from {frm!r} to itself; '
+        'give another --to")\n',
+        "",
+        ("tests/engine/test_runner.py", "tests/engine/test_cli.py"),
+        "a run may start with a message from a node to itself",
+    ),
+    Mutant(
+        "cut-reply-read-for-marker",
+        INTERPRETER_PY,
+        'step = self._after_reply(frm, to, "" if self.caller.last_cut else text)',
+        "step = self._after_reply(frm, to, text)",
+        FINISH,
+        "an answer cut at max_tokens is read for TERMINATE or INTERRUPT",
+    ),
+    Mutant(
+        "redo-cut-read-for-marker",
+        INTERPRETER_PY,
+        "cut = isinstance(before, LlmCallEvent) and bool(before.response and before.response.cut)",
+        "cut = False",
+        (*FINISH, *STOPPED),
+        "a retry after a dead process reads a cut answer for a marker",
+    ),
+    Mutant(
+        "no-rounds-allowed",
+        INTERPRETER_PY,
+        "final = max_rounds <= 0",
+        "final = max_rounds < 0",
+        TOOL_LOOP,
+        "max_tool_calls 0 lets the tools a model asks for run",
+    ),
+    # -- the tool loop: caps, approval, results (engine/tool_loop.py)
+    Mutant(
+        "tool-cap",
+        TOOL_LOOP_PY,
+        "final = turn.rounds >= job.max_rounds",
+        "final = turn.rounds > job.max_rounds",
+        TOOL_LOOP,
+        "one tool round more than max_tool_calls",
+    ),
+    Mutant(
+        "tool-limit-note-without-rounds",
+        TOOL_LOOP_PY,
+        "if final and turn.rounds:",
+        "if final:",
+        TOOL_LOOP,
+        "the limit note is sent although no tool ran",
+    ),
+    Mutant(
+        "approval-asked-once",
+        TOOL_LOOP_PY,
+        "if tool is not None and tool.approval and call.id not in turn.decisions:",
+        "if tool is not None and tool.approval and call.id in turn.decisions:",
+        TOOL_LOOP,
+        "a tool needing approval runs without asking",
+    ),
+    Mutant(
+        "approval-word",
+        TOOL_LOOP_PY,
+        'return answer.strip().lower() == "yes"',
+        'return answer.strip().lower().startswith("y")',
+        TOOL_LOOP,
+        '"y" (or "yesterday") approves a call; only "yes" may',
+    ),
+    Mutant(
+        "approval-refusal",
+        TOOL_LOOP_PY,
+        'if tool.approval and not _approved(decisions.get(call.id, "")):',
+        'if tool.approval and _approved(decisions.get(call.id, "")):',
+        TOOL_LOOP,
+        "a refused call runs and an approved one is refused",
+    ),
+    Mutant(
+        "direct-output-error",
+        TOOL_LOOP_PY,
+        "and tool.direct_output and not outcome.is_error:",
+        "and tool.direct_output:",
+        TOOL_LOOP,
+        "a failing direct_output tool's error becomes the reply",
+    ),
+    Mutant(
+        "result-cut-at-limit",
+        TOOL_LOOP_PY,
+        "len(message.content) > limit:",
+        "len(message.content) >= limit:",
+        TOOL_LOOP,
+        "a result exactly at tool_result_limit is cut",
+    ),
+    Mutant(
+        "masked-then-cut",
+        TOOL_LOOP_PY,
+        "return self.redact(text)[:limit] if self.redact else text[:limit]",
+        "return self.redact(text[:limit]) if self.redact else text[:limit]",
+        ("tests/attacks/test_masked_cuts.py", *TOOL_LOOP),
+        "a cut through a secret leaves its first characters unmasked",
+    ),
+    # -- model calls and recording (engine/calls.py, engine/recorder.py)
+    Mutant(
+        "recorded-answer-route",
+        CALLS_PY,
+        "if call.node != node or call.provider != provider_name:",
+        "if call.node != node and call.provider != provider_name:",
+        STOPPED,
+        "a redo uses an answer recorded for another node of the same provider",
+    ),
+    Mutant(
+        "last-call-keeps-tool-calls",
+        CALLS_PY,
+        "if calls and keep_calls else ()",
+        "if calls else ()",
+        TOOL_LOOP,
+        "the tool calls of the last, tool-less call are recorded and run",
+    ),
+    Mutant(
+        "masked-stream-holds-too-little",
+        CALLS_PY,
+        "max((len(s) for s in redact.secrets), default=1) - 1",
+        "max((len(s) for s in redact.secrets), default=1) - 2",
+        SECRETS,
+        "a secret split across streamed chunks reaches the terminal",
+    ),
+    Mutant(
+        "cut-flag-not-recorded",
+        CALLS_PY,
+        '"cut": response.cut,\n            "refused": response.refused,\n            "notes"',
+        '"cut": False,\n            "refused": response.refused,\n            "notes"',
+        FINISH,
+        "an answer cut at max_tokens is recorded as whole",
+    ),
+    Mutant(
+        "recorder-mask-message",
+        "roost/engine/recorder.py",
+        "        if self._redact is not None:\n            content = self._redact(content)\n",
+        "",
+        SECRETS,
+        "a message's secret reaches the log unmasked",
+    ),
+    # -- state, redo and replay (engine/state.py, engine/unfinished.py, engine/replay.py)
+    Mutant(
+        "state-pair-both-directions",
+        STATE_PY,
+        "pair_key = key if frm <= to else (to, frm)",
+        "pair_key = key",
+        PAIR,
+        "an agent's view of a pair holds one direction only",
+    ),
+    Mutant(
+        "state-round-per-result",
+        STATE_PY,
+        "        if not turn.awaiting:\n            turn.rounds += 1",
+        "        turn.rounds += 1",
+        TOOL_LOOP,
+        "each tool result counts as a round, so the tool cap comes early",
+    ),
+    Mutant(
+        "state-approval-per-call",
+        STATE_PY,
+        "    turn.decisions.pop(result.id, None)\n",
+        "",
+        TOOL_LOOP,
+        "an approval also answers a later call that reuses the id",
+    ),
+    Mutant(
+        "state-resume-approval",
+        STATE_PY,
+        'if isinstance(pending, InterruptEvent) and pending.reason == "tool_approval":',
+        'if isinstance(pending, InterruptEvent) and pending.reason != "tool_approval":',
+        TOOL_LOOP,
+        "a person's approval is not kept for the call it answers",
+    ),
+    Mutant(
+        "state-select-count",
+        STATE_PY,
+        "selects[channel] = selects.get(channel, 0) + 1",
+        "selects[channel] = selects.get(channel, 0)",
+        CHANNEL,
+        "every random draw of a channel uses the same generator",
+    ),
+    Mutant(
+        "state-usage-either-count",
+        STATE_PY,
+        "if usage is not None and (usage.prompt_tokens or usage.completion_tokens):",
+        "if usage is not None and (usage.prompt_tokens and usage.completion_tokens):",
+        ("tests/engine/test_runner.py", "tests/engine/test_state.py"),
+        "a call that counted only prompt (or only completion) tokens is left out of the total",
+    ),
+    Mutant(
+        "unfinished-usable-answer",
+        "roost/engine/unfinished.py",
+        "return not call.response.tool_calls",
+        "return True",
+        STOPPED,
+        "a redo takes a recorded answer with tool calls for the reply text",
+    ),
+    Mutant(
+        "replay-divergence",
+        REPLAY_PY,
+        "if old is None or new is None or comparable(old) != comparable(new):",
+        "if old is None or new is None:",
+        REPLAY,
+        "a replay that differs in content (not length) is reported identical",
+    ),
+    Mutant(
+        "replay-stop-points",
+        REPLAY_PY,
+        "if isinstance(event, RetryEvent) and not isinstance(before, ErrorEvent | FlowEvent):",
+        "if isinstance(event, RetryEvent) and isinstance(before, ErrorEvent | FlowEvent):",
+        REPLAY,
+        "a replay does not stop where the recorded process died",
+    ),
+    Mutant(
+        "replay-stop-reached",
+        REPLAY_PY,
+        "if self.points and position >= self.points[0]:",
+        "if self.points and position > self.points[0]:",
+        REPLAY,
+        "a replay stops one event after the recorded process did",
+    ),
+    # -- what an agent is shown (nodes/agent.py)
+    Mutant(
+        "pair-view-roles",
+        "roost/nodes/agent.py",
+        "            if entry.from_ == speaker:\n                messages.append(AssistantMessage",
+        "            if entry.from_ != speaker:\n                messages.append(AssistantMessage",
+        PAIR,
+        "an agent's own messages are shown as the other's",
+    ),
+    Mutant(
+        "channel-view-direct",
+        "roost/nodes/agent.py",
+        "if history[i].from_ == channel)",
+        "if history[i].from_ != channel)",
+        CHANNEL,
+        "a member is not shown what the channel (a person's feedback) said to it",
+    ),
+]
+
+STORE = [
+    Mutant(
+        "jsonl-unterminated-tail",
+        "roost/store/jsonl.py",
+        'self._unterminated = 0 < valid_end == len(data) and not data.endswith(b"\\n")',
+        "self._unterminated = False",
+        JSONL,
+        "a whole last event without its newline: the next append joins it, two events lost"
+        " (missed before)",
+    ),
+    Mutant(
+        "jsonl-torn-tail-kept",
+        "roost/store/jsonl.py",
+        "if size > self._valid_end:",
+        "if size < self._valid_end:",
+        JSONL,
+        "a torn last line is not cut before the next append, which then joins it",
+    ),
+    Mutant(
+        "jsonl-bad-middle-line",
+        "roost/store/jsonl.py",
+        "if data[end:].strip():",
+        "if not data[end:].strip():",
+        JSONL,
+        "an invalid line in the middle is taken for a torn tail and the rest dropped",
+    ),
+    Mutant(
+        "jsonl-second-writer",
+        "roost/store/jsonl.py",
+        "if size != self._size:",
+        "if size < self._size:",
+        (*JSONL, "tests/store/test_concurrency.py"),
+        "a file another writer grew is not read again: two events share a seq",
+    ),
+    Mutant(
+        "sql-optimistic-seq",
+        "roost/store/sqllog.py",
+        "            if cursor.rowcount != 1:\n                raise self._conflict(first)\n",
+        "",
+        SQL,
+        "an append that does not start where the run ends is stored, leaving a gap",
+    ),
+    Mutant(
+        "sql-next-seq-advance",
+        "roost/store/sqllog.py",
+        "advance = (first + len(events), delta.status",
+        "advance = (first + len(events) - 1, delta.status",
+        SQL,
+        "the run row's next_seq lags one behind the events",
+    ),
+    Mutant(
+        "sql-fork-of-fork-stop",
+        "roost/store/sqllog.py",
+        "stop = fork_at if stop is None else min(stop, fork_at)",
+        "stop = fork_at if stop is None else max(stop, fork_at)",
+        SQL,
+        "a fork of a fork reads its grandparent's events past the fork point",
+    ),
+    Mutant(
+        "sql-find-ambiguous-prefix",
+        "roost/store/sql.py",
+        "if len(found) == 1 and ref:",
+        "if len(found) >= 1 and ref:",
+        SQL,
+        "a prefix that names several runs picks one of them",
+    ),
+    Mutant(
+        "second-run-start",
+        "roost/store/checks.py",
+        "if isinstance(event, RunStartEvent) and event.seq != 0:",
+        "if isinstance(event, RunStartEvent) and event.seq > 1:",
+        (*JSONL, "tests/store/test_store_errors.py", "tests/attacks/test_store_attacks.py"),
+        "a run_start at seq 1 splices a second run into the log",
+    ),
+    Mutant(
+        "seq-column-max",
+        "roost/store/checks.py",
+        "if not 0 <= seq < COLUMN_MAX:",
+        "if not 0 <= seq <= COLUMN_MAX:",
+        (*SQL, "tests/attacks/test_store_attacks.py"),
+        "a seq the PostgreSQL column cannot hold reaches the database",
+    ),
+    Mutant(
+        "summary-unlisted-event-keeps-status",
+        "roost/store/summary.py",
+        "status = STATUS_AFTER.get(event.type, status)",
+        'status = STATUS_AFTER.get(event.type, "running")',
+        ("tests/test_run_status.py", *SQL),
+        "a run paused, then given another flow (or a fork at 1), is listed as running",
+    ),
+    Mutant(
+        "fork-at-the-end",
+        "roost/store/forks.py",
+        "if at < 1 or at > count:",
+        "if at < 1 or at >= count:",
+        FORKS,
+        "a fork at the end of a run is refused",
+    ),
+    Mutant(
+        "fork-inside-a-step",
+        "roost/store/forks.py",
+        "    if stamp != events[at - 1].ts:\n        return None\n",
+        "",
+        FORKS,
+        "a fork point between two steps is taken for one inside a step",
+    ),
+    Mutant(
+        "url-secret-param",
+        "roost/store/urls.py",
+        "if _SECRET_PARAM.search(key):",
+        "if _SECRET_PARAM.match(key):",
+        ("tests/store/test_store_errors.py", "tests/store/test_sql.py"),
+        "a secret query parameter whose name does not start with the word (sslpassword) shows",
+    ),
+]
+
+PROVIDERS = [
+    Mutant(
+        "responses-early-end",
+        "roost/providers/openai_responses.py",
+        'raise broken_stream(settings, "response.completed")',
+        "final = {}",
+        EDGES,
+        "a Responses stream that ends before response.completed is an answer (missed before)",
+    ),
+    Mutant(
+        "chat-tool-name-join",
+        "roost/providers/_toolcalls.py",
+        "call.name = name if not call.name else call.name + name",
+        "call.name = name",
+        ("tests/providers/test_toolcalls.py", *EDGES),
+        "a tool name split across stream fragments keeps its last piece only (missed before)",
+    ),
+    Mutant(
+        "chat-early-end",
+        "roost/providers/openai_chat.py",
+        'raise broken_stream(settings, "finish_reason")',
+        'finish = "stop"',
+        EDGES,
+        "a Chat stream closed before its finish_reason is an answer",
+    ),
+    Mutant(
+        "anthropic-early-end",
+        "roost/providers/anthropic.py",
+        'raise broken_stream(settings, "message_stop")',
+        "pass",
+        EDGES,
+        "an Anthropic stream closed before message_stop is an answer",
+    ),
+    Mutant(
+        "toolcalls-same-index-new-id",
+        "roost/providers/_toolcalls.py",
+        "(not call_id or not current.id or call_id == current.id)",
+        "(not call_id or not current.id or call_id != current.id)",
+        ("tests/providers/test_toolcalls.py", *EDGES),
+        "calls told apart by id only (every index 0) are joined into one",
+    ),
+    Mutant(
+        "toolcalls-repeated-arguments",
+        "roost/providers/_toolcalls.py",
+        "if fragment == self.arguments and _is_json(fragment):",
+        "if fragment == self.arguments or _is_json(fragment):",
+        ("tests/providers/test_toolcalls.py", *EDGES),
+        "an argument fragment that is JSON by itself is dropped",
+    ),
+    Mutant(
+        "cut-reasons",
+        "roost/providers/_http.py",
+        "cut=finish_reason in CUT_REASONS,",
+        'cut=finish_reason == "length",',
+        FINISH,
+        "Anthropic max_tokens and Responses max_output_tokens are not flagged as cut",
+    ),
+    Mutant(
+        "refusal-text-flag",
+        "roost/providers/_http.py",
+        "refused=refusal or finish_reason in REFUSAL_REASONS,",
+        "refused=finish_reason in REFUSAL_REASONS,",
+        FINISH,
+        "a refusal the model gave as text, with finish stop, is not marked",
+    ),
+    Mutant(
+        "anthropic-pause-limit",
+        "roost/providers/anthropic.py",
+        "len(parts) > MAX_PAUSES:",
+        "len(parts) >= MAX_PAUSES:",
+        EDGES,
+        "a paused turn is continued one time fewer than MAX_PAUSES",
+    ),
+    Mutant(
+        "retry-after-text-shown",
+        "roost/providers/_retry.py",
+        "                if sink.emitted:\n"
+        "                    raise _interrupted(failure.error, attempts) from exc\n",
+        "",
+        EDGES,
+        "a stream that broke after text was shown is asked again, saying things twice",
+    ),
+    Mutant(
+        "retry-count",
+        "roost/providers/_retry.py",
+        "last = retry == settings.max_retries",
+        "last = retry == settings.max_retries - 1",
+        EDGES,
+        "one retry fewer than max_retries",
+    ),
+    # No mutant of the retry-after headers read in providers/_errors.py: they are read
+    # for HTTP errors only, which roost's own loop never retries (the SDKs retry those,
+    # honouring the headers themselves), so the delay they give is never waited.
+    Mutant(
+        "error-masked-then-cut",
+        "roost/providers/_errors.py",
+        "return _short(redact(text, settings.secrets))",
+        "return redact(_short(text), settings.secrets)",
+        ("tests/providers/test_error_masking.py", *EDGES),
+        "a server error cut through a key shows the key's first characters",
+    ),
+    Mutant(
+        "vendor-key-to-other-server",
+        "roost/providers/_common.py",
+        "api_key = LOCAL_SERVER_KEY if config.base_url else os.environ.get(key_env) or None",
+        "api_key = os.environ.get(key_env) or None",
+        (
+            "tests/providers/test_faults.py::test_the_vendors_key_is_never_sent_to_another_server",
+            *WIRE,
+            "tests/providers/test_cli_errors.py",
+        ),
+        "OPENAI_API_KEY is sent to whatever server base_url names",
+    ),
+    Mutant(
+        "fallback-after-text-shown",
+        "roost/providers/fallback.py",
+        "            except StreamInterruptedError as error:\n"
+        "                error.attempts = (*attempts, *error.attempts)\n"
+        "                raise\n",
+        "",
+        ("tests/providers/test_fallback.py", *EDGES),
+        "a fallback answers again after the first provider's text was shown",
+    ),
+    Mutant(
+        "history-missing-result",
+        "roost/providers/_history.py",
+        "out.append(result if result is not None else _missing(call))",
+        "out.extend([result] if result is not None else [])",
+        WIRE,
+        "a tool call left without a result is sent unanswered, which the APIs refuse",
+    ),
+    Mutant(
+        "chat-reasoning-current-loop",
+        "roost/providers/openai_chat.py",
+        "reasoning = own.parts(message) if index >= loop_start else ()",
+        "reasoning = own.parts(message) if index > loop_start else ()",
+        WIRE,
+        "the reasoning of the tool loop's first answer is not sent back",
+    ),
+    Mutant(
+        "anthropic-cache-written-tokens",
+        "roost/providers/anthropic.py",
+        'prompt=check("input_tokens", usage.get("input_tokens")) + cached + written,',
+        'prompt=check("input_tokens", usage.get("input_tokens")) + cached,',
+        (*WIRE, "tests/providers/test_usage_bounds.py"),
+        "tokens written to Anthropic's cache are left out of the prompt count",
+    ),
+]
+
+TEMPLATES = ("tests/templating/test_template_limits.py", "tests/templating/test_template_work.py")
+
+TEMPLATING = [
+    Mutant(
+        "template-output-cap",
+        "roost/templating/environment.py",
+        "if written > MAX_OUTPUT:",
+        "if written >= MAX_OUTPUT:",
+        TEMPLATES,
+        "an output of exactly 1 MiB is refused",
+    ),
+    Mutant(
+        "template-value-cap",
+        "roost/templating/budget.py",
+        "    if size > MAX_SIZE:\n        raise TemplateLimitError(TOO_BIG)\n    spend(",
+        "    if size > 8 * MAX_SIZE:\n        raise TemplateLimitError(TOO_BIG)\n    spend(",
+        TEMPLATES,
+        "a template may build a value of several MiB",
+    ),
+    Mutant(
+        "template-codecs",
+        "roost/templating/environment.py",
+        "        if attr in _CODEC_METHODS:\n            return False\n",
+        "",
+        ("tests/templating/test_template_work.py", "tests/attacks/test_sandbox_escapes.py"),
+        "encode and decode reach codecs that take seconds in one uninterruptible call",
+    ),
+    Mutant(
+        "template-loop-steps",
+        "roost/templating/budget.py",
+        "            budget.left -= steps\n",
+        "",
+        TEMPLATES,
+        "a loop's iterations cost no steps: only the deadline stops an endless render",
+    ),
+    Mutant(
+        "template-product-bits",
+        "roost/templating/operators.py",
+        "check_number_bits(left.bit_length() + right.bit_length())",
+        "check_number_bits(max(left.bit_length(), right.bit_length()))",
+        TEMPLATES,
+        "a product of two long numbers is allowed past the digits a number may have",
+    ),
+]
+
+MUTANTS: list[Mutant] = [*ENGINE, *STORE, *PROVIDERS, *TEMPLATING]
