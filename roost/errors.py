@@ -78,12 +78,17 @@ class RunNotFoundError(RoostError):
     exit_code = 2
 
 
+# The outcome of an attempt the model refused because the request did not fit its window.
+CONTEXT_TOO_LONG = "context too long"
+
+
 class ProviderError(RoostError):
     """A model call failed; ``provider`` names the flow's provider entry.
 
     ``attempts`` lists every request tried before giving up (provider, model,
     outcome), as in ``ModelResponse.attempts``, so a failed ``llm_call`` can
-    record them too.
+    record them too. ``context_overflow`` says the model refused the request as
+    longer than its context window (compressing the history may help).
     """
 
     def __init__(
@@ -93,10 +98,12 @@ class ProviderError(RoostError):
         *,
         retryable: bool = False,
         attempts: tuple[dict[str, Any], ...] = (),
+        context_overflow: bool = False,
     ) -> None:
         self.provider = provider
         self.retryable = retryable
         self.attempts = attempts
+        self.context_overflow = context_overflow
         super().__init__(f"provider {provider!r}: {message}")
 
 

@@ -257,6 +257,27 @@ class LlmCallEvent(_Event):
     usage: LlmUsage | None = None
     error: str | None = None
     attempts: tuple[LlmAttempt, ...] = ()
+    # "summary": the call wrote a summary of ``node``'s older turns (a compact event follows).
+    purpose: Literal["summary"] | None = _absent_when_none()
+
+
+class CompactEvent(_Event):
+    """``node``'s view of its conversation with ``to`` was compressed (never the log itself).
+
+    ``through`` is the last seq the stage covers: ``trim`` cut the long tool results and
+    old reasoning of the reply in progress up to it to a note; ``summary`` replaced the
+    conversation's entries up to it (all but the first) with ``summary``; ``cut`` left
+    them out. ``tokens_before`` and ``tokens_after`` are the request's estimated size.
+    """
+
+    type: Literal["compact"] = "compact"
+    node: str
+    to: str  # whom ``node`` was answering: its conversation is a pair's, or a channel's
+    through: int
+    stage: Literal["trim", "summary", "cut"]
+    summary: str | None = None
+    tokens_before: int
+    tokens_after: int
 
 
 Event = Annotated[
@@ -271,7 +292,8 @@ Event = Annotated[
     | ToolCallEvent
     | ToolResultEvent
     | LlmCallEvent
-    | FlowEvent,
+    | FlowEvent
+    | CompactEvent,
     Field(discriminator="type"),
 ]
 

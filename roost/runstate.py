@@ -17,12 +17,14 @@ chained message by message over each of those lists.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from hashlib import sha256
 from typing import Any, Literal
 
 from roost.events import (
+    CompactEvent,
     ErrorEvent,
     Event,
     FlowEvent,
@@ -38,6 +40,7 @@ from roost.events import (
     ToolResultEvent,
 )
 from roost.messages import AssistantMessage, ReasoningPart, ToolCall, ToolResultMessage, Usage
+from roost.window import ENTRY_OVERHEAD, Calibration, ViewBase, tail_chars, thread_chars
 
 Status = Literal["new", "running", "paused", "error", "terminated"]
 _EMPTY_DIGEST = b""
@@ -70,19 +73,26 @@ HistoryEntry = MessageEvent | InterruptEvent | ErrorEvent
 
 @dataclass
 class Thread:
-    """An append-only list of history indices with a digest chained over them."""
+    """An append-only list of history indices with a digest chained over them.
+
+    ``sizes`` holds the running sum of the entries' sizes (``roost.window.entry_size``),
+    so that a view's size is known without measuring the history again.
+    """
 
     indices: list[int] = field(default_factory=list)
     digest: bytes = _EMPTY_DIGEST
+    sizes: list[int] = field(default_factory=list)
     # The entries' recorded times, chained likewise, for the requests of flows that show
     # them (defaults.timestamps): worked out when first asked, then only for new entries.
     _times: bytes = field(default=_EMPTY_DIGEST, compare=False, repr=False)
     _timed: int = field(default=0, compare=False, repr=False)
 
-    def add(self, index: int, payload: bytes) -> None:
+    def add(self, index: int, payload: bytes, size: int = 0) -> None:
         """Appends a history index; ``payload`` is the entry's bytes for the digest chain."""
         self.indices.append(index)
         self.digest = sha256(self.digest + payload).digest()
+        sizes = self.sizes
+        sizes.append(size + (sizes[-1] if sizes else 0))
 
     def times_digest(self, history: Sequence[HistoryEntry]) -> bytes:
         """A digest chained over the recorded times (``ts``) of the thread's entries."""
@@ -106,6 +116,7 @@ class Turn:
 
     node: str = ""
     messages: list[AssistantMessage | ToolResultMessage] = field(default_factory=list)
+    seqs: list[int] = field(default_factory=list)  # the seq of the event of each message
     rounds: int = 0
     open_calls: dict[str, ToolCallEvent] = field(default_factory=dict)
     decisions: dict[str, str] = field(default_factory=dict)  # tool call id -> approval answer
@@ -146,6 +157,10 @@ class RunState:
     pairs: dict[tuple[str, str], Thread] = field(default_factory=dict)
     selects: dict[str, int] = field(default_factory=dict)
     turn: Turn = field(default_factory=Turn)
+    # (node, whom it answers) -> what compaction made of that view, and its latest size.
+    views: dict[tuple[str, str], ViewBase] = field(default_factory=dict)
+    # provider entry -> its characters per token, learnt from the usage it reported.
+    calibration: dict[str, Calibration] = field(default_factory=dict)
 
     def __repr__(self) -> str:
         # Short on purpose: asyncio writes the repr of a task's result when a run ends.
@@ -166,6 +181,34 @@ class RunState:
     def inbox_of(self, node: str) -> Thread:
         """The success messages addressed to ``node`` (read only)."""
         return self.inbox.get(node) or _NO_THREAD
+
+    def is_channel(self, node: str) -> bool:
+        """Whether ``node`` is a channel, as the log shows it: a speaker was selected for it."""
+        return node in self.selects
+
+    def conversation(self, node: str, to: str) -> Thread:
+        """The entries ``node`` is shown when it answers ``to``: the channel's, or the pair's.
+
+        (A channel's view also shows what the channel said to ``node`` alone; those
+        rare entries are not counted in its size.)
+        """
+        return self.inbox_of(to) if self.is_channel(to) else self.pair_thread(node, to)
+
+    def view_chars(self, node: str, to: str, base: ViewBase | None = None) -> int:
+        """The characters of ``node``'s view when it answers ``to``, compaction applied
+        (that of ``base`` when given: what a compaction would leave)."""
+        if base is None:
+            base = self.views.get((node, to))
+        chars = thread_chars(self.conversation(node, to).sizes, base)
+        turn = self.turn
+        if turn.node == node and turn.messages:
+            chars += tail_chars(turn.messages, turn.seqs, base.trimmed if base else -1)
+        return chars
+
+    def chars_per_token(self, provider: str) -> float:
+        """``provider``'s characters per token, as calibrated so far."""
+        calibration = self.calibration.get(provider)
+        return calibration.ratio() if calibration is not None else Calibration().ratio()
 
     @property
     def last_message(self) -> HistoryEntry | None:
@@ -232,17 +275,22 @@ def _on_message(state: RunState, event: Any) -> None:
     sent[key] = sent.get(key, 0) + 1
     state.last_into[to] = frm
     payload = f"{frm}\x1f{to}\x1f{content}".encode()
+    size = len(content) + len(frm) + ENTRY_OVERHEAD  # roost.window.entry_size, inlined
     inbox = state.inbox.get(to)
     if inbox is None:
         inbox = state.inbox[to] = Thread()
     inbox.indices.append(index)
     inbox.digest = sha256(inbox.digest + payload).digest()
+    sizes = inbox.sizes
+    sizes.append(sizes[-1] + size if sizes else size)
     pair_key = key if frm <= to else (to, frm)
     pair = state.pairs.get(pair_key)
     if pair is None:
         pair = state.pairs[pair_key] = Thread()
     pair.indices.append(index)
     pair.digest = sha256(pair.digest + payload).digest()
+    sizes = pair.sizes
+    sizes.append(sizes[-1] + size if sizes else size)
     state.pending = None
     state.step = (to, frm)
     turn = state.turn
@@ -310,12 +358,46 @@ def _on_llm_call(state: RunState, event: Any) -> None:
     usage = data["usage"]
     if usage is not None and (usage.prompt_tokens or usage.completion_tokens):
         state.usage = state.usage + usage_of(usage)
+        if usage.prompt_tokens and data.get("purpose") is None:
+            _measured(state, data["node"], provider, usage.prompt_tokens)
     response = data["response"]
     if response is not None and response.tool_calls:
         message = assistant_message(response, provider)
         turn = _turn_for(state, data["node"])
         turn.messages.append(message)
+        turn.seqs.append(data["seq"])
         turn.awaiting = {tool_call.id for tool_call in message.tool_calls}
+
+
+def _measured(state: RunState, node: str, provider: str, prompt_tokens: int) -> None:
+    """A call of ``node`` reported its prompt's size: the anchor of the view's next estimate.
+
+    The view is the one the step in progress shows (the request was built from the
+    state as it is now). Its growth since the previous reported call, in characters
+    and in tokens, calibrates the provider's characters per token.
+    """
+    step = state.step
+    if step is None or step[0] != node or state.is_channel(node):
+        return  # a director's call, or a call outside a step: no view of an agent's
+    key = (node, step[1])
+    chars = state.view_chars(node, step[1])
+    plain = state.turn.node != node or not state.turn.messages
+    base = state.views.get(key)
+    if base is None:
+        base = state.views[key] = ViewBase()
+    elif (
+        base.reported
+        and base.plain
+        and plain
+        and chars > base.anchor_chars
+        and prompt_tokens > base.anchor_tokens
+    ):
+        calibration = state.calibration.get(provider)
+        if calibration is None:
+            calibration = state.calibration[provider] = Calibration()
+        calibration.add(chars - base.anchor_chars, prompt_tokens - base.anchor_tokens)
+    base.anchor_tokens, base.anchor_chars = prompt_tokens, chars
+    base.reported, base.plain = True, plain
 
 
 def _on_tool_call(state: RunState, event: Any) -> None:
@@ -337,10 +419,32 @@ def _on_tool_result(state: RunState, event: Any) -> None:
             is_error=result.is_error,
         )
     )
+    turn.seqs.append(result.seq)
     if result.id in turn.awaiting:
         turn.awaiting.discard(result.id)
         if not turn.awaiting:
             turn.rounds += 1
+
+
+def _on_compact(state: RunState, event: Any) -> None:
+    # The view changes, the history does not: the next request shows what the stage left.
+    compact: CompactEvent = event
+    key = (compact.node, compact.to)
+    base = state.views.get(key)
+    if base is None:
+        base = state.views[key] = ViewBase()
+    if compact.stage == "trim":
+        base.trimmed = max(base.trimmed, compact.through)
+    else:
+        history = state.history
+        indices = state.conversation(compact.node, compact.to).indices
+        base.covered = bisect_right(indices, compact.through, key=lambda i: history[i].seq)
+        base.through = compact.through
+        base.summary = compact.summary if compact.stage == "summary" else None
+    base.stage = compact.stage
+    base.anchor_tokens = compact.tokens_after
+    base.anchor_chars = state.view_chars(compact.node, compact.to)
+    base.reported = False
 
 
 def _turn_for(state: RunState, node: str) -> Turn:
@@ -396,4 +500,5 @@ HANDLERS: dict[str, Any] = {
     "llm_call": _on_llm_call,
     "tool_call": _on_tool_call,
     "tool_result": _on_tool_result,
+    "compact": _on_compact,
 }

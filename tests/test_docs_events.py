@@ -101,11 +101,18 @@ def test_each_example_line_is_the_event_its_section_documents(kind: str, line: s
     assert ISO_UTC.match(event.ts)
 
 
-def _commands() -> list[list[str]]:
-    """The page's `$ roost ...` lines, as argument lists."""
+# Sections whose example comes from a run of their own (a flow and a command beside it).
+OWN_RUN = {"compact": "compact.jsonl"}
+
+
+def _commands(heading: str | None = None) -> list[list[str]]:
+    """The `$ roost ...` lines of the run behind the examples (or of a section's own run)."""
     found = []
     for block in BLOCKS:
-        if block.lang == "console":
+        under = block.heading.strip("`")
+        if block.lang == "console" and (
+            under == heading or (heading is None and under not in OWN_RUN)
+        ):
             found += [
                 shlex.split(line[2:]) for line in block.text.splitlines() if line.startswith("$ ")
             ]
@@ -173,10 +180,11 @@ def test_the_example_lines_are_what_the_pages_commands_write(
     run, fork_start = written
     ids = {run[0]["run"]: "RUN", fork_start["run"]: "FORK"}
     documented_ids: dict[str, str] = {}
-    for _, line in EXAMPLES:
+    shared = [(kind, line) for kind, line in EXAMPLES if kind not in OWN_RUN]
+    for _, line in shared:
         data = json.loads(line)
         documented_ids.setdefault(data["run"], "FORK" if "parent" in data else "RUN")
-    for _, line in EXAMPLES:
+    for _, line in shared:
         data = json.loads(line)
         real = fork_start if "parent" in data else run[data["seq"]]
         shown = json.dumps(real, separators=(",", ":"), ensure_ascii=False)
@@ -193,3 +201,25 @@ def test_the_table_of_the_run_names_each_of_its_events(
     assert [(int(cells[0]), cells[1].strip("`")) for cells in rows] == [
         (event["seq"], event["type"]) for event in run
     ]
+
+
+@pytest.mark.parametrize("kind", sorted(OWN_RUN))
+def test_a_sections_own_example_is_what_its_command_writes(
+    kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    flow = next(b for b in BLOCKS if b.heading.strip("`") == kind and b.marker == "runnable")
+    (tmp_path / flow.setting("file", "flow.yaml")).write_text(flow.text)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("ROOST_DB", str(tmp_path / "roost.db"))
+    monkeypatch.setattr("sys.stdin", io.StringIO(""))
+    commands = _commands(kind)
+    assert commands and all(_roost(args[1:]) == 0 for args in commands)
+    lines = (tmp_path / OWN_RUN[kind]).read_text().splitlines()
+    run = [json.loads(line) for line in lines]
+    shown = [json.loads(line) for under, line in EXAMPLES if under == kind]
+    assert shown
+    for data in shown:
+        real = run[data["seq"]]
+        assert _same_run(data, {data["run"]: "RUN"}) == _same_run(real, {real["run"]: "RUN"}), (
+            f"docs/events.md should show:\n{lines[data['seq']]}"
+        )

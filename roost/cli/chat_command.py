@@ -76,6 +76,16 @@ class ChatLoop:
                 self.fork,
             ),
             Command("/show", "print this run's transcript", lambda _: self.show()),
+            Command(
+                "/compact",
+                "compress each agent's view of the history now (the log keeps it all)",
+                lambda _: self.compact(),
+            ),
+            Command(
+                "/info",
+                "this run's tokens, cost and each agent's context against its window",
+                lambda _: self.info(),
+            ),
             Command("/help", "this help", lambda _: self.help()),
         ]
         self.commands = {command.usage[1:].split()[0]: command for command in commands}
@@ -223,6 +233,27 @@ class ChatLoop:
         from roost.cli.transcript import print_transcript
 
         print_transcript(self.out.out, self.log.load(), ref=self.log.run_id, db=self.db)
+
+    def compact(self) -> None:
+        from roost.cli.transcript import compact_text
+        from roost.events import CompactEvent
+
+        since = self.runner.state.next_seq
+        self.loop_.run_until_complete(self.runner.compact())
+        made = [e for e in self.log.load() if e.seq >= since and isinstance(e, CompactEvent)]
+        for event in made:
+            self.out.out.print(f"[dim]{compact_text(event)}[/]")
+        if not made:
+            self.out.out.print("[dim]nothing to compress: each view is as short as it gets[/]")
+
+    def info(self) -> None:
+        from roost.cli.console import context_lines, usage_line
+
+        state = self.runner.state
+        lines = [f"run {self.log.run_id} of {self.flow.name} ({state.status})"]
+        lines.append(usage_line(state.usage, self.log.load()))
+        lines += context_lines(self.flow, state) or ["context: no agent has spoken yet"]
+        self.out.out.print(escape("\n".join(lines)))
 
     def _stored_id(self) -> str:
         if not self.log.load():

@@ -233,17 +233,34 @@ class RunConsole:
             return "[bold]> [/]"
         return f"{self.name(route[0])} → {self.name(route[1])}[bold]> [/]"
 
-    def usage(self, state: RunState) -> None:
-        """Prints the run's token usage, if any was reported."""
+    def usage(self, state: RunState, flow: Flow, events: Sequence[Event]) -> None:
+        """Prints the run's token usage and cost, if any was reported, and each agent's
+        context size against its window."""
         usage = state.usage
         self.flush()
         if usage.prompt_tokens or usage.completion_tokens:
-            self.out.print(
-                f"[dim]usage: {usage.calls} calls, {usage.prompt_tokens} prompt tokens, "
-                f"{usage.completion_tokens} completion tokens"
-                + (f", {usage.cached_tokens} cached" if usage.cached_tokens else "")
-                + "[/]"
-            )
+            self.out.print(escape(usage_line(usage, events)), style="dim")
+        for size in context_lines(flow, state):
+            self.out.print(escape(size), style="dim")
+
+
+def usage_line(usage: Any, events: Sequence[Event]) -> str:
+    """``usage: 3 calls, 120 prompt tokens, 40 completion tokens, cost $0.0004 (estimated)``."""
+    from roost.pricing import run_cost
+
+    return (
+        f"usage: {usage.calls} calls, {usage.prompt_tokens} prompt tokens, "
+        f"{usage.completion_tokens} completion tokens"
+        + (f", {usage.cached_tokens} cached" if usage.cached_tokens else "")
+        + f", cost {run_cost(events).text()}"
+    )
+
+
+def context_lines(flow: Flow, state: RunState) -> list[str]:
+    """``context: a → b: ~1,234 of 128,000 tokens (1%)``, one line per agent that spoke."""
+    from roost.engine.compaction import context_sizes
+
+    return [f"context: {size.text()}" for size in context_sizes(flow, state)]
 
 
 def finish_note(response: LlmResponse | None) -> str | None:

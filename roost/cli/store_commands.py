@@ -111,14 +111,25 @@ def runs(
         return
     rows = []
     now = datetime.now(UTC)
+    store = open_store(db, create=False)
     for run in found:
         name = run.flow_name + (f" — {run.title}" if run.title else "")
         fork = f" (fork at {run.fork_at})" if run.fork_at is not None else ""
         rows.append(
             (run.id, name + fork, run.status, str(run.messages), str(run.tokens),
-             age(run.created, now))
+             _cost(store, run), age(run.created, now))
         )  # fmt: skip
-    print_columns(console(), ("id", "flow", "status", "messages", "tokens", "age"), rows)
+    columns = ("id", "flow", "status", "messages", "tokens", "cost", "age")
+    print_columns(console(), columns, rows)
+
+
+def _cost(store: SqlStore, run: RunInfo) -> str:
+    """What a listed run's model calls cost, from its events (a run with no tokens: $0.00)."""
+    if not run.tokens:
+        return "$0.00"  # no call reported usage, so none cost anything: no need to read it
+    from roost.pricing import run_cost, short_text
+
+    return short_text(run_cost(store.log(run.id).load()))
 
 
 @app.command()

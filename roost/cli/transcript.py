@@ -10,7 +10,9 @@ from rich.console import Console
 from rich.markup import escape
 
 from roost.cli.console import finish_note
+from roost.errors import RoostError
 from roost.events import (
+    CompactEvent,
     ErrorEvent,
     Event,
     FlowEvent,
@@ -25,6 +27,7 @@ from roost.events import (
     ToolCallEvent,
     ToolResultEvent,
 )
+from roost.pricing import run_cost
 from roost.runstate import RunState, fold
 from roost.store.sql import RunInfo
 
@@ -70,10 +73,23 @@ def event_line(event: Event) -> str | None:
         return f"{seq}[yellow]⇄ from here the run follows {named}[/]"
     if isinstance(event, LlmCallEvent) and (note := finish_note(event.response)):
         return f"{seq}[yellow]{escape(event.node)}'s answer: {escape(note)}[/]"
+    if isinstance(event, CompactEvent):
+        return f"{seq}[dim]{compact_text(event)}[/]"
     if isinstance(event, TerminateEvent):
         why = escape(event.reason or "done")
         return f"{seq}[dim]■ terminated at {escape(event.node)} ({why})[/]"
     return None
+
+
+def compact_text(event: CompactEvent) -> str:
+    """A compaction in words (escaped): whose view, which stage, the size before and after."""
+    covered = {"trim": "tool results trimmed", "summary": "older turns summarised"}
+    what = covered.get(event.stage, "older turns left out")
+    return (
+        f"⇲ {escape(event.node)}'s view of its talk with {escape(event.to)} compressed "
+        f"({event.stage}: {what} through {event.through}): "
+        f"~{event.tokens_before:,} → ~{event.tokens_after:,} tokens"
+    )
 
 
 def next_step(state: RunState, ref: str, db: str | None, events: list[Event] | None = None) -> str:
@@ -130,11 +146,25 @@ def print_transcript(
     calls = sum(1 for event in events if isinstance(event, LlmCallEvent))
     console.print(
         f"usage: {calls} model calls, {usage.prompt_tokens} prompt tokens, "
-        f"{usage.completion_tokens} completion tokens"
+        f"{usage.completion_tokens} completion tokens, cost {run_cost(events).text()}"
     )
+    for line in _context_lines(events, state, ref):
+        console.print(escape(line))
     console.print(escape(next_step(state, ref, db, events)))
     print_family(console, ref, *family)
     return state
+
+
+def _context_lines(events: list[Event], state: RunState, ref: str) -> list[str]:
+    """Each agent's context size against its window, under the flow the run follows now."""
+    from roost.cli.console import context_lines
+    from roost.cli.logs import flow_of
+
+    try:
+        flow = flow_of(events, ref)
+    except RoostError:  # no flow to read windows from: nothing to say about them
+        return []
+    return context_lines(flow, state)
 
 
 def print_family(

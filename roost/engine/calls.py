@@ -2,7 +2,9 @@
 
 A call that fails (after the provider's own retries and fallbacks) records its
 ``llm_call`` with the error, then an error entry on the route the caller
-names, and gives None: the run stops there, waiting for a retry.
+names, and gives None: the run stops there, waiting for a retry. A caller
+that can make the request shorter asks for an ``Overflowed`` instead when the
+model found it longer than its context window (no error entry then).
 """
 
 from __future__ import annotations
@@ -10,11 +12,13 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
 from roost.engine.digests import RequestDigest, request_digest
 from roost.engine.recorder import Recorder, build_event, build_whole
+from roost.errors import CONTEXT_TOO_LONG
 from roost.events import (
     ErrorEvent,
     LlmAttempt,
@@ -36,6 +40,13 @@ from roost.runstate import assistant_message
 __all__ = ["ModelCaller", "error_text", "request_digest"]  # request_digest: for the interpreter
 
 TextSink = Callable[[str, str], None]
+
+
+@dataclass(frozen=True, slots=True)
+class Overflowed:
+    """The model refused the request as longer than its window; ``message`` says so."""
+
+    message: str
 
 
 def error_text(exc: BaseException) -> str:
@@ -73,14 +84,19 @@ class ModelCaller:
         provider_name: str,
         request: ModelRequest,
         digest: RequestDigest,
-        route: tuple[str, str],
+        route: tuple[str, str] | None,
         *,
         keep_calls: bool = True,
-    ) -> ModelResponse | None:
+        purpose: str | None = None,
+        overflow: bool = False,
+    ) -> ModelResponse | Overflowed | None:
         """The provider's answer, or None after recording the failure on ``route``.
 
         ``keep_calls=False`` records the answer without its tool calls: the last
         call of a tool loop offers no tools, so any call it asks for is ignored.
+        ``route`` None records a failure as the ``llm_call`` alone (a summary's, which
+        the caller makes up for). ``overflow=True``: a request the model found too
+        long gives ``Overflowed`` instead of an error entry. ``purpose`` is recorded.
         """
         rec = self.recorder
         rec.flush()
@@ -95,10 +111,13 @@ class ModelCaller:
         try:
             provider = self.providers(provider_name)
         except Exception as exc:  # a provider that cannot be built (a missing key, say)
-            rec.add(ErrorEvent, from_=route[0], to=route[1], content=self.redact(error_text(exc)))
-            rec.flush()
+            if route is not None:
+                text = self.redact(error_text(exc))
+                rec.add(ErrorEvent, from_=route[0], to=route[1], content=text)
+                rec.flush()
             return None
-        on_text = self._text_sink(node)
+        # A summary is written for the node, not said by it: nothing of it is streamed.
+        on_text = None if purpose else self._text_sink(node)
         names = tuple(tool.name for tool in request.tools) if request.tools else ()
         digested = digest.finish(self.settings(provider_name) if self.settings else b"")
         try:
@@ -109,17 +128,29 @@ class ModelCaller:
             if isinstance(on_text, MaskedStream):
                 on_text.flush()
             message = self.redact(error_text(exc))
+            model = str(getattr(provider, "model", ""))
+            too_long = bool(getattr(exc, "context_overflow", False))
+            attempts = attempt_records(getattr(exc, "attempts", None) or ())
+            if too_long and not attempts:  # a provider that keeps none: say why it failed
+                attempts = (
+                    LlmAttempt(provider=provider_name, model=model, outcome=CONTEXT_TOO_LONG),
+                )
             rec.add(
                 LlmCallEvent,
                 node=node,
                 provider=provider_name,
-                model=str(getattr(provider, "model", "")),
+                model=model,
                 tools=names,
                 request_digest=digested,
                 error=message,
-                attempts=attempt_records(getattr(exc, "attempts", None) or ()),
+                attempts=attempts,
+                **({"purpose": purpose} if purpose else {}),
             )
-            rec.add(ErrorEvent, from_=route[0], to=route[1], content=message)
+            if too_long and overflow:
+                rec.flush()
+                return Overflowed(message)
+            if route is not None:
+                rec.add(ErrorEvent, from_=route[0], to=route[1], content=message)
             rec.flush()
             return None
         if isinstance(on_text, MaskedStream):
@@ -134,6 +165,7 @@ class ModelCaller:
             response_record(response, keep_calls=keep_calls),
             usage_record(response),
             attempt_records(response.attempts),
+            purpose,
         )
         return response
 

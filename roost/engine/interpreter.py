@@ -11,6 +11,8 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from roost.engine.calls import ModelCaller, error_text, request_digest
+from roost.engine.compaction import Asker, Compactor, context_sizes, fixed_chars
+from roost.engine.digests import RequestDigest
 from roost.engine.recorder import Recorder, build_event, model_request
 from roost.engine.tool_loop import Reply, ToolLoop
 from roost.engine.unfinished import Unfinished, unfinished
@@ -32,7 +34,7 @@ from roost.flow.markers import INTERRUPT, TERMINATE, MarkerRule, marker_in
 from roost.flow.models import Flow
 from roost.flow.redact import Redactor
 from roost.flow.start_message import render_start
-from roost.messages import ChatMessage, ModelRequest
+from roost.messages import ChatMessage, ModelRequest, ModelResponse
 from roost.nodes.agent import seen_by
 from roost.nodes.channel import ChannelPlan, Turn, channel_turn
 from roost.nodes.directors import By, channel_count, choose_by_llm
@@ -87,7 +89,8 @@ class Interpreter:
         self.caller = caller
         self.tools_for = tools_for
         self.redact = redact
-        self.loop = ToolLoop(recorder, caller, redact)
+        self.compactor = Compactor(flow, recorder, caller)
+        self.loop = ToolLoop(recorder, self.compactor, redact)
         self._flow_record = flow_record
         self._max_rounds = flow.defaults.max_rounds
         # Fixed for the whole run, so looked up once rather than at every turn.
@@ -134,6 +137,26 @@ class Interpreter:
             check_self_answer(self.flow, pending.from_)
         self.rec.add(ResumeEvent, from_=pending.from_, to=pending.to, feedback=feedback)
         await self._run(self._after_resume(pending, feedback))
+
+    async def compact(self) -> int:
+        """Compresses each agent's current view now, whatever its size (``roost chat``'s
+        /compact); how many views changed. Only between steps of a paused run, or of one
+        stopped at an error: the next step's requests are the smaller ones."""
+        state, flow = self.state, self.flow
+        if state.status not in ("paused", "error"):
+            raise RunStateError(
+                f"run {self.rec.run_id} is {state.status}: only a paused run, or one stopped "
+                "at an error, can be compressed between its steps"
+            )
+        changed = 0
+        for size in context_sizes(flow, state):
+            provider = flow.agents[size.node].provider or flow.defaults.provider
+            assert provider is not None  # context_sizes names only agents with a provider
+            system = agent_system(flow, state, size.node, size.to)
+            asker = Asker(size.node, size.to, provider, fixed_chars(system))
+            changed += await self.compactor.fit(asker, force=True)
+        self.rec.flush()
+        return changed
 
     async def retry(self, recorded: Callable[[], Sequence[Event]]) -> None:
         """Redoes the step that stopped at an error, or that a dead process left running.
@@ -326,11 +349,17 @@ class Interpreter:
         if not tools and state.turn.node != frm:
             # The common reply: no tools and no round under way, so one model call.
             final = max_rounds <= 0
-            request = model_request(system, seen.messages, (), frm)
-            digest = request_digest(system, (), seen.digest, ())
-            response = await self.caller.call(
-                frm, provider, request, digest, (frm, to), keep_calls=not final
-            )
+            shown = seen
+
+            def build(changed: bool) -> tuple[ModelRequest, RequestDigest]:
+                nonlocal shown
+                if changed:  # compaction changed the view: built again
+                    shown = seen_by(flow, state, frm, to)
+                request = model_request(system, shown.messages, (), frm)
+                return request, request_digest(system, (), shown.digest, ())
+
+            asker = Asker(frm, to, provider, fixed_chars(system, (), seen.context))
+            response = await self.compactor.ask(asker, build, keep_calls=not final)
             if response is None:
                 return None
             if final or not response.message.tool_calls:
@@ -345,6 +374,7 @@ class Interpreter:
             tools=tools,
             max_rounds=max_rounds,
             result_limit=defaults.tool_result_limit,
+            refresh=lambda: seen_by(flow, state, frm, to),
         )
         return await self.loop.run(job)
 
@@ -380,7 +410,7 @@ class Interpreter:
             )
             digest = request_digest(system, (), b"", messages)
             response = await self.caller.call(channel, provider, request, digest, (channel, to))
-            return None if response is None else response.message.content
+            return response.message.content if isinstance(response, ModelResponse) else None
 
         try:
             return await choose_by_llm(flow, state, channel, found, ask)

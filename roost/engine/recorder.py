@@ -237,6 +237,7 @@ class Recorder:
         response: LlmResponse,
         usage: LlmUsage,
         attempts: tuple[LlmAttempt, ...],
+        purpose: str | None = None,
     ) -> LlmCallEvent:
         """``add(LlmCallEvent, ...)`` of an answered call, its fields written out."""
         if self._redact is not None:
@@ -257,6 +258,7 @@ class Recorder:
             "usage": usage,
             "error": None,
             "attempts": attempts,
+            "purpose": purpose,
         }
         event: LlmCallEvent = self._record(_LLM_CALL, data)
         return event

@@ -32,9 +32,10 @@ from roost.engine.interpreter import ToolsFor
 from roost.engine.recorder import Clock, now_iso
 from roost.engine.replay_tools import RecordedTools
 from roost.engine.runner import ChildRuns, Runner
-from roost.errors import EventLogError, ProviderError, RoostError
+from roost.errors import CONTEXT_TOO_LONG, EventLogError, ProviderError, RoostError
 from roost.eventlog import MemoryLog
 from roost.events import (
+    CompactEvent,
     ErrorEvent,
     Event,
     FlowEvent,
@@ -217,6 +218,17 @@ async def _drive(runner: Runner, recorded: Sequence[Event], stops: Stops, flows:
             if stopped:
                 stops.resume()
             stopped = await _step(runner.retry())
+        elif _compacted_between_steps(event, runner.state.next_seq, stopped):
+            stopped = await _step(runner.compact())  # a person's /compact, done again
+
+
+def _compacted_between_steps(event: Event, next_seq: int, stopped: bool) -> bool:
+    """Whether ``event`` begins a compaction made between two steps (``roost chat``'s
+    /compact): a summary's call or a compaction where the replayed step has ended."""
+    if stopped or event.seq != next_seq:
+        return False
+    summary = isinstance(event, LlmCallEvent) and event.purpose == "summary"
+    return summary or isinstance(event, CompactEvent)
 
 
 async def _step(step: Awaitable[object]) -> bool:
@@ -340,8 +352,15 @@ def recorded_clock(recorded: Sequence[Event], next_seq: Callable[[], int]) -> Cl
 class ReplayedError(ProviderError):
     """A recorded failed call, failing again with the recorded message."""
 
-    def __init__(self, provider: str, text: str, attempts: tuple[dict[str, Any], ...]) -> None:
-        super().__init__(provider, text, attempts=attempts)
+    def __init__(
+        self,
+        provider: str,
+        text: str,
+        attempts: tuple[dict[str, Any], ...],
+        *,
+        context_overflow: bool = False,
+    ) -> None:
+        super().__init__(provider, text, attempts=attempts, context_overflow=context_overflow)
         self.args = (text,)
 
     def __str__(self) -> str:
@@ -407,7 +426,9 @@ class RecordedProvider:
         # As the provider reported them, so the replayed llm_call records the same.
         attempts = tuple(attempt.model_dump() for attempt in call.attempts)
         if call.error is not None:
-            raise ReplayedError(self.name, call.error, attempts)
+            # A request the model found too long is refused again: the run compresses as it did.
+            overflow = any(attempt.outcome == CONTEXT_TOO_LONG for attempt in call.attempts)
+            raise ReplayedError(self.name, call.error, attempts, context_overflow=overflow)
         response = call.response or LlmResponse()
         message = assistant_message(response, self.name)
         if on_text is not None and message.content:

@@ -149,6 +149,10 @@ class Runner:
         """Whether a step is running now."""
         return self._step_task is not None
 
+    async def compact(self) -> RunState:
+        """Compresses each agent's current view now (between steps of a paused run)."""
+        return await self._drive(self._interpreter.compact)
+
     async def events(self) -> AsyncIterator[Event]:
         """The events of the calls to start, continue_ and retry, once each, as they are appended.
 

@@ -13,17 +13,19 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from roost.engine.calls import ModelCaller, error_text
-from roost.engine.digests import request_digest
+from roost.engine.calls import error_text
+from roost.engine.compaction import Asker, Compactor, fixed_chars
+from roost.engine.digests import RequestDigest, request_digest
 from roost.engine.recorder import Recorder, build_event
 from roost.errors import RoostError
 from roost.events import InterruptEvent, ToolCallEvent, ToolResultEvent
 from roost.flow.redact import Redactor
 from roost.messages import (
+    AssistantMessage,
     ChatMessage,
     ModelRequest,
     ToolCall,
@@ -33,6 +35,7 @@ from roost.messages import (
 from roost.nodes.agent import Seen
 from roost.nodes.views import LazyMessages
 from roost.runstate import Turn
+from roost.window import trim_reasoning, trim_result
 
 if TYPE_CHECKING:  # roost.tools is imported only by flows that have tools
     from roost.tools.base import Tool
@@ -67,14 +70,15 @@ class Reply:
     tools: Sequence[Tool]
     max_rounds: int
     result_limit: int
+    refresh: Callable[[], Seen]  # the view again, after compaction changed it
 
 
 class ToolLoop:
     """Runs the reply of an agent, tools included; gives its text, or None when it stopped."""
 
-    def __init__(self, recorder: Recorder, caller: ModelCaller, redact: Redactor) -> None:
+    def __init__(self, recorder: Recorder, compactor: Compactor, redact: Redactor) -> None:
         self.recorder = recorder
-        self.caller = caller
+        self.compactor = compactor
         self.redact = redact
 
     async def run(self, job: Reply) -> str | None:
@@ -83,6 +87,9 @@ class ToolLoop:
         by_name = {tool.spec.name: tool for tool in tools} if tools else {}
         specs = tuple(tool.spec for tool in tools) if tools else ()
         state = self.recorder.state
+        asker = Asker(
+            job.agent, job.to, job.provider, fixed_chars(job.system, specs, job.seen.context)
+        )
         seen_seq = -1
         while True:
             turn = self._turn(job.agent)
@@ -103,19 +110,22 @@ class ToolLoop:
                 continue
             final = turn.rounds >= job.max_rounds
             offered = () if final else specs
-            tail = self._tail(turn, job.result_limit) if turn.messages else []
-            if final and turn.rounds:
-                tail.append(UserMessage(content=LIMIT_NOTE.format(rounds=turn.rounds)))
-            request = self._request(job, offered, tail)
-            digest = request_digest(job.system, offered, job.seen.digest, tail)
-            response = await self.caller.call(
-                job.agent,
-                job.provider,
-                request,
-                digest,
-                (job.agent, job.to),
-                keep_calls=not final,
-            )
+
+            def build(
+                changed: bool, final: bool = final, offered: tuple[Any, ...] = offered
+            ) -> tuple[ModelRequest, RequestDigest]:
+                if changed:
+                    job.seen = job.refresh()
+                turn = self._turn(job.agent)
+                base = state.views.get((job.agent, job.to))
+                trimmed = base.trimmed if base is not None else -1
+                tail = self._tail(turn, job.result_limit, trimmed) if turn.messages else []
+                if final and turn.rounds:
+                    tail.append(UserMessage(content=LIMIT_NOTE.format(rounds=turn.rounds)))
+                request = self._request(job, offered, tail)
+                return request, request_digest(job.system, offered, job.seen.digest, tail)
+
+            response = await self.compactor.ask(asker, build, keep_calls=not final)
             if response is None:
                 return None
             if final or not response.message.tool_calls:
@@ -125,9 +135,13 @@ class ToolLoop:
         turn = self.recorder.state.turn
         return turn if turn.node == agent else _NO_TURN
 
-    def _tail(self, turn: Turn, limit: int) -> list[ChatMessage]:
+    def _tail(self, turn: Turn, limit: int, trimmed: int = -1) -> list[ChatMessage]:
+        """The reply's tool rounds as the model is shown them: those up to seq ``trimmed``
+        as the trim stage left them, each result cut to ``limit`` characters."""
         tail: list[ChatMessage] = []
-        for message in turn.messages:
+        for index, message in enumerate(turn.messages):
+            if trimmed >= 0 and turn.seqs[index] <= trimmed:
+                message = _trimmed(message)
             if isinstance(message, ToolResultMessage) and len(message.content) > limit:
                 # The recorded result is masked already; masked again before the cut all
                 # the same, so that no cut ever falls inside a secret that shows.
@@ -249,6 +263,21 @@ class ToolLoop:
                 content=content,
                 is_error=True,
             )
+
+
+def _trimmed(
+    message: AssistantMessage | ToolResultMessage,
+) -> AssistantMessage | ToolResultMessage:
+    """A message of an earlier tool round as the ``trim`` stage shows it."""
+    if isinstance(message, ToolResultMessage):
+        shown = trim_result(message.content)
+        return (
+            message if shown == message.content else message.model_copy(update={"content": shown})
+        )
+    reasoning = tuple(trim_reasoning(part) for part in message.reasoning)
+    if reasoning == message.reasoning:
+        return message
+    return message.model_copy(update={"reasoning": reasoning})
 
 
 def _current_call(call_id: str) -> None:

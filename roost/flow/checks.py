@@ -18,6 +18,7 @@ from roost.flow.redact import clean
 from roost.flow.template_checks import (
     PROMPT_NAMES,
     ROLE_NAMES,
+    SUMMARY_NAMES,
     has_syntax,
     template_findings,
     template_tree,
@@ -90,6 +91,7 @@ def check_flow(checker: Checker) -> None:
     check_tools(checker)
     check_templates(checker)
     check_context(checker)
+    check_compression(checker)
 
 
 def check_names(c: Checker) -> None:
@@ -120,6 +122,36 @@ def check_context(c: Checker) -> None:
                 c.at_value(("agents", name, "context", index), message)
 
 
+# Characters per token assumed when checking that a system prompt fits its model's window.
+_CHARS_PER_TOKEN = 4
+
+
+def check_compression(c: Checker) -> None:
+    """The compression lines are in order; a window holds at least its agents' prompts."""
+    flow = c.flow
+    defaults = flow.defaults
+    if defaults.compress_at > defaults.compress_hard_at and not any(
+        c.was_dropped(("defaults", key)) for key in ("compress_at", "compress_hard_at")
+    ):
+        at = "compress_hard_at" if _written(c, ("defaults", "compress_hard_at")) else "compress_at"
+        c.at_value(
+            ("defaults", at),
+            f"defaults.compress_hard_at ({defaults.compress_hard_at:g}) is below "
+            f"defaults.compress_at ({defaults.compress_at:g}); the hard line comes after",
+        )
+    for name, agent in flow.agents.items():
+        provider = agent.provider or defaults.provider
+        config = flow.providers.get(provider) if provider else None
+        window = config.context_window if config is not None else None
+        needs = len(agent.role) // _CHARS_PER_TOKEN
+        if window is not None and needs >= window:
+            c.at_value(
+                ("providers", str(provider), "context_window"),
+                f"context_window {window} of provider {provider!r} is less than what the system "
+                f"prompt of agent {name!r} alone needs (about {needs} tokens)",
+            )
+
+
 def _provider_ref(c: Checker, path: Path, name: str | None) -> None:
     if name is not None and not c.known("providers", name):
         hint = c.hints(name, c.flow.providers)
@@ -130,6 +162,7 @@ def check_providers(c: Checker) -> None:
     """Every provider named exists; agents and llm directors have one to use."""
     flow = c.flow
     _provider_ref(c, ("defaults", "provider"), flow.defaults.provider)
+    _provider_ref(c, ("defaults", "summary_provider"), flow.defaults.summary_provider)
     for name, config in flow.providers.items():
         for index, other in enumerate(config.fallback):
             if other == name:
@@ -367,6 +400,8 @@ def check_templates(c: Checker) -> None:
         _template(c, ("channels", name, "director", "prompt"), prompt, PROMPT_NAMES)
     if c.flow.start is not None:
         _template(c, ("start", "content"), c.flow.start.content, ROLE_NAMES)
+    prompt = c.flow.defaults.summary_prompt
+    _template(c, ("defaults", "summary_prompt"), prompt, SUMMARY_NAMES)
 
 
 def _template(c: Checker, path: Path, source: str | None, known: tuple[str, ...]) -> None:

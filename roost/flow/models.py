@@ -59,6 +59,26 @@ class Defaults(Strict):
     tool_result_limit: int = Field(
         16000, ge=1, description="Characters of a tool result shown to a model; the log keeps all."
     )
+    compress_at: float = Field(
+        0.7,
+        gt=0,
+        le=1,
+        description="Share of a model's context window above which its view of the history "
+        "is compressed (trim, then summary).",
+    )
+    compress_hard_at: float = Field(
+        0.9,
+        gt=0,
+        le=1,
+        description="Share of the window above which, after trim and summary, only the first "
+        "and the latest turns are kept (cut).",
+    )
+    summary_provider: str | None = Field(
+        None, description="Provider that writes summaries of older turns (default: the node's)."
+    )
+    summary_prompt: str | None = Field(
+        None, description="Jinja2 template replacing the built-in prompt that asks for a summary."
+    )
 
 
 # --------------------------------------------------------------------------- providers
@@ -70,6 +90,16 @@ class ThinkingConfig(Strict):
 
 class ReasoningConfig(Strict):
     effort: Literal["low", "medium", "high"]
+
+
+class PriceConfig(Strict):
+    """What a model costs, in US dollars per million tokens (overrides roost's table)."""
+
+    input: float = Field(..., ge=0, description="US dollars per million input tokens.")
+    cached_input: float | None = Field(
+        None, ge=0, description="Per million input tokens read from a cache (default: input)."
+    )
+    output: float = Field(..., ge=0, description="US dollars per million output tokens.")
 
 
 class _ModelProvider(Strict):
@@ -87,7 +117,13 @@ class _ModelProvider(Strict):
     thinking: ThinkingConfig | None = None
     reasoning: ReasoningConfig | None = None
     context_window: int | None = Field(
-        None, ge=1, description="Tokens; used to decide when to compress history."
+        None,
+        ge=1,
+        description="Tokens the model sees at most; history is compressed to fit "
+        "(default: roost's table of known models, else 128000).",
+    )
+    price: PriceConfig | None = Field(
+        None, description="US dollars per million tokens (default: roost's table of known models)."
     )
 
 
@@ -141,6 +177,7 @@ class ScriptedProviderConfig(Strict):
     thinking: ThinkingConfig | None = None
     reasoning: ReasoningConfig | None = None
     context_window: int | None = Field(None, ge=1)
+    price: PriceConfig | None = None
 
 
 ProviderConfig = Annotated[

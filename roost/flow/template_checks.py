@@ -25,6 +25,8 @@ from roost.templating import TemplateSyntaxProblem, parse_template, template_env
 # What every role, channel role and start message may read; director prompts read more.
 ROLE_NAMES = ("vars", "name", "members", "now")
 PROMPT_NAMES = (*ROLE_NAMES, "channel", "candidates", "conversation")
+# What the prompt asking for a summary of older turns reads (defaults.summary_prompt).
+SUMMARY_NAMES = ("vars", "name", "words", "summary", "messages", "left_out")
 _GUARD_TESTS = frozenset({"defined", "undefined"})
 _GUARD_FILTERS = frozenset({"default", "d"})
 _DICT_METHODS = frozenset(dir(dict))

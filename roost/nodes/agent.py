@@ -25,6 +25,7 @@ from roost.messages import AssistantMessage, ChatMessage, UserMessage
 from roost.nodes.context import read_context
 from roost.nodes.views import LazyMessages
 from roost.runstate import EMPTY_THREAD, HistoryEntry, RunState
+from roost.window import ViewBase
 
 TRANSCRIPT_HEADER = "The conversation in {channel} so far:"
 TRANSCRIPT_ASK = (
@@ -67,10 +68,13 @@ def seen_by(flow: Flow, state: RunState, speaker: str, to: str) -> Seen:
     agent = flow.agents.get(speaker)
     # read_context gives '' for an agent without context files: not called for those.
     context = read_context(flow, speaker) if agent is not None and agent.context else ""
+    base = state.views.get((speaker, to))
+    if base is not None and base.covered <= 1:
+        base = None  # only a size is known of this view: it shows every entry
     if to in flow.channels:
-        build, digest = _channel_view(state, speaker, to, stamps)
+        build, digest = _channel_view(state, speaker, to, stamps, base)
     else:
-        build, digest = _pair_view(state, speaker, to, stamps)
+        build, digest = _pair_view(state, speaker, to, stamps, base)
     if context:
         text = context.encode()
         digest = ViewDigest(
@@ -85,14 +89,33 @@ def seen_by(flow: Flow, state: RunState, speaker: str, to: str) -> Seen:
     return Seen(LazyMessages(build), digest, context)
 
 
-def _view_digest(kind: bytes, speaker: str, to: str, shown: bytes, times: bytes) -> bytes:
+def _view_digest(
+    kind: bytes, speaker: str, to: str, shown: bytes, times: bytes, base: ViewBase | None
+) -> bytes:
     """The ``full`` digest of a view from the digest of the entries it shows."""
     names = f"{speaker}\x1f{to}".encode()
-    return b"".join((_FRAMING, kind, names, b"\x1e", shown, times))
+    parts = [_FRAMING, kind, names, b"\x1e", shown, times]
+    if base is not None:  # compacted: which entries it replaces, and with what
+        placeholder = sha256(base.placeholder().encode()).digest()
+        parts += [b"\x1ecompacted\x1e", str(base.through).encode(), b"\x1f", placeholder]
+    return b"".join(parts)
+
+
+def _shown(
+    state: RunState, indices: list[int], count: int, base: ViewBase | None
+) -> tuple[list[int], str]:
+    """The entries of ``indices[:count]`` a view shows, and the text that stands for the rest."""
+    if base is None:
+        return indices[:count], ""
+    history = state.history
+    # The first entry, then those after the last one the compaction covers.
+    later = [i for i in indices[:count] if history[i].seq > base.through]
+    first = indices[:1] if count and history[indices[0]].seq <= base.through else []
+    return first + later, base.placeholder()
 
 
 def _pair_view(
-    state: RunState, speaker: str, other: str, stamps: bool
+    state: RunState, speaker: str, other: str, stamps: bool, base: ViewBase | None
 ) -> tuple[Callable[[], list[ChatMessage]], ViewDigest]:
     thread = state.pair_thread(speaker, other)
     count = len(thread.indices)
@@ -100,8 +123,11 @@ def _pair_view(
     indices = thread.indices
 
     def build() -> list[ChatMessage]:
+        shown, placeholder = _shown(state, indices, count, base)
         messages: list[ChatMessage] = []
-        for index in indices[:count]:
+        for position, index in enumerate(shown):
+            if position == 1 and placeholder:
+                messages.append(UserMessage(content=placeholder))
             entry = history[index]
             if entry.from_ == speaker:
                 messages.append(AssistantMessage(content=entry.content))
@@ -110,12 +136,12 @@ def _pair_view(
         return messages
 
     times = b"\x1etimes\x1e" + thread.times_digest(history) if stamps else b""
-    full = _view_digest(b"pair\x1e", speaker, other, thread.digest, times)
+    full = _view_digest(b"pair\x1e", speaker, other, thread.digest, times, base)
     return build, ViewDigest(full, thread.digest)
 
 
 def _channel_view(
-    state: RunState, member: str, channel: str, stamps: bool
+    state: RunState, member: str, channel: str, stamps: bool, base: ViewBase | None
 ) -> tuple[Callable[[], list[ChatMessage]], ViewDigest]:
     # state.inbox_of and state.pair_thread, inlined: this runs once per channel reply.
     inbox = state.inbox.get(channel) or EMPTY_THREAD
@@ -128,7 +154,11 @@ def _channel_view(
     def build() -> list[ChatMessage]:
         wanted = set(inbox.indices[:inbox_count])
         wanted.update(i for i in direct.indices[:direct_count] if history[i].from_ == channel)
-        lines = [_line(history[i], stamps) for i in sorted(wanted)]
+        ordered = sorted(wanted)
+        kept, placeholder = _shown(state, ordered, len(ordered), base)
+        lines = [_line(history[i], stamps) for i in kept]
+        if placeholder and lines:
+            lines.insert(1, placeholder)
         text = "\n".join(
             [
                 TRANSCRIPT_HEADER.format(channel=channel),
@@ -143,7 +173,7 @@ def _channel_view(
     times = b""
     if stamps:
         times = b"\x1etimes\x1e" + inbox.times_digest(history) + direct.times_digest(history)
-    full = _view_digest(b"channel\x1e", member, channel, shown, times)
+    full = _view_digest(b"channel\x1e", member, channel, shown, times, base)
     return build, ViewDigest(full, shown)
 
 

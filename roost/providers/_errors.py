@@ -9,13 +9,14 @@ names the provider, says what to check and never holds a secret.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
 import httpx2
 
-from roost.errors import ProviderError
+from roost.errors import CONTEXT_TOO_LONG, ProviderError
 from roost.flow.redact import redact
 from roost.providers._common import Settings
 
@@ -24,6 +25,27 @@ from roost.providers._common import Settings
 RETRYABLE_STREAM_ERRORS = frozenset(
     {"overloaded_error", "api_error", "server_error", "rate_limit_error", "internal_error"}
 )
+
+
+# How servers say a request is longer than the model's context window: OpenAI's code, the
+# codes and words of Anthropic, vLLM, llama.cpp, LM Studio and the OpenAI-compatible rest.
+_OVERFLOW_CODES = frozenset(
+    {"context_length_exceeded", "exceed_context_size_error", "context_window_exceeded"}
+)
+_OVERFLOW_WORDS = re.compile(
+    r"prompt is too long|maximum context length|input is too long for|"
+    r"context[ _-]?(?:length|window|size|limit)\b[^.]{0,80}?\b(?:exceed|too long|overflow)|"
+    r"exceeds?\b[^.]{0,40}?\bcontext[ _-]?(?:length|window|size|limit)",
+    re.IGNORECASE,
+)
+
+
+def is_context_overflow(status: int | None, body: object, message: str) -> bool:
+    """Whether an error answer says the request did not fit the model's context window."""
+    if status is not None and (status < 400 or status >= 500 or status == 429):
+        return False  # a rate limit speaks of tokens too, per minute: not the window
+    code = _error_code(body)
+    return code in _OVERFLOW_CODES or _OVERFLOW_WORDS.search(message) is not None
 
 
 @dataclass(frozen=True)
@@ -57,7 +79,13 @@ class BrokenStreamError(ProviderError):
 def stream_error(settings: Settings, message: str, error_type: str) -> ProviderError:
     """An error event inside a stream; retryable when the server says it was its fault."""
     text = _short(redact(f"the stream failed: {message}", settings.secrets))
-    return StreamEventError(settings.name, text, retryable=error_type in RETRYABLE_STREAM_ERRORS)
+    overflow = is_context_overflow(None, {"error": {"code": error_type}}, message)
+    return StreamEventError(
+        settings.name,
+        text,
+        retryable=error_type in RETRYABLE_STREAM_ERRORS and not overflow,
+        context_overflow=overflow,
+    )
 
 
 def broken_stream(settings: Settings, missing: str) -> BrokenStreamError:
@@ -79,7 +107,8 @@ def translate(
 ) -> Failure:
     """A Failure for ``exc``; ``streaming`` says the server had begun answering."""
     if isinstance(exc, StreamEventError):
-        return Failure(exc, "stream error", exc.retryable)
+        outcome = CONTEXT_TOO_LONG if exc.context_overflow else "stream error"
+        return Failure(exc, outcome, exc.retryable)
     if isinstance(exc, BrokenStreamError):
         return Failure(exc, "broken stream", exc.retryable)
     if isinstance(exc, ProviderError):
@@ -95,6 +124,9 @@ def translate(
         error_type = _error_type(body)
         message = _quote(_server_message(body) or str(exc), settings)
         error = _error(settings, f"the stream failed: {message}")
+        if is_context_overflow(None, body, _server_message(body) or str(exc)):
+            error.context_overflow = True
+            return Failure(error, CONTEXT_TOO_LONG, retryable=False)
         retry = error_type in RETRYABLE_STREAM_ERRORS if error_type else streaming
         return Failure(error, "stream error", retryable=retry)
     error = _error(settings, f"unexpected failure: {type(exc).__name__}: {exc}")
@@ -139,6 +171,11 @@ def _status_failure(exc: Any, settings: Settings) -> Failure:
         return Failure(_redirect(settings, status, response), f"http {status}", retryable=False)
     detail = _quote(_server_message(body) or str(getattr(exc, "message", exc)), settings)
     error_type = _error_type(body)
+    if is_context_overflow(status, body, _server_message(body) or str(exc)):
+        text = f"the request is longer than the model's context window (HTTP {status}: {detail})"
+        error = _error(settings, text)
+        error.context_overflow = True
+        return Failure(error, CONTEXT_TOO_LONG, retryable=False)
     if status == 200:  # an error event inside a 200 stream
         retry = error_type in RETRYABLE_STREAM_ERRORS
         return Failure(_error(settings, f"the stream failed: {detail}"), "stream error", retry)
@@ -205,6 +242,20 @@ def _server_message(body: object) -> str:
     if isinstance(inner, str):
         return inner
     return json.dumps(body)
+
+
+def _error_code(body: object) -> str:
+    """The ``code`` of an error body (OpenAI's), else its ``type``."""
+    if isinstance(body, str):
+        try:
+            body = json.loads(body)
+        except ValueError:
+            return ""
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict):
+            return str(inner.get("code") or inner.get("type") or "")
+    return ""
 
 
 def _error_type(body: object) -> str:

@@ -70,4 +70,11 @@ def _all_failed(
     name: str, failures: list[ProviderError], attempts: tuple[dict[str, Any], ...]
 ) -> ProviderError:
     reasons = "; then ".join(str(f) for f in failures)
-    return ProviderError(name, f"it and every fallback failed: {reasons}", attempts=attempts)
+    # A model that found the request too long makes compressing the history worth a try.
+    overflow = any(failure.context_overflow for failure in failures)
+    return ProviderError(
+        name,
+        f"it and every fallback failed: {reasons}",
+        attempts=attempts,
+        context_overflow=overflow,
+    )

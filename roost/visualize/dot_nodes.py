@@ -24,6 +24,7 @@ from roost.flow.models import (
     ScriptedProviderConfig,
     ToolGroup,
 )
+from roost.pricing import RunCost
 from roost.visualize import ids
 from roost.visualize.dot_text import Attrs, add_node, esc, shorten, small, table, wrap_list
 from roost.visualize.run_summary import RunSummary, Tokens, names_in
@@ -89,7 +90,8 @@ def counter_rows(flow: Flow, name: str, run: RunSummary | None) -> list[Row]:
     elif name in flow.channels:
         rows.append((_choices_text(name, run), COUNT_INK))
     tokens = run.tokens.get(name) if run else None
-    rows.append((_tokens_text(tokens) if tokens is not None else "", COUNT_INK))
+    cost = run.costs.get(name) if run else None
+    rows.append((_tokens_text(tokens, cost) if tokens is not None else "", COUNT_INK))
     return rows
 
 
@@ -180,11 +182,12 @@ def _choices_text(channel: str, run: RunSummary | None) -> str:
     return f"{choices} choice" + ("" if choices == 1 else "s")
 
 
-def _tokens_text(tokens: Tokens) -> str:
+def _tokens_text(tokens: Tokens, cost: RunCost | None) -> str:
     calls = f"{tokens.calls} model call" + ("" if tokens.calls == 1 else "s")
     if tokens.total == 0:  # the scripted provider, or a server that reports no usage
         return calls
-    return f"{tokens.total:,} tokens ({tokens.prompt:,} in, {tokens.completion:,} out) · {calls}"
+    text = f"{tokens.total:,} tokens ({tokens.prompt:,} in, {tokens.completion:,} out) · {calls}"
+    return text + (f" · {cost.text()}" if cost is not None else "")
 
 
 def ghost_nodes(graph: graphviz.Digraph, flow: Flow, events: Sequence[Event]) -> None:

@@ -59,9 +59,39 @@
       case "terminate":
         return ["terminated", "at " + e.node + (e.reason ? " (" + e.reason + ")" : ""), ""];
       case "run_start": return ["run " + e.run + " started", "flow " + e.flow.name, "minor"];
+      case "compact":
+        return ["⇲ " + e.node + "'s view of its talk with " + e.to + " compressed",
+          e.stage + " through #" + e.through + ": ~" + e.tokens_before + " → ~" + e.tokens_after +
+          " tokens" + (e.summary ? " · summary: " + e.summary : ""), "compaction"];
       case "flow": return ["flow changed", "from here the run follows " + e.flow.path +
         " (" + e.flow.name + ")", ""];
       default: return [e.type, short(e, 300), "minor"];
+    }
+  }
+
+  // Each compaction is a tick on the timeline (the slider's list), so long runs show where
+  // a view was compressed; the ticks are also listed for assistive technology.
+  function markCompactions() {
+    const marks = $("marks");
+    const ticks = document.createElement("datalist");
+    ticks.id = "compactions";
+    events.forEach((e, i) => {
+      if (e.type !== "compact") return;
+      const option = document.createElement("option");
+      option.value = String(i);
+      option.label = "#" + e.seq + " " + e.stage + " of " + e.node;
+      ticks.append(option);
+      const mark = document.createElement("button");
+      mark.type = "button";
+      mark.className = "mark";
+      mark.title = "#" + e.seq + ": " + e.node + "'s view compressed (" + e.stage + ")";
+      mark.style.left = (total > 1 ? (100 * i) / (total - 1) : 0) + "%";
+      mark.addEventListener("click", () => go(i));
+      marks.append(mark);
+    });
+    if (ticks.children.length) {
+      document.body.append(ticks);
+      slider.setAttribute("list", ticks.id);
     }
   }
 
@@ -379,6 +409,7 @@
   if (svg) svg.setAttribute("preserveAspectRatio", "xMidYMin meet");
   fit(true);
   slider.max = String(Math.max(total - 1, 0));
+  markCompactions();
   if (total === 0) {
     for (const id of ["first", "prev", "next", "last", "slider"]) $(id).disabled = true;
     $("now").textContent = "No run: the flow as written.";

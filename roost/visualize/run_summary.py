@@ -8,7 +8,7 @@ edge. Nothing here runs a flow: it only counts and classifies events.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,12 +21,14 @@ from roost.events import (
     MessageEvent,
     ResumeEvent,
     RetryEvent,
+    RunStartEvent,
     SelectEvent,
     TerminateEvent,
     ToolCallEvent,
     ToolResultEvent,
 )
 from roost.flow.models import Flow
+from roost.pricing import ProviderSettings, RunCost, answered_by, cost_of, provider_entries
 from roost.runstate import Status, status_after
 from roost.visualize import ids
 
@@ -66,6 +68,9 @@ class RunSummary:
     picks: Counter[tuple[str, str]] = field(default_factory=Counter)  # (channel, chosen)
     final: FinalState = field(default_factory=lambda: FinalState("new"))
     flows: list[tuple[int, str]] = field(default_factory=list)  # (seq, path) of each flow event
+    costs: dict[str, RunCost] = field(default_factory=dict)  # node -> what its calls cost
+    # The provider entries of the flow in force, which price the calls (run_start, flow).
+    prices: Mapping[str, ProviderSettings] = field(default_factory=dict)
 
 
 def is_member_route(flow: Flow, source: str, target: str) -> tuple[str, str] | None:
@@ -143,7 +148,15 @@ def count(summary: RunSummary, event: Event) -> None:
             summary.tool_calls.setdefault(event.agent, Counter())[event.name] += 1
         case FlowEvent():
             summary.flows.append((event.seq, event.flow.path))
+            summary.prices = provider_entries(event.flow.text)
+        case RunStartEvent():
+            summary.prices = provider_entries(event.flow.text)
         case LlmCallEvent():
+            if event.usage is not None:
+                cost = cost_of(
+                    event.usage, summary.prices.get(answered_by(event)), model=event.model
+                )
+                summary.costs[event.node] = summary.costs.get(event.node, RunCost()).add(cost)
             old = summary.tokens.get(event.node, Tokens())
             prompt, completion = usage_of(event)
             summary.tokens[event.node] = Tokens(

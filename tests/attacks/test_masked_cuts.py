@@ -124,7 +124,7 @@ def test_the_loop_masks_before_it_cuts_whatever_text_it_is_given() -> None:
     from roost.flow.redact import Redactor
     from roost.runstate import Turn
 
-    loop = ToolLoop(recorder=None, caller=None, redact=Redactor([SECRET]))  # type: ignore[arg-type]
+    loop = ToolLoop(recorder=None, compactor=None, redact=Redactor([SECRET]))  # type: ignore[arg-type]
     turn = Turn(messages=[ToolResultMessage(tool_call_id="c", name="t", content="y" * 95 + SECRET)])
     (shown,) = loop._tail(turn, 100)
     assert isinstance(shown, ToolResultMessage)

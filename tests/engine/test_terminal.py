@@ -285,3 +285,81 @@ def test_chat_help_lists_exactly_the_commands_there_are(tmp_path: Path) -> None:
         chat.close()
     assert "/stop" not in listed and "/help" in listed and "/quit" in listed, shown
     assert shown.count("no command /") == 1 and "no command /stop" in shown, shown
+
+
+TIDES = """\
+roost: 1
+name: tides
+defaults: {provider: talk, max_rounds: 6}
+providers:
+  talk:
+    kind: scripted
+    context_window: 100
+    when_exhausted: cycle
+    replies:
+      - The tide comes in twice a day, pulled by the moon and a little by the sun.
+      - And it goes out twice a day, leaving pools where crabs and small fish wait.
+      - In short, the tides.
+agents:
+  a: {role: You are a.}
+  b: {role: You are b.}
+start: {from: a, to: b, content: unused}
+"""
+
+
+def test_chat_info_gives_each_agents_context_against_its_window(tmp_path: Path) -> None:
+    flow = tmp_path / "tides.yaml"
+    flow.write_text(TIDES)
+    chat = Terminal(["chat", str(flow)], tmp_path)
+    try:
+        chat.wait_for("a → b> ")
+        chat.type("/info")
+        chat.wait_for("no agent has spoken yet")
+        chat.type("Tell me about the tides.")
+        chat.wait_for("the run has ended")
+        chat.type("/info")
+        shown = chat.wait_for("of 100 tokens", times=2)
+        chat.type("/quit")
+        chat.wait_for("is stored")
+    finally:
+        chat.close()
+    info = shown.split("the run has ended")[1]
+    assert "usage: " in info and "cost $0.00" in info, info
+    assert "context: a → b: ~" in info and "context: b → a: ~" in info, info
+
+
+PAUSING = """\
+roost: 1
+name: pausing
+defaults: {provider: talk}
+providers:
+  talk: {kind: scripted, when_exhausted: cycle, replies: ["Noted, and the tide is out now."]}
+agents:
+  USER: {interrupt: ALWAYS}
+  bot: {role: You help.}
+start: {from: USER, to: bot, content: unused}
+"""
+
+
+def test_chat_compact_compresses_now_and_says_what_it_did(tmp_path: Path) -> None:
+    flow = tmp_path / "pausing.yaml"
+    flow.write_text(PAUSING)
+    chat = Terminal(["chat", str(flow)], tmp_path)
+    try:
+        chat.wait_for("USER → bot> ")
+        chat.type("/compact")
+        chat.wait_for("USER → bot> ", times=2)
+        for n, line in enumerate(("Hello.", "More, please.", "And then?", "Go on."), start=2):
+            chat.type(line)
+            chat.wait_for("> ", times=n + 1)
+        chat.type("/compact")
+        shown = chat.wait_for("compressed (summary")
+        chat.type("/quit")
+        chat.wait_for("is stored")
+    finally:
+        chat.close()
+    assert "only a paused run, or one stopped at an error" in shown, shown  # before it began
+    assert "⇲ bot's view of its talk with USER compressed (summary" in shown, shown
+    run_id = shown.split("run ")[1].split()[0]
+    replayed = run_cli("replay", run_id, cwd=tmp_path)
+    assert replayed.returncode == 0 and "identical" in replayed.stdout, replayed.stdout

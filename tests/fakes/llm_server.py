@@ -22,12 +22,13 @@ import struct
 import threading
 import time
 from collections import deque
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from fakes import wire
-from fakes.script import Action, Broken, Framing, Reply, Status
+from fakes.script import Action, Broken, Framing, Reply, Status, too_long
 
 
 @dataclass(frozen=True)
@@ -47,9 +48,22 @@ class Received:
 class FakeLLMServer:
     """Start with ``start()`` (or as a context manager); script with ``script(...)``."""
 
-    def __init__(self, *, keep_alive: bool = False) -> None:
+    def __init__(
+        self,
+        *,
+        keep_alive: bool = False,
+        window: int | None = None,
+        responder: Callable[[Received], Action] | None = None,
+    ) -> None:
+        """``window``: like a real model, a request longer than this many tokens
+        (``wire.prompt_tokens``) is refused with the API's own error, and every reply
+        reports the request's size as its prompt tokens. ``responder`` answers a
+        request when nothing is scripted."""
         self.requests: list[Received] = []
         self.keep_alive = keep_alive
+        self.window = window
+        self.responder = responder
+        self.refused = 0  # requests refused as longer than the window
         self.connections = 0  # TCP connections accepted: a reused one is not counted again
         self._actions: deque[Action] = deque()
         self._lock = threading.Lock()
@@ -93,11 +107,22 @@ class FakeLLMServer:
             self.requests.append(received)
 
     def _take(self, received: Received) -> Action:
+        api = wire.api_of(received.path)
+        tokens = wire.prompt_tokens(received.body) if self.window and api else 0
         with self._lock:
             self.requests.append(received)
-            if not self._actions:
+            if self.window and api and tokens > self.window:
+                self.refused += 1
+                return too_long(api, tokens, self.window)
+            if self._actions:
+                action = self._actions.popleft()
+            elif self.responder is not None:
+                action = self.responder(received)
+            else:
                 return Status(500, "the fake server's script is exhausted")
-            return self._actions.popleft()
+        if self.window and isinstance(action, Reply):  # the usage a real model reports
+            action = replace(action, usage=replace(action.usage, prompt=tokens))
+        return action
 
     def _connected(self) -> None:
         with self._lock:

@@ -109,12 +109,35 @@ class Status:
     headers: dict[str, str] = field(default_factory=lambda: {"retry-after-ms": "5"})
     body: str | None = None  # sent verbatim instead of the API's error JSON
     content_type: str = "application/json"
+    code: str | None = None  # OpenAI's error code (context_length_exceeded, ...)
 
 
 def html(status: int = 200) -> Status:
     """A web page where an API was expected (a wrong base_url)."""
     page = "<!DOCTYPE html><html><head><title>Welcome</title></head><body>Hi</body></html>"
     return Status(status, body=page, content_type="text/html; charset=utf-8")
+
+
+def too_long(api: str, tokens: int, window: int) -> Status:
+    """The 400 each API answers a request longer than the model's window with."""
+    if api == "anthropic":
+        return Status(
+            400,
+            f"prompt is too long: {tokens} tokens > {window} maximum",
+            "invalid_request_error",
+            headers={},
+        )
+    if api == "responses":
+        message = (
+            "Your input exceeds the context window of this model. "
+            "Please adjust your input and try again."
+        )
+    else:
+        message = (
+            f"This model's maximum context length is {window} tokens. However, your messages "
+            f"resulted in {tokens} tokens. Please reduce the length of the messages."
+        )
+    return Status(400, message, "invalid_request_error", headers={}, code="context_length_exceeded")
 
 
 def rate_limited(retry_after: str = "0.01") -> Status:

@@ -10,6 +10,7 @@ own recorded fixtures): Chat Completions chunks ending with a usage chunk and
 from __future__ import annotations
 
 import json
+import re
 from typing import Any, Literal
 
 from fakes.script import FakeCall, Reply, Status, Thinking
@@ -46,8 +47,45 @@ def status_body(api: Api, status: Status) -> str:
     if api == "anthropic":
         error = {"type": status.error_type, "message": status.message}
         return json.dumps({"type": "error", "error": error})
-    error = {"message": status.message, "type": status.error_type, "param": None, "code": None}
+    error = {
+        "message": status.message,
+        "type": status.error_type,
+        "param": None,
+        "code": status.code,
+    }
     return json.dumps({"error": error})
+
+
+_TOKEN = re.compile(r"\w+|[^\w\s]")
+_NOT_TEXT = frozenset({"model", "role", "type", "id", "call_id", "tool_call_id", "signature"})
+
+
+def prompt_tokens(body: dict[str, Any]) -> int:
+    """The request's size as the fake model counts it: words and punctuation marks of every
+    text it is sent (system prompt, messages, tool calls and results, tools), plus 4 a message.
+
+    Not any real tokenizer, on purpose: roost must learn the ratio from reported usage.
+    """
+    texts: list[str] = []
+    messages = 0
+
+    def walk(value: object, key: str = "") -> None:
+        nonlocal messages
+        if isinstance(value, str):
+            if key not in _NOT_TEXT:
+                texts.append(value)
+        elif isinstance(value, dict):
+            if "role" in value or value.get("type") in ("function_call", "function_call_output"):
+                messages += 1
+            for name, item in value.items():
+                walk(item, name)
+        elif isinstance(value, list):
+            for item in value:
+                walk(item, key)
+
+    for key in ("system", "instructions", "messages", "input", "tools"):
+        walk(body.get(key), key)
+    return sum(len(_TOKEN.findall(text)) for text in texts) + 4 * messages
 
 
 def error_event(api: Api, error_type: str, message: str = "stream failed") -> Event:

@@ -13,6 +13,7 @@ from typing import Literal
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from roost.events import RunStartEvent
 from roost.flow import load_flow_text
 from roost.flow.models import Flow
 from roost.visualize import flow_to_dot, ids, replay_html
@@ -107,6 +108,8 @@ def test_run_overlay_counts_messages_tokens_and_visits() -> None:
     assert (
         "257 tokens (240 in, 17 out) · 3 model calls" in graph.nodes["node-mathematician"]["label"]
     )
+    # And what they cost, from the table's list prices: estimated.
+    assert "3 model calls · &lt;$0.0001 (estimated)" in graph.nodes["node-mathematician"]["label"]
     assert "42 tokens" in graph.nodes["node-team"]["label"]
     assert "4 choices" in graph.nodes["node-team"]["label"]  # the director's select events
     assert "math#add ×1" in graph.nodes["node-mathematician"]["label"]
@@ -270,3 +273,16 @@ def test_thirty_agents_outside_channels_wrap_into_rows() -> None:
     assert (x1 - x0) / (y1 - y0) < 4.5
     user, first = graph.nodes["node-USER"]["pos"], graph.nodes["node-a00"]["pos"]
     assert float(user.split(",")[1]) > float(first.split(",")[1])  # the start arrow points down
+
+
+def test_run_overlay_prices_each_nodes_calls_with_the_flows_own_price() -> None:
+    events = flows.team_run()
+    price = "price: {input: 1000, output: 1000}"
+    text = f"providers:\n  gpt: {{kind: openai, model: gpt-4o-mini, {price}}}\n"
+    first = events[0]
+    assert isinstance(first, RunStartEvent)
+    start = first.model_copy(update={"flow": first.flow.model_copy(update={"text": text})})
+    graph = laid_out(flow_to_dot(flows.load("team.yaml"), [start, *events[1:]]))
+    # 257 tokens at $1000 a million, priced by the flow: not an estimate.
+    label = graph.nodes["node-mathematician"]["label"]
+    assert "257 tokens (240 in, 17 out) · 3 model calls · $0.26<" in label, label

@@ -370,3 +370,53 @@ def test_approvals_and_child_runs_are_described(browser: Browser, tmp_path: Path
         assert head.endswith("assistant ← summarize · child run child-1")
         assert state(page)["callout"] == "Short."
         assert opened.errors == [] and opened.foreign_requests() == []
+
+
+TIDES = """\
+roost: 1
+name: tides
+defaults: {provider: talk, max_rounds: 6, summary_provider: writer}
+providers:
+  talk:
+    kind: scripted
+    context_window: 100
+    when_exhausted: cycle
+    replies:
+      - The tide comes in twice a day, pulled by the moon and a little by the sun.
+      - And it goes out twice a day, leaving pools where crabs and small fish wait.
+  writer: {kind: scripted, when_exhausted: cycle, replies: ["They talked about the tides."]}
+agents:
+  a: {role: You are a.}
+  b: {role: You are b.}
+start: {from: a, to: b, content: Tell me about the tides.}
+"""
+
+
+def test_compactions_are_marked_on_the_timeline(browser: Browser, tmp_path: Path) -> None:
+    (tmp_path / "tides.yaml").write_text(TIDES)
+    command = [sys.executable, "-c", "from roost.cli import main; main()", "run", "tides.yaml"]
+    env = {**os.environ, "ROOST_DB": f"sqlite:///{tmp_path / 'runs.db'}"}
+    done = subprocess.run(
+        [*command, "--events", "run.jsonl"], cwd=tmp_path, env=env, capture_output=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    events = JsonlLog(tmp_path / "run.jsonl").load()
+    compacts = [i for i, e in enumerate(events) if e.type == "compact"]
+    assert len(compacts) == 2
+    for opened in open_page(
+        browser, tmp_path / "tides.html", load_flow(tmp_path / "tides.yaml"), events
+    ):
+        page = opened.page
+        ticks = page.eval_on_selector_all("#compactions option", "os => os.map(o => o.value)")
+        assert ticks == [str(i) for i in compacts]
+        assert page.get_attribute("#slider", "list") == "compactions"
+        marks = page.query_selector_all("#marks .mark")
+        assert len(marks) == 2
+        marks[1].click()
+        shown = state(page)
+        assert shown["current"] == [f"ev-{compacts[1]}"]
+        head = page.text_content(".ev.current .head") or ""
+        assert head.endswith("b's view of its talk with a compressed")
+        assert shown["body"].startswith("summary through #7: ~")
+        assert shown["body"].endswith("tokens · summary: They talked about the tides.")
+        assert opened.errors == [] and opened.foreign_requests() == []

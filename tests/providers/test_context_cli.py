@@ -1,0 +1,86 @@
+"""Context and cost as a user meets them on the command line, against a model with a window.
+
+The fake server refuses any request above its window, like a real model, and
+reports each request's size as its prompt tokens; the flow's model is in
+roost's table, so its cost is estimated from list prices.
+"""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from pathlib import Path
+
+from fakes.llm_server import FakeLLMServer, Received
+from fakes.script import Action, Reply
+
+from .conftest import API_KEY
+from .test_cli_errors import roost
+
+SENTENCE = "The sea is wide and deep, and the tide comes in twice a day. "
+
+
+def answer(received: Received) -> Action:
+    return Reply(text=f"reply {len(received.body.get('messages', ()))}: " + SENTENCE * 4)
+
+
+def write_flow(folder: Path, url: str, extra: str = "") -> Path:
+    flow = folder / "chat.yaml"
+    flow.write_text(
+        textwrap.dedent(
+            f"""\
+            roost: 1
+            name: long-chat
+            defaults: {{provider: llm, max_rounds: 16}}
+            providers:
+              llm: {{kind: openai, model: gpt-4o-mini, base_url: "{url}/v1", api_key: {API_KEY},
+                    max_retries: 0, stream: false, context_window: 600{extra}}}
+            agents:
+              a: {{role: You are a.}}
+              b: {{role: You are b.}}
+            start: {{from: a, to: b, content: "Tell me about the sea."}}
+            """
+        )
+    )
+    return flow
+
+
+def test_run_and_show_give_cost_and_each_nodes_context_against_its_window(
+    tmp_path: Path,
+) -> None:
+    with FakeLLMServer(window=600, responder=answer) as server:
+        flow = write_flow(tmp_path, server.url)
+        env = {"ROOST_DB": str(tmp_path / "roost.db")}
+        events = tmp_path / "run.jsonl"
+        ran = roost("run", str(flow), "--events", str(events), cwd=tmp_path, env=env)
+        assert ran.returncode == 0, ran.stdout + ran.stderr
+        assert server.refused == 0  # compressed before the model had to refuse anything
+    out = ran.stdout
+    assert re.search(r"usage: \d+ calls, \d+ prompt tokens, .* cost \$0\.\d+ \(estimated\)", out)
+    sizes = re.findall(r"context: (\w) → (\w): ~(\d+) of 600 tokens \((\d+)%\)", out)
+    assert {(a, b) for a, b, _, _ in sizes} == {("a", "b"), ("b", "a")}
+    assert all(int(tokens) <= 600 for _, _, tokens, _ in sizes)
+
+    shown = roost("show", str(events), cwd=tmp_path, env=env)
+    assert shown.returncode == 0, shown.stderr
+    assert re.search(r"⇲ \w's view of its talk with \w compressed \(summary: ", shown.stdout)
+    assert re.search(r"cost \$0\.\d+ \(estimated\)", shown.stdout)
+    assert "of 600 tokens" in shown.stdout
+
+    replayed = roost("replay", str(events), cwd=tmp_path, env=env)
+    assert replayed.returncode == 0 and "identical" in replayed.stdout, replayed.stdout
+
+    listed = roost("runs", cwd=tmp_path, env=env)
+    row = next(line for line in listed.stdout.splitlines() if "long-chat" in line)
+    assert re.search(r" ~\$0\.\d+ ", row), row  # ~: estimated from the table's prices
+
+
+def test_a_price_in_the_flow_gives_a_cost_that_is_not_estimated(tmp_path: Path) -> None:
+    with FakeLLMServer(window=600, responder=answer) as server:
+        flow = write_flow(tmp_path, server.url, ", price: {input: 1000, output: 2000}")
+        env = {"ROOST_DB": str(tmp_path / "roost.db")}
+        ran = roost("run", str(flow), cwd=tmp_path, env=env)
+    assert ran.returncode == 0, ran.stderr
+    cost = re.search(r"cost \$([\d.,]+)(.*)", ran.stdout)
+    assert cost is not None and cost.group(2).strip() == ""
+    assert float(cost.group(1).replace(",", "")) > 1  # thousands of tokens at $1000 a million
