@@ -24,6 +24,7 @@ from roost.errors import RoostError, RunNotFoundError
 from roost.eventlog import EventLog
 from roost.events import ErrorEvent, Event, RunStartEvent
 from roost.flow.models import Flow
+from roost.pricing import run_cost
 from roost.runstate import RunState, fold
 from roost.store.sql import SqlStore
 
@@ -75,25 +76,26 @@ async def run_row(
     refused by the store, and the row is an error retried next time).
     """
     try:
-        state = await _advance(store, flow, row, batch, run_id, new)
+        state, log = await _advance(store, flow, row, batch, run_id, new)
+        return result_of(row.line, run_id, state, log.load())
     except RoostError as error:
         return RowResult(row.line, run_id, "error", error=f"line {row.line}: {error}")
-    return result_of(row.line, run_id, state)
 
 
 async def _advance(
     store: SqlStore, flow: Flow, row: Row, batch: str, run_id: str, new: bool
-) -> RunState:
+) -> tuple[RunState, EventLog]:
     log: EventLog | None = None if new else _stored_log(store, run_id)
     if log is None:
         log = BatchLog(store.new_log(run_id), batch, row.line)
     runner = Runner(flow, log, child_log=store.new_log)
     state = runner.state
     if state.status in FINISHED:
-        return state
+        return state, log
     if state.status == "new":
-        return await runner.start(row.message)
-    return await runner.retry()  # stopped at an error, or left mid-step by a process that died
+        return await runner.start(row.message), log
+    # Stopped at an error, or left mid-step by a process that died.
+    return await runner.retry(), log
 
 
 def _stored_log(store: SqlStore, run_id: str) -> EventLog | None:
@@ -103,8 +105,8 @@ def _stored_log(store: SqlStore, run_id: str) -> EventLog | None:
         return None
 
 
-def result_of(line: int, run_id: str, state: RunState) -> RowResult:
-    """A row's result from its run's state."""
+def result_of(line: int, run_id: str, state: RunState, events: Sequence[Event]) -> RowResult:
+    """A row's result from its run's state and events (which price its model calls)."""
     status: RowStatus = state.status if state.status != "new" else "running"  # type: ignore[assignment]
     last = state.last_message
     error = None
@@ -115,14 +117,23 @@ def result_of(line: int, run_id: str, state: RunState) -> RowResult:
         line, run_id, status,
         final=last.content if last is not None else None,
         tokens=usage.prompt_tokens + usage.completion_tokens,
-        cost=None,
+        cost=_cost(events, usage.prompt_tokens + usage.completion_tokens),
         error=error,
     )  # fmt: skip
 
 
+def _cost(events: Sequence[Event], tokens: int) -> float | None:
+    """The run's cost in US dollars; None when no call reported tokens or one's price is
+    unknown (as ``roost runs`` prices only what it can)."""
+    if not tokens:
+        return None
+    cost = run_cost(events)
+    return None if cost.unpriced else cost.amount
+
+
 def finished_result(line: int, run_id: str, events: list[Event]) -> RowResult:
     """The result of a row whose run finished before this batch command began."""
-    return result_of(line, run_id, fold(events))
+    return result_of(line, run_id, fold(events), events)
 
 
 class BatchLog:

@@ -6,6 +6,8 @@ import re
 from pathlib import Path
 
 import pytest
+from fakes.llm_server import FakeLLMServer
+from fakes.script import FakeUsage, Reply
 
 from roost.store.sql import SqlStore
 from tests.batch.conftest import Roost, jsonl, results
@@ -171,3 +173,33 @@ def test_bad_use_is_one_line_and_exit_2(
     code, _, err = roost("batch", *args)
     assert (code, err.strip()) == (2, message)
     assert not (folder / ".roost").exists() or stored(folder) == []
+
+
+PRICED = """\
+roost: 1
+name: priced
+providers:
+  llm: {kind: openai, model: gpt-4o-mini, base_url: "URL/v1", api_key: k, max_retries: 0}
+agents:
+  USER: {role: A person., interrupt: ALWAYS}
+  bot: {provider: llm, role: You answer.}
+start: {from: USER, to: bot, content: hi}
+"""
+
+
+def test_a_row_of_a_priced_model_gets_its_cost(folder: Path, roost: Roost) -> None:
+    # gpt-4o-mini costs $0.15 per million input tokens and $0.60 per million output tokens.
+    with FakeLLMServer() as server:
+        server.script(
+            Reply(text="one TERMINATE", usage=FakeUsage(prompt=1000, completion=500)),
+            Reply(text="two TERMINATE", usage=FakeUsage(prompt=2000, completion=0)),
+        )
+        (folder / "priced.yaml").write_text(PRICED.replace("URL", server.url))
+        jsonl(folder / "q.jsonl", {"message": "a"}, {"message": "b"})
+        code, out, err = roost("batch", "priced.yaml", "q.jsonl", "--concurrency", "1")
+    assert code == 0, out + err
+    lines = results(folder / "q.results.jsonl")
+    assert [(r["tokens"], r["cost"]) for r in lines] == [
+        (1500, pytest.approx((1000 * 0.15 + 500 * 0.60) / 1e6)),
+        (2000, pytest.approx(2000 * 0.15 / 1e6)),
+    ]

@@ -394,11 +394,8 @@ start: {from: a, to: b, content: Tell me about the tides.}
 
 def test_compactions_are_marked_on_the_timeline(browser: Browser, tmp_path: Path) -> None:
     (tmp_path / "tides.yaml").write_text(TIDES)
-    command = [sys.executable, "-c", "from roost.cli import main; main()", "run", "tides.yaml"]
     env = {**os.environ, "ROOST_DB": f"sqlite:///{tmp_path / 'runs.db'}"}
-    done = subprocess.run(
-        [*command, "--events", "run.jsonl"], cwd=tmp_path, env=env, capture_output=True, timeout=120
-    )
+    done = run_cli("run", "tides.yaml", "--events", "run.jsonl", cwd=tmp_path, env=env)
     assert done.returncode == 0, done.stderr
     events = JsonlLog(tmp_path / "run.jsonl").load()
     compacts = [i for i, e in enumerate(events) if e.type == "compact"]
