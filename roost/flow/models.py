@@ -8,6 +8,7 @@ which knows where each key stands in the file.
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
@@ -286,6 +287,47 @@ class Start(Strict):
     content: str = ""
 
 
+# --------------------------------------------------------------------------- memory
+
+# A named shared scope: a word of letters, digits, ``_``, ``-`` and ``.``, not ``flow`` or ``agent``.
+SHARED_SCOPE = r"^[A-Za-z][A-Za-z0-9_.-]{0,63}$"
+MAX_RECALL = 50
+# The built-in tools an agent lists as ``memory#NAME``; a tool entry called ``memory`` hides them.
+MEMORY_TOOLS = ("store", "recall", "forget")
+
+
+class Memory(Strict):
+    """What a flow's agents remember across runs."""
+
+    scope: str = Field(
+        "flow",
+        description="flow: one memory per flow; agent: one per agent of the flow; any other "
+        "name: a memory shared by every flow that names it.",
+    )
+    recall: int = Field(
+        5,
+        ge=0,
+        le=MAX_RECALL,
+        description="Entries matching the latest message added to it before each reply "
+        "(0: none).",
+    )
+    timeline: bool = Field(
+        False, description="Keep the summaries of compressed conversations as timeline entries."
+    )
+
+    @field_validator("scope")
+    @classmethod
+    def _scope_is_a_name(cls, value: str) -> str:
+        if not re.fullmatch(SHARED_SCOPE, value):
+            raise PydanticCustomError(
+                "memory_scope",
+                "unknown scope '{scope}': write flow, agent, or the name of a shared memory "
+                "(a letter, then letters, digits, _, - or ., at most 64)",
+                {"scope": value},
+            )
+        return value
+
+
 # --------------------------------------------------------------------------- the file
 
 
@@ -310,6 +352,9 @@ class Flow(Strict):
     agents: dict[str, Agent] = Field(default_factory=dict)
     channels: dict[str, Channel] = Field(default_factory=dict)
     start: Start | None = None
+    memory: Memory | None = Field(
+        None, description="Memory that lasts across runs; memory#... tools need it."
+    )
 
     # Where the flow came from; set by the loader, not part of the schema.
     _path: str = PrivateAttr(default="<string>")
