@@ -15,7 +15,7 @@ import typer
 from rich.markup import escape
 
 from roost.cli.app import app
-from roost.cli.logs import child_logs, new_run_id, new_run_log, open_run, open_store
+from roost.cli.logs import child_logs, memory_for, new_run_id, new_run_log, open_run, open_store
 from roost.errors import RoostError, UsageError
 from roost.eventlog import EventLog
 from roost.events import InterruptEvent
@@ -99,7 +99,7 @@ class ChatLoop:
         self.out.use_flow(flow)
         self.runner = Runner(
             flow, log, on_event=traced(self.out.on_event, log), on_text=self.out.on_text,
-            child_log=child_logs(self.db),
+            child_log=child_logs(self.db), memory=memory_for(flow, self.db),
         )  # fmt: skip
         status = self.runner.state.status
         how = ": the first line you type starts it" if status == "new" else ""

@@ -289,7 +289,7 @@ class Start(Strict):
 
 # --------------------------------------------------------------------------- memory
 
-# A named shared scope: a word of letters, digits, ``_``, ``-`` and ``.``, not ``flow`` or ``agent``.
+# A named shared scope: a letter, then letters, digits, ``_``, ``-`` and ``.``.
 SHARED_SCOPE = r"^[A-Za-z][A-Za-z0-9_.-]{0,63}$"
 MAX_RECALL = 50
 # The built-in tools an agent lists as ``memory#NAME``; a tool entry called ``memory`` hides them.
@@ -308,8 +308,7 @@ class Memory(Strict):
         5,
         ge=0,
         le=MAX_RECALL,
-        description="Entries matching the latest message added to it before each reply "
-        "(0: none).",
+        description="Entries matching the latest message added to it before each reply (0: none).",
     )
     timeline: bool = Field(
         False, description="Keep the summaries of compressed conversations as timeline entries."
@@ -416,6 +415,25 @@ class Flow(Strict):
 
     def interrupt_of(self, agent: str) -> InterruptPolicy:
         return self.agents[agent].interrupt or self.defaults.interrupt
+
+    def memory_scope(self, agent: str) -> str | None:
+        """The memory ``agent`` reads and writes: ``flow:NAME``, ``agent:NAME/AGENT`` or
+        ``shared:SCOPE``; None when the flow has no ``memory:`` section."""
+        if self.memory is None:
+            return None
+        scope = self.memory.scope
+        if scope == "flow":
+            return f"flow:{self.name}"
+        if scope == "agent":
+            return f"agent:{self.name}/{agent}"
+        return f"shared:{scope}"
+
+    def memory_tool(self, wire_name: str) -> str | None:
+        """``store``, ``recall`` or ``forget`` when ``wire_name`` is that built-in memory tool."""
+        if self.memory is None or "memory" in self.tools:
+            return None
+        name = wire_name.removeprefix("memory__")
+        return name if name != wire_name and name in MEMORY_TOOLS else None
 
     def markers_of(self, agent: str) -> MarkerRule:
         """How ``agent``'s replies are read for TERMINATE and INTERRUPT."""
