@@ -60,6 +60,9 @@ _RECALL = text(
 _ALL = text(
     "SELECT key, content, importance FROM memory WHERE scope = :scope ORDER BY importance DESC, id"
 )
+_EVERY = text(
+    "SELECT scope, key, content, importance FROM memory ORDER BY scope, importance DESC, id"
+)
 _WORD = re.compile(r"\w+")
 MAX_QUERY_WORDS = 64
 
@@ -117,6 +120,12 @@ class SqlMemory:
         with self._store.translate("recall memory"), self._store.engine.connect() as connection:
             rows = connection.execute(_RECALL, values).all()
         return [MemoryEntry(key=k, content=c, importance=i) for k, c, i in rows]
+
+    def every_entry(self) -> list[tuple[str, MemoryEntry]]:
+        """Every entry of every scope, with its scope, by scope and importance."""
+        with self._store.translate("list memory"), self._store.engine.connect() as connection:
+            rows = connection.execute(_EVERY).all()
+        return [(s, MemoryEntry(key=k, content=c, importance=i)) for s, k, c, i in rows]
 
     def entries(self, scope: str) -> list[MemoryEntry]:
         """Every entry of ``scope``, the most important first."""
