@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.store.test_cli import roost as _roost  # noqa: F401  (the fixture `roost`)
+from tests.store.test_cli import roost  # noqa: F401  (the fixture)
 
 TELL = """\
 roost: 1
@@ -35,7 +35,7 @@ start: {from: guest, to: host, content: "Which tea should I make?"}
 """
 
 
-def test_a_preference_told_in_one_run_is_recalled_by_another_flow(roost, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_a_preference_told_in_one_run_is_recalled_by_another_flow(roost, tmp_path) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
     (tmp_path / "tell.yaml").write_text(TELL)
     (tmp_path / "ask.yaml").write_text(ASK)
     assert roost("run", "tell.yaml").code == 0
@@ -45,7 +45,7 @@ def test_a_preference_told_in_one_run_is_recalled_by_another_flow(roost, tmp_pat
     assert "shared:guests" in listed.out and "green tea" in listed.out
 
 
-def test_memory_commands_add_search_and_forget(roost) -> None:  # type: ignore[no-untyped-def]
+def test_memory_commands_add_search_and_forget(roost) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
     scope = ("--scope", "shared:guests")
     assert roost("memory", "add", "city", "Lives in Lyon", *scope, "--importance", "0.3").code == 0
     found = roost("memory", "search", 'city" OR NEAR(*', *scope)
@@ -56,7 +56,7 @@ def test_memory_commands_add_search_and_forget(roost) -> None:  # type: ignore[n
     assert "Lyon" not in roost("memory", "list", *scope).out
 
 
-def test_memory_commands_say_what_is_missing(roost) -> None:  # type: ignore[no-untyped-def]
+def test_memory_commands_say_what_is_missing(roost) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
     missing = roost("memory", "add", "k", "v")
     assert missing.code == 2 and "needs --scope" in missing.err
     assert "Traceback" not in missing.err
