@@ -20,6 +20,7 @@ from roost.errors import RoostError, UsageError
 from roost.eventlog import EventLog
 from roost.events import InterruptEvent
 from roost.flow.models import Flow
+from roost.store.memory import SqlMemory
 
 QUIT = ("/quit", "/exit")
 
@@ -85,6 +86,11 @@ class ChatLoop:
                 "/info",
                 "this run's tokens, cost and each agent's context against its window",
                 lambda _: self.info(),
+            ),
+            Command(
+                "/memory",
+                "what the agents of this flow remember across runs",
+                lambda _: self.memory(),
             ),
             Command("/help", "this help", lambda _: self.help()),
         ]
@@ -254,6 +260,17 @@ class ChatLoop:
         lines.append(usage_line(state.usage, self.log.load()))
         lines += context_lines(self.flow, state) or ["context: no agent has spoken yet"]
         self.out.out.print(escape("\n".join(lines)))
+
+    def memory(self) -> None:
+        if self.flow.memory is None:
+            raise UsageError("this flow has no memory: section")
+        bank = memory_for(self.flow, self.db)
+        scopes = dict.fromkeys(self.flow.memory_scope(agent) for agent in self.flow.agents)
+        lines = []
+        for scope in scopes:
+            entries = bank.entries(scope) if isinstance(bank, SqlMemory) and scope else []
+            lines += [f"{scope}: {e.key} ({e.importance:g}): {e.content}" for e in entries]
+        self.out.out.print(escape("\n".join(lines) or "nothing is remembered yet"))
 
     def _stored_id(self) -> str:
         if not self.log.load():

@@ -62,3 +62,13 @@ def test_memory_commands_say_what_is_missing(roost) -> None:  # type: ignore[no-
     assert "Traceback" not in missing.err
     wrong = roost("memory", "add", "only-a-key", "--scope", "s")
     assert wrong.code == 2 and "usage: roost memory add KEY CONTENT" in wrong.err
+
+
+def test_chat_memory_shows_what_the_flow_remembers(roost, tmp_path) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+    (tmp_path / "tell.yaml").write_text(TELL)
+    (tmp_path / "ask.yaml").write_text(ASK)
+    before = roost("chat", "ask.yaml", stdin="/memory\n/quit\n")
+    assert "nothing is remembered yet" in before.out
+    assert roost("run", "tell.yaml").code == 0
+    after = roost("chat", "ask.yaml", stdin="/memory\n/quit\n")
+    assert "shared:guests: tea (0.9): The guest drinks green tea." in after.out
