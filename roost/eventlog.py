@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from typing import Protocol, runtime_checkable
 
 from roost.errors import ConcurrentRunError
-from roost.events import Event
+from roost.events import Event, MemoryEntry
 
 
 @runtime_checkable
@@ -61,3 +61,18 @@ def new_run_id() -> str:
     """A short, time-sortable run id such as ``20261130-144110-3f9a2c``."""
     stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
     return f"{stamp}-{secrets.token_hex(3)}"
+
+
+@runtime_checkable
+class MemoryBank(Protocol):
+    """Memory that lasts across runs: knowledge entries by scope and key, found by words.
+
+    ``recall`` searches the words of ``query`` (any text: quotes, operators and
+    the like are words too, never syntax) and gives the best ``limit`` entries.
+    """
+
+    def store(self, scope: str, entry: MemoryEntry, run: str) -> None: ...
+
+    def forget(self, scope: str, key: str) -> bool: ...
+
+    def recall(self, scope: str, query: str, limit: int) -> list[MemoryEntry]: ...

@@ -280,6 +280,40 @@ class CompactEvent(_Event):
     tokens_after: int
 
 
+class MemoryEntry(_Record):
+    """One knowledge entry of a memory: what a model stored under ``key``."""
+
+    key: str
+    content: str = ""
+    importance: float = 0.5
+
+
+def memory_entry(arguments: dict[str, Any]) -> MemoryEntry:
+    """The entry a ``memory#store`` call's arguments describe (importance 0.5 when not given)."""
+    return MemoryEntry(
+        key=arguments["key"],
+        content=arguments.get("content", ""),
+        importance=float(arguments.get("importance", 0.5)),
+    )
+
+
+class MemoryEvent(_Event):
+    """``node`` stored, forgot or was reminded of entries of the memory ``scope``.
+
+    ``store`` and ``forget`` carry the ``entry`` (a forgotten one has its key only);
+    ``recall`` carries the ``query`` (the latest message) and the ``entries`` found,
+    which were added to that message in the request the model was sent.
+    """
+
+    type: Literal["memory"] = "memory"
+    node: str
+    scope: str
+    operation: Literal["store", "forget", "recall"]
+    entry: MemoryEntry | None = _absent_when_none()
+    query: str | None = _absent_when_none()
+    entries: tuple[MemoryEntry, ...] | None = _absent_when_none()
+
+
 Event = Annotated[
     MessageEvent
     | InterruptEvent
@@ -293,7 +327,8 @@ Event = Annotated[
     | ToolResultEvent
     | LlmCallEvent
     | FlowEvent
-    | CompactEvent,
+    | CompactEvent
+    | MemoryEvent,
     Field(discriminator="type"),
 ]
 

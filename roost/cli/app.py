@@ -62,6 +62,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "export": ("roost.cli.store_commands", "Print a run's events as JSON Lines."),
     "import": ("roost.cli.store_commands", "Store a run from a JSON Lines file."),
+    "memory": (
+        "roost.cli.memory_command",
+        "List, search, add or forget the entries of the memory flows keep across runs.",
+    ),
     "batch": (
         "roost.cli.batch_command",
         "Run FLOW once for each row of INPUTS (JSON Lines or CSV); run again to finish the rest.",

@@ -15,11 +15,12 @@ import typer
 from rich.markup import escape
 
 from roost.cli.app import app
-from roost.cli.logs import child_logs, new_run_id, new_run_log, open_run, open_store
+from roost.cli.logs import child_logs, memory_for, new_run_id, new_run_log, open_run, open_store
 from roost.errors import RoostError, UsageError
 from roost.eventlog import EventLog
 from roost.events import InterruptEvent
 from roost.flow.models import Flow
+from roost.store.memory import SqlMemory
 
 QUIT = ("/quit", "/exit")
 
@@ -86,6 +87,11 @@ class ChatLoop:
                 "this run's tokens, cost and each agent's context against its window",
                 lambda _: self.info(),
             ),
+            Command(
+                "/memory",
+                "what the agents of this flow remember across runs",
+                lambda _: self.memory(),
+            ),
             Command("/help", "this help", lambda _: self.help()),
         ]
         self.commands = {command.usage[1:].split()[0]: command for command in commands}
@@ -99,7 +105,7 @@ class ChatLoop:
         self.out.use_flow(flow)
         self.runner = Runner(
             flow, log, on_event=traced(self.out.on_event, log), on_text=self.out.on_text,
-            child_log=child_logs(self.db),
+            child_log=child_logs(self.db), memory=memory_for(flow, self.db),
         )  # fmt: skip
         status = self.runner.state.status
         how = ": the first line you type starts it" if status == "new" else ""
@@ -254,6 +260,17 @@ class ChatLoop:
         lines.append(usage_line(state.usage, self.log.load()))
         lines += context_lines(self.flow, state) or ["context: no agent has spoken yet"]
         self.out.out.print(escape("\n".join(lines)))
+
+    def memory(self) -> None:
+        if self.flow.memory is None:
+            raise UsageError("this flow has no memory: section")
+        bank = memory_for(self.flow, self.db)
+        scopes = dict.fromkeys(self.flow.memory_scope(agent) for agent in self.flow.agents)
+        lines = []
+        for scope in scopes:
+            entries = bank.entries(scope) if isinstance(bank, SqlMemory) and scope else []
+            lines += [f"{scope}: {e.key} ({e.importance:g}): {e.content}" for e in entries]
+        self.out.out.print(escape("\n".join(lines) or "nothing is remembered yet"))
 
     def _stored_id(self) -> str:
         if not self.log.load():

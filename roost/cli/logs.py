@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from roost.errors import EventLogError, RunNotFoundError, StoreError, UsageError
-from roost.eventlog import EventLog, new_run_id
+from roost.eventlog import EventLog, MemoryBank, new_run_id
 from roost.events import Event, RunStartEvent
 from roost.store.checks import first_difference
 from roost.store.jsonl import JsonlLog
@@ -33,6 +33,7 @@ __all__ = [
     "file_log",
     "flow_of",
     "is_file_ref",
+    "memory_for",
     "new_run_id",
     "new_run_log",
     "open_log",
@@ -74,6 +75,15 @@ def check_events_path(path: Path) -> None:
         raise UsageError(f"{path}: no folder {str(folder)!r} to write the events file in")
     if not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
         raise UsageError(f"{path}: cannot write here (permission denied)")
+
+
+def memory_for(flow: Flow, db: str | None) -> MemoryBank | None:
+    """The store's memory, for a flow with a ``memory:`` section; else None."""
+    if flow.memory is None:
+        return None
+    from roost.store.memory import SqlMemory
+
+    return SqlMemory(open_store(db))
 
 
 def child_logs(db: str | None) -> Callable[[str], EventLog]:

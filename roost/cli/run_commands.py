@@ -199,12 +199,15 @@ class Session:
 
     def runner(self) -> Runner:
         if self._runner is None:
+            from roost.cli.logs import memory_for
+
             self._runner = Runner(
                 self.flow,
                 self.log,
                 on_event=traced(self.out.on_event, self.log),
                 on_text=self.out.on_text,
                 child_log=self.child_log,
+                memory=memory_for(self.flow, self.db),
             )
         return self._runner
 

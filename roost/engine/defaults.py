@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from roost.errors import RoostError
+from roost.eventlog import MemoryBank
 from roost.flow.models import Flow
 from roost.providers.base import Provider, ProviderContext
 from roost.providers.registry import build_provider
@@ -35,9 +36,11 @@ def default_provider(flow: Flow, state: RunState, name: str) -> Provider:
     return build_provider(name, flow, context)
 
 
-def default_toolbox(flow: Flow, subflows: SubflowRunner) -> Toolbox:
+def default_toolbox(
+    flow: Flow, subflows: SubflowRunner, memory: MemoryBank | None = None, run: str = ""
+) -> Toolbox:
     """The tools of ``flow``'s agents; its ``flow:`` tools run through ``subflows``."""
     # Imported only now: a flow without tools never pays for the tool machinery (MCP SDK).
     from roost.tools import toolbox_for
 
-    return toolbox_for(flow, runner=subflows)
+    return toolbox_for(flow, runner=subflows, memory=memory, run=run)

@@ -17,12 +17,15 @@ from roost.engine.recorder import Recorder, build_event, model_request
 from roost.engine.tool_loop import Reply, ToolLoop
 from roost.engine.unfinished import Unfinished, unfinished
 from roost.errors import RoostError, RunStateError, UsageError
+from roost.eventlog import MemoryBank
 from roost.events import (
     ErrorEvent,
     Event,
     FlowRecord,
     InterruptEvent,
     LlmCallEvent,
+    MemoryEntry,
+    MemoryEvent,
     MessageEvent,
     ResumeEvent,
     RetryEvent,
@@ -35,7 +38,7 @@ from roost.flow.models import Flow
 from roost.flow.redact import Redactor
 from roost.flow.start_message import render_start
 from roost.messages import ChatMessage, ModelRequest, ModelResponse
-from roost.nodes.agent import seen_by
+from roost.nodes.agent import seen_by, with_recall
 from roost.nodes.channel import ChannelPlan, Turn, channel_turn
 from roost.nodes.directors import By, channel_count, choose_by_llm
 from roost.nodes.human import check_self_answer, is_human, manual_choice
@@ -82,8 +85,10 @@ class Interpreter:
         tools_for: ToolsFor,
         redact: Redactor,
         flow_record: Callable[[], FlowRecord],
+        memory: MemoryBank | None = None,
     ) -> None:
         self.flow = flow
+        self.memory = memory
         self.rec = recorder
         self.state = recorder.state
         self.caller = caller
@@ -338,8 +343,10 @@ class Interpreter:
             # A role without template syntax is its own system prompt: no rendering needed.
             role = agent.role
             system = agent_system(flow, state, frm, to) if "{" in role else role
-            seen = seen_by(flow, state, frm, to)
-            tools = self.tools_for(frm, self._latest_text(frm, to)) if agent.functions else ()
+            latest = self._latest_text(frm, to)
+            recalled = self._recall(frm, latest) if state.turn.node != frm else ()
+            seen = with_recall(seen_by(flow, state, frm, to), recalled)
+            tools = self.tools_for(frm, latest) if agent.functions else ()
         except Exception as exc:  # a failure here stops the run, never the process
             self._fail(frm, to, error_text(exc))
             return None
@@ -354,7 +361,7 @@ class Interpreter:
             def build(changed: bool) -> tuple[ModelRequest, RequestDigest]:
                 nonlocal shown
                 if changed:  # compaction changed the view: built again
-                    shown = seen_by(flow, state, frm, to)
+                    shown = with_recall(seen_by(flow, state, frm, to), recalled)
                 request = model_request(system, shown.messages, (), frm)
                 return request, request_digest(system, (), shown.digest, ())
 
@@ -374,9 +381,33 @@ class Interpreter:
             tools=tools,
             max_rounds=max_rounds,
             result_limit=defaults.tool_result_limit,
-            refresh=lambda: seen_by(flow, state, frm, to),
+            refresh=lambda: with_recall(seen_by(flow, state, frm, to), recalled),
+            # A tool entry called memory hides the built-in memory tools.
+            memory_scope=None if "memory" in flow.tools else flow.memory_scope(frm),
         )
         return await self.loop.run(job)
+
+    def _recall(self, agent: str, latest: str) -> tuple[MemoryEntry, ...]:
+        """The entries of ``agent``'s memory matching ``latest``, recorded as a ``memory`` event.
+
+        Found once, before the reply's first request, and kept in the log, so that the
+        requests of a replay (which reads the record, not the store) are the same.
+        """
+        config = self.flow.memory
+        scope = self.flow.memory_scope(agent)
+        if config is None or scope is None or self.memory is None or config.recall == 0:
+            return ()
+        found = tuple(self.memory.recall(scope, latest, config.recall))
+        if found:
+            self.rec.add(
+                MemoryEvent,
+                node=agent,
+                scope=scope,
+                operation="recall",
+                query=latest,
+                entries=found,
+            )
+        return found
 
     def _latest_text(self, frm: str, to: str) -> str:
         state = self.state

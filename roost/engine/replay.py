@@ -30,7 +30,7 @@ from roost.engine.digests import is_legacy_digest, legacy_digests, request_setti
 from roost.engine.flows import flow_record
 from roost.engine.interpreter import ToolsFor
 from roost.engine.recorder import Clock, now_iso
-from roost.engine.replay_tools import RecordedTools
+from roost.engine.replay_tools import RecordedMemory, RecordedTools
 from roost.engine.runner import ChildRuns, Runner
 from roost.errors import CONTEXT_TOO_LONG, EventLogError, ProviderError, RoostError
 from roost.eventlog import MemoryLog
@@ -126,7 +126,8 @@ async def replay_run(
         recorded, lambda: runner.flow, lambda: runner.state.next_seq, stops.stop_here
     )
     clock = recorded_clock(recorded, lambda: runner.state.next_seq)
-    runner = Runner(first, log, providers=providers, tools=tools, clock=clock)
+    memory = RecordedMemory(recorded)
+    runner = Runner(first, log, providers=providers, tools=tools, clock=clock, memory=memory)
     providers.settings_of = lambda name: request_settings(runner.flow, name)
     stops.next_seq = lambda: runner.state.next_seq
     if isinstance(tools, RecordedTools):

@@ -20,7 +20,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from roost.errors import ToolFailure
-from roost.events import Event, LlmCallEvent, RetryEvent, ToolCallEvent, ToolResultEvent
+from roost.events import (
+    Event,
+    LlmCallEvent,
+    MemoryEntry,
+    MemoryEvent,
+    RetryEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+)
 from roost.flow.models import Flow, FlowTool, McpTool, PythonTool, ToolGroup
 from roost.messages import ToolSpec
 
@@ -54,6 +62,8 @@ def declared_tools(flow: Flow, agent: str, server_tools: Sequence[str]) -> list[
     def resolve(reference: str) -> list[Declared]:
         ref = parse_ref(reference)
         entry = flow.tools.get(ref.parent)
+        if entry is None and ref.parent == "memory" and flow.memory is not None:
+            return [_memory_declared(ref.child or "")]
         if isinstance(entry, ToolGroup):
             children = [ref.child] if ref.child is not None else list(entry.tools)
             missing = [c for c in children if c not in entry.tools]
@@ -83,6 +93,23 @@ def declared_tools(flow: Flow, agent: str, server_tools: Sequence[str]) -> list[
         for tool in resolve(reference):
             tools.setdefault(tool.name, tool)
     return list(tools.values())
+
+
+def _memory_declared(name: str) -> Declared:
+    """A built-in memory tool as the live toolbox offers it (its schema is roost's own)."""
+    from roost.tools.memory_tool import DESCRIPTIONS, PARAMETERS
+    from roost.tools.names import wire_name
+
+    if name not in PARAMETERS:
+        raise ToolFailure(f"there is no memory tool 'memory#{name}'")
+    # Only its description and parameters are read: a replay never runs it.
+    config = PythonTool(
+        python=f"roost.tools.memory_tool:{name}",
+        description=DESCRIPTIONS[name],
+        parameters=PARAMETERS[name],
+        timeout=10.0,
+    )
+    return Declared(wire_name(f"memory#{name}"), config)
 
 
 def _server_settings(flow: Flow, server: str) -> McpTool:
@@ -197,6 +224,34 @@ class RecordedTool:
     async def call(self, arguments: dict[str, Any]) -> ToolOutcome:
         self._source.stop_here()
         return self._source.answer(self._agent, self.spec.name, arguments)
+
+
+class RecordedMemory:
+    """The ``MemoryBank`` of a replay: recalls give what the run recorded, in order.
+
+    Nothing is stored or forgotten: what the run's tools changed is in its record,
+    and the store's memory may have moved on since.
+    """
+
+    def __init__(self, recorded: Sequence[Event]) -> None:
+        self._recalls: dict[str, deque[MemoryEvent]] = defaultdict(deque)
+        for event in recorded:
+            if isinstance(event, MemoryEvent) and event.operation == "recall":
+                self._recalls[event.scope].append(event)
+
+    def store(self, scope: str, entry: MemoryEntry, run: str) -> None:
+        """Keeps nothing: a replay changes no memory."""
+
+    def forget(self, scope: str, key: str) -> bool:
+        """Forgets nothing: a replay changes no memory."""
+        return True
+
+    def recall(self, scope: str, query: str, limit: int) -> list[MemoryEntry]:
+        """The entries the run recalled next in ``scope`` for this query; none if it did not."""
+        waiting = self._recalls[scope]
+        if waiting and waiting[0].query == query:
+            return list(waiting.popleft().entries or ())[:limit]
+        return []
 
 
 def _pairs(recorded: Sequence[Event]) -> list[Pair]:

@@ -22,7 +22,7 @@ from roost.engine.flows import check_keeps_history, flow_record, text_hash
 from roost.engine.interpreter import Interpreter, ToolsFor
 from roost.engine.recorder import Clock, Recorder, now_iso
 from roost.errors import RoostError
-from roost.eventlog import EventLog, MemoryLog
+from roost.eventlog import EventLog, MemoryBank, MemoryLog
 from roost.events import ErrorEvent, Event, FlowEvent, FlowRecord
 from roost.flow.models import Flow
 from roost.flow.redact import Redactor
@@ -54,8 +54,10 @@ class Runner:
         on_event: EventSink | None = None,
         on_text: TextSink | None = None,
         clock: Clock | None = None,
+        memory: MemoryBank | None = None,
     ) -> None:
         self.flow = flow
+        self.memory = memory  # where memory#... tools and recall keep and find entries
         self.log = log
         self.clock: Clock = clock or now_iso  # stamps the events this runner records
         self.on_event = on_event
@@ -90,7 +92,7 @@ class Runner:
             self._recorder, self._provider, redact, self.on_text, settings=settings_of(flow)
         )
         self._interpreter = Interpreter(
-            flow, self._recorder, caller, self._tools_for, redact, self._flow_record
+            flow, self._recorder, caller, self._tools_for, redact, self._flow_record, self.memory
         )
 
     def follow(self, flow: Flow) -> None:
@@ -280,7 +282,7 @@ class Runner:
         if self._tools is None:
             # The toolbox's sub-flows become child runs of this run, on its child_log.
             subflows = ChildRuns(parent=self.log, child_log=self.child_log)
-            self._toolbox = default_toolbox(self.flow, subflows)
+            self._toolbox = default_toolbox(self.flow, subflows, self.memory, self.run_id)
             self._tools = self._toolbox
         tools: Sequence[Tool] = self._tools(agent, text)
         return tools

@@ -22,7 +22,14 @@ from roost.engine.compaction import Asker, Compactor, fixed_chars
 from roost.engine.digests import RequestDigest, request_digest
 from roost.engine.recorder import Recorder, build_event
 from roost.errors import RoostError
-from roost.events import InterruptEvent, ToolCallEvent, ToolResultEvent
+from roost.events import (
+    InterruptEvent,
+    MemoryEntry,
+    MemoryEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+    memory_entry,
+)
 from roost.flow.redact import Redactor
 from roost.messages import (
     AssistantMessage,
@@ -71,6 +78,7 @@ class Reply:
     max_rounds: int
     result_limit: int
     refresh: Callable[[], Seen]  # the view again, after compaction changed it
+    memory_scope: str | None = None  # the agent's memory, when the flow has one
 
 
 class ToolLoop:
@@ -211,10 +219,32 @@ class ToolLoop:
                 is_error=outcome.is_error,
                 **fields,
             )
+            if not outcome.is_error:
+                self._record_memory(job, call)
             tool = by_name.get(call.name)
             if direct is None and tool is not None and tool.direct_output and not outcome.is_error:
                 direct = outcome.content
         return direct
+
+    def _record_memory(self, job: Reply, call: ToolCall) -> None:
+        """A successful ``memory#store`` or ``memory#forget``, recorded as a ``memory`` event.
+
+        Made from the call itself, so a replay (whose tools answer from the record)
+        records the same events without touching any store.
+        """
+        scope = job.memory_scope
+        if scope is None or not call.name.startswith("memory__"):
+            return
+        operation = call.name.removeprefix("memory__")
+        if operation == "store":
+            entry = memory_entry(call.arguments)
+        elif operation == "forget":
+            entry = MemoryEntry(key=call.arguments["key"])
+        else:
+            return
+        self.recorder.add(
+            MemoryEvent, node=job.agent, scope=scope, operation=operation, entry=entry
+        )
 
     async def _execute(
         self, call: ToolCall, tool: Tool | None, decisions: dict[str, str]

@@ -12,7 +12,7 @@ from typing import Any
 from roost.errors import Problem, Severity
 from roost.flow.context_paths import context_escape
 from roost.flow.describe import Hints, did_you_mean, label
-from roost.flow.models import Channel, Flow, McpTool, ToolGroup
+from roost.flow.models import MEMORY_TOOLS, Channel, Flow, McpTool, ToolGroup
 from roost.flow.positions import Path, Positions
 from roost.flow.redact import clean
 from roost.flow.template_checks import (
@@ -363,6 +363,8 @@ def resolve_reference(
     text = reference.removeprefix("@@").strip()
     parent, sep, child = text.partition("#")
     tools = flow.tools
+    if parent == "memory" and parent not in tools:
+        return _memory_problem(flow, reference, child, hints)
     if not sep:
         if parent in tools:
             return None
@@ -380,6 +382,18 @@ def resolve_reference(
         return None if child else f"{reference!r} names no tool: write {parent}#TOOL"
     hint = hints(parent, [*tools, *flow.mcp_servers])
     return f"no tool group or MCP tool named {parent!r}{hint}"
+
+
+def _memory_problem(
+    flow: Flow, reference: str, child: str, hints: Callable[[str, Iterable[str]], str]
+) -> str | None:
+    """Why ``memory#child`` names no built-in memory tool of ``flow``, if it does not."""
+    if child not in MEMORY_TOOLS:
+        names = ", ".join(f"memory#{name}" for name in MEMORY_TOOLS)
+        return f"{reference!r} is no memory tool{hints(child, MEMORY_TOOLS)}; there are {names}"
+    if flow.memory is None:
+        return f"{reference!r} needs a memory: section in the flow (memory: {{scope: flow}})"
+    return None
 
 
 def _references(flow: Flow) -> Iterator[str]:

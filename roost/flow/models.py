@@ -8,6 +8,7 @@ which knows where each key stands in the file.
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
@@ -286,6 +287,46 @@ class Start(Strict):
     content: str = ""
 
 
+# --------------------------------------------------------------------------- memory
+
+# A named shared scope: a letter, then letters, digits, ``_``, ``-`` and ``.``.
+SHARED_SCOPE = r"^[A-Za-z][A-Za-z0-9_.-]{0,63}$"
+MAX_RECALL = 50
+# The built-in tools an agent lists as ``memory#NAME``; a tool entry called ``memory`` hides them.
+MEMORY_TOOLS = ("store", "recall", "forget")
+
+
+class Memory(Strict):
+    """What a flow's agents remember across runs."""
+
+    scope: str = Field(
+        "flow",
+        description="flow: one memory per flow; agent: one per agent of the flow; any other "
+        "name: a memory shared by every flow that names it.",
+    )
+    recall: int = Field(
+        5,
+        ge=0,
+        le=MAX_RECALL,
+        description="Entries matching the latest message added to it before each reply (0: none).",
+    )
+    timeline: bool = Field(
+        False, description="Keep the summaries of compressed conversations as timeline entries."
+    )
+
+    @field_validator("scope")
+    @classmethod
+    def _scope_is_a_name(cls, value: str) -> str:
+        if not re.fullmatch(SHARED_SCOPE, value):
+            raise PydanticCustomError(
+                "memory_scope",
+                "unknown scope '{scope}': write flow, agent, or the name of a shared memory "
+                "(a letter, then letters, digits, _, - or ., at most 64)",
+                {"scope": value},
+            )
+        return value
+
+
 # --------------------------------------------------------------------------- the file
 
 
@@ -310,6 +351,9 @@ class Flow(Strict):
     agents: dict[str, Agent] = Field(default_factory=dict)
     channels: dict[str, Channel] = Field(default_factory=dict)
     start: Start | None = None
+    memory: Memory | None = Field(
+        None, description="Memory that lasts across runs; memory#... tools need it."
+    )
 
     # Where the flow came from; set by the loader, not part of the schema.
     _path: str = PrivateAttr(default="<string>")
@@ -371,6 +415,25 @@ class Flow(Strict):
 
     def interrupt_of(self, agent: str) -> InterruptPolicy:
         return self.agents[agent].interrupt or self.defaults.interrupt
+
+    def memory_scope(self, agent: str) -> str | None:
+        """The memory ``agent`` reads and writes: ``flow:NAME``, ``agent:NAME/AGENT`` or
+        ``shared:SCOPE``; None when the flow has no ``memory:`` section."""
+        if self.memory is None:
+            return None
+        scope = self.memory.scope
+        if scope == "flow":
+            return f"flow:{self.name}"
+        if scope == "agent":
+            return f"agent:{self.name}/{agent}"
+        return f"shared:{scope}"
+
+    def memory_tool(self, wire_name: str) -> str | None:
+        """``store``, ``recall`` or ``forget`` when ``wire_name`` is that built-in memory tool."""
+        if self.memory is None or "memory" in self.tools:
+            return None
+        name = wire_name.removeprefix("memory__")
+        return name if name != wire_name and name in MEMORY_TOOLS else None
 
     def markers_of(self, agent: str) -> MarkerRule:
         """How ``agent``'s replies are read for TERMINATE and INTERRUPT."""

@@ -15,11 +15,12 @@ shown, and the context files' text. Equal digests, equal messages.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from hashlib import sha256
 from typing import NamedTuple
 
+from roost.events import MemoryEntry
 from roost.flow.models import Flow
 from roost.messages import AssistantMessage, ChatMessage, UserMessage
 from roost.nodes.context import read_context
@@ -87,6 +88,32 @@ def seen_by(flow: Flow, state: RunState, speaker: str, to: str) -> Seen:
             return _with_context(plain(), context)
 
     return Seen(LazyMessages(build), digest, context)
+
+
+RECALLED = "Remembered from earlier conversations:\n{entries}"
+
+
+def recall_text(entries: Sequence[MemoryEntry]) -> str:
+    """How recalled memory entries are shown to a model, after the latest message."""
+    return RECALLED.format(entries="\n".join(f"- {e.key}: {e.content}" for e in entries))
+
+
+def with_recall(seen: Seen, entries: Sequence[MemoryEntry]) -> Seen:
+    """``seen`` with ``entries`` added to its latest user message (as context files are)."""
+    if not entries:
+        return seen
+    text = recall_text(entries)
+    digest = seen.digest
+    digest = ViewDigest(
+        digest.full + b"\x1erecall\x1e" + sha256(text.encode()).digest(),
+        sha256(digest.legacy + b"recall" + text.encode()).digest(),
+    )
+    plain = seen.messages
+
+    def build() -> list[ChatMessage]:
+        return _with_context(list(plain), text)
+
+    return Seen(LazyMessages(build), digest, seen.context)
 
 
 def _view_digest(

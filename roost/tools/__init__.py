@@ -6,6 +6,7 @@ callable; ``check_flow_tools(flow)`` finds broken tools before a run starts.
 
 from __future__ import annotations
 
+from roost.eventlog import MemoryBank
 from roost.flow.models import Flow
 from roost.tools.base import Tool, ToolOutcome
 from roost.tools.check import check_flow_tools
@@ -14,7 +15,13 @@ from roost.tools.subflow import SubflowRunner, current_tool_call
 from roost.tools.toolbox import Toolbox
 
 
-def toolbox_for(flow: Flow, *, runner: SubflowRunner | None = None) -> Toolbox:
+def toolbox_for(
+    flow: Flow,
+    *,
+    runner: SubflowRunner | None = None,
+    memory: MemoryBank | None = None,
+    run: str = "",
+) -> Toolbox:
     """The tools of ``flow``'s agents, as ``toolbox(agent, latest_user_text) -> [Tool]``.
 
     ``runner`` runs ``flow:`` tools as child runs: the engine's ``ChildRuns``,
@@ -22,9 +29,10 @@ def toolbox_for(flow: Flow, *, runner: SubflowRunner | None = None) -> Toolbox:
     become child runs on its ``child_log``, linked to its log). Without one, a
     sub-flow tool is listed but its calls are error results. Call
     ``close()``/``aclose()`` when the run is over to stop any MCP server the
-    toolbox started (they are stopped at exit otherwise).
+    toolbox started (they are stopped at exit otherwise). ``memory`` keeps what
+    the ``memory#...`` tools store (written as coming from the run ``run``).
     """
-    return Toolbox(flow, runner=runner)
+    return Toolbox(flow, runner=runner, memory=memory, run=run)
 
 
 __all__ = [

@@ -13,10 +13,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from roost.errors import ToolFailure
+from roost.eventlog import MemoryBank
 from roost.flow.describe import did_you_mean
-from roost.flow.models import Flow, FlowTool, McpTool, PythonTool, ToolGroup
+from roost.flow.models import MEMORY_TOOLS, Flow, FlowTool, McpTool, PythonTool, ToolGroup
 from roost.flow.redact import redact
 from roost.tools.base import Tool
+from roost.tools.memory_tool import MemoryTool
 from roost.tools.names import parse_ref, wire_name
 from roost.tools.python_tool import python_tool
 from roost.tools.ranking import best_matches
@@ -35,8 +37,17 @@ def flow_folder(flow: Flow) -> Path:
 class Toolbox:
     """Every tool a flow's agents use; call it as ``toolbox(agent, latest_user_text)``."""
 
-    def __init__(self, flow: Flow, *, runner: SubflowRunner | None = None) -> None:
+    def __init__(
+        self,
+        flow: Flow,
+        *,
+        runner: SubflowRunner | None = None,
+        memory: MemoryBank | None = None,
+        run: str = "",
+    ) -> None:
         self.flow = flow
+        self._memory = memory
+        self._run = run
         self._folder = flow_folder(flow)
         self._runner: SubflowRunner = runner if runner is not None else NoSubflows()
         self._hub: McpHub | None = None  # made when an MCP tool is first needed
@@ -62,13 +73,13 @@ class Toolbox:
             config = self.flow.agents.get(agent)
             tools: list[Tool] = []
             for reference in config.functions if config else []:
-                for tool in self.resolve(reference):
+                for tool in self.resolve(reference, agent):
                     if all(tool is not seen for seen in tools):
                         tools.append(tool)
             self._agents[agent] = tools
         return self._agents[agent]
 
-    def resolve(self, reference: str) -> list[Tool]:
+    def resolve(self, reference: str, agent: str = "") -> list[Tool]:
         """The tools one ``functions`` entry names; raises ToolFailure when it names none.
 
         ``X#tool`` names a child of the group X, or a tool of the server that the
@@ -76,6 +87,8 @@ class Toolbox:
         """
         ref = parse_ref(reference)
         entry = self.flow.tools.get(ref.parent)
+        if entry is None and ref.parent == "memory" and self.flow.memory is not None:
+            return [self._memory_tool(ref.child or "", agent)]
         if isinstance(entry, ToolGroup):
             return self._group_tools(ref.parent, ref.child, entry)
         if isinstance(entry, McpTool):
@@ -97,6 +110,18 @@ class Toolbox:
         """``close()`` for async callers."""
         if self._hub is not None:
             await self._hub.aclose()
+
+    def _memory_tool(self, name: str, agent: str) -> Tool:
+        if name not in MEMORY_TOOLS:
+            raise ToolFailure(f"there is no memory tool 'memory#{name}'")
+        scope = self.flow.memory_scope(agent)
+        if self._memory is None or scope is None:
+            raise ToolFailure("memory#... tools need a run store to keep the memory in")
+        key = f"memory#{name}@{agent}"  # one per agent: the scope may differ
+        if key not in self._built:
+            wire = wire_name(f"memory#{name}")
+            self._built[key] = MemoryTool(name, wire, scope, self._memory, self._run)
+        return self._built[key]
 
     def _group_tools(self, group: str, child: str | None, entry: ToolGroup) -> list[Tool]:
         children = [child] if child is not None else list(entry.tools)

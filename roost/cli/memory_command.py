@@ -1,0 +1,91 @@
+"""``roost memory list|search|add|forget``: the knowledge entries kept in the run store.
+
+A scope is written as runs record it: ``flow:FLOW``, ``agent:FLOW/AGENT`` or
+``shared:NAME`` (what ``memory: {scope: NAME}`` gives).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+import typer
+from rich.console import Console
+
+from roost.cli.app import app
+from roost.cli.lines import print_columns
+from roost.cli.logs import open_store
+from roost.errors import RunNotFoundError, UsageError
+from roost.events import MemoryEntry
+from roost.store.memory import SqlMemory
+
+Action = Literal["list", "search", "add", "forget"]
+USAGE = "list, search QUERY, add KEY CONTENT, forget KEY"
+HEADER = ("SCOPE", "KEY", "IMPORTANCE", "CONTENT")
+
+
+@app.command()
+def memory(
+    action: Annotated[
+        Action, typer.Argument(help="list, search QUERY, add KEY CONTENT, forget KEY")
+    ],
+    words: Annotated[
+        list[str] | None, typer.Argument(metavar="[ARGS]...", show_default=False)
+    ] = None,
+    scope: Annotated[
+        str | None,
+        typer.Option("--scope", help="flow:FLOW, agent:FLOW/AGENT or shared:NAME."),
+    ] = None,
+    importance: Annotated[
+        float, typer.Option("--importance", min=0, max=1, help="For add: 0 to 1.")
+    ] = 0.5,
+    limit: Annotated[int, typer.Option("--limit", min=1, help="For search.")] = 10,
+    db: Annotated[
+        str | None,
+        typer.Option(
+            "--db", help="Run store URL (default: ROOST_DB or the nearest .roost/roost.db)."
+        ),
+    ] = None,
+) -> None:
+    """List, search, add or forget the entries of the memory flows keep across runs."""
+    args = words or []
+    out = Console(highlight=False, soft_wrap=True)
+    if action == "list":
+        _expect(action, args, 0)
+        bank = _bank(db, create=False)
+        found = bank.every_entry() if scope is None else [(scope, e) for e in bank.entries(scope)]
+        print_columns(out, HEADER, [_row(s, e) for s, e in found])
+        return
+    if scope is None:
+        raise UsageError(f"roost memory {action} needs --scope (flow:FLOW, shared:NAME, ...)")
+    if action == "search":
+        _expect(action, args, 1)
+        found_here = _bank(db, create=False).recall(scope, args[0], limit)
+        print_columns(out, HEADER, [_row(scope, e) for e in found_here])
+    elif action == "add":
+        _expect(action, args, 2)
+        entry = MemoryEntry(key=args[0], content=args[1], importance=importance)
+        _bank(db, create=True).store(scope, entry, "roost memory add")
+        out.print(f"stored {entry.key!r} in {scope}")
+    elif not _bank(db, create=False).forget(scope, _expect(action, args, 1)[0]):
+        raise UsageError(f"{scope} has no entry {args[0]!r}")
+    else:
+        out.print(f"forgot {args[0]!r} in {scope}")
+
+
+def _expect(action: str, args: list[str], count: int) -> list[str]:
+    if len(args) != count:
+        usage = {"list": "list", "search": "search QUERY", "add": "add KEY CONTENT"}
+        shown = usage.get(action, "forget KEY")
+        raise UsageError(f"usage: roost memory {shown} (got {len(args)} arguments)")
+    return args
+
+
+def _bank(db: str | None, *, create: bool) -> SqlMemory:
+    try:
+        return SqlMemory(open_store(db, create=create))
+    except RunNotFoundError:
+        raise UsageError("no run store here yet: nothing is remembered") from None
+
+
+def _row(scope: str, entry: MemoryEntry) -> tuple[str, str, str, str]:
+    return (scope, entry.key, f"{entry.importance:g}", entry.content)

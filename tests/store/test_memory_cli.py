@@ -1,0 +1,74 @@
+"""``roost run`` keeps memory in the store; ``roost memory`` lists, searches, adds and forgets."""
+
+from __future__ import annotations
+
+from tests.store.test_cli import roost  # noqa: F401  (the fixture)
+
+TELL = """\
+roost: 1
+name: tea-house
+memory: {scope: guests}
+providers:
+  script:
+    kind: scripted
+    replies:
+      - tool_calls:
+          - name: memory__store
+            arguments: {key: tea, content: The guest drinks green tea., importance: 0.9}
+      - Noted. TERMINATE
+agents:
+  guest: {provider: script}
+  host: {provider: script, functions: [memory#store]}
+start: {from: guest, to: host, content: "I only drink green tea."}
+"""
+
+ASK = """\
+roost: 1
+name: tea-order
+memory: {scope: guests}
+providers:
+  echo: {kind: scripted, replies: [{echo: last}]}
+agents:
+  guest: {interrupt: ALWAYS}
+  host: {provider: echo}
+start: {from: guest, to: host, content: "Which tea should I make?"}
+"""
+
+
+def test_a_preference_told_in_one_run_is_recalled_by_another_flow(roost, tmp_path) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+    (tmp_path / "tell.yaml").write_text(TELL)
+    (tmp_path / "ask.yaml").write_text(ASK)
+    assert roost("run", "tell.yaml").code == 0
+    asked = roost("run", "ask.yaml", "--no-input")
+    assert "- tea: The guest drinks green tea." in asked.out
+    listed = roost("memory", "list")
+    assert "shared:guests" in listed.out and "green tea" in listed.out
+
+
+def test_memory_commands_add_search_and_forget(roost) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+    scope = ("--scope", "shared:guests")
+    assert roost("memory", "add", "city", "Lives in Lyon", *scope, "--importance", "0.3").code == 0
+    found = roost("memory", "search", 'city" OR NEAR(*', *scope)
+    assert found.code == 0 and "Lives in Lyon" in found.out
+    assert roost("memory", "forget", "city", *scope).code == 0
+    again = roost("memory", "forget", "city", *scope)
+    assert again.code == 2 and "has no entry 'city'" in again.err
+    assert "Lyon" not in roost("memory", "list", *scope).out
+
+
+def test_memory_commands_say_what_is_missing(roost) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+    missing = roost("memory", "add", "k", "v")
+    assert missing.code == 2 and "needs --scope" in missing.err
+    assert "Traceback" not in missing.err
+    wrong = roost("memory", "add", "only-a-key", "--scope", "s")
+    assert wrong.code == 2 and "usage: roost memory add KEY CONTENT" in wrong.err
+
+
+def test_chat_memory_shows_what_the_flow_remembers(roost, tmp_path) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+    (tmp_path / "tell.yaml").write_text(TELL)
+    (tmp_path / "ask.yaml").write_text(ASK)
+    before = roost("chat", "ask.yaml", stdin="/memory\n/quit\n")
+    assert "nothing is remembered yet" in before.out
+    assert roost("run", "tell.yaml").code == 0
+    after = roost("chat", "ask.yaml", stdin="/memory\n/quit\n")
+    assert "shared:guests: tea (0.9): The guest drinks green tea." in after.out
