@@ -47,6 +47,7 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
     for status, text in (
         (400, "Bad input: malformed JSON, a bad route"),
         (401, "No token, or an unknown one"),
+        (403, "The flow's path leads outside the flows folder"),
         (404, "No such run or flow"),
         (409, "The run is not in a state that allows this"),
         (413, "The body is over the server's limit"),

@@ -78,11 +78,13 @@ def test_validate_gives_every_problem_as_the_command_line_prints_it(api: httpx2.
 def test_a_flow_path_outside_the_folder_or_missing_is_one_error(
     api: httpx2.Client, flow: str, status: int
 ) -> None:
-    for answer in (
-        api.post("/flows/validate", json={"flow": flow}),
-        api.post("/runs", json={"flow": flow}),
+    documented = api.get("/openapi.json").json()["paths"]
+    for path, answer in (
+        ("/flows/validate", api.post("/flows/validate", json={"flow": flow})),
+        ("/runs", api.post("/runs", json={"flow": flow})),
     ):
         assert answer.status_code == status
+        assert str(status) in documented[path]["post"]["responses"]  # the schema says so too
         body = answer.json()
         assert body["error"].startswith(f"flow {flow!r}: ") and "\n" not in body["error"]
 
