@@ -5,11 +5,15 @@ from __future__ import annotations
 import os
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from roost.cli.app import app
+from roost.errors import UsageError
+
+if TYPE_CHECKING:
+    from roost.serve.servefile import ServeFile
 
 
 class Action(StrEnum):
@@ -28,10 +32,9 @@ def schedules(
     ] = 3,
 ) -> None:
     """List the schedules of a serve configuration and the next times each fires."""
-    from roost.serve.scheduler import clock_from
-    from roost.serve.servefile import load_serve_file
+    served = read_serve_file(config_file)
+    from roost.serve.scheduler import clock_from  # croniter is there: the file was read
 
-    served = load_serve_file(config_file)
     now = clock_from(os.environ.get("ROOST_SCHEDULE_NOW"))()
     if not served.schedules:
         typer.echo(f"{config_file}: no schedules")
@@ -45,3 +48,16 @@ def schedules(
     for row in rows:
         cells = [cell.ljust(width) for cell, width in zip(row, widths, strict=False)]
         typer.echo("  ".join([*cells, row[4]]))
+
+
+def read_serve_file(path: Path) -> ServeFile:
+    """The serve configuration at ``path``; one line saying what to install without croniter."""
+    try:
+        from roost.serve.servefile import load_serve_file
+    except ModuleNotFoundError as error:
+        if error.name != "croniter":
+            raise
+        raise UsageError(
+            f"{path}: schedules need the cron library croniter: pip install 'roost[serve]'"
+        ) from None
+    return load_serve_file(path)

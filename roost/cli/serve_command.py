@@ -85,11 +85,11 @@ def serve(
     schedules: tuple[Any, ...] = ()
     clock = None
     if config_file is not None:
+        from roost.cli.schedules_command import read_serve_file
         from roost.serve.flowdir import FlowDir
         from roost.serve.scheduler import clock_from
-        from roost.serve.servefile import load_serve_file
 
-        served = load_serve_file(config_file)
+        served = read_serve_file(config_file)
         served.check_flows(FlowDir(flows).load)
         schedules = served.schedules
         clock = clock_from(os.environ.get("ROOST_SCHEDULE_NOW"))

@@ -8,6 +8,7 @@ waiting. The real ``roost serve`` process gets its clock from
 from __future__ import annotations
 
 import asyncio
+import sys
 import threading
 from datetime import UTC, datetime
 from pathlib import Path
@@ -330,3 +331,17 @@ def test_roost_serve_fires_a_schedule_and_records_the_ticks_missed_while_down(
     assert records[0].run == first_run
     assert events[1].content == "Hello from the schedule."  # type: ignore[union-attr]
     assert tick_key(datetime(2026, 1, 5, 9, tzinfo=UTC)) == records[0].tick
+
+
+def test_without_croniter_the_command_says_what_to_install(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "serve.yaml").write_text(SERVE_YAML)
+    monkeypatch.setitem(sys.modules, "croniter", None)  # importing it fails: not installed
+    for name in ("roost.serve.servefile", "roost.serve.scheduler"):
+        monkeypatch.delitem(sys.modules, name, raising=False)  # imported afresh, and failing
+    done = run_cli("schedules", "list", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (
+        2,
+        "serve.yaml: schedules need the cron library croniter: pip install 'roost[serve]'\n",
+    )
