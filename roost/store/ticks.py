@@ -77,7 +77,10 @@ class ScheduleTicks:
             if dialect in ("postgresql", "sqlite"):
                 module = postgresql if dialect == "postgresql" else sqlite
                 statement = module.insert(TICKS).values(**values).on_conflict_do_nothing()
-                return bool(conn.execute(statement).rowcount == 1)
+                # The row inserted comes back; none when the key was taken (rowcount is
+                # not to be trusted here: psycopg's may count the statement, not the rows).
+                inserted = conn.execute(statement.returning(TICKS.c.tick)).first()
+                return inserted is not None
         try:  # another database: the primary key refuses the second insert
             with self.store.translate("write"), self.store.engine.begin() as conn:
                 conn.execute(insert(TICKS).values(**values))
