@@ -77,8 +77,8 @@ class ScheduleTicks:
             if dialect in ("postgresql", "sqlite"):
                 module = postgresql if dialect == "postgresql" else sqlite
                 statement = module.insert(TICKS).values(**values).on_conflict_do_nothing()
-                # The row inserted comes back; none when the key was taken (rowcount is
-                # not to be trusted here: psycopg's may count the statement, not the rows).
+                # The row inserted comes back; none when the key was taken. (rowcount
+                # cannot tell: through psycopg it is -1 for this statement, either way.)
                 inserted = conn.execute(statement.returning(TICKS.c.tick)).first()
                 return inserted is not None
         try:  # another database: the primary key refuses the second insert
