@@ -149,7 +149,7 @@ def clock_from(setting: str | None) -> Clock:
     """The scheduler's clock: the real one, or one started at ``setting`` (ISO 8601).
 
     ``ROOST_SCHEDULE_NOW=2026-01-05T08:59:58Z roost serve ...`` runs the schedules as
-    though the server started at that moment, time then passing as usual: a way to
+    though they started at that moment, time then passing as usual: a way to
     see a configuration fire without waiting for its hour (and how the tests do).
     """
     if not setting:
@@ -162,5 +162,21 @@ def clock_from(setting: str | None) -> Clock:
         ) from None
     if start.tzinfo is None:
         raise UsageError(f"ROOST_SCHEDULE_NOW={setting!r}: give a time zone (Z for UTC)")
-    offset = start.timestamp() - time.time()
-    return lambda: time.time() + offset
+    return _StartedClock(start.timestamp())
+
+
+class _StartedClock:
+    """A clock that reads ``start`` when first asked, then moves with real time.
+
+    It starts on its first reading, not when made: the scheduler's first look
+    (however long the server took to start) sees exactly the moment given.
+    """
+
+    def __init__(self, start: float) -> None:
+        self.start = start
+        self.offset: float | None = None
+
+    def __call__(self) -> float:
+        if self.offset is None:
+            self.offset = self.start - time.time()
+        return time.time() + self.offset

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from roost.errors import FlowError, RoostError
-from roost.serve.scheduler import Scheduler, due_ticks
+from roost.serve.scheduler import Scheduler, clock_from, due_ticks
 from roost.serve.servefile import Schedule, load_serve_file, tick_key
 from roost.store.sql import SqlStore
 from roost.store.ticks import FIRED, MISSED, ScheduleTicks
@@ -345,3 +345,15 @@ def test_without_croniter_the_command_says_what_to_install(
         2,
         "serve.yaml: schedules need the cron library croniter: pip install 'roost[serve]'\n",
     )
+
+
+def test_the_given_clock_starts_at_its_first_reading_however_late(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    real = [1000.0]
+    monkeypatch.setattr("roost.serve.scheduler.time.time", lambda: real[0])
+    clock = clock_from("2026-01-05T08:59:59.5Z")
+    real[0] += 30  # the server took long to start: the schedules' first look still sees 08:59:59.5
+    assert clock() == at("08:59:59.5")
+    real[0] += 2
+    assert clock() == at("09:00:01.5")
