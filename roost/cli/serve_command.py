@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -69,11 +69,30 @@ def serve(
             help="Seconds a stopped worker's runs wait before another takes them.",
         ),
     ] = 30.0,
+    config_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--config",
+            metavar="FILE",
+            help="A serve configuration file (YAML) whose schedules start runs on time.",
+        ),
+    ] = None,
 ) -> None:
     """Serve flows over HTTP: an API, live streams and a page to run them in a browser."""
     from roost.serve.config import ServeConfig, token_digests
     from roost.serve.server import serve as run_server
 
+    schedules: tuple[Any, ...] = ()
+    clock = None
+    if config_file is not None:
+        from roost.cli.schedules_command import read_serve_file
+        from roost.serve.flowdir import FlowDir
+        from roost.serve.scheduler import clock_from
+
+        served = read_serve_file(config_file)
+        served.check_flows(FlowDir(flows).load)
+        schedules = served.schedules
+        clock = clock_from(os.environ.get("ROOST_SCHEDULE_NOW"))
     config = ServeConfig(
         flows=flows,
         db=db,
@@ -81,5 +100,7 @@ def serve(
         cors=tuple(cors or ()),
         queue_limit=queue_limit,
         lease_seconds=lease,
+        schedules=schedules,
+        schedule_clock=clock,
     )
     raise typer.Exit(run_server(host, port, config))

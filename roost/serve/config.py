@@ -7,11 +7,15 @@ import ipaddress
 import os
 import secrets
 import socket
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from roost.errors import UsageError
+
+if TYPE_CHECKING:
+    from roost.serve.servefile import Schedule
 
 BODY_LIMIT = 1 * 2**20  # bytes in one request body: far more than any message or flow path
 QUEUE_LIMIT = 32  # messages that may wait for one run
@@ -33,6 +37,8 @@ class ServeConfig:
     lease_seconds: float = LEASE_SECONDS
     worker: str = field(default_factory=lambda: worker_name())
     cached_runs: int = 10_000  # idle runs whose state is kept in memory between steps
+    schedules: tuple[Schedule, ...] = ()  # from the --config file
+    schedule_clock: Callable[[], float] | None = None  # seconds since the epoch; None: real
 
     @property
     def poll_seconds(self) -> float:

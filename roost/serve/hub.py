@@ -19,6 +19,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from roost.engine import Runner
@@ -39,9 +40,12 @@ from roost.runstate import RunState, fold, statuses
 from roost.serve.config import ServeConfig
 from roost.serve.errors import Busy
 from roost.serve.flowdir import FlowDir
+from roost.serve.scheduler import Scheduler
+from roost.serve.servefile import Schedule, flow_for, tick_key
 from roost.store.forks import check_fork_point, fork_refusal
 from roost.store.leases import Queued, RunLeases
 from roost.store.sql import RunInfo, SqlStore
+from roost.store.ticks import ScheduleTicks
 
 log = logging.getLogger("roost.serve")
 
@@ -78,6 +82,7 @@ class Hub:
         self._watchers: dict[str, set[Watcher]] = {}
         self._poller: asyncio.Task[None] | None = None
         self._heartbeat: asyncio.Task[None] | None = None
+        self._scheduler: asyncio.Task[None] | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
 
     # ------------------------------------------------------------------ life
@@ -85,10 +90,24 @@ class Hub:
     async def open(self) -> None:
         self._poller = asyncio.create_task(self._poll())
         self._heartbeat = asyncio.create_task(self._renew())
+        if self.config.schedules:
+            self._scheduler = asyncio.create_task(self._schedules().run())
+
+    def _schedules(self) -> Scheduler:
+        """The scheduler of this worker's schedules, firing runs through ``start_flow``."""
+
+        async def fire(schedule: Schedule, tick: datetime) -> str:
+            flow = flow_for(schedule, self.flows.load)
+            title = f"{schedule.name} {tick_key(tick)}"
+            return await self.start_flow(flow, schedule.message, None, None, title)
+
+        ticks = ScheduleTicks(self.store, self.config.worker)
+        clock = self.config.schedule_clock or time.time
+        return Scheduler(self.config.schedules, ticks, fire, clock)
 
     async def close(self) -> None:
         """Stops stepping: each run in flight is left for another worker (or a restart) to redo."""
-        for task in (self._poller, self._heartbeat):
+        for task in (self._scheduler, self._poller, self._heartbeat):
             if task is not None:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
@@ -146,7 +165,12 @@ class Hub:
         title: str | None,
     ) -> str:
         """Starts a run of a flow in the flows folder; its id once its first events are stored."""
-        flow = self.flows.load(flow_name)
+        return await self.start_flow(self.flows.load(flow_name), message, frm, to, title)
+
+    async def start_flow(
+        self, flow: Flow, message: str | None, frm: str | None, to: str | None, title: str | None
+    ) -> str:
+        """Starts a run of a loaded flow; its id once its first events are stored."""
         start_route(flow, message, frm, to)  # a bad route fails before a run is stored
         run_id = new_run_id()
         runner = self._new_runner(flow, self.store.new_log(run_id, title=title))
