@@ -27,6 +27,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
+from typing import TYPE_CHECKING
+
 from fakes.llm_server import FakeLLMServer, Received
 from fakes.script import Action, Reply
 
@@ -35,7 +37,9 @@ from roost.engine.replay import replay_run
 from roost.eventlog import MemoryLog
 from roost.events import CompactEvent, Event, LlmCallEvent, MessageEvent
 from roost.flow import load_flow_text
-from roost.flow.models import Flow
+
+if TYPE_CHECKING:
+    from roost.flow.models import Flow
 
 SENTENCES = (
     "The tide came in over the flats before noon.",

@@ -28,6 +28,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from overhead import CHANNEL, make_flow  # the engine bench's flows, beside this file
 from rich.console import Console
@@ -36,7 +37,9 @@ from roost.cli.console import RunConsole
 from roost.cli.lines import PlainLines, RichLines
 from roost.engine import Runner
 from roost.eventlog import MemoryLog
-from roost.events import Event
+
+if TYPE_CHECKING:
+    from roost.events import Event
 
 Call = Callable[[RunConsole], None]
 

@@ -34,9 +34,9 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from roost.engine import Runner
 from roost.errors import FlowError, StoreError
@@ -44,6 +44,9 @@ from roost.eventlog import MemoryLog
 from roost.events import MessageEvent
 from roost.flow import load_flow_text
 from roost.store.sql import SqlStore
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
 
 LONG_RUN = """\
 roost: 1

@@ -42,14 +42,18 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from typing import TYPE_CHECKING
+
 from mutant_list import MUTANTS, Mutant  # the list lives beside this file
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Sequence
 
 ROOT = Path(__file__).resolve().parent.parent
 PYTEST = ("-x", "-q", "-p", "no:cacheprovider", "--no-header")

@@ -27,9 +27,9 @@ import sys
 import tempfile
 import time
 import tracemalloc
-from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import yaml
 
@@ -37,6 +37,9 @@ from roost.engine import Runner
 from roost.eventlog import EventLog, MemoryLog
 from roost.flow.models import Flow
 from roost.store.jsonl import JsonlLog
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
 
 CHANNEL = """
 roost: 1

@@ -25,19 +25,22 @@ import os
 import statistics
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from roost import load_flow
 from roost.engine import Runner
 from roost.eventlog import MemoryLog
-from roost.events import Event
 from roost.flow.models import Flow
 from roost.visualize import flow_to_dot, replay_html
 from roost.visualize.output import render_bytes
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from roost.events import Event
 
 ROOT = Path(__file__).resolve().parents[1]
 

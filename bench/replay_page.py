@@ -29,15 +29,18 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from playwright.sync_api import sync_playwright
 
 from roost.engine import Runner
 from roost.eventlog import MemoryLog
-from roost.events import Event
 from roost.flow import load_flow_text
-from roost.flow.models import Flow
 from roost.visualize import replay_html
+
+if TYPE_CHECKING:
+    from roost.events import Event
+    from roost.flow.models import Flow
 
 # Each member turn is a select, a model call asking for the tool, the call, its
 # result, a second model call and the message: six events.

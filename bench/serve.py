@@ -37,9 +37,12 @@ import tempfile
 import time
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx2
+
+if TYPE_CHECKING:
+    from starlette.requests import Request
 
 FLOW = """
 roost: 1
@@ -91,7 +94,6 @@ def fake_server(port: int, latency: float) -> None:
     """The fake OpenAI-compatible server, run in a child process."""
     import uvicorn
     from starlette.applications import Starlette
-    from starlette.requests import Request
     from starlette.responses import JSONResponse
     from starlette.routing import Route
 

@@ -26,17 +26,21 @@ import socket
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from roost.engine import Runner
 from roost.engine.replay import replay_run
 from roost.eventlog import EventLog, MemoryLog
 from roost.events import FlowRecord, MessageEvent, RunStartEvent
 from roost.flow import load_flow_text
-from roost.flow.models import Flow
 from roost.store.sql import SqlStore
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from roost.flow.models import Flow
 
 PAIR = """\
 roost: 1

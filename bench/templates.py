@@ -23,11 +23,14 @@ from __future__ import annotations
 import argparse
 import statistics
 import time
-from collections.abc import Callable
 from functools import partial
+from typing import TYPE_CHECKING
 
 from roost.flow.template_checks import PROMPT_NAMES, template_findings, template_tree
 from roost.templating import parse_template, render_template
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 MEMBERS = ["alice", "bob", "carol", "dave"]
 CONVERSATION = [

@@ -27,15 +27,18 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from roost.engine import Runner
 from roost.eventlog import MemoryLog
 from roost.flow import load_flow_text
-from roost.flow.models import Flow
 from roost.tools import toolbox_for
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+
+    from roost.flow.models import Flow
 
 TOOLS_MODULE = '''\
 import asyncio

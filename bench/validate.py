@@ -14,11 +14,14 @@ from __future__ import annotations
 import argparse
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from roost.errors import FlowError, Problem
 from roost.loading import load_flow
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 HEAD = "roost: 1\ndefaults: {provider: p}\nproviders: {p: {kind: scripted}}\n"
 

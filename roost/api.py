@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, TypeAlias
 from roost.engine import Runner, RunState
 from roost.errors import RunStateError, TelemetryError, UsageError
 from roost.eventlog import EventLog, MemoryLog, new_run_id
-from roost.events import Event
 
 if TYPE_CHECKING:
+    from roost.events import Event
     from roost.flow import Flow
 
 # What ``answer`` may be: a function or a coroutine function of the paused state.

@@ -8,12 +8,15 @@ the JSON Lines file flushes it, the SQL store commits it in one transaction.
 from __future__ import annotations
 
 import secrets
-from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from roost.errors import ConcurrentRunError
-from roost.events import Event, MemoryEntry
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from roost.events import Event, MemoryEntry
 
 
 @runtime_checkable

@@ -8,12 +8,15 @@ time, so that no run fails halfway through for them.
 
 from __future__ import annotations
 
-import os
-from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from roost.errors import FlowError, Problem
 from roost.flow import Checked, Flow, check_flow_file
 from roost.flow.loader import sorted_problems
+
+if TYPE_CHECKING:
+    import os
+    from collections.abc import Mapping
 
 
 def load_flow(path: str | os.PathLike[str], *, environ: Mapping[str, str] | None = None) -> Flow:

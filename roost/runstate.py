@@ -18,10 +18,9 @@ chained message by message over each of those lists.
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from hashlib import sha256
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from roost.events import (
     CompactEvent,
@@ -41,6 +40,9 @@ from roost.events import (
 )
 from roost.messages import AssistantMessage, ReasoningPart, ToolCall, ToolResultMessage, Usage
 from roost.window import ENTRY_OVERHEAD, Calibration, ViewBase, tail_chars, thread_chars
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
 
 Status = Literal["new", "running", "paused", "error", "terminated"]
 _EMPTY_DIGEST = b""

@@ -17,10 +17,13 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from roost.messages import AssistantMessage, ReasoningPart, ToolResultMessage
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 ENTRY_OVERHEAD = 8  # characters counted per message beyond its text: its role and framing
 CHARS_PER_TOKEN = 4.0  # before a provider has reported usage

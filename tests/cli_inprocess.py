@@ -41,13 +41,15 @@ import signal
 import sys
 import tempfile
 import traceback
-from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from roost.cli import main
 from roost.tools import loader
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Mapping
 
 _LOADED_TOOLS = "_roost_tools_"
 # roost's and the tests' own modules that a command imports late stay: their classes must

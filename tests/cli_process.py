@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from collections.abc import Mapping
-from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from pathlib import Path
 
 _MAIN = "import sys; from roost.cli import main; main(sys.argv[1:])"
 

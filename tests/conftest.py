@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import ipaddress
 import socket
-from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 # A fixture parametrized with this value asks for the PostgreSQL server when it is set up.
 POSTGRES_PARAM = "postgresql"

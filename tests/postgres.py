@@ -21,9 +21,12 @@ import shutil
 import socket
 import subprocess
 import tempfile
-from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 
 def _pg_bin() -> Path:

@@ -9,12 +9,15 @@ import subprocess
 import sys
 import warnings
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 import roost
-from roost.engine import RunState
 from roost.testing import call, fail, flow_from_yaml
+
+if TYPE_CHECKING:
+    from roost.engine import RunState
 
 ROOT = Path(__file__).resolve().parent.parent
 HELLO = ROOT / "flows" / "hello.yaml"

@@ -11,7 +11,10 @@ import json
 import signal
 import subprocess
 import sys
-from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 LONG = """\
 roost: 1

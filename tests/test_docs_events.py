@@ -12,15 +12,18 @@ import io
 import json
 import re
 import shlex
-from pathlib import Path
-from typing import Any, get_args
+from typing import TYPE_CHECKING, Any, get_args
 
 import pytest
-from pydantic import BaseModel
 
 from roost.cli import main
 from roost.events import Event, event_json, parse_event
 from tests.docs_blocks import ROOT, page, tables
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from pydantic import BaseModel
 
 DOC = ROOT / "docs" / "events.md"
 COMMON = ("seq", "type", "run", "ts")

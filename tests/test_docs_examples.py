@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 import runpy
 import shutil
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 import yaml
@@ -19,6 +19,9 @@ from roost.engine import Runner
 from roost.eventlog import MemoryLog
 from roost.flow import load_flow_text
 from tests.docs_blocks import DOC_FILES, ROOT, Block, all_blocks, output_of, page
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 BLOCKS = all_blocks()
 

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from markdown_it import MarkdownIt
 
 from tests.docs_blocks import DOC_FILES, ROOT
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 # What a reader of the docs has no copy of: the specification roost was written to
 # and its numbered sections.

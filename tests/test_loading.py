@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 import roost
 from roost.cli import main
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 BROKEN_TOOLS = """\
 roost: 1

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -41,6 +40,9 @@ from roost.store.sql import SqlStore
 from roost.store.summary import summarize as store_summary
 from roost.visualize.run_summary import summarize as drawn_summary
 from tests.engine.test_state import drive, scenarios
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
 
 DATA = Path(__file__).parent / "engine" / "data"
 FLOW = load_flow_text(

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib.metadata
-from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import timing
 from autogen_agentchat.agents import BaseChatAgent
@@ -21,7 +21,11 @@ from autogen_agentchat.base import Response
 from autogen_agentchat.conditions import MaxMessageTermination
 from autogen_agentchat.messages import BaseChatMessage, TextMessage
 from autogen_agentchat.teams import RoundRobinGroupChat
-from autogen_core import CancellationToken
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from autogen_core import CancellationToken
 
 REPLY = "A short reply."
 

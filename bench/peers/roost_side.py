@@ -19,10 +19,13 @@ import os
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import timing
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 CHANNEL = """\
 roost: 1

@@ -8,12 +8,16 @@ is one transaction of its own.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from roost.batch.inputs import Row
-from roost.batch.plan import Plan
 from roost.batch.rows import RowResult, run_row
-from roost.store.sql import SqlStore
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from roost.batch.plan import Plan
+    from roost.store.sql import SqlStore
 
 
 async def run_local(

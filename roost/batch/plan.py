@@ -13,15 +13,18 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from roost.batch.inputs import BadRow, Row, row_problem
 from roost.batch.rows import FINISHED, RowResult, bad_row, finished_result, run_id_for
 from roost.errors import FlowError, UsageError
-from roost.flow.models import Flow
 from roost.flow.overrides import with_vars
-from roost.store.sql import SqlStore
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from roost.flow.models import Flow
+    from roost.store.sql import SqlStore
 
 BATCH_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,39}$")
 

@@ -8,9 +8,8 @@ not in the rate.
 
 from __future__ import annotations
 
-from types import TracebackType
+from typing import TYPE_CHECKING
 
-from rich.console import Console
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -23,7 +22,12 @@ from rich.progress import (
 )
 from rich.text import Text
 
-from roost.batch.rows import RowResult
+if TYPE_CHECKING:
+    from types import TracebackType
+
+    from rich.console import Console
+
+    from roost.batch.rows import RowResult
 
 
 class RateColumn(ProgressColumn):

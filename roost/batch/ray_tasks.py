@@ -23,20 +23,23 @@ import ipaddress
 import logging
 import re
 import socket
-from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from roost.batch.inputs import Row
 from roost.batch.plan import Plan, describe
 from roost.batch.rows import RowResult, run_row
-from roost.batch.session import Runs
 from roost.errors import RoostError, UsageError
-from roost.flow.models import Flow
 from roost.store.sql import SqlStore
 from roost.store.urls import resolve_url
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from roost.batch.session import Runs
+    from roost.flow.models import Flow
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")  # Ray colours its errors' text
 LOCAL = "local"  # --ray without an address: a Ray instance of this machine, started for the batch

@@ -13,10 +13,14 @@ import csv
 import io
 import json
 import os
-from pathlib import Path
+from typing import TYPE_CHECKING
 
-from roost.batch.rows import RowResult
 from roost.errors import UsageError
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from roost.batch.rows import RowResult
 
 COLUMNS = ("row", "run", "status", "final", "tokens", "cost", "error")
 

@@ -14,19 +14,22 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from roost.batch.inputs import BadRow, Row
 from roost.engine import Runner
 from roost.errors import RoostError, RunNotFoundError
-from roost.eventlog import EventLog
 from roost.events import ErrorEvent, Event, RunStartEvent
-from roost.flow.models import Flow
 from roost.pricing import run_cost
 from roost.runstate import RunState, fold
-from roost.store.sql import SqlStore
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from roost.batch.inputs import BadRow, Row
+    from roost.eventlog import EventLog
+    from roost.flow.models import Flow
+    from roost.store.sql import SqlStore
 
 RowStatus = Literal["terminated", "paused", "error", "running", "invalid"]
 FINISHED = ("terminated", "paused")

@@ -13,17 +13,21 @@ import asyncio
 import signal
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
-
-from rich.console import Console
+from typing import TYPE_CHECKING
 
 from roost.batch.inputs import read_inputs
 from roost.batch.plan import Plan
 from roost.batch.progress import BatchProgress
 from roost.batch.results import write_results
 from roost.batch.rows import RowResult
-from roost.flow.models import Flow
-from roost.store.sql import SqlStore
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from rich.console import Console
+
+    from roost.flow.models import Flow
+    from roost.store.sql import SqlStore
 
 
 @dataclass

@@ -14,7 +14,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from roost.engine.digests import RequestDigest, request_digest
 from roost.engine.recorder import Recorder, build_event, build_whole
@@ -28,14 +28,16 @@ from roost.events import (
     RecordedReasoning,
     RecordedToolCall,
 )
-from roost.flow.redact import Redactor
 from roost.messages import (
     ModelRequest,
     ModelResponse,
     ToolCall,
 )
-from roost.providers.base import Provider
 from roost.runstate import assistant_message
+
+if TYPE_CHECKING:
+    from roost.flow.redact import Redactor
+    from roost.providers.base import Provider
 
 __all__ = ["ModelCaller", "error_text", "request_digest"]  # request_digest: for the interpreter
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from roost.engine.calls import ModelCaller, Overflowed
 from roost.engine.digests import RequestDigest, request_digest
@@ -37,8 +37,10 @@ from roost.flow.models import Flow, ScriptedProviderConfig
 from roost.messages import ModelRequest, ModelResponse, ToolSpec, UserMessage
 from roost.nodes.roles import agent_system, render
 from roost.pricing import context_window_of
-from roost.runstate import RunState
 from roost.window import SUMMARY_HEAD, ViewBase, estimate, trimmable
+
+if TYPE_CHECKING:
+    from roost.runstate import RunState
 
 # After compressing, a request is brought down to this share of the compress_at line, so
 # that the turns that follow fit without compressing again at once.

@@ -14,13 +14,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from roost.errors import RoostError
-from roost.eventlog import MemoryBank
-from roost.flow.models import Flow
 from roost.providers.base import Provider, ProviderContext
 from roost.providers.registry import build_provider
-from roost.runstate import RunState
 
 if TYPE_CHECKING:  # roost.tools is imported only by flows that have tools
+    from roost.eventlog import MemoryBank
+    from roost.flow.models import Flow
+    from roost.runstate import RunState
     from roost.tools.subflow import SubflowRunner
     from roost.tools.toolbox import Toolbox
 

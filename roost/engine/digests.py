@@ -21,17 +21,18 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable, Sequence
 from contextvars import ContextVar
 from hashlib import sha256
 from typing import TYPE_CHECKING, Any
 
-from roost.flow.models import Flow
-from roost.messages import ChatMessage, ToolSpec
 from roost.nodes.agent import ViewDigest
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Sequence
     from hashlib import _Hash
+
+    from roost.flow.models import Flow
+    from roost.messages import ChatMessage, ToolSpec
 
 FULL_FORM = "sha256:2:"
 LEGACY_FORM = "sha256:"

@@ -10,8 +10,8 @@ the state folded from the log still means the same thing under it.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from roost.errors import FlowError
 from roost.events import (
@@ -31,7 +31,11 @@ from roost.events import (
     ToolResultEvent,
     valid_text,
 )
-from roost.flow.models import Flow
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from roost.flow.models import Flow
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,12 +12,10 @@ from typing import TYPE_CHECKING
 
 from roost.engine.calls import ModelCaller, error_text, request_digest
 from roost.engine.compaction import Asker, Compactor, context_sizes, fixed_chars
-from roost.engine.digests import RequestDigest
 from roost.engine.recorder import Recorder, build_event, model_request
 from roost.engine.tool_loop import Reply, ToolLoop
 from roost.engine.unfinished import Unfinished, unfinished
 from roost.errors import RoostError, RunStateError, UsageError
-from roost.eventlog import MemoryBank
 from roost.events import (
     ErrorEvent,
     Event,
@@ -34,8 +32,6 @@ from roost.events import (
     TerminateEvent,
 )
 from roost.flow.markers import INTERRUPT, TERMINATE, MarkerRule, marker_in
-from roost.flow.models import Flow
-from roost.flow.redact import Redactor
 from roost.flow.start_message import render_start
 from roost.messages import ChatMessage, ModelRequest, ModelResponse
 from roost.nodes.agent import seen_by, with_recall
@@ -45,6 +41,10 @@ from roost.nodes.human import check_self_answer, is_human, manual_choice
 from roost.nodes.roles import agent_system, render, role_context
 
 if TYPE_CHECKING:  # roost.tools is imported only by flows that have tools
+    from roost.engine.digests import RequestDigest
+    from roost.eventlog import MemoryBank
+    from roost.flow.models import Flow
+    from roost.flow.redact import Redactor
     from roost.tools.base import Tool
 
 Step = tuple[str, str] | None

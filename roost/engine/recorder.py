@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from typing import Any, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 
-from roost.eventlog import EventLog
 from roost.events import (
     Event,
     LlmAttempt,
@@ -28,9 +27,12 @@ from roost.events import (
     valid_text,
     valid_texts,
 )
-from roost.flow.redact import Redactor
 from roost.messages import ModelRequest
 from roost.runstate import HANDLERS, STATUS_AFTER, RunState, Status
+
+if TYPE_CHECKING:
+    from roost.eventlog import EventLog
+    from roost.flow.redact import Redactor
 
 E = TypeVar("E", bound=BaseModel)
 

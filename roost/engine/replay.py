@@ -19,16 +19,14 @@ from __future__ import annotations
 
 import itertools
 from collections import defaultdict, deque
-from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from roost.engine.calls import finish_of
 from roost.engine.defaults import default_toolbox
 from roost.engine.digests import is_legacy_digest, legacy_digests, request_settings
 from roost.engine.flows import flow_record
-from roost.engine.interpreter import ToolsFor
 from roost.engine.recorder import Clock, now_iso
 from roost.engine.replay_tools import RecordedMemory, RecordedTools
 from roost.engine.runner import ChildRuns, Runner
@@ -48,15 +46,20 @@ from roost.events import (
     RunStartEvent,
     event_dict,
 )
-from roost.flow.models import Flow
 from roost.messages import (
     ModelRequest,
     ModelResponse,
     Usage,
 )
 from roost.nodes.context import replay_root
-from roost.providers.base import Provider, TextCallback
 from roost.runstate import assistant_message, usage_of
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable, Sequence
+
+    from roost.engine.interpreter import ToolsFor
+    from roost.flow.models import Flow
+    from roost.providers.base import Provider, TextCallback
 
 # Fields that say where and when an event was written, not what happened.
 _IGNORED = ("run", "ts")

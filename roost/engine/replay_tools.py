@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import bisect
 from collections import defaultdict, deque
-from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -33,6 +32,8 @@ from roost.flow.models import Flow, FlowTool, McpTool, PythonTool, ToolGroup
 from roost.messages import ToolSpec
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Sequence
+
     from roost.tools.base import ToolOutcome
 
 

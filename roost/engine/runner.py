@@ -24,12 +24,12 @@ from roost.engine.recorder import Clock, Recorder, now_iso
 from roost.errors import RoostError
 from roost.eventlog import EventLog, MemoryBank, MemoryLog
 from roost.events import ErrorEvent, Event, FlowEvent, FlowRecord
-from roost.flow.models import Flow
 from roost.flow.redact import Redactor
-from roost.providers.base import Provider
 from roost.runstate import RunState, fold
 
 if TYPE_CHECKING:  # roost.tools is imported only by flows that have tools
+    from roost.flow.models import Flow
+    from roost.providers.base import Provider
     from roost.tools.base import Tool, ToolOutcome
     from roost.tools.toolbox import Toolbox
 

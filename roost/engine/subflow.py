@@ -11,14 +11,17 @@ result.
 from __future__ import annotations
 
 import secrets
-from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from roost.eventlog import EventLog
 from roost.events import Event, InterruptEvent, RunStartEvent, ToolCallEvent, ToolResultEvent
 from roost.runstate import fold
 from roost.tools.base import ToolOutcome
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from roost.eventlog import EventLog
 
 
 def new_child_id() -> str:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -30,7 +29,6 @@ from roost.events import (
     ToolResultEvent,
     memory_entry,
 )
-from roost.flow.redact import Redactor
 from roost.messages import (
     AssistantMessage,
     ChatMessage,
@@ -39,12 +37,15 @@ from roost.messages import (
     ToolResultMessage,
     UserMessage,
 )
-from roost.nodes.agent import Seen
 from roost.nodes.views import LazyMessages
 from roost.runstate import Turn
 from roost.window import trim_reasoning, trim_result
 
 if TYPE_CHECKING:  # roost.tools is imported only by flows that have tools
+    from collections.abc import Callable, Sequence
+
+    from roost.flow.redact import Redactor
+    from roost.nodes.agent import Seen
     from roost.tools.base import Tool
 
 

@@ -12,10 +12,13 @@ get further are skipped: what they were redoing is still to do; so are
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from roost.events import Event, LlmCallEvent
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 # Events that do no part of a step: a retry that did not get further, a change of flow.
 _PASSED_OVER = frozenset({"retry", "flow"})

@@ -6,14 +6,12 @@ shows every finding at once. Graph-wide warnings live in ``roost.flow.graph``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from roost.errors import Problem, Severity
 from roost.flow.context_paths import context_escape
 from roost.flow.describe import Hints, did_you_mean, label
 from roost.flow.models import MEMORY_TOOLS, Channel, Flow, McpTool, ToolGroup
-from roost.flow.positions import Path, Positions
 from roost.flow.redact import clean
 from roost.flow.template_checks import (
     PROMPT_NAMES,
@@ -24,6 +22,11 @@ from roost.flow.template_checks import (
     template_tree,
 )
 from roost.templating import TemplateSyntaxProblem
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Iterator
+
+    from roost.flow.positions import Path, Positions
 
 
 class Checker:

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
-from roost.flow.positions import Path
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from roost.flow.positions import Path
 
 _NAMED = {
     "providers": "provider",

@@ -11,16 +11,19 @@ so that the loader can keep secrets away from templates.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 from yaml.constructor import SafeConstructor
 from yaml.nodes import ScalarNode
 
 from roost.errors import Problem
-from roost.flow.positions import Path, Positions
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from roost.flow.positions import Path, Positions
 
 _PLACEHOLDER = re.compile(r"\$\$\{|\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 _TYPED = {"int", "float", "bool", "null"}

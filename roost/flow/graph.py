@@ -7,10 +7,13 @@ ways, since a reply goes back to the sender).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import networkx as nx
 
-from roost.flow.checks import Checker
-from roost.flow.models import Flow
+if TYPE_CHECKING:
+    from roost.flow.checks import Checker
+    from roost.flow.models import Flow
 
 ENDLESS = 1000  # a round cap at or above this does not stop a loop in practice
 

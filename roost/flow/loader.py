@@ -12,10 +12,9 @@ all stops at its first problem.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path as FsPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
@@ -25,10 +24,14 @@ from roost.flow.describe import Hints, label, one_of
 from roost.flow.envsubst import Substitution, substitute
 from roost.flow.graph import check_graph
 from roost.flow.models import Flow
-from roost.flow.positions import Path, Positions
 from roost.flow.redact import clean
 from roost.flow.schema_errors import translate
 from roost.flow.yamlread import build, compose, read_source
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+
+    from roost.flow.positions import Path, Positions
 
 _PASSES = 8  # validations, each without what the last one reported (nesting is shallow)
 MAX_PROBLEMS = 1000  # problems listed for one file; a file with more is not hand-written

@@ -19,12 +19,14 @@ import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from yaml.nodes import MappingNode, Node, ScalarNode
 
-from roost.flow.models import Flow
 from roost.flow.yamlread import compose, fail
+
+if TYPE_CHECKING:
+    from roost.flow.models import Flow
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
 MASK = "***"
 _SHORT = 4  # shorter values are masked only as whole words, so "1" does not eat "10"

@@ -9,7 +9,6 @@ which keys would make the value one of them.
 from __future__ import annotations
 
 import typing
-from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -17,8 +16,12 @@ from pydantic import BaseModel, ValidationError
 
 from roost.errors import Problem
 from roost.flow.describe import MAX_NAME, Hints, label, one_of, owner
-from roost.flow.positions import Path, Positions
 from roost.flow.typewalk import Segment, describe_type, model_keys, union_members, walk
+
+if typing.TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from roost.flow.positions import Path, Positions
 
 _TYPE_WORDS = {
     "int_type": "expected an integer",

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from roost.errors import TemplateRenderError
-from roost.flow.models import Flow
 from roost.templating import render_template
+
+if TYPE_CHECKING:
+    from roost.flow.models import Flow
 
 
 def render_start(flow: Flow, frm: str, to: str) -> str:

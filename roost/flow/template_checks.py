@@ -96,7 +96,7 @@ class _Nodes:
 
     def of(self, kind: type[_N]) -> list[_N]:
         """The nodes of type ``kind``, in the template's order."""
-        return cast(list[_N], self._by_type.get(kind, []))
+        return cast("list[_N]", self._by_type.get(kind, []))
 
 
 def _assigned(tree: _Nodes) -> set[str]:

@@ -9,7 +9,10 @@ libyaml's words.
 
 from __future__ import annotations
 
-import yaml
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import yaml
 
 
 def syntax_error(error: yaml.MarkedYAMLError, text: str) -> tuple[int, int, str]:

@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path as FsPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 from yaml._yaml import CParser
@@ -25,6 +24,9 @@ from yaml.resolver import Resolver
 from roost.errors import FlowError, Problem
 from roost.flow.positions import Path, Positions
 from roost.flow.yamlerrors import one_line, syntax_error
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 MAX_BYTES = 1 << 20  # 1 MiB: a flow is hand-written; anything larger is a mistake
 MAX_NODES = 50_000  # values built after alias expansion

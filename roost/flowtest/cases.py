@@ -16,9 +16,8 @@ import difflib
 import json
 import re
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from roost.api import run
 from roost.errors import RoostError
@@ -32,8 +31,12 @@ from roost.events import (
     TerminateEvent,
     ToolCallEvent,
 )
-from roost.flowtest.spec import Expect, LoadedCase, TestFile, ToolCalled
-from roost.runstate import RunState
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from roost.flowtest.spec import Expect, LoadedCase, TestFile, ToolCalled
+    from roost.runstate import RunState
 
 DIFF_CONTEXT = 3  # events shown before and after the ones that differ
 SHOWN_LINE = 400  # characters of one event or message shown in a report

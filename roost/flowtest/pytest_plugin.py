@@ -9,8 +9,6 @@ imported until pytest meets one.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -18,6 +16,9 @@ import pytest
 from roost.flowtest import SUFFIX
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from pathlib import Path
+
     from roost.flowtest.cases import CaseResult
     from roost.flowtest.spec import LoadedCase, TestFile
 

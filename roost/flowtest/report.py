@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
-from pathlib import Path
+from typing import TYPE_CHECKING
 
-from rich.console import Console
 from rich.markup import escape
 
 from roost.errors import UsageError
-from roost.flowtest.cases import CaseResult
-from roost.flowtest.session import Outcome
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from rich.console import Console
+
+    from roost.flowtest.cases import CaseResult
+    from roost.flowtest.session import Outcome
 
 
 def case_line(console: Console, result: CaseResult) -> None:

@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from roost.errors import FlowError, Problem, UsageError
 from roost.flowtest import SUFFIX
 from roost.flowtest.cases import CaseResult, run_case
 from roost.flowtest.spec import TestFile, find_test_files, load_test_file
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 
 @dataclass

@@ -15,18 +15,21 @@ shown, and the context files' text. Equal digests, equal messages.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from hashlib import sha256
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-from roost.events import MemoryEntry
-from roost.flow.models import Flow
 from roost.messages import AssistantMessage, ChatMessage, UserMessage
 from roost.nodes.context import read_context
 from roost.nodes.views import LazyMessages
 from roost.runstate import EMPTY_THREAD, HistoryEntry, RunState
-from roost.window import ViewBase
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
+    from roost.events import MemoryEntry
+    from roost.flow.models import Flow
+    from roost.window import ViewBase
 
 TRANSCRIPT_HEADER = "The conversation in {channel} so far:"
 TRANSCRIPT_ASK = (

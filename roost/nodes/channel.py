@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from roost.flow.models import Channel, Flow
 from roost.nodes.directors import (
     By,
     candidates_after,
@@ -13,7 +13,10 @@ from roost.nodes.directors import (
     round_robin,
     seeded_choice,
 )
-from roost.runstate import RunState
+
+if TYPE_CHECKING:
+    from roost.flow.models import Channel, Flow
+    from roost.runstate import RunState
 
 
 @dataclass(slots=True, frozen=True)

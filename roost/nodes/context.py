@@ -18,10 +18,13 @@ import glob
 import itertools
 from contextvars import ContextVar
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from roost.errors import RoostError
 from roost.flow.context_paths import context_escape
-from roost.flow.models import Flow
+
+if TYPE_CHECKING:
+    from roost.flow.models import Flow
 
 MAX_FILES = 100  # files one reply is given, over all of an agent's globs
 MAX_BYTES = 1024 * 1024  # bytes of those files together

@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import random
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from roost.flow.models import Channel, Flow
 from roost.messages import AssistantMessage, ChatMessage, UserMessage
 from roost.nodes.agent import transcript
 from roost.nodes.roles import agent_system, render, role_context
-from roost.runstate import RunState
+
+if TYPE_CHECKING:
+    from roost.flow.models import Channel, Flow
+    from roost.runstate import RunState
 
 By = Literal["llm", "llm_retry", "fallback", "only_candidate", "round_robin", "random", "manual"]
 Ask = Callable[[list[ChatMessage]], Awaitable[str | None]]

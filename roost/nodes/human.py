@@ -7,10 +7,14 @@ pauses at an interrupt; the person's answer comes back through
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from roost.errors import RunStateError
-from roost.flow.models import Flow
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from roost.flow.models import Flow
 
 
 def is_human(flow: Flow, node: str) -> bool:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from roost.flow.models import Flow
-from roost.runstate import RunState
 from roost.templating import render_template
+
+if TYPE_CHECKING:
+    from roost.flow.models import Flow
+    from roost.runstate import RunState
 
 
 def render(source: str, **context: Any) -> str:

@@ -14,15 +14,17 @@ records), ``context_window_of(provider)`` says how many tokens a model sees.
 from __future__ import annotations
 
 import tomllib
-from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from importlib import resources
-from typing import Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 import yaml
 
 from roost.flow.models import PriceConfig
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
 
 DEFAULT_CONTEXT_WINDOW = 128_000  # tokens, for a model neither the flow nor the table knows
 _PER = 1_000_000  # prices are per million tokens

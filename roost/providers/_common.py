@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from roost.errors import ProviderError
-from roost.providers.base import ProviderContext, TextCallback
+
+if TYPE_CHECKING:
+    from roost.providers.base import ProviderContext, TextCallback
 
 DEFAULT_TIMEOUT = 600.0
 DEFAULT_MAX_RETRIES = 2

@@ -11,14 +11,17 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx2
 
 from roost.errors import CONTEXT_TOO_LONG, ProviderError
 from roost.flow.redact import redact
-from roost.providers._common import Settings
+
+if TYPE_CHECKING:
+    from types import ModuleType
+
+    from roost.providers._common import Settings
 
 # Statuses worth another try once the SDK's own retries are spent (they are
 # not: the SDK has done them), and stream error types worth a new request.

@@ -8,9 +8,8 @@ error result saying so, and refuses a result that answers no call.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import assert_never
+from typing import TYPE_CHECKING, assert_never
 
 from roost.errors import ProviderError
 from roost.messages import (
@@ -22,6 +21,9 @@ from roost.messages import (
     UserMessage,
 )
 from roost.providers._common import OWNER
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 MISSING_RESULT = "no result was recorded for this call (the run stopped before it finished)"
 

@@ -10,14 +10,17 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from types import ModuleType
-from typing import Any, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from roost.messages import AssistantMessage, ModelRequest, ModelResponse, ReasoningPart, Usage
 from roost.providers._common import MAX_ANSWER_CHARS, OWNER, Settings, TextSink, too_long
 from roost.providers._errors import html_error
 from roost.providers._retry import AttemptHooks, call_with_retries
-from roost.providers.base import TextCallback
+
+if TYPE_CHECKING:
+    from types import ModuleType
+
+    from roost.providers.base import TextCallback
 
 
 @dataclass(frozen=True)

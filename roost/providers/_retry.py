@@ -17,17 +17,20 @@ from __future__ import annotations
 import asyncio
 import functools
 import random
-import ssl
 import time
-from collections.abc import Awaitable, Callable, Sequence
 from contextvars import ContextVar
-from types import ModuleType
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from roost.errors import ProviderError
 from roost.providers._common import Settings, TextSink
 from roost.providers._errors import translate
-from roost.providers.base import TextCallback
+
+if TYPE_CHECKING:
+    import ssl
+    from collections.abc import Awaitable, Callable, Sequence
+    from types import ModuleType
+
+    from roost.providers.base import TextCallback
 
 T = TypeVar("T")
 Attempt = dict[str, Any]

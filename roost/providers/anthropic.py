@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field, replace
-from typing import Any, assert_never
+from typing import TYPE_CHECKING, Any, assert_never
 
 import anthropic
 
@@ -37,7 +37,9 @@ from roost.providers._history import OwnReasoning, paired
 from roost.providers._http import Answer, HttpProvider, decode_answer, make_answer
 from roost.providers._toolcalls import make_call
 from roost.providers._usage import UsageCheck
-from roost.providers.base import ProviderContext
+
+if TYPE_CHECKING:
+    from roost.providers.base import ProviderContext
 
 EMPTY_TURN = "(no answer)"  # the API refuses an assistant turn without content
 PAUSE_TURN = "pause_turn"

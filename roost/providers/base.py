@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from roost.messages import ModelRequest, ModelResponse
+if TYPE_CHECKING:
+    from roost.messages import ModelRequest, ModelResponse
 
 TextCallback = Callable[[str], None]
 

@@ -8,13 +8,16 @@ saw it, so the run stops at an error that ``roost retry`` resumes.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from roost.errors import ProviderError
-from roost.messages import ModelRequest, ModelResponse
 from roost.providers._retry import StreamInterruptedError
-from roost.providers.base import Provider, TextCallback
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from roost.messages import ModelRequest, ModelResponse
+    from roost.providers.base import Provider, TextCallback
 
 
 def with_fallbacks(chain: Sequence[Provider]) -> Provider:

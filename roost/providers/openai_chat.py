@@ -8,7 +8,7 @@ DeepSeek-style ``reasoning_content`` of the running tool loop is sent back.
 
 from __future__ import annotations
 
-from typing import Any, assert_never
+from typing import TYPE_CHECKING, Any, assert_never
 
 import openai
 
@@ -31,10 +31,12 @@ from roost.providers._history import (
     result_text,
 )
 from roost.providers._http import Answer, HttpProvider, decode_answer, make_answer
-from roost.providers._retry import AttemptHooks
 from roost.providers._toolcalls import ToolCallAccumulator, arguments_text, make_call
 from roost.providers._usage import UsageCheck
-from roost.providers.base import ProviderContext
+
+if TYPE_CHECKING:
+    from roost.providers._retry import AttemptHooks
+    from roost.providers.base import ProviderContext
 
 
 def create(name: str, config: Any, context: ProviderContext) -> OpenAIChatProvider:

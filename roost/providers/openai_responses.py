@@ -10,7 +10,7 @@ their train of thought through a tool loop.
 
 from __future__ import annotations
 
-from typing import Any, assert_never
+from typing import TYPE_CHECKING, Any, assert_never
 
 import openai
 
@@ -30,8 +30,10 @@ from roost.providers._history import OwnReasoning, paired, result_text
 from roost.providers._http import Answer, HttpProvider, decode_answer, make_answer
 from roost.providers._toolcalls import arguments_text, make_call
 from roost.providers._usage import UsageCheck
-from roost.providers.base import ProviderContext
 from roost.providers.openai_chat import openai_client
+
+if TYPE_CHECKING:
+    from roost.providers.base import ProviderContext
 
 
 def create(name: str, config: Any, context: ProviderContext) -> OpenAIResponsesProvider:

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from roost.flow.models import Flow
-from roost.providers.base import Provider, ProviderContext, ProviderFactory
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from roost.flow.models import Flow
+    from roost.providers.base import Provider, ProviderContext, ProviderFactory
 
 # Each backend is imported on first use, by a plain import inside its loader, so
 # that a scripted flow never pays for importing an SDK.

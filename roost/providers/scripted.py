@@ -10,6 +10,8 @@ last one. It never retries by itself.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from roost.errors import ProviderError
 from roost.flow.models import (
     ScriptedEcho,
@@ -24,7 +26,9 @@ from roost.messages import (
     ToolCall,
     Usage,
 )
-from roost.providers.base import ProviderContext, TextCallback
+
+if TYPE_CHECKING:
+    from roost.providers.base import ProviderContext, TextCallback
 
 _NO_USAGE = Usage(calls=1)
 

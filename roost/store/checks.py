@@ -10,11 +10,14 @@ seq and count is checked there, never left to the database driver.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-
-from pydantic import ValidationError
+from typing import TYPE_CHECKING
 
 from roost.events import Event, RunStartEvent
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+
+    from pydantic import ValidationError
 
 # The largest value the store's integer columns hold on every database (PostgreSQL's integer).
 COLUMN_MAX = 2**31 - 1

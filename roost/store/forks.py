@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from roost.errors import EventLogError, UsageError
 from roost.eventlog import EventLog
 from roost.events import Event, RunStartEvent
 from roost.store.jsonl import JsonlLog
 from roost.store.tee import TeeLog
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 # A fork file's name ends in "-fork-" and the fork's run id (see new_run_id).
 _FORK_SUFFIX = re.compile(r"-fork-\d{8}-\d{6}-[0-9a-f]{6}$")

@@ -25,14 +25,17 @@ import fcntl
 import json
 import os
 import re
-from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
 from roost.errors import ConcurrentRunError, EventLogError, EventLogWriteError
 from roost.events import Event, parse_event
 from roost.store.checks import event_bytes, invalid_event_text, order_problem
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 
 class JsonlLog:

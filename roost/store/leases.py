@@ -17,10 +17,9 @@ never left waiting with nobody to deliver it.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Column, Connection, Text, delete, func, insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
@@ -28,7 +27,11 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlmodel import Field, SQLModel
 
 from roost.errors import RoostError
-from roost.store.schema import Database
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from roost.store.schema import Database
 
 
 class QueueFull(RoostError):

@@ -10,12 +10,15 @@ ranked by FTS5's own ``bm25`` weighted by the importance the model gave them.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from sqlalchemy import text
 
 from roost.errors import StoreError
 from roost.events import MemoryEntry, now_iso
-from roost.store.sql import SqlStore
+
+if TYPE_CHECKING:
+    from roost.store.sql import SqlStore
 
 _TABLES = (
     """CREATE TABLE IF NOT EXISTS memory (

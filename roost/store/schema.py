@@ -15,16 +15,18 @@ one run (``sqllog``), so that neither imports the other's module to name them.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from sqlalchemy import Column, Engine, Text
 from sqlmodel import Field, SQLModel
 
 from roost.errors import ConcurrentRunError, StoreError
 from roost.store.checks import COLUMN_MAX
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from contextlib import AbstractContextManager
 
 SCHEMA_VERSION = "3"
 # Each older schema this roost upgrades in place, and the statements that do it. A store

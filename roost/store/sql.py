@@ -14,10 +14,9 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Engine, create_engine, event, inspect, select, update
 from sqlalchemy.engine import make_url
@@ -39,6 +38,9 @@ from roost.store.schema import (
 )
 from roost.store.sqllog import SqlLog
 from roost.store.urls import masked_db, resolve_url, shown_store, shown_url
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator, Sequence
 
 __all__ = ["RunInfo", "SqlStore", "masked_db", "resolve_url", "shown_store"]
 

@@ -9,8 +9,7 @@ run's events in one call. A fork reads its first events from its ancestors' rows
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import TypeAdapter, ValidationError
 from pydantic_core import from_json
@@ -22,6 +21,9 @@ from roost.store.checks import invalid_event_text, order_problem, seq_problem
 from roost.store.forks import check_fork_point
 from roost.store.schema import EVENTS, RUNS, Database, RawCursor, RunInfo
 from roost.store.summary import summarize
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 EVENTS_ADAPTER: TypeAdapter[list[Event]] = TypeAdapter(list[Event])
 # Kept in columns, not repeated in the payload (a dict: pydantic-core reads it faster than a set).

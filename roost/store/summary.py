@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from roost.events import Event
 from roost.runstate import STATUS_AFTER, Status
 from roost.store.checks import COLUMN_MAX, clamped_count
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from roost.events import Event
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from roost.eventlog import EventLog
-from roost.events import Event
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from roost.eventlog import EventLog
+    from roost.events import Event
 
 
 class TeeLog:

@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from sqlalchemy import Column, Text, insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlmodel import Field, SQLModel
 
-from roost.store.schema import Database
+if TYPE_CHECKING:
+    from roost.store.schema import Database
 
 FIRED = "fired"
 MISSED = "missed"

@@ -12,13 +12,14 @@ command that is not traced never loads it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from roost.errors import TelemetryError
 from roost.telemetry.environment import content_wanted, tracing_configured
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from roost.eventlog import EventLog
     from roost.events import Event
 

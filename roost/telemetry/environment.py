@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 # The variables that turn tracing on: an exporter named, or an OTLP endpoint given.
 EXPORTER = "OTEL_TRACES_EXPORTER"

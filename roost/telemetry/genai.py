@@ -11,13 +11,16 @@ the events, in which values read from the environment are masked already.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from roost.events import LlmCallEvent, LlmUsage, ToolCallEvent, ToolResultEvent
 from roost.flow.yamlread import build, compose
-from roost.telemetry.records import Attributes
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from roost.events import LlmCallEvent, LlmUsage, ToolCallEvent, ToolResultEvent
+    from roost.telemetry.records import Attributes
 
 OPERATION = "gen_ai.operation.name"
 PROVIDER = "gen_ai.provider.name"

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import atexit
 import logging
-from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from importlib.metadata import PackageNotFoundError, entry_points, version
+from typing import TYPE_CHECKING
 
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import Event as SdkEvent
@@ -27,11 +27,15 @@ from opentelemetry.trace import Link as SdkLink
 from opentelemetry.trace import SpanContext, SpanKind, Status, StatusCode, TraceFlags
 
 from roost.errors import TelemetryError
-from roost.eventlog import EventLog
-from roost.events import Event
 from roost.telemetry.environment import EXPORTER, content_wanted
-from roost.telemetry.records import SpanRecord
 from roost.telemetry.spans import SpanFold, spans_of
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator, Mapping
+
+    from roost.eventlog import EventLog
+    from roost.events import Event
+    from roost.telemetry.records import SpanRecord
 
 _SAMPLED = TraceFlags(TraceFlags.SAMPLED)
 _KINDS = {"internal": SpanKind.INTERNAL, "client": SpanKind.CLIENT}

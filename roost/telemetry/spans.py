@@ -23,8 +23,8 @@ Both give the same spans.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from roost.events import (
     ErrorEvent,
@@ -55,6 +55,9 @@ from roost.telemetry.records import (
     time_ns,
     trace_id_of,
 )
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
 
 @dataclass(slots=True)

@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from roost.errors import TemplateRenderError
 from roost.templating.sizes import ITEM, MAX_SIZE, size_of
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator
 
 MAX_STEPS = 1_000_000
 CALL_STEPS = 10  # a call (a macro's above all) costs Jinja2 ten times a loop iteration or more

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import jinja2
 from jinja2.runtime import Context, LoopContext
@@ -29,6 +28,9 @@ from roost.templating.filters import BOUNDED_GLOBALS, bounded_filters, bounded_t
 from roost.templating.methods import SizedEscapeFormatter, SizedFormatter, check_method_call
 from roost.templating.operators import check_binop
 from roost.templating.sizes import ITEM, MAX_SIZE, shallow_size, size_of
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
 
 
 class BoundedTemplate(jinja2.Template):
@@ -82,7 +84,7 @@ class BoundedSandbox(ImmutableSandboxedEnvironment):
     def __init__(self, **options: Any) -> None:
         super().__init__(finalize=_finalize, **options)
         self.filters.update(bounded_filters(self.filters))
-        self.tests.update(bounded_tests(cast(dict[str, Callable[..., Any]], self.tests)))
+        self.tests.update(bounded_tests(cast("dict[str, Callable[..., Any]]", self.tests)))
         self.globals.update(BOUNDED_GLOBALS)
 
     # Hooks the compiled code calls (see BoundedCodeGenerator).

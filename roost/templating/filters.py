@@ -5,13 +5,12 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sized
 from itertools import chain
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jinja2
 from jinja2 import filters as jinja_filters
 from jinja2 import nodes
 from jinja2.utils import Namespace, generate_lorem_ipsum
-from markupsafe import Markup
 
 from roost.templating.budget import (
     CURRENT_BUDGET,
@@ -30,6 +29,9 @@ from roost.templating.budget import (
 from roost.templating.methods import replaced_size
 from roost.templating.operators import check_percent
 from roost.templating.sizes import ITEM, digits_size, shallow_size, size_of
+
+if TYPE_CHECKING:
+    from markupsafe import Markup
 
 # Filters that turn their value into text: printing a nested list can be huge.
 _TEXT_FILTERS = frozenset(

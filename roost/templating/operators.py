@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from roost.templating.budget import check_number_bits, pay_to_build, spend
 from roost.templating.sizes import MAX_SIZE, SEQUENCE_TYPES, shallow_size, size_of
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 _PAREN = re.compile(r"[()]")
 # A %-field up to its conversion character, or the "%(" that opens a mapping key.

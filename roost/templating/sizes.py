@@ -9,10 +9,12 @@ refused (see ``roost.templating.budget``).
 
 from __future__ import annotations
 
-from collections.abc import Collection
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jinja2.utils import Namespace
+
+if TYPE_CHECKING:
+    from collections.abc import Collection
 
 MAX_SIZE = 1 << 20  # bytes: a character is one, a list item eight
 ITEM = 8  # bytes a list item or a dict entry's half counts for

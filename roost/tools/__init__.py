@@ -6,13 +6,17 @@ callable; ``check_flow_tools(flow)`` finds broken tools before a run starts.
 
 from __future__ import annotations
 
-from roost.eventlog import MemoryBank
-from roost.flow.models import Flow
+from typing import TYPE_CHECKING
+
 from roost.tools.base import Tool, ToolOutcome
 from roost.tools.check import check_flow_tools
 from roost.tools.names import parse_ref, wire_name
 from roost.tools.subflow import SubflowRunner, current_tool_call
 from roost.tools.toolbox import Toolbox
+
+if TYPE_CHECKING:
+    from roost.eventlog import MemoryBank
+    from roost.flow.models import Flow
 
 
 def toolbox_for(

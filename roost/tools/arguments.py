@@ -9,14 +9,16 @@ pydantic's business instead (see ``python_tool``).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jsonschema import exceptions, validators
-from jsonschema.protocols import Validator
 from referencing import Registry
 from referencing.exceptions import Unresolvable
 
 from roost.errors import ToolFailure
+
+if TYPE_CHECKING:
+    from jsonschema.protocols import Validator
 
 _MAX_PROBLEMS = 5
 _MAX_TEXT = 160

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from roost.messages import ToolSpec
+if TYPE_CHECKING:
+    from roost.messages import ToolSpec
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Iterator
 from contextvars import ContextVar
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from roost.errors import Problem, ToolFailure
 from roost.flow.models import Flow, FlowTool, McpTool, PythonTool, StdioServer, ToolGroup
@@ -23,6 +23,9 @@ from roost.tools.names import wire_name
 from roost.tools.python_tool import python_tool
 from roost.tools.subflow import load_subflow
 from roost.tools.toolbox import flow_folder
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 Keys = tuple[str | int, ...]
 

@@ -22,13 +22,15 @@ import importlib.util
 import sys
 import threading
 import types
-from collections.abc import Callable, Iterator
 from contextlib import contextmanager, redirect_stdout, suppress
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from roost.errors import ToolFailure
 from roost.tools.base import raised_text
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+    from pathlib import Path
 
 IMPORT_DEADLINE = 30.0  # seconds a tool's module may take to import
 

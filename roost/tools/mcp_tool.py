@@ -41,13 +41,12 @@ import threading
 from contextlib import AsyncExitStack, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import httpx2
 import mcp
 import mcp_types
-from jsonschema.protocols import Validator
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
@@ -64,6 +63,9 @@ from roost.tools.arguments import (
 from roost.tools.base import ToolOutcome
 from roost.tools.python_tool import result_text
 from roost.tools.stderr_tail import StderrTail
+
+if TYPE_CHECKING:
+    from jsonschema.protocols import Validator
 
 # The SDK's loggers: its modules log under "mcp", its client session as "client".
 _SDK_FOLDER = os.path.dirname(mcp.__file__) + os.sep

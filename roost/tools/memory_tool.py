@@ -7,13 +7,15 @@ successful ``store`` or ``forget`` changed as a ``memory`` event of the run.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from roost.eventlog import MemoryBank
 from roost.events import memory_entry
 from roost.messages import ToolSpec
 from roost.tools.arguments import argument_problem, schema_validator
 from roost.tools.base import ToolOutcome
+
+if TYPE_CHECKING:
+    from roost.eventlog import MemoryBank
 
 MAX_KEY = 200  # characters of a key
 MAX_CONTENT = 4000  # characters of an entry's content

@@ -19,16 +19,12 @@ import contextvars
 import functools
 import inspect
 import threading
-from collections.abc import Callable
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pydantic
 import pydantic_core
-from jsonschema.protocols import Validator
 
 from roost.errors import ToolFailure
-from roost.flow.models import PythonTool as PythonToolConfig
 from roost.messages import ToolSpec
 from roost.tools.arguments import (
     InvalidSchema,
@@ -39,6 +35,14 @@ from roost.tools.arguments import (
 from roost.tools.base import ToolOutcome, raised_text
 from roost.tools.loader import load_callable
 from roost.tools.schema import Signature, UndescribableParameters, describe_function
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from pathlib import Path
+
+    from jsonschema.protocols import Validator
+
+    from roost.flow.models import PythonTool as PythonToolConfig
 
 
 class PythonFunctionTool:

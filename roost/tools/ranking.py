@@ -14,7 +14,10 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 _WORD = re.compile(r"[a-z0-9]+")
 _HUMP = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")

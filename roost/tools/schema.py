@@ -11,7 +11,6 @@ from __future__ import annotations
 import inspect
 import re
 import typing
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,6 +18,9 @@ import pydantic
 from pydantic import BaseModel, ConfigDict, Field
 
 from roost.errors import ToolFailure
+
+if typing.TYPE_CHECKING:
+    from collections.abc import Callable
 
 _SECTION = re.compile(r"^\s*(Args|Arguments|Parameters|Returns|Raises|Yields|Examples?):\s*$")
 _GOOGLE_ARG = re.compile(r"^\s+(\*{0,2}\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$")

@@ -14,14 +14,17 @@ from __future__ import annotations
 
 import json
 from contextvars import ContextVar
-from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from roost.errors import FlowError, ToolFailure
-from roost.flow.models import Flow, FlowTool
 from roost.messages import ToolSpec
 from roost.tools.arguments import UncheckableSchema, argument_problem, schema_validator
 from roost.tools.base import ToolOutcome
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from roost.flow.models import Flow, FlowTool
 
 # The engine's tool loop may set this to the id of the tool call being run, so
 # that a sub-flow's run names the exact call that started it.

@@ -8,16 +8,13 @@ is offered only its best-matching tools for the latest user message.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from roost.errors import ToolFailure
-from roost.eventlog import MemoryBank
 from roost.flow.describe import did_you_mean
 from roost.flow.models import MEMORY_TOOLS, Flow, FlowTool, McpTool, PythonTool, ToolGroup
 from roost.flow.redact import redact
-from roost.tools.base import Tool
 from roost.tools.memory_tool import MemoryTool
 from roost.tools.names import parse_ref, wire_name
 from roost.tools.python_tool import python_tool
@@ -25,6 +22,10 @@ from roost.tools.ranking import best_matches
 from roost.tools.subflow import NoSubflows, SubflowRunner, subflow_tool
 
 if TYPE_CHECKING:  # the MCP SDK is imported only by a flow that uses an MCP server
+    from collections.abc import Sequence
+
+    from roost.eventlog import MemoryBank
+    from roost.tools.base import Tool
     from roost.tools.mcp_tool import McpHub
 
 

@@ -16,12 +16,9 @@ laying it out (running ``dot``) is ``dot_program``'s job.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from roost.events import Event
-from roost.flow.models import Channel, Flow
 from roost.visualize import ids
 from roost.visualize.dot_layout import (
     PAGE_STAGGER_AT,
@@ -53,7 +50,12 @@ from roost.visualize.run_summary import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     import graphviz
+
+    from roost.events import Event
+    from roost.flow.models import Channel, Flow
 
 CHANNEL_COLOURS = ["#6b46a3", "#2c7a7b", "#b83280", "#c05621", "#2b6cb0", "#276749"]
 NODE_LOOK: Attrs = {"fontname": "Helvetica", "fontsize": 12, "margin": "0.12,0.06"}

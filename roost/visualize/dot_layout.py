@@ -12,12 +12,13 @@ import math
 from itertools import pairwise
 from typing import TYPE_CHECKING
 
-from roost.flow.models import Flow
 from roost.visualize import ids
 from roost.visualize.dot_text import Attrs, add_edge
 
 if TYPE_CHECKING:
     import graphviz
+
+    from roost.flow.models import Flow
 
 # Past this many members, member edges get staggered lengths so a channel wraps into rows.
 STAGGER_AT = 6

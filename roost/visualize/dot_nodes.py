@@ -11,10 +11,8 @@ which the replay page also uses to show them as they stood at each step.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from roost.events import Event
 from roost.flow.models import (
     Agent,
     Channel,
@@ -24,13 +22,17 @@ from roost.flow.models import (
     ScriptedProviderConfig,
     ToolGroup,
 )
-from roost.pricing import RunCost
 from roost.visualize import ids
 from roost.visualize.dot_text import Attrs, add_node, esc, shorten, small, table, wrap_list
 from roost.visualize.run_summary import RunSummary, Tokens, names_in
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     import graphviz
+
+    from roost.events import Event
+    from roost.pricing import RunCost
 
 # (text, colour) of one row of small print; an empty text is a row not drawn.
 Row = tuple[str, str]

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -26,6 +25,8 @@ from typing import TYPE_CHECKING
 from roost.flow.redact import redact
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator, Mapping
+
     import graphviz
 
 # Values substituted from the environment while a flow is drawn (see ``hiding``).

@@ -8,15 +8,19 @@ for them; this module is the only place that writes a file.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from roost.errors import RoostError, UsageError
-from roost.events import Event
-from roost.flow.models import Flow
 from roost.visualize.dot import flow_graph
 from roost.visualize.dot_program import INSTALL_GRAPHVIZ, run_dot
 from roost.visualize.replay_page import replay_html
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from pathlib import Path
+
+    from roost.events import Event
+    from roost.flow.models import Flow
 
 __all__ = ["FORMATS", "INSTALL_GRAPHVIZ", "output_format", "render_bytes", "write_render"]
 

@@ -14,12 +14,10 @@ from __future__ import annotations
 import html
 import json
 import re
-from collections.abc import Sequence
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 from roost.events import Event, LlmCallEvent, MessageEvent, event_dict
-from roost.flow.models import Flow
 from roost.flow.redact import redact
 from roost.visualize import ids
 from roost.visualize.dot import flow_graph, state_text
@@ -37,7 +35,11 @@ from roost.visualize.run_summary import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     import graphviz
+
+    from roost.flow.models import Flow
 
 _PLACEHOLDER = re.compile(r"@@ROOST_(TITLE|HEADING|CSS|SVG|JS|DATA)@@")
 _COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)

@@ -8,9 +8,8 @@ edge. Nothing here runs a flow: it only counts and classifies events.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from roost.events import (
     ErrorEvent,
@@ -27,10 +26,14 @@ from roost.events import (
     ToolCallEvent,
     ToolResultEvent,
 )
-from roost.flow.models import Flow
 from roost.pricing import ProviderSettings, RunCost, answered_by, cost_of, provider_entries
 from roost.runstate import Status, status_after
 from roost.visualize import ids
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping, Sequence
+
+    from roost.flow.models import Flow
 
 
 @dataclass(frozen=True)

@@ -15,9 +15,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-from pathlib import Path
-
-import pytest
+from typing import TYPE_CHECKING
 
 from roost import load_flow
 from roost.cli import main
@@ -26,6 +24,11 @@ from roost.engine.replay import replay_run
 from roost.eventlog import MemoryLog
 from roost.events import Event, LlmCallEvent, parse_event
 from roost.nodes import context
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    import pytest
 
 SECRET_TEXT = "the private notes nobody may read"
 

@@ -16,8 +16,7 @@ import json
 import threading
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from cli_process import run_cli
@@ -29,6 +28,9 @@ from roost.messages import ModelRequest, UserMessage
 from roost.providers._common import MAX_ANSWER_CHARS
 from roost.providers.registry import ProviderContext, _factory
 from tests.attacks.conftest import Cli, Said
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 KEY = "sk-hostile-test-5150"
 KINDS = ("openai", "openai-responses", "anthropic")

@@ -12,8 +12,7 @@ that the loop masks before it cuts whatever text it is given.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from roost.engine import Runner
 from roost.eventlog import MemoryLog
@@ -26,8 +25,12 @@ from roost.messages import (
     ToolResultMessage,
     ToolSpec,
 )
-from roost.providers.base import TextCallback
 from roost.tools.base import Tool, ToolOutcome
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from roost.providers.base import TextCallback
 
 SECRET = "sk-live-4242-very-secret"
 HEAD = SECRET[:5]  # what a cut 5 characters into the secret would leave: "sk-li"

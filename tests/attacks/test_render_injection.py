@@ -14,21 +14,25 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 import yaml
-from playwright.sync_api import Browser, Dialog, Route
 
 from roost.events import Event, parse_event
 from roost.flow import load_flow_text
-from roost.flow.models import Flow
 from roost.visualize import flow_to_dot, replay_html
 from roost.visualize.ids import node_id, slug
-from tests.attacks.conftest import Cli
 from tests.visualize.conftest import browser
 from tests.visualize.graphs import SVG, laid_out, rendered, svg_texts
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from playwright.sync_api import Browser, Dialog, Route
+
+    from roost.flow.models import Flow
+    from tests.attacks.conftest import Cli
 
 # Each sets window.pwned (or calls alert) if it ever runs as code.
 PAYLOADS = [

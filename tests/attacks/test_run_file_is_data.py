@@ -15,9 +15,7 @@ import asyncio
 import io
 import json
 import socket
-from collections.abc import Iterator
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -27,6 +25,10 @@ from roost.flow import load_flow_text
 from roost.messages import ToolSpec
 from roost.store.jsonl import JsonlLog
 from roost.tools.base import ToolOutcome
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from pathlib import Path
 
 TRAP = """\
 roost: 1

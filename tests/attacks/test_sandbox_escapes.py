@@ -14,15 +14,18 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jinja2
 import pytest
 import yaml
 
 from roost.templating.budget import TOO_BIG, TOO_LONG
-from tests.attacks.conftest import Cli, Said
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from tests.attacks.conftest import Cli, Said
 
 MARK = "pwned"  # the file, in the working folder, that an escape would write
 SECRET_NAME = "ROOST_ATTACK_SECRET"

@@ -19,8 +19,8 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import psycopg
 import pytest
@@ -31,8 +31,12 @@ from roost.engine import fold
 from roost.events import Event, MessageEvent, ToolCallEvent, ToolResultEvent
 from roost.store.jsonl import JsonlLog
 from roost.store.sql import SqlStore
-from tests.attacks.conftest import Cli
 from tests.store.conftest import pg_server, pg_url
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+
+    from tests.attacks.conftest import Cli
 
 __all__ = ["pg_server", "pg_url"]  # fixtures used by the tests below
 

@@ -19,8 +19,7 @@ import json
 import re
 import sqlite3
 from collections.abc import Callable
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from cli_process import run_cli
@@ -28,6 +27,9 @@ from cli_process import run_cli
 from roost.cli import main
 from roost.store.jsonl import JsonlLog
 from tests.attacks.conftest import Cli, Said
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 FLOW = """\
 roost: 1

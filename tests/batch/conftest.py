@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from roost.cli import main
 from tests.store.conftest import pg_server, pg_url  # noqa: F401  (PostgreSQL for batches)
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 # Each row: the bot echoes the row's message, then the person ends the run.
 TWO = """\

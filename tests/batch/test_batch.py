@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from fakes.llm_server import FakeLLMServer
@@ -11,6 +11,9 @@ from fakes.script import FakeUsage, Reply
 
 from roost.store.sql import SqlStore
 from tests.batch.conftest import Roost, jsonl, results
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 def stored(folder: Path, batch: str | None = None) -> list[str]:

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from roost.batch.inputs import BadRow, Row, read_inputs, row_problem
 from roost.errors import UsageError
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 def rows_of(tmp_path: Path, name: str, data: bytes) -> list[Row | BadRow]:

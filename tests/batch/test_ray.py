@@ -13,8 +13,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -22,6 +22,9 @@ from roost.events import LlmCallEvent, RunStartEvent, ToolResultEvent
 from roost.store.sql import SqlStore
 from tests.batch.conftest import TWO, Roost, jsonl, results
 from tests.cli_process import _MAIN, run_cli
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 ROOT = Path(__file__).resolve().parents[2]
 STARTED = "Ray runtime started."

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import textwrap
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from roost.engine import Runner
 from roost.eventlog import MemoryLog
-from roost.events import Event
 from roost.flow.models import Flow
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from roost.events import Event
 
 
 def make_flow(text: str, path: str | Path | None = None) -> Flow:

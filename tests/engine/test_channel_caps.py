@@ -11,13 +11,15 @@ from __future__ import annotations
 import asyncio
 from collections import Counter
 from itertools import pairwise
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from roost.events import Event
 from tests.engine.conftest import runner_for
+
+if TYPE_CHECKING:
+    from roost.events import Event
 
 MEMBERS = ("x", "y", "z", "w")
 

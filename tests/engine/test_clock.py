@@ -10,14 +10,18 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from roost.engine import Runner
 from roost.engine.replay import ReplayReport, replay_run
 from roost.eventlog import MemoryLog
-from roost.events import Event
 from tests.engine.conftest import make_flow
 from tests.engine.test_tool_loop import FakeTool
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from roost.events import Event
 
 # Every user message shows its recorded time, so a wrong time changes the request.
 FLOW = """

@@ -8,8 +8,7 @@ what a model sees; the log itself always keeps the whole history.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -18,7 +17,6 @@ from roost.engine.replay import replay_run
 from roost.errors import RunStateError
 from roost.eventlog import MemoryLog
 from roost.events import CompactEvent, Event, LlmCallEvent, MessageEvent
-from roost.flow.models import Flow
 from roost.messages import (
     AssistantMessage,
     ModelRequest,
@@ -34,6 +32,11 @@ from roost.runstate import RunState, apply, fold
 from roost.window import CUT_NOTE, SUMMARY_HEAD
 from tests.engine.conftest import make_flow
 from tests.engine.test_tool_loop import FakeTool, tools_of
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from roost.flow.models import Flow
 
 LONG = "The tide comes in and the tide goes out, and the gulls call over the water. "
 

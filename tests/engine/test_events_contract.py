@@ -6,15 +6,19 @@ import asyncio
 import contextlib
 import json
 import re
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from roost.engine import Runner, fold
 from roost.eventlog import MemoryLog
 from roost.events import event_json
-from roost.messages import ModelRequest, ModelResponse
-from roost.providers.base import TextCallback
 from roost.store.jsonl import JsonlLog
 from tests.engine.conftest import make_flow
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from roost.messages import ModelRequest, ModelResponse
+    from roost.providers.base import TextCallback
 
 CHANNEL = """
 roost: 1

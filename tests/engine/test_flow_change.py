@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -14,7 +14,11 @@ from roost.errors import FlowError, RunStateError
 from roost.eventlog import MemoryLog
 from roost.events import FlowEvent, MessageEvent, RetryEvent, parse_event
 from roost.flow import load_flow_text
-from roost.flow.models import Flow
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from roost.flow.models import Flow
 
 # The writer's role fails as a template (a division by zero) until the flow is fixed.
 BROKEN = """\

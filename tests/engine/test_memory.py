@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -10,11 +10,15 @@ from roost.engine import Runner
 from roost.engine.replay import replay_run
 from roost.eventlog import MemoryLog
 from roost.events import Event, LlmCallEvent, MemoryEntry, MemoryEvent, ToolResultEvent
-from roost.flow.models import Flow
 from roost.store.memory import SqlMemory
 from roost.store.sql import SqlStore
 from tests.engine.conftest import make_flow
 from tests.engine.test_compaction import Recording
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from roost.flow.models import Flow
 
 TELL = """
 roost: 1

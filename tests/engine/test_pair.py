@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -10,8 +10,12 @@ from roost.engine import Runner, fold
 from roost.errors import RunStateError
 from roost.eventlog import MemoryLog
 from roost.messages import AssistantMessage, ModelRequest, ModelResponse
-from roost.providers.base import TextCallback
 from tests.engine.conftest import make_flow, messages, runner_for
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from roost.providers.base import TextCallback
 
 
 def pair(replies: str, *, extra: str = "", user: str = "{role: A person.}") -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import io
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -14,9 +14,11 @@ from roost.cli.console import RunConsole
 from roost.cli.lines import PlainLines, RichLines, lines_for
 from roost.engine import Runner
 from roost.eventlog import MemoryLog
-from roost.events import Event
 from tests.engine.conftest import make_flow
 from tests.engine.test_tool_loop import FakeTool
+
+if TYPE_CHECKING:
+    from roost.events import Event
 
 # Every kind of line a run prints: picks, streamed and whole messages, tool calls and
 # results (one failing), text written before tool calls, an error, odd characters.

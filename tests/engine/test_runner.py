@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import asyncio
+from typing import TYPE_CHECKING
 
 import pytest
 
 from roost.engine import Runner, fold
 from roost.errors import UsageError
 from roost.eventlog import MemoryLog
-from roost.events import Event
 from roost.flow import load_flow_text
 from roost.messages import AssistantMessage, ModelRequest, ModelResponse, Usage
 from tests.engine.conftest import make_flow, messages
+
+if TYPE_CHECKING:
+    from roost.events import Event
 
 FLOW = """
 roost: 1

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+from typing import TYPE_CHECKING
 
 import pytest
 
 from roost.engine import Runner
 from roost.errors import UsageError
 from roost.eventlog import MemoryLog
-from roost.events import Event
 from tests.engine.conftest import make_flow
+
+if TYPE_CHECKING:
+    from roost.events import Event
 
 # A hang would be the bug itself: the guard turns it into a failure instead of a stuck suite.
 GUARD = 30

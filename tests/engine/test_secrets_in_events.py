@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -13,6 +13,9 @@ from roost.eventlog import MemoryLog
 from roost.flow import load_flow_text
 from roost.flow.redact import Redactor
 from tests.cli_inprocess import Ran, run_cli
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 SECRET = "sk-live-4242-very-secret"
 

@@ -12,8 +12,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import threading
-from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, ParamSpec
+from typing import TYPE_CHECKING, Any, ParamSpec
 
 import pytest
 
@@ -24,6 +23,9 @@ from roost.eventlog import MemoryLog
 from roost.events import Event, InterruptEvent
 from tests.engine.conftest import make_flow, messages
 from tests.engine.test_tool_loop import FakeTool, tools_of
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable, Sequence
 
 PAIR = """
 roost: 1

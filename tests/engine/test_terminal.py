@@ -12,14 +12,17 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from fakes.llm_server import FakeLLMServer
 from fakes.script import FakeCall, Reply
 
 from tests.cli_inprocess import run_cli
 from tests.engine.test_cli import ASK
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 FLOWS = Path(__file__).parents[2] / "flows"
 ADDER = Path(__file__).parents[1] / "providers" / "data"

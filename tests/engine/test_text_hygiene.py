@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 import os
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 
@@ -14,10 +14,14 @@ from roost.engine.recorder import Recorder
 from roost.eventlog import MemoryLog
 from roost.events import ToolResultEvent, event_json, valid_text
 from roost.messages import AssistantMessage, ModelRequest, ModelResponse
-from roost.providers.base import TextCallback
 from roost.runstate import RunState
 from tests.cli_inprocess import run_cli
 from tests.engine.conftest import make_flow
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from roost.providers.base import TextCallback
 
 EMOJI = "\U0001f600"
 HIGH, LOW = "\ud83d", "\ude00"  # the emoji's two UTF-16 halves

@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from roost.engine import Runner, fold
 from roost.eventlog import MemoryLog
 from roost.messages import AssistantMessage, ModelRequest, ModelResponse, ToolCall, ToolSpec
-from roost.providers.base import TextCallback
 from roost.tools.base import Tool, ToolOutcome
 from tests.engine.conftest import make_flow, messages
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from roost.providers.base import TextCallback
 
 
 class FakeTool:

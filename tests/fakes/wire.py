@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from fakes.script import FakeCall, Reply, Status, Thinking
+if TYPE_CHECKING:
+    from fakes.script import FakeCall, Reply, Status, Thinking
 
 Api = Literal["chat", "responses", "anthropic"]
 Event = tuple[str | None, str]  # (event name, data)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -13,6 +13,9 @@ from roost.flow.json_schema import flow_schema
 from roost.flow.markers import MarkerRule, marker_in
 from tests.cli_inprocess import run_cli
 from tests.flow.conftest import load, problems
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 @pytest.mark.parametrize(

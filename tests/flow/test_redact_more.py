@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -10,6 +10,9 @@ from roost.errors import FlowError
 from roost.flow import load_flow_text
 from roost.flow.redact import Redactor, clean, redact
 from tests.cli_inprocess import run_cli
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 URL_SECRET = "sk-SUPER/SECRET 1234@x"
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import sys
 import textwrap
-from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -20,6 +20,9 @@ from roost.tools import toolbox_for
 from tests.cli_inprocess import run_cli
 from tests.flow.conftest import load, problems
 from tests.tools.conftest import DATA, make_flow
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 
 def test_a_missing_variable_a_bad_reference_a_bad_type_and_a_bad_import_at_once(

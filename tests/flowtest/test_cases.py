@@ -5,13 +5,16 @@ from __future__ import annotations
 import asyncio
 import json
 import shutil
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from roost.flowtest.cases import CaseResult, run_case
 from roost.flowtest.spec import load_test_file
 from tests.flowtest.conftest import CASE, write_tests
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 def results(path: Path) -> list[CaseResult]:

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from roost.errors import FlowError
 from roost.flowtest.spec import load_test_file
 from tests.flowtest.conftest import CASE, write_tests
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 def problems(path: Path) -> list[str]:

@@ -9,6 +9,7 @@ import sys
 from html.parser import HTMLParser
 from pathlib import Path
 from types import SimpleNamespace
+from typing import TYPE_CHECKING
 
 import pytest
 from IPython.core.formatters import DisplayFormatter
@@ -16,12 +17,14 @@ from IPython.core.formatters import DisplayFormatter
 import roost
 from roost.errors import EventLogError, UsageError
 from roost.eventlog import MemoryLog
-from roost.events import Event
 from roost.flow import Flow, load_flow_text
 from roost.notebook import FlowDrawing, RunDrawing, load_ipython_extension, register, show
 from roost.store.jsonl import JsonlLog
 from roost.visualize import replay_html
 from tests.notebook.drawings import NODES, node_titles
+
+if TYPE_CHECKING:
+    from roost.events import Event
 
 ROOT = Path(__file__).resolve().parents[2]
 

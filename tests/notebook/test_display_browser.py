@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
-
-from playwright.sync_api import Browser
+from typing import TYPE_CHECKING, Any
 
 from roost.eventlog import MemoryLog
 from roost.flow import load_flow_text
 from roost.notebook import show
 from tests.notebook.test_display import FLOW, run_picnic
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser
 
 
 def test_the_inline_replay_page_plays_in_a_browser(browser: Browser) -> None:

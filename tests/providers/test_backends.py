@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pytest
-from fakes.llm_server import FakeLLMServer
 from fakes.script import FakeCall, Reply, Thinking
 
 from roost.messages import (
@@ -16,7 +17,10 @@ from roost.messages import (
     UserMessage,
 )
 
-from .conftest import MakeProvider
+if TYPE_CHECKING:
+    from fakes.llm_server import FakeLLMServer
+
+    from .conftest import MakeProvider
 
 MINE = {"provider": "llm"}  # each reasoning part names the provider that made it
 ADD = ToolSpec(name="add", description="Add", parameters={"type": "object"})

@@ -5,12 +5,15 @@ from __future__ import annotations
 import os
 import shutil
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from cli_inprocess import Ran, run_cli
-from fakes.llm_server import FakeLLMServer
 from fakes.script import FakeCall, Reply, Status
 
 from .conftest import API_KEY
+
+if TYPE_CHECKING:
+    from fakes.llm_server import FakeLLMServer
 
 DATA = Path(__file__).parent / "data"
 

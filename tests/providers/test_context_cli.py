@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import re
 import textwrap
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from fakes.llm_server import FakeLLMServer, Received
 from fakes.script import Action, Reply
 
 from .conftest import API_KEY
 from .test_cli_errors import roost
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 SENTENCE = "The sea is wide and deep, and the tide comes in twice a day. "
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import textwrap
+from typing import TYPE_CHECKING
 
 import pytest
-from fakes.llm_server import FakeLLMServer
 from fakes.script import Reply, Status, too_long
 
 from roost.engine import Runner
@@ -21,10 +21,14 @@ from roost.errors import CONTEXT_TOO_LONG
 from roost.eventlog import MemoryLog
 from roost.events import CompactEvent, ErrorEvent, Event, LlmCallEvent, MessageEvent
 from roost.flow import load_flow_text
-from roost.flow.models import Flow
 from roost.providers._errors import is_context_overflow
 
 from .conftest import API_KEY
+
+if TYPE_CHECKING:
+    from fakes.llm_server import FakeLLMServer
+
+    from roost.flow.models import Flow
 
 APIS = {"openai": "chat", "openai-responses": "responses", "anthropic": "anthropic"}
 

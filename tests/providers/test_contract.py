@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pytest
 from fakes import wire
-from fakes.llm_server import FakeLLMServer
 from fakes.script import FakeCall, FakeUsage, Reply, Thinking
 
 from roost.messages import (
@@ -17,7 +18,10 @@ from roost.messages import (
     UserMessage,
 )
 
-from .conftest import MakeProvider
+if TYPE_CHECKING:
+    from fakes.llm_server import FakeLLMServer
+
+    from .conftest import MakeProvider
 
 ADD = ToolSpec(
     name="add",

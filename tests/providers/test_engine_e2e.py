@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
-from fakes.llm_server import FakeLLMServer
 from fakes.script import FakeCall, Reply, Status, Thinking
 
 from roost.engine import Runner
@@ -16,6 +16,9 @@ from roost.flow import load_flow_text
 from roost.flow.models import Flow
 
 from .conftest import API_KEY
+
+if TYPE_CHECKING:
+    from fakes.llm_server import FakeLLMServer
 
 LoadFlow = Callable[[str], Flow]
 FLOW = Path(__file__).parent / "data" / "adder.yaml"

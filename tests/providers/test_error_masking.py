@@ -5,16 +5,19 @@ from __future__ import annotations
 import os
 import shutil
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from cli_inprocess import run_cli
-from fakes.llm_server import FakeLLMServer
 from fakes.script import Status
 
 from roost.errors import ProviderError
 from roost.messages import ModelRequest, UserMessage
 
 from .conftest import API_KEY, MakeProvider
+
+if TYPE_CHECKING:
+    from fakes.llm_server import FakeLLMServer
 
 ASK = ModelRequest(system="s", messages=(UserMessage(content="hello"),))
 DATA = Path(__file__).parent / "data"

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pytest
-from fakes.llm_server import FakeLLMServer
 from fakes.script import Broken, Reply, Status
 
 from roost.errors import ProviderError
@@ -15,6 +16,9 @@ from roost.providers.fallback import FallbackProvider, with_fallbacks
 from roost.providers.registry import build_provider
 
 from .conftest import API_KEY, MakeProvider
+
+if TYPE_CHECKING:
+    from fakes.llm_server import FakeLLMServer
 
 ASK = ModelRequest(messages=(UserMessage(content="hi"),))
 

@@ -10,10 +10,10 @@ import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from cli_inprocess import run_cli
-from fakes.llm_server import FakeLLMServer
 from fakes.script import Broken, Reply
 
 from roost.engine import Runner
@@ -24,6 +24,9 @@ from roost.flow.models import Flow
 
 from .conftest import API_KEY
 from .test_edges import before_final
+
+if TYPE_CHECKING:
+    from fakes.llm_server import FakeLLMServer
 
 DATA = Path(__file__).parent / "data"
 FLOW = DATA / "adder.yaml"

@@ -12,14 +12,17 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from fakes.llm_server import FakeLLMServer
 from fakes.script import Broken, Reply
 
 from .conftest import API_KEY
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 DATA = Path(__file__).parent / "data"
 _MAIN = "import sys; from roost.cli import main; main(sys.argv[1:])"

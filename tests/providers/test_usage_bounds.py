@@ -6,16 +6,19 @@ import json
 import os
 import shutil
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from cli_inprocess import run_cli
-from fakes.llm_server import FakeLLMServer
 from fakes.script import FakeUsage, Reply
 
 from roost.messages import ModelRequest, Usage, UserMessage
 from roost.providers._usage import MAX_TOKENS, UsageCheck
 
 from .conftest import API_KEY, MakeProvider
+
+if TYPE_CHECKING:
+    from fakes.llm_server import FakeLLMServer
 
 ASK = ModelRequest(system="s", messages=(UserMessage(content="hello"),))
 DATA = Path(__file__).parent / "data"

@@ -14,15 +14,17 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx2
 import pytest
 
 from tests.store.conftest import pg_server, pg_url  # noqa: F401 - fixtures for the worker tests
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+    from pathlib import Path
 
 _MAIN = "import sys; from roost.cli import main; main(sys.argv[1:])"
 TOKEN = "tok-" + "s3cret-for-the-serve-tests"

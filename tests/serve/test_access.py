@@ -8,14 +8,17 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 
 from tests.serve.conftest import _MAIN, TOKEN, Server, start_server, write_flows
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from pathlib import Path
 
 OTHER = "another-token-of-the-serve-tests"
 

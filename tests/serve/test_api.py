@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
-import httpx2
+from typing import TYPE_CHECKING
+
 import pytest
 
 from tests.serve.conftest import Server, contents, settled
+
+if TYPE_CHECKING:
+    import httpx2
 
 FLAKY = """
 roost: 1

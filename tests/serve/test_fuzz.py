@@ -9,13 +9,17 @@ gives does not work with this pytest.)
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import schemathesis
 from hypothesis import HealthCheck, given, settings
 from hypothesis.errors import Unsatisfiable
 from schemathesis import GenerationMode, checks
-from schemathesis.schemas import APIOperation
 
-from tests.serve.conftest import Server
+if TYPE_CHECKING:
+    from schemathesis.schemas import APIOperation
+
+    from tests.serve.conftest import Server
 
 EXAMPLES = 15  # per operation and mode: the suite stays quick; CI finds more over time
 CHECKS = [

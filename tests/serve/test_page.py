@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from pathlib import Path
+from typing import TYPE_CHECKING
 
-import httpx2
 import pytest
 from playwright.sync_api import Browser, Locator, Page, expect
 
 from tests.serve.conftest import TOKEN, Server, contents, start_server
 from tests.visualize.conftest import browser  # noqa: F401 - the headless Chromium
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from pathlib import Path
+
+    import httpx2
 
 HIGHLIGHTED = re.compile(r"\bhl\b")
 

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
+from typing import TYPE_CHECKING
 
-import httpx2
 import pytest
 
 from roost.engine.runner import CANCELLED
 from tests.serve.conftest import Server, contents, settled, wait_for
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from pathlib import Path
+
+    import httpx2
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ import asyncio
 import sys
 import threading
 from datetime import UTC, datetime
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -22,6 +22,9 @@ from roost.store.sql import SqlStore
 from roost.store.ticks import FIRED, MISSED, ScheduleTicks
 from tests.cli_inprocess import run_cli
 from tests.serve.conftest import start_server, wait_for, write_flows
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 EVERY_MINUTE = Schedule("minutely", "* * * * *", "hello.yaml")
 

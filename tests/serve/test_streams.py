@@ -5,9 +5,8 @@ from __future__ import annotations
 import json
 import queue
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx2
 import pytest
 from fakes.llm_server import FakeLLMServer
 from fakes.script import Reply
@@ -15,6 +14,9 @@ from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
 from tests.serve.conftest import Server, settled, sse_items
+
+if TYPE_CHECKING:
+    import httpx2
 
 
 class Follower:

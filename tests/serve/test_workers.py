@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from fakes.llm_server import FakeLLMServer
@@ -12,6 +11,10 @@ from fakes.script import Reply
 
 from roost.engine.runner import CANCELLED
 from tests.serve.conftest import Server, contents, settled, start_server, wait_for, write_flows
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from pathlib import Path
 
 
 @pytest.fixture

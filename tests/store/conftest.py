@@ -6,17 +6,21 @@ worker having its own; each test gets a fresh database on it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from roost.errors import RunNotFoundError
-from roost.eventlog import EventLog
 from roost.events import Event, FlowRecord, MessageEvent, RunStartEvent
 from roost.store.jsonl import JsonlLog
 from roost.store.sql import SqlStore
 from tests.postgres import SERVER, fresh_database
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+    from pathlib import Path
+
+    from roost.eventlog import EventLog
 
 
 @pytest.fixture(scope="session")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -10,6 +10,9 @@ from roost.engine import Runner
 from roost.errors import ConcurrentRunError
 from roost.flow import load_flow_text
 from roost.store.sql import SqlStore
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 FLOW = """\
 roost: 1

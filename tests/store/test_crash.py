@@ -19,7 +19,7 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -30,6 +30,9 @@ from roost.errors import RunNotFoundError
 from roost.events import Event, ToolCallEvent, ToolResultEvent
 from roost.store.jsonl import JsonlLog
 from roost.store.sql import SqlStore
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 ROUNDS = 5
 

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tests.store import test_cli
-from tests.store.test_cli import Result
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from tests.store.test_cli import Result
 
 roost = test_cli.roost  # the fixture: the command line in a fresh folder
 

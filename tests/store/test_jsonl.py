@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -12,6 +12,9 @@ from hypothesis import strategies as st
 from roost.errors import ConcurrentRunError, EventLogError
 from roost.events import MessageEvent, event_json
 from roost.store.jsonl import JsonlLog
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 def message(seq: int, run: str = "r1", content: str = "hi") -> MessageEvent:

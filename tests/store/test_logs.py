@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -12,6 +12,9 @@ from roost.flow.models import Flow
 from roost.store.jsonl import JsonlLog
 
 from .conftest import run_events
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 @pytest.fixture

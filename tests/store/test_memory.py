@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from roost.events import MemoryEntry
 from roost.store.memory import SqlMemory, match_expression
 from roost.store.sql import SqlStore
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 @pytest.fixture

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from sqlalchemy import create_engine, text
@@ -11,6 +11,9 @@ from roost.events import RunStartEvent
 from roost.store.sql import SqlStore
 from roost.store.urls import resolve_url
 from tests.store.conftest import run_events
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 def as_schema_2(url: str) -> None:

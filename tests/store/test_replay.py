@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from roost.engine import Runner
 from roost.engine.replay import first_difference, replay_run
 from roost.eventlog import MemoryLog
 from roost.events import Event, LlmCallEvent, MessageEvent
 from roost.flow import load_flow_text
-from roost.flow.models import Flow
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from roost.flow.models import Flow
 
 CHAT = """\
 roost: 1

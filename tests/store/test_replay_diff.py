@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from roost.cli.request_diff import request_lines
 from roost.messages import (
@@ -15,6 +15,9 @@ from roost.messages import (
     UserMessage,
 )
 from tests.store import test_cli
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 roost = test_cli.roost  # the fixture: the command line in a fresh folder
 

@@ -11,13 +11,16 @@ import asyncio
 import shutil
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from roost.engine import Runner
 from roost.engine.replay import ReplayReport, replay_run
 from roost.eventlog import MemoryLog
 from roost.events import Event, LlmCallEvent
 from roost.flow import load_flow_text
-from roost.flow.models import Flow
+
+if TYPE_CHECKING:
+    from roost.flow.models import Flow
 
 DATA = Path(__file__).resolve().parents[1] / "tools" / "data"
 

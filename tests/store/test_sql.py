@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from sqlalchemy import text
@@ -14,6 +14,9 @@ from roost.events import InterruptEvent, LlmCallEvent, RunStartEvent, TerminateE
 from roost.store.sql import SqlStore, resolve_url
 
 from .conftest import message, run_events
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

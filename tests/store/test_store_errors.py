@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from tests.cli_inprocess import Ran, run_cli
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 FLOW = """\
 roost: 1

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import io
 from collections.abc import Callable
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from roost.cli import main
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 FLOW = """\
 roost: 1

@@ -13,8 +13,7 @@ import asyncio
 import os
 import shutil
 from pathlib import Path
-
-import pytest
+from typing import TYPE_CHECKING
 
 import roost
 from roost.cli import main
@@ -22,6 +21,9 @@ from roost.store.jsonl import JsonlLog
 from roost.telemetry.spans import spans_of
 from tests.cli_process import run_cli
 from tests.telemetry.receivers import GrpcReceiver, HttpReceiver, ReceivedSpan
+
+if TYPE_CHECKING:
+    import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 

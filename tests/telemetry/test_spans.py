@@ -8,13 +8,11 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Sequence
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from fakes.llm_server import FakeLLMServer
 from fakes.script import FakeUsage, Reply
-from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import StatusCode
@@ -25,6 +23,12 @@ from roost.telemetry import tracing_configured
 from roost.telemetry.otel import Tracing, default_resource, readable_span
 from roost.telemetry.spans import spans_of
 from roost.testing import call, fail, flow_from_yaml
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from pathlib import Path
+
+    from opentelemetry.sdk.trace import ReadableSpan
 
 TOOL_FLOW = """
 roost: 1

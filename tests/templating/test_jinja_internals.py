@@ -12,9 +12,8 @@ from __future__ import annotations
 import hashlib
 import importlib
 import inspect
-from collections.abc import Callable
 from contextlib import suppress
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jinja2
 import pytest
@@ -28,6 +27,9 @@ from jinja2.sandbox import (
 from roost.templating import environment
 from roost.templating.codegen import BoundedCodeGenerator
 from roost.templating.methods import SizedFormatter
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 REVIEW = "Jinja2's internals changed: review roost/templating before raising the pin"
 

@@ -5,11 +5,14 @@ from __future__ import annotations
 import socket
 import threading
 import time
-from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 import uvicorn
 from mcp.server.mcpserver import MCPServer
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 server = MCPServer("weather")
 

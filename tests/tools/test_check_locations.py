@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import shutil
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from roost.errors import FlowError, Problem
 from roost.flow import read_flow
 from roost.tools import check_flow_tools
 
 from .conftest import DATA
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 FLOW = """\
 roost: 1

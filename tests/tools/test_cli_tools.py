@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tests import cli_process
 from tests.cli_inprocess import Ran, run_cli
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 TOOLS_PY = """\
 import sys

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from roost.cli import main
 from roost.tools import loader
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 # Waits for ever while imported, as a module that opens a connection or a prompt might.
 STUCK_PY = """\

@@ -6,7 +6,7 @@ import logging
 import os
 import subprocess
 import sys
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -14,6 +14,9 @@ from roost.errors import ToolFailure
 from roost.tools import toolbox_for
 
 from .conftest import make_flow
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 SECRET = "sk-mcp-secret-7777"
 

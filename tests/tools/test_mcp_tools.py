@@ -6,7 +6,7 @@ import asyncio
 import json
 import os
 import sys
-from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import mcp_types
 import pytest
@@ -21,6 +21,9 @@ from roost.tools.mcp_tool import McpHub, McpServerTool
 
 from .conftest import DATA, make_flow
 from .mcp_http_server import running_http_server
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 
 def stdio_flow(**agent: object) -> Flow:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -15,6 +15,9 @@ from roost.tools.arguments import InvalidSchema
 from roost.tools.python_tool import python_tool
 
 from .conftest import DATA
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 def tool(target: str, folder: Path = DATA, **config: object) -> Tool:

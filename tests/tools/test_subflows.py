@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from roost.engine import ChildRuns, Runner
 from roost.eventlog import EventLog, MemoryLog
 from roost.events import Event, RunStartEvent, ToolResultEvent
 from roost.flow import read_flow
-from roost.flow.models import Flow
 from roost.tools import ToolOutcome, check_flow_tools, toolbox_for
 
 from .conftest import DATA, make_flow
+
+if TYPE_CHECKING:
+    from roost.flow.models import Flow
 
 
 def parent_flow(replies: list[Any], **tools: Any) -> Flow:

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from roost.engine import Runner
 from roost.eventlog import MemoryLog
 from roost.events import LlmCallEvent, MessageEvent, ToolResultEvent
-from roost.flow.models import Flow
 from roost.tools.loader import load_module
 
 from .conftest import DATA, make_flow
+
+if TYPE_CHECKING:
+    from roost.flow.models import Flow
 
 TOOLS: dict[str, Any] = {
     "math": {"tools": {"add": {"python": "tools_mod:add"}}},

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import pytest
 from playwright.sync_api import Browser, sync_playwright
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [

@@ -4,20 +4,24 @@ from __future__ import annotations
 
 import asyncio
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
-
-from playwright.sync_api import Browser
+from typing import TYPE_CHECKING
 
 from roost.cli import main
 from roost.engine import Runner
 from roost.eventlog import MemoryLog
 from roost.events import Event, FlowEvent
 from roost.flow import load_flow_text
-from roost.flow.models import Flow
 from roost.store.jsonl import JsonlLog
 from roost.visualize import replay_html
 from roost.visualize.dot import flow_to_dot
 from roost.visualize.run_summary import summarize
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from playwright.sync_api import Browser
+
+    from roost.flow.models import Flow
 
 BROKEN = """\
 roost: 1

@@ -10,13 +10,17 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
-from pathlib import Path
+from typing import TYPE_CHECKING
 
-from roost.events import Event
 from roost.flow.models import Flow
 from roost.visualize import ids, replay_html, write_render
 from tests.visualize import flows
 from tests.visualize.graphs import SVG, svg_texts
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from roost.events import Event
 
 XLINK = "{http://www.w3.org/1999/xlink}"
 ANA = 'ana "the" <script>alert(1)</script>'

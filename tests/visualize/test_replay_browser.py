@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
-from playwright.sync_api import Browser, Page
 
 from roost import load_flow
 from roost.events import (
@@ -22,13 +20,19 @@ from roost.events import (
     TerminateEvent,
     ToolCallEvent,
 )
-from roost.flow.models import Flow
 from roost.store.jsonl import JsonlLog
 from roost.visualize import replay_html
 from roost.visualize.ids import slug
 from tests.cli_inprocess import run_cli
 from tests.visualize import flows
 from tests.visualize.graphs import distinct_colours, non_background_share
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from playwright.sync_api import Browser, Page
+
+    from roost.flow.models import Flow
 
 
 @dataclass

@@ -9,20 +9,25 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
-from playwright.sync_api import Browser, Page
 
 from roost import load_flow
 from roost.engine import Runner
 from roost.eventlog import MemoryLog
 from roost.events import Event, LlmCallEvent, SelectEvent, ToolCallEvent
-from roost.flow.models import Flow
 from tests.visualize import flows
 from tests.visualize.test_replay_browser import Opened, long_run, open_page
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from playwright.sync_api import Browser, Page
+
+    from roost.flow.models import Flow
 
 ROOT = Path(__file__).resolve().parents[2]
 # The smallest text a person reads without leaning in, and the largest that is not shouting.
