@@ -26,7 +26,8 @@ from roost.errors import ProviderError
 from roost.flow.models import ProviderConfig
 from roost.messages import ModelRequest, UserMessage
 from roost.providers._common import MAX_ANSWER_CHARS
-from roost.providers.registry import ProviderContext, _factory
+from roost.providers.base import ProviderContext
+from roost.providers.registry import _factory
 from tests.attacks.conftest import Cli, Said
 
 if TYPE_CHECKING:
