@@ -327,8 +327,10 @@ def _run_interruptibly(go: Callable[[], Awaitable[RunState]]) -> RunState:
     transaction, so the events already appended stay a clean, resumable prefix.
     """
 
+    from roost.store.tee import interrupt_now_or_after_the_batch
+
     def interrupt(signum: int, frame: object) -> None:
-        raise KeyboardInterrupt
+        interrupt_now_or_after_the_batch()  # never between a run's log and its --events copy
 
     previous = signal.signal(signal.SIGINT, interrupt)
     try:

@@ -11,6 +11,22 @@ if TYPE_CHECKING:
     from roost.events import Event
 
 
+# Ctrl-C raises KeyboardInterrupt between two bytecodes (see the CLI's run command); one
+# landing between the primary's write and a copy's would leave the copy a batch short.
+# While a batch is being written, an interrupt is held and raised once every log has it.
+_writing = 0
+_held = False
+
+
+def interrupt_now_or_after_the_batch() -> None:
+    """Raises KeyboardInterrupt, or holds it until the batch being written is in every log."""
+    global _held
+    if _writing:
+        _held = True
+        return
+    raise KeyboardInterrupt
+
+
 class TeeLog:
     """Reads from ``primary``; appends to it first, then to each copy.
 
@@ -35,6 +51,14 @@ class TeeLog:
         return self.primary.load()
 
     def append(self, events: Sequence[Event]) -> None:
-        self.primary.append(events)
-        for copy in self.copies:
-            copy.append(events)
+        global _writing, _held
+        _writing += 1
+        try:
+            self.primary.append(events)
+            for copy in self.copies:
+                copy.append(events)
+        finally:
+            _writing -= 1
+        if _held and not _writing:
+            _held = False
+            raise KeyboardInterrupt
