@@ -13,6 +13,7 @@
   let state = null; // the open run's last state (the body of GET /runs/{id})
   const streaming = new Map(); // node -> the row its answer streams into
   let lit = null; // the graph node of whoever spoke last
+  let speaking = null; // the name of whoever spoke last, lit once the drawing is there
 
   // ------------------------------------------------------------------ the API
 
@@ -79,6 +80,7 @@
     state = null;
     streaming.clear();
     lit = null;
+    speaking = null;
     transcript.replaceChildren();
     $("drawing").replaceChildren();
     $("answer").hidden = true;
@@ -87,7 +89,7 @@
     connect();
     const graph = await api("GET", "/runs/" + encodeURIComponent(id) + "/graph");
     if (run === id) $("drawing").innerHTML = graph.svg; // drawn by the server from the flow
-    highlight(lit ? lit.dataset.name : null);
+    highlight(speaking);
   }
 
   // ------------------------------------------------------------------ the live stream
@@ -206,12 +208,15 @@
     return id;
   }
 
+  // The name is kept apart from its drawn node: events may stream in before the drawing
+  // arrives, and the drawing then lights the node named last.
   function highlight(name) {
     if (lit) lit.classList.remove("hl");
     lit = null;
+    speaking = name;
     if (!name) return;
     const found = document.getElementById(nodeId(name));
-    if (found) { found.classList.add("hl"); found.dataset.name = name; lit = found; }
+    if (found) { found.classList.add("hl"); lit = found; }
     $("now").textContent = name + " speaks";
   }
 
