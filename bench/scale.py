@@ -24,23 +24,14 @@ import tempfile
 import time
 from pathlib import Path
 
+from overhead import PAIR  # the two-agent flow overhead.py measures (bench/ is on sys.path)
+
 from roost.engine import Runner
 from roost.engine.replay import replay_run
 from roost.events import FlowRecord, MessageEvent, RunStartEvent, TerminateEvent
 from roost.flow import load_flow_text
 from roost.store.sql import SqlStore
 
-PAIR = """\
-roost: 1
-name: bench-pair
-defaults: {{provider: mock, max_rounds: {n}}}
-providers:
-  mock: {{kind: scripted, replies: ["A short reply."], when_exhausted: repeat_last}}
-agents:
-  alice: {{role: You are Alice.}}
-  bob: {{role: You are Bob.}}
-start: {{from: alice, to: bob, content: Hello Bob.}}
-"""
 ROOST = [sys.executable, "-c", "from roost.cli import main; main()"]
 
 

@@ -24,39 +24,12 @@ from typing import TYPE_CHECKING
 
 import timing
 
+# The scenarios are overhead.py's flows, so roost is measured here as it is there.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from overhead import CHANNEL, PAIR
+
 if TYPE_CHECKING:
     from collections.abc import Iterator
-
-CHANNEL = """\
-roost: 1
-name: peers-channel
-defaults: {{provider: mock, max_rounds: {n}}}
-providers:
-  mock: {{kind: scripted, replies: ["A short reply."], when_exhausted: repeat_last}}
-agents:
-  alice: {{role: You are Alice.}}
-  bob: {{role: You are Bob.}}
-  carol: {{role: You are Carol.}}
-  USER: {{role: A person.}}
-channels:
-  room:
-    members: [alice, bob, carol]
-    max_rounds: {n}
-    director: {{strategy: round_robin}}
-start: {{from: USER, to: room, content: Let us talk.}}
-"""
-
-PAIR = """\
-roost: 1
-name: peers-pair
-defaults: {{provider: mock, max_rounds: {n}}}
-providers:
-  mock: {{kind: scripted, replies: ["A short reply."], when_exhausted: repeat_last}}
-agents:
-  alice: {{role: You are Alice.}}
-  bob: {{role: You are Bob.}}
-start: {{from: alice, to: bob, content: Hello Bob.}}
-"""
 
 
 def in_memory(template: str) -> timing.Run:
