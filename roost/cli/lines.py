@@ -111,6 +111,12 @@ def plain_text(text: str) -> str:
     return text
 
 
+def _shown(cell: str, width: int) -> str:
+    # A column no wider than nothing (every cell zero-width characters only) is
+    # cropped to nothing by rich; the same here, so the two never differ.
+    return cell if width else ""
+
+
 def print_columns(console: Console, header: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
     """A table of left-aligned columns, as a borderless rich Table lays it out when it fits.
 
@@ -125,7 +131,9 @@ def print_columns(console: Console, header: Sequence[str], rows: Sequence[Sequen
 
     def line(cells: Sequence[str]) -> str:
         padded = zip(cells, widths, strict=True)
-        return "".join([f" {cell}{' ' * (width - cell_len(cell))} " for cell, width in padded])
+        return "".join(
+            [f" {_shown(cell, width)}{' ' * (width - cell_len(cell))} " for cell, width in padded]
+        )
 
     lines = lines_for(console)
     lines.write(((line(header), "bold"),))

@@ -12,8 +12,20 @@ from rich.text import Text
 
 from roost.cli.lines import print_columns
 
-# Control characters aside: a rich Table drops some that its plain printing keeps.
-cells = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=["Cs", "Cc"]), max_size=12)
+# Control characters aside (a rich Table drops some that its plain printing keeps),
+# and code points Unicode has not assigned, which rich folds at as if they were
+# no character at all: no run id or flow name holds one.
+cells = st.text(
+    alphabet=st.characters(codec="utf-8", exclude_categories=["Cs", "Cc", "Cn"]), max_size=12
+)
+
+
+def test_a_column_of_zero_width_text_is_printed_empty_as_rich_does() -> None:
+    out = io.StringIO()
+    print_columns(
+        Console(file=out, force_terminal=False, width=80), ("\u200b", "id"), [("\ufeff", "r1")]
+    )
+    assert out.getvalue() == "   id \n   r1 \n"
 
 
 @given(
