@@ -16,7 +16,7 @@ from roost.errors import ConcurrentRunError
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from roost.events import Event, MemoryEntry
+    from roost.events import Event, MemoryEntry, TimelineEntry
 
 
 @runtime_checkable
@@ -68,14 +68,35 @@ def new_run_id() -> str:
 
 @runtime_checkable
 class MemoryBank(Protocol):
-    """Memory that lasts across runs: knowledge entries by scope and key, found by words.
+    """Memory that lasts across runs: knowledge entries by scope and key, found by words,
+    and timeline entries (summaries of compacted conversations), found by words and time.
 
-    ``recall`` searches the words of ``query`` (any text: quotes, operators and
-    the like are words too, never syntax) and gives the best ``limit`` entries.
+    ``recall`` and ``timeline`` search the words of ``query`` (any text: quotes,
+    operators and the like are words too, never syntax) and give the best ``limit``
+    entries. ``as_of`` (an ISO time as events carry, or None for now) asks for the
+    memory as it was then: a fork sees the memory of its fork point. Every write is
+    kept with its time, so the memory of any past moment can be read back.
     """
 
     def store(self, scope: str, entry: MemoryEntry, run: str) -> None: ...
 
-    def forget(self, scope: str, key: str) -> bool: ...
+    def forget(self, scope: str, key: str, run: str) -> bool: ...
 
-    def recall(self, scope: str, query: str, limit: int) -> list[MemoryEntry]: ...
+    def recall(
+        self, scope: str, query: str, limit: int, as_of: str | None = None
+    ) -> list[MemoryEntry]: ...
+
+    def entries(self, scope: str, as_of: str | None = None) -> list[MemoryEntry]: ...
+
+    def keep_timeline(self, scope: str, entry: TimelineEntry) -> None: ...
+
+    def timeline(
+        self,
+        scope: str,
+        query: str,
+        limit: int,
+        *,
+        since: str | None = None,
+        until: str | None = None,
+        as_of: str | None = None,
+    ) -> list[TimelineEntry]: ...

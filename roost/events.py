@@ -119,6 +119,8 @@ class RunStartEvent(_Event):
     parent: str | None = _absent_when_none()  # the run this one was forked from or called by
     fork_at: int | None = _absent_when_none()
     parent_tool_call: str | None = _absent_when_none()
+    # A fork's: the time whose shared memory the fork sees (its first ancestor's fork point).
+    memory_at: str | None = _absent_when_none()
     batch: str | None = _absent_when_none()  # the batch (roost batch) this run is a row of
     row: int | None = _absent_when_none()  # that row's line in the batch's inputs
 
@@ -288,6 +290,14 @@ class MemoryEntry(_Record):
     importance: float = 0.5
 
 
+class TimelineEntry(_Record):
+    """One timeline entry: the summary that replaced older messages of a run, and when."""
+
+    at: str  # ISO time the summary was written (the compact event's ts)
+    run: str
+    summary: str
+
+
 def memory_entry(arguments: dict[str, Any]) -> MemoryEntry:
     """The entry a ``memory#store`` call's arguments describe (importance 0.5 when not given)."""
     return MemoryEntry(
@@ -302,14 +312,16 @@ class MemoryEvent(_Event):
 
     ``store`` and ``forget`` carry the ``entry`` (a forgotten one has its key only);
     ``recall`` carries the ``query`` (the latest message) and the ``entries`` found,
-    which were added to that message in the request the model was sent.
+    which were added to that message in the request the model was sent;
+    ``timeline`` carries the ``timeline`` entry a compaction's summary became.
     """
 
     type: Literal["memory"] = "memory"
     node: str
     scope: str
-    operation: Literal["store", "forget", "recall"]
+    operation: Literal["store", "forget", "recall", "timeline"]
     entry: MemoryEntry | None = _absent_when_none()
+    timeline: TimelineEntry | None = _absent_when_none()  # operation timeline: the entry kept
     query: str | None = _absent_when_none()
     entries: tuple[MemoryEntry, ...] | None = _absent_when_none()
 

@@ -25,6 +25,7 @@ from roost.events import (
     MemoryEntry,
     MemoryEvent,
     RetryEvent,
+    TimelineEntry,
     ToolCallEvent,
     ToolResultEvent,
 )
@@ -243,11 +244,33 @@ class RecordedMemory:
     def store(self, scope: str, entry: MemoryEntry, run: str) -> None:
         """Keeps nothing: a replay changes no memory."""
 
-    def forget(self, scope: str, key: str) -> bool:
+    def forget(self, scope: str, key: str, run: str) -> bool:
         """Forgets nothing: a replay changes no memory."""
         return True
 
-    def recall(self, scope: str, query: str, limit: int) -> list[MemoryEntry]:
+    def entries(self, scope: str, as_of: str | None = None) -> list[MemoryEntry]:
+        """None: a replay reads memory only through the recalls it recorded."""
+        return []
+
+    def keep_timeline(self, scope: str, entry: TimelineEntry) -> None:
+        """Keeps nothing: a replay changes no memory."""
+
+    def timeline(
+        self,
+        scope: str,
+        query: str,
+        limit: int,
+        *,
+        since: str | None = None,
+        until: str | None = None,
+        as_of: str | None = None,
+    ) -> list[TimelineEntry]:
+        """None: a replay's tools answer from the record, never from here."""
+        return []
+
+    def recall(
+        self, scope: str, query: str, limit: int, as_of: str | None = None
+    ) -> list[MemoryEntry]:
         """The entries the run recalled next in ``scope`` for this query; none if it did not."""
         waiting = self._recalls[scope]
         if waiting and waiting[0].query == query:

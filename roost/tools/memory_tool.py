@@ -86,7 +86,7 @@ class MemoryTool:
             self._bank.store(self._scope, entry, self._run)
             return ToolOutcome(f"Remembered {entry.key!r}.")
         if self.name == "forget":
-            if self._bank.forget(self._scope, arguments["key"]):
+            if self._bank.forget(self._scope, arguments["key"], self._run):
                 return ToolOutcome(f"Forgot {arguments['key']!r}.")
             return ToolOutcome(f"Nothing is remembered under {arguments['key']!r}.", True)
         found = self._bank.recall(self._scope, arguments["query"], arguments.get("limit", 5))
