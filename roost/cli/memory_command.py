@@ -89,6 +89,8 @@ def _check_sizes(key: str, content: str) -> None:
         raise UsageError(f"a memory key has 1 to {MAX_KEY} characters, not {len(key)}")
     if not 1 <= len(content) <= MAX_CONTENT:
         raise UsageError(f"a memory entry has 1 to {MAX_CONTENT} characters, not {len(content)}")
+    if "\x00" in key + content:
+        raise UsageError("a memory key or entry cannot hold a NUL character")
 
 
 def _bank(db: str | None, *, create: bool) -> SqlMemory:
