@@ -134,7 +134,9 @@ class _Dialect:
     recall_as_of: TextClause
     timeline_search: TextClause
 
-    prelimited = False  # True: a recall weighs only the best CANDIDATES matches by words
+    # The recalls that look at the best CANDIDATES matches only (and at every match
+    # when those give fewer entries than asked for).
+    prelimited: tuple[TextClause, ...] = ()
     every_candidate = 1_000_000_000  # a LIMIT that leaves nothing out
 
     def match(self, query: str, scope: str = "") -> str | None:
@@ -189,6 +191,7 @@ class _SQLite(_Dialect):
     )
     recall_now = text(_best.format(seen="m.scope = :scope AND m.latest"))
     recall_as_of = text(_best.format(seen=_SEEN_AS_OF))
+    prelimited = (recall_now, recall_as_of)
     timeline_search = text(
         "SELECT t.at, t.run, t.summary FROM ("
         " SELECT rowid AS id, bm25(memory_timeline_fts) AS score"
@@ -197,7 +200,6 @@ class _SQLite(_Dialect):
         f" WHERE {_TIMELINE_WINDOW}"
         " ORDER BY f.score, t.at DESC LIMIT :limit"
     )
-    prelimited = True
     every_candidate = -1  # LIMIT -1: no limit
 
     def match(self, query: str, scope: str = "") -> str | None:
@@ -227,11 +229,18 @@ class _PostgreSQL(_Dialect):
         " WHERE m.words @@ q AND m.scope = :scope AND m.latest"
         " ORDER BY ts_rank(m.words, q) * (0.5 + m.importance) DESC, m.id LIMIT :limit"
     )
+    # Of the best matches that were written by then, those not replaced by then: the
+    # check for a newer version is made for the best :candidates only.
     recall_as_of = text(
-        f"SELECT m.key, m.content, m.importance FROM memory_entries AS m, {_query}"
-        f" WHERE m.words @@ q AND {_SEEN_AS_OF}"
-        " ORDER BY ts_rank(m.words, q) * (0.5 + m.importance) DESC, m.id LIMIT :limit"
+        "SELECT m.key, m.content, m.importance FROM ("
+        " SELECT m.id, ts_rank(m.words, q) * (0.5 + m.importance) AS score"
+        f" FROM memory_entries AS m, {_query}"
+        " WHERE m.words @@ q AND m.scope = :scope AND m.at <= :as_of AND NOT m.gone"
+        " ORDER BY score DESC, m.id LIMIT :candidates) AS f"
+        f" JOIN memory_entries AS m ON m.id = f.id WHERE {_SEEN_AS_OF}"
+        " ORDER BY f.score DESC, m.id LIMIT :limit"
     )
+    prelimited = (recall_as_of,)
     timeline_search = text(
         f"SELECT t.at, t.run, t.summary FROM memory_timeline AS t, {_query}"
         f" WHERE t.words @@ q AND {_TIMELINE_WINDOW}"
@@ -314,7 +323,7 @@ class SqlMemory:
             values["as_of"] = moment(as_of)
             statement = self._sql.recall_as_of
         rows = self._read("recall memory", statement, values)
-        if len(rows) < limit and self._sql.prelimited:
+        if len(rows) < limit and statement in self._sql.prelimited:
             # Fewer than asked: the best matches may be of other scopes, or versions
             # since replaced (or not yet written at as_of). Look at every match then.
             values["candidates"] = self._sql.every_candidate

@@ -178,11 +178,15 @@ def test_a_time_that_is_not_one_is_a_value_error(memory: SqlMemory) -> None:
 def test_matches_of_other_scopes_or_old_versions_never_hide_an_entry(
     memory: SqlMemory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("roost.store.memory.CANDIDATES", 2)  # SQLite weighs the best 2 only
+    monkeypatch.setattr("roost.store.memory.CANDIDATES", 2)  # the best 2 matches are weighed
     for n in range(4):
         memory.store("other", entry(f"o{n}", "tea tea tea tea"), "r")
     memory.store("s", entry("old", "tea tea tea"), "r")
     memory.store("s", entry("old", "coffee"), "r")  # its tea version is the best match left
     memory.store("s", entry("mine", "a cup of tea among many words here"), "r")
     assert keys(memory.recall("s", "tea", 5)) == ["mine"]
+    assert keys(memory.recall("s", "tea", 5, as_of=moment())) == ["mine"]
+    for n in range(3):  # versions since replaced crowd the best matches of the past too
+        memory.store("s", entry("old", "tea " * (n + 5)), "r")
+    assert keys(memory.recall("s", "tea", 5, as_of=moment())) == ["old", "mine"]
     assert keys(memory.recall("s", "tea coffee", 1)) != []
