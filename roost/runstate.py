@@ -30,6 +30,7 @@ from roost.events import (
     InterruptEvent,
     LlmResponse,
     LlmUsage,
+    MemoryEvent,
     MessageEvent,
     ResumeEvent,
     RetryEvent,
@@ -163,6 +164,11 @@ class RunState:
     views: dict[tuple[str, str], ViewBase] = field(default_factory=dict)
     # provider entry -> its characters per token, learnt from the usage it reported.
     calibration: dict[str, Calibration] = field(default_factory=dict)
+    # A fork's: the time whose shared memory it sees (run_start's memory_at).
+    memory_at: str | None = None
+    # The memory the run wrote (its store, forget and timeline events, inherited ones
+    # too), in order: what a fork sees over the shared memory of memory_at.
+    memory_writes: list[MemoryEvent] = field(default_factory=list)
 
     def __repr__(self) -> str:
         # Short on purpose: asyncio writes the repr of a task's result when a run ends.
@@ -255,6 +261,7 @@ def _on_run_start(state: RunState, event: Any) -> None:
     start: RunStartEvent = event
     state.flow_path = start.flow.path
     state.flow_hash = start.flow.hash
+    state.memory_at = start.memory_at
 
 
 def _on_flow(state: RunState, event: Any) -> None:
@@ -449,6 +456,12 @@ def _on_compact(state: RunState, event: Any) -> None:
     base.reported = False
 
 
+def _on_memory(state: RunState, event: Any) -> None:
+    memory: MemoryEvent = event
+    if memory.operation != "recall":  # a recall reads: it changes no memory
+        state.memory_writes.append(memory)
+
+
 def _turn_for(state: RunState, node: str) -> Turn:
     if state.turn.node != node:
         state.turn = Turn(node=node)
@@ -503,4 +516,5 @@ HANDLERS: dict[str, Any] = {
     "tool_call": _on_tool_call,
     "tool_result": _on_tool_result,
     "compact": _on_compact,
+    "memory": _on_memory,
 }

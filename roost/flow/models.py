@@ -293,7 +293,7 @@ class Start(Strict):
 SHARED_SCOPE = r"^[A-Za-z][A-Za-z0-9_.-]{0,63}$"
 MAX_RECALL = 50
 # The built-in tools an agent lists as ``memory#NAME``; a tool entry called ``memory`` hides them.
-MEMORY_TOOLS = ("store", "recall", "forget")
+MEMORY_TOOLS = ("store", "recall", "forget", "timeline_recall")
 
 
 class Memory(Strict):
@@ -429,7 +429,8 @@ class Flow(Strict):
         return f"shared:{scope}"
 
     def memory_tool(self, wire_name: str) -> str | None:
-        """``store``, ``recall`` or ``forget`` when ``wire_name`` is that built-in memory tool."""
+        """``store``, ``recall``, ``forget`` or ``timeline_recall`` when ``wire_name`` is that
+        built-in memory tool."""
         if self.memory is None or "memory" in self.tools:
             return None
         name = wire_name.removeprefix("memory__")
