@@ -234,12 +234,20 @@ class StdioServer(Strict):
     args: list[str] = Field(default_factory=list)
     env: dict[str, str] = Field(default_factory=dict)
     timeout: float = Field(60, gt=0)
+    # envmcp (issue 20): the transport may be named; a command is always stdio.
+    transport: Literal["stdio"] = Field("stdio", description="stdio: roost starts the command.")
 
 
 class HttpServer(Strict):
     url: str
     headers: dict[str, str] = Field(default_factory=dict)
     timeout: float = Field(60, gt=0)
+    # envmcp (issue 20): the older HTTP+SSE transport besides streamable HTTP.
+    transport: Literal["streamable-http", "sse"] = Field(
+        "streamable-http",
+        description="streamable-http (the url is the MCP endpoint) or sse (the url is the "
+        "server's SSE endpoint, often ending in /sse).",
+    )
 
 
 McpServerConfig = StdioServer | HttpServer
