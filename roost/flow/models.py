@@ -391,6 +391,21 @@ class BuiltinShell(Strict):
     )
 
 
+# The built-in tools that work in the root folder, which must exist.
+FILE_TOOLS = ("builtin#read_file", "builtin#write_file", "builtin#list_files")
+
+
+def lists_file_tools(flow: Flow) -> bool:
+    """True when an agent of ``flow`` lists a built-in file tool (not hidden by a tool entry)."""
+    if "builtin" in flow.tools:
+        return False
+    return any(
+        reference.removeprefix("@@").strip() in FILE_TOOLS
+        for agent in flow.agents.values()
+        for reference in agent.functions
+    )
+
+
 class Builtins(Strict):
     """Settings of roost's built-in tools, which an agent lists as builtin#NAME."""
 
