@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
 PASSED_ON = ("PATH", "HOME", "USER", "LANG", "LC_ALL", "TMPDIR")
 _CHUNK = 1 << 16
+REAP_WAIT = 2.0  # seconds a killed command is waited for
 
 
 async def run_command(command: str, folder: Path, settings: BuiltinShell) -> tuple[str, bool]:
@@ -56,7 +57,7 @@ async def run_command(command: str, folder: Path, settings: BuiltinShell) -> tup
     finally:
         _kill_group(process.pid)
     if timed_out:
-        await process.wait()
+        await _reaped(process)
         return f"{output.text()}[killed: the command ran longer than {settings.timeout:g} s]", True
     return f"{output.text()}[exit status {process.returncode}]", process.returncode != 0
 
@@ -95,6 +96,17 @@ def _environment(settings: BuiltinShell) -> dict[str, str]:
     passed = {name: os.environ[name] for name in PASSED_ON if name in os.environ}
     passed.setdefault("PATH", os.defpath)
     return {**passed, **settings.env}
+
+
+async def _reaped(process: asyncio.subprocess.Process) -> None:
+    """Waits a moment for the killed command to be gone.
+
+    Not for ever: a process that left the group still holds the output pipe,
+    and asyncio waits for the pipe to close as well.
+    """
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(REAP_WAIT):
+            await process.wait()
 
 
 def _kill_group(pid: int) -> None:

@@ -7,7 +7,11 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from roost.engine import Runner
+from roost.engine.replay import replay_run
 from roost.errors import FlowError
+from roost.eventlog import MemoryLog
+from roost.events import LlmCallEvent, ToolResultEvent
 from roost.loading import load_flow
 from roost.tools import toolbox_for
 
@@ -208,3 +212,45 @@ def test_a_missing_root_is_reported_where_a_file_tool_is_listed(tmp_path: Path) 
     )
     (tmp_path / "data").mkdir()
     assert load_flow(flow_file).builtins.files.root == "data"
+
+
+RUN = """
+roost: 1
+name: reader
+builtins: {files: {root: root, max_bytes: 1000}}
+providers:
+  script:
+    kind: scripted
+    replies:
+      - tool_calls:
+          - {name: builtin__read_file, arguments: {path: notes/todo.md}}
+          - {name: builtin__list_files, arguments: {recursive: true}}
+      - tool_calls:
+          - {name: builtin__write_file, arguments: {path: done.md, content: milk}}
+      - Read, listed and written.
+agents:
+  user: {interrupt: ALWAYS}
+  reader:
+    provider: script
+    functions: [builtin#read_file, builtin#list_files, builtin#write_file]
+start: {from: user, to: reader, content: What is on my list?}
+"""
+
+
+async def test_a_replay_answers_from_the_record_after_the_files_changed(world: Path) -> None:
+    flow_file = world / "reader.yaml"
+    flow_file.write_text(RUN)
+    log = MemoryLog("r")
+    await Runner(load_flow(flow_file), log).start()
+    results = [(e.content, e.is_error) for e in log.load() if isinstance(e, ToolResultEvent)]
+    assert results == [
+        ("buy milk\n", False),
+        ("notes/\nnotes/todo.md (9 bytes)", False),
+        ("Wrote 4 bytes to done.md.", False),
+    ]
+    offered = next(e for e in log.load() if isinstance(e, LlmCallEvent)).tools
+    assert offered == ("builtin__read_file", "builtin__list_files", "builtin__write_file")
+    (world / "root" / "notes" / "todo.md").write_text("buy bread\n")
+    (world / "root" / "done.md").unlink()
+    assert (await replay_run(None, log.load())).identical
+    assert not (world / "root" / "done.md").exists()  # nothing was written again

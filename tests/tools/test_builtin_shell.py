@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from roost.engine import Runner
 from roost.engine.replay import replay_run
+from roost.engine.replay_tools import RecordedTools
 from roost.eventlog import MemoryLog
 from roost.events import InterruptEvent, LlmCallEvent, ToolResultEvent
 from roost.flow import read_flow
@@ -151,3 +152,21 @@ async def test_approval_never_runs_the_command_at_once(tmp_path: Path) -> None:
     call = next(e for e in log.load() if isinstance(e, LlmCallEvent))
     assert call.tools == ("builtin__shell",)
     assert (await replay_run(None, log.load())).identical
+
+
+def test_a_replay_offers_the_built_in_tools_exactly_as_a_run_does(tmp_path: Path) -> None:
+    settings = {
+        "files": {"max_bytes": 10, "max_entries": 3},
+        "http": {"hosts": ["example.com"], "timeout": 2},
+        "shell": {"timeout": 1, "max_output": 5},
+    }
+    names = ["read_file", "write_file", "list_files", "http_get", "shell"]
+    flow = make_flow(
+        {"builtins": settings, "agents": {"a": {"functions": [f"builtin#{n}" for n in names]}}},
+        tmp_path,
+    )
+    live = toolbox_for(flow)("a")
+    recorded = RecordedTools([], lambda: flow, lambda: 0, lambda: None)("a", "")
+    assert [t.spec for t in recorded] == [t.spec for t in live]
+    assert [(t.approval, t.timeout) for t in recorded] == [(t.approval, t.timeout) for t in live]
+    assert [t.approval for t in live] == [False, False, False, False, True]
