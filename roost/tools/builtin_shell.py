@@ -32,20 +32,7 @@ REAP_WAIT = 2.0  # seconds a killed command is waited for
 
 async def run_command(command: str, folder: Path, settings: BuiltinShell) -> tuple[str, bool]:
     """The output and exit status of ``command`` as text for the model, and whether it failed."""
-    try:
-        process = await asyncio.create_subprocess_exec(
-            "/bin/sh",
-            "-c",
-            command,
-            cwd=folder,
-            env=_environment(settings),
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT,
-            start_new_session=True,
-        )
-    except OSError as exc:
-        raise Refused(f"the command could not start: {exc.strerror or exc}") from None
+    process = await _start(command, folder, settings)
     output = _Output(settings.max_output)
     timed_out = False
     try:
@@ -60,6 +47,35 @@ async def run_command(command: str, folder: Path, settings: BuiltinShell) -> tup
         await _reaped(process)
         return f"{output.text()}[killed: the command ran longer than {settings.timeout:g} s]", True
     return f"{output.text()}[exit status {process.returncode}]", process.returncode != 0
+
+
+async def _start(command: str, folder: Path, settings: BuiltinShell) -> asyncio.subprocess.Process:
+    """The running command; cancelled while it starts, it is killed once it has started."""
+    spawn = asyncio.ensure_future(
+        asyncio.create_subprocess_exec(
+            "/bin/sh",
+            "-c",
+            command,
+            cwd=folder,
+            env=_environment(settings),
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+            start_new_session=True,
+        )
+    )
+    try:
+        return await asyncio.shield(spawn)
+    except OSError as exc:
+        raise Refused(f"the command could not start: {exc.strerror or exc}") from None
+    except asyncio.CancelledError:
+        spawn.add_done_callback(_kill_started)
+        raise
+
+
+def _kill_started(spawn: asyncio.Future[asyncio.subprocess.Process]) -> None:
+    if not spawn.cancelled() and spawn.exception() is None:
+        _kill_group(spawn.result().pid)
 
 
 class _Output:

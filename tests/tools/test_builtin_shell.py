@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 from typing import TYPE_CHECKING, Any
+
+import pytest
 
 from roost.engine import Runner
 from roost.engine.replay import replay_run
@@ -17,8 +20,6 @@ from .conftest import make_flow
 
 if TYPE_CHECKING:
     from pathlib import Path
-
-    import pytest
 
     from roost.tools.base import Tool
 
@@ -57,12 +58,36 @@ async def test_output_is_kept_up_to_its_limit(tmp_path: Path) -> None:
 
 
 async def test_a_command_over_its_time_is_killed_with_what_it_started(tmp_path: Path) -> None:
-    tool = shell(tmp_path, timeout=0.5)
+    tool = shell(tmp_path, timeout=2)
     # The command starts a child that would outlive it; the child's pid is written first.
     text, failed = await run_command(tool, "sleep 60 & echo $! > child.pid; echo started; wait")
-    assert failed and text == "started\n[killed: the command ran longer than 0.5 s]"
-    child = int((tmp_path / "child.pid").read_text())
-    assert not _alive(child)
+    assert failed and text == "started\n[killed: the command ran longer than 2 s]"
+    assert await _dies(int((tmp_path / "child.pid").read_text()))
+
+
+async def test_a_cancelled_call_kills_its_command(tmp_path: Path) -> None:
+    tool = shell(tmp_path, timeout=60)
+    pid_file = tmp_path / "child.pid"
+    call = asyncio.create_task(tool.call({"command": f"sleep 60 & echo $! > {pid_file}; wait"}))
+    # Another process writes the file: there is no event to wait on, so look now and then.
+    while not pid_file.exists() or not pid_file.read_text().strip():  # noqa: ASYNC110
+        await asyncio.sleep(0.01)
+    call.cancel()  # as the engine does when a run is stopped
+    with pytest.raises(asyncio.CancelledError):
+        await call
+    assert await _dies(int(pid_file.read_text()))
+
+
+async def _dies(pid: int) -> bool:
+    """True once ``pid`` is gone (or a zombie); SIGKILL takes effect when the kernel runs it.
+
+    Waits without blocking the loop, which may still have to finish starting the command.
+    """
+    for _ in range(1000):
+        if not _alive(pid):
+            return True
+        await asyncio.sleep(0.01)
+    return False
 
 
 def _alive(pid: int) -> bool:
@@ -170,3 +195,18 @@ def test_a_replay_offers_the_built_in_tools_exactly_as_a_run_does(tmp_path: Path
     assert [t.spec for t in recorded] == [t.spec for t in live]
     assert [(t.approval, t.timeout) for t in recorded] == [(t.approval, t.timeout) for t in live]
     assert [t.approval for t in live] == [False, False, False, False, True]
+
+
+async def test_a_secret_handed_to_a_command_is_masked_in_the_log(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ROOST_TEST_TOKEN", "tok-4815162342")
+    settings = '{approval: never, env: {TOKEN: "${ROOST_TEST_TOKEN}"}}'
+    flow_file = shell_flow(tmp_path, settings)
+    text = flow_file.read_text().replace("echo ran > ran.txt; echo done", "echo $TOKEN")
+    flow_file.write_text(text)
+    log = MemoryLog("r")
+    await Runner(read_flow(flow_file), log).start()
+    (result,) = [e for e in log.load() if isinstance(e, ToolResultEvent)]
+    assert result.content == "***\n[exit status 0]"
+    assert "tok-4815162342" not in "".join(e.model_dump_json() for e in log.load())
