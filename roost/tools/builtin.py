@@ -16,15 +16,12 @@ from typing import TYPE_CHECKING, Any
 from roost.messages import ToolSpec
 from roost.tools.arguments import argument_problem, schema_validator
 from roost.tools.base import ToolOutcome
+from roost.tools.refused import Refused
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     from roost.flow.models import Builtins
-
-
-class Refused(Exception):
-    """A call a built-in tool's limits do not allow; its text is the model's error result."""
 
 
 _PATH = "relative to the folder the file tools may use"

@@ -16,7 +16,7 @@ import stat
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
-from roost.tools.builtin import Refused
+from roost.tools.refused import Refused
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

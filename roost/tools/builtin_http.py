@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 import httpx2
 
-from roost.tools.builtin import Refused
+from roost.tools.refused import Refused
 
 if TYPE_CHECKING:
     from roost.flow.models import BuiltinHttp

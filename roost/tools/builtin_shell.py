@@ -18,7 +18,7 @@ import os
 import signal
 from typing import TYPE_CHECKING
 
-from roost.tools.builtin import Refused
+from roost.tools.refused import Refused
 
 if TYPE_CHECKING:
     from pathlib import Path
