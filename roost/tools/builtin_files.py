@@ -69,7 +69,10 @@ class FileRoot:
 
     def write(self, path: str, content: str, *, append: bool = False) -> str:
         """Writes ``content`` to ``path`` (its folders made as needed); says what it did."""
-        data = content.encode("utf-8")
+        try:
+            data = content.encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate, which JSON can carry
+            raise Refused("the content is not valid Unicode text") from None
         if len(data) > self.max_bytes:
             raise Refused(f"the content has {len(data)} bytes, over the limit of {self.max_bytes}")
         target = self.inside(path)

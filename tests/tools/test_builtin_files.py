@@ -185,6 +185,8 @@ async def test_what_is_not_a_text_file_is_an_error_result(world: Path) -> None:
         "'.' is the root folder itself, not a file",
         True,
     )
+    text = await call(t["write_file"], path="odd.txt", content="\ud800")
+    assert text == ("the content is not valid Unicode text", True)
     text, failed = await call(t["read_file"], path=7)  # type: ignore[arg-type]
     assert failed and "invalid arguments for builtin__read_file: path: 7" in text
 
