@@ -34,6 +34,8 @@ from roost.events import (
     ResumeEvent,
     RetryEvent,
     RunStartEvent,
+    SkillInfo,
+    SkillsEvent,
     TerminateEvent,
     ToolCallEvent,
     ToolResultEvent,
@@ -163,6 +165,8 @@ class RunState:
     views: dict[tuple[str, str], ViewBase] = field(default_factory=dict)
     # provider entry -> its characters per token, learnt from the usage it reported.
     calibration: dict[str, Calibration] = field(default_factory=dict)
+    # skills (issue 20): the skills the latest ``skills`` event recorded (None: none yet).
+    skills: tuple[SkillInfo, ...] | None = None
 
     def __repr__(self) -> str:
         # Short on purpose: asyncio writes the repr of a task's result when a run ends.
@@ -489,6 +493,11 @@ def usage_of(record: LlmUsage) -> Usage:
     )
 
 
+def _on_skills(state: RunState, event: Any) -> None:
+    found: SkillsEvent = event
+    state.skills = found.skills
+
+
 HANDLERS: dict[str, Any] = {
     "run_start": _on_run_start,
     "flow": _on_flow,
@@ -503,4 +512,5 @@ HANDLERS: dict[str, Any] = {
     "tool_call": _on_tool_call,
     "tool_result": _on_tool_result,
     "compact": _on_compact,
+    "skills": _on_skills,
 }

@@ -378,12 +378,14 @@ def _warn(log: EventLog) -> None:
 
 
 def _check_tools(flow: Flow) -> None:
-    """Refuses a flow whose tools cannot work, before anything runs."""
-    if not flow.tools:
-        return
+    """Refuses a flow whose tools or skills cannot work, before anything runs."""
     from roost.errors import FlowError
-    from roost.tools import check_flow_tools
+    from roost.flow.skills import skill_problems
 
-    problems = check_flow_tools(flow)
+    problems = skill_problems(flow)
+    if flow.tools:
+        from roost.tools import check_flow_tools
+
+        problems = [*check_flow_tools(flow), *problems]
     if any(problem.severity == "error" for problem in problems):
         raise FlowError(problems)

@@ -260,6 +260,12 @@ class Agent(Strict):
     )
     tool_limit: int | None = Field(None, ge=1, description="Offer only the best-matching N tools.")
     max_tool_calls: int | None = Field(None, ge=0)
+    # skills (issue 20): the skills listed in this agent's system prompt, read by skill#read.
+    skills: list[str] | Literal["all"] = Field(
+        default_factory=list,
+        description='Skills listed in the system prompt (their names, or "all"); the agent '
+        "reads one with the skill#read tool.",
+    )
 
 
 class Director(Strict):
@@ -353,6 +359,12 @@ class Flow(Strict):
     start: Start | None = None
     memory: Memory | None = Field(
         None, description="Memory that lasts across runs; memory#... tools need it."
+    )
+    # skills (issue 20): folders searched for skills after the skills/ folder beside the flow.
+    skill_paths: list[str] = Field(
+        default_factory=list,
+        description="Folders of skills (relative to the flow's folder), searched after its "
+        "skills/ folder and before the user's.",
     )
 
     # Where the flow came from; set by the loader, not part of the schema.
