@@ -267,6 +267,14 @@ class Agent(Strict):
         "reads one with the skill#read tool.",
     )
 
+    @field_validator("skills", mode="before")
+    @classmethod
+    def _skills_are_names_or_all(cls, value: Any) -> Any:
+        # One plain message rather than one for each side of the union.
+        if value == "all" or (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+            return value
+        raise PydanticCustomError("skills", "write a list of skill names, or all", {})
+
 
 class Director(Strict):
     strategy: Literal["llm", "round_robin", "random", "manual"] = "llm"

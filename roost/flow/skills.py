@@ -336,4 +336,4 @@ def skill_problems(flow: Flow, environ: Mapping[str, str] | None = None) -> list
 
 def _places_text(flow: Flow, environ: Mapping[str, str] | None) -> str:
     places = skill_places(flow, environ)
-    return ", ".join(str(place.folder) for place in places)
+    return ", ".join(f"{place.folder}/" for place in places)
