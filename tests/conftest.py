@@ -68,7 +68,9 @@ def _no_real_network(request: pytest.FixtureRequest) -> Iterator[None]:
 
 
 @pytest.fixture(autouse=True)
-def _no_user_skills(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+def _no_user_skills(
+    monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
+) -> None:
     """No test reads the skills of the person running it: their folder is an empty one."""
     folder = tmp_path_factory.getbasetemp() / "user-skills-of-nobody"
     monkeypatch.setenv("ROOST_USER_SKILLS", str(folder))
