@@ -82,6 +82,7 @@ class Found:
 
     skills: dict[str, Skill] = field(default_factory=dict)
     problems: list[Problem] = field(default_factory=list)
+    broken: set[str] = field(default_factory=set)  # folder names of the SKILL.md with a problem
 
 
 def user_skills_folder(environ: Mapping[str, str] | None = None) -> Path:
@@ -141,6 +142,7 @@ def _find_in(place: Place, found: Found) -> None:
             skill = read_skill(file, place.source)
         except FlowError as error:
             found.problems += error.problems
+            found.broken.add(file.parent.name)
             continue
         if skill.name in here:
             message = (
@@ -322,8 +324,8 @@ def skill_problems(flow: Flow, environ: Mapping[str, str] | None = None) -> list
         if agent.skills == "all":
             continue
         for index, skill in enumerate(agent.skills):
-            if skill in found.skills:
-                continue
+            if skill in found.skills or skill in found.broken:
+                continue  # a broken SKILL.md of that folder is told already, at its own line
             hint = did_you_mean(skill, found.skills)
             where = " (or its SKILL.md is one of those with a problem)" if broken else ""
             message = (

@@ -157,6 +157,17 @@ def test_a_broken_skill_file_is_one_located_line_and_exit_2(
     assert "Traceback" not in done.stderr
 
 
+def test_a_listed_skill_whose_file_is_broken_is_told_once(tmp_path: Path, user: Path) -> None:
+    write_flow(tmp_path, skills="[tea]")
+    (tmp_path / "skills" / "tea").mkdir(parents=True)
+    (tmp_path / "skills" / "tea" / "SKILL.md").write_text("---\nname: tea\n---\n")
+    done = run_cli("validate", "flow.yaml", cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (
+        2,
+        "skills/tea/SKILL.md:2:1: error: the front matter has no 'description'\n",
+    )
+
+
 def test_a_skill_file_that_is_not_utf8_is_located(tmp_path: Path, user: Path) -> None:
     write_flow(tmp_path)
     (tmp_path / "skills" / "tea").mkdir(parents=True)
