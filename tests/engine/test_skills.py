@@ -185,3 +185,11 @@ async def test_a_skill_gone_since_validation_stops_the_reply_with_one_line(folde
     assert state.status == "error"
     assert state.pending is not None
     assert state.pending.content == "agent 'helper': no skill named 'tea'"
+
+
+def test_a_transcript_names_the_skills_found() -> None:
+    from roost.cli.transcript import event_line
+
+    tea = SkillInfo(name="tea", description="Brewing tea.", source="flow")
+    event = SkillsEvent(seq=2, run="r", ts="2026-12-01T00:00:00.000000Z", skills=(tea,))
+    assert event_line(event) == "[dim]   2[/] [dim]skills found: tea[/]"
