@@ -29,13 +29,13 @@ from typing import TYPE_CHECKING
 from yaml.nodes import MappingNode
 
 from roost.errors import FlowError, Problem, RoostError
-from roost.events import SkillInfo
 from roost.flow.describe import did_you_mean
 from roost.flow.yamlread import build, compose
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
+    from roost.events import SkillInfo
     from roost.flow.models import Flow
 
 USER_SKILLS_VARIABLE = "ROOST_USER_SKILLS"
@@ -64,6 +64,8 @@ class Skill:
     @property
     def info(self) -> SkillInfo:
         """What a ``skills`` event records of it."""
+        from roost.events import SkillInfo  # roost validate never loads the events
+
         return SkillInfo(name=self.name, description=self.description, source=self.source)
 
 
