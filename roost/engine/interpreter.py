@@ -32,6 +32,7 @@ from roost.events import (
     SkillInfo,
     SkillsEvent,
     TerminateEvent,
+    map_texts,
 )
 from roost.flow.markers import INTERRUPT, TERMINATE, MarkerRule, marker_in
 from roost.flow.skills import SKILL_READ_WIRE, agent_skills, current_catalogue
@@ -402,7 +403,8 @@ class Interpreter:
         The list its system prompt shows comes from the log (a ``skills`` event), so a
         replay, or a later step in another process, builds the same prompt.
         """
-        found = self.skills(self.flow)
+        # Masked as the event will be, so that a secret in a skill is not a change each time.
+        found: tuple[SkillInfo, ...] = map_texts(self.skills(self.flow), self.redact)
         if found != self.state.skills:
             self.rec.add(SkillsEvent, skills=found)
         return agent_skills(self.flow, agent, found)

@@ -95,7 +95,7 @@ def user_skills_folder(environ: Mapping[str, str] | None = None) -> Path:
         return Path(chosen).expanduser()
     import platformdirs  # only a flow with skills needs it
 
-    return platformdirs.user_config_path("roost") / "skills"
+    return platformdirs.user_config_path("roost", appauthor=False) / "skills"
 
 
 def flow_folder(flow: Flow) -> Path:

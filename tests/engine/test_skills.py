@@ -193,3 +193,18 @@ def test_a_transcript_names_the_skills_found() -> None:
     tea = SkillInfo(name="tea", description="Brewing tea.", source="flow")
     event = SkillsEvent(seq=2, run="r", ts="2026-12-01T00:00:00.000000Z", skills=(tea,))
     assert event_line(event) == "[dim]   2[/] [dim]skills found: tea[/]"
+
+
+async def test_a_secret_in_a_skill_is_masked_and_recorded_once(folder: Path) -> None:
+    write_skill(folder / "skills", "tea", "Brewing tea with the key sekrit-value-123.")
+    script = "[{echo: system}]\n    when_exhausted: repeat_last\n    api_key: ${TEA_KEY}"
+    flow = load_flow(flow_file(folder, "[tea]", script), environ={"TEA_KEY": "sekrit-value-123"})
+    log = MemoryLog("run-1")
+    runner = Runner(flow, log)
+    await runner.start()
+    await runner.continue_("Again?")
+    events = log.load()
+    (recorded,) = [e for e in events if isinstance(e, SkillsEvent)]
+    assert recorded.skills[1].description == "Brewing tea with the key ***."
+    assert all("sekrit" not in e.model_dump_json() for e in events)
+    assert replies(events)[-1].endswith("- tea: Brewing tea with the key ***.")
