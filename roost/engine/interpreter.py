@@ -403,9 +403,13 @@ class Interpreter:
         The list its system prompt shows comes from the log (a ``skills`` event), so a
         replay, or a later step in another process, builds the same prompt.
         """
+        state = self.state
+        if state.turn.node == agent and state.skills is not None:
+            # A reply resumed mid-round (after a tool approval) keeps the list it began with.
+            return agent_skills(self.flow, agent, state.skills)
         # Masked as the event will be, so that a secret in a skill is not a change each time.
         found: tuple[SkillInfo, ...] = map_texts(self.skills(self.flow), self.redact)
-        if found != self.state.skills:
+        if found != state.skills:
             self.rec.add(SkillsEvent, skills=found)
         return agent_skills(self.flow, agent, found)
 

@@ -208,3 +208,21 @@ async def test_a_secret_in_a_skill_is_masked_and_recorded_once(folder: Path) -> 
     assert recorded.skills[1].description == "Brewing tea with the key ***."
     assert all("sekrit" not in e.model_dump_json() for e in events)
     assert replies(events)[-1].endswith("- tea: Brewing tea with the key ***.")
+
+
+async def test_a_reply_resumed_after_a_tool_approval_keeps_its_list(folder: Path) -> None:
+    script = "[{tool_calls: [{name: mean, arguments: {data: [2, 4]}}]}, {echo: system}]"
+    text = flow_file(folder, "[tea]", script).read_text()
+    text = text.replace("    skills: [tea]", "    skills: [tea]\n    functions: [mean]").replace(
+        "agents:", "tools:\n  mean: {python: 'statistics:fmean', approval: always}\nagents:"
+    )
+    (folder / "flow.yaml").write_text(text)
+    log = MemoryLog("run-1")
+    state = await Runner(load_flow(folder / "flow.yaml"), log).start()
+    assert state.pending is not None
+    assert state.pending.reason == "tool_approval"  # type: ignore[union-attr]
+    write_skill(folder / "skills", "tea", "Tea, changed while the person decided.")
+    await Runner(load_flow(folder / "flow.yaml"), log).continue_("yes")
+    events = log.load()
+    assert len([e for e in events if isinstance(e, SkillsEvent)]) == 1
+    assert replies(events)[-1].endswith("- tea: Brewing tea.")
