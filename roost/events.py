@@ -326,6 +326,28 @@ class MemoryEvent(_Event):
     entries: tuple[MemoryEntry, ...] | None = _absent_when_none()
 
 
+# skills (issue 20) ----------------------------------------------------------------
+
+
+class SkillInfo(_Record):
+    """One skill as agents are shown it: its name, its description, and where it was found."""
+
+    name: str
+    description: str
+    source: str  # "flow" (skills/ beside the flow), a skill_paths entry as written, or "user"
+
+
+class SkillsEvent(_Event):
+    """The skills the flow's agents may use, as found now (recorded when they change).
+
+    The system prompts list them from here, so that a replay or a later step of
+    the run shows the same list whatever the folders hold by then.
+    """
+
+    type: Literal["skills"] = "skills"
+    skills: tuple[SkillInfo, ...]
+
+
 Event = Annotated[
     MessageEvent
     | InterruptEvent
@@ -340,7 +362,8 @@ Event = Annotated[
     | LlmCallEvent
     | FlowEvent
     | CompactEvent
-    | MemoryEvent,
+    | MemoryEvent
+    | SkillsEvent,
     Field(discriminator="type"),
 ]
 

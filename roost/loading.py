@@ -1,9 +1,10 @@
-"""Loading a flow completely: the language checks, then the tools it names.
+"""Loading a flow completely: the language checks, then the tools and skills it names.
 
 ``roost.flow`` checks the flow language alone and imports no edge. A flow that
 is valid as language may still name a Python function that does not import,
-or an MCP server command that does not exist; those are found here, at load
-time, so that no run fails halfway through for them.
+an MCP server command that does not exist, or a skill that no folder holds (or
+whose ``SKILL.md`` is broken); those are found here, at load time, so that no
+run fails halfway through for them.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from roost.errors import FlowError, Problem
 from roost.flow import Checked, Flow, check_flow_file
 from roost.flow.loader import sorted_problems
 from roost.flow.models import lists_file_tools
+from roost.flow.skills import skill_problems
 
 if TYPE_CHECKING:
     import os
@@ -33,7 +35,11 @@ def with_tools(checked: Checked) -> Flow:
     """
     flow, problems = checked.flow, checked.problems
     if flow is not None:
-        problems = sorted_problems([*problems, *tool_problems(flow)])
+        skills = skill_problems(flow)
+        # A broken SKILL.md is told after the flow's own lines, in the order it was found.
+        own = [problem for problem in skills if problem.file == flow.path]
+        others = [problem for problem in skills if problem.file != flow.path]
+        problems = [*sorted_problems([*problems, *tool_problems(flow), *own]), *others]
     if flow is None or any(problem.severity == "error" for problem in problems):
         raise FlowError(problems)
     return flow

@@ -35,6 +35,8 @@ from roost.events import (
     ResumeEvent,
     RetryEvent,
     RunStartEvent,
+    SkillInfo,
+    SkillsEvent,
     TerminateEvent,
     ToolCallEvent,
     ToolResultEvent,
@@ -169,6 +171,8 @@ class RunState:
     # The memory the run wrote (its store, forget and timeline events, inherited ones
     # too), in order: what a fork sees over the shared memory of memory_at.
     memory_writes: list[MemoryEvent] = field(default_factory=list)
+    # skills (issue 20): the skills the latest ``skills`` event recorded (None: none yet).
+    skills: tuple[SkillInfo, ...] | None = None
 
     def __repr__(self) -> str:
         # Short on purpose: asyncio writes the repr of a task's result when a run ends.
@@ -502,6 +506,11 @@ def usage_of(record: LlmUsage) -> Usage:
     )
 
 
+def _on_skills(state: RunState, event: Any) -> None:
+    found: SkillsEvent = event
+    state.skills = found.skills
+
+
 HANDLERS: dict[str, Any] = {
     "run_start": _on_run_start,
     "flow": _on_flow,
@@ -517,4 +526,5 @@ HANDLERS: dict[str, Any] = {
     "tool_result": _on_tool_result,
     "compact": _on_compact,
     "memory": _on_memory,
+    "skills": _on_skills,
 }

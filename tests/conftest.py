@@ -67,6 +67,15 @@ def _no_real_network(request: pytest.FixtureRequest) -> Iterator[None]:
         socket.socket.connect_ex = _real_connect_ex  # type: ignore[method-assign]
 
 
+@pytest.fixture(autouse=True)
+def _no_user_skills(
+    monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """No test reads the skills of the person running it: their folder is an empty one."""
+    folder = tmp_path_factory.getbasetemp() / "user-skills-of-nobody"
+    monkeypatch.setenv("ROOST_USER_SKILLS", str(folder))
+
+
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     """No workers when only named tests run (``pytest tests/x.py::t``): none would pay off.
 

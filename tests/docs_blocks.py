@@ -10,6 +10,8 @@ A block is marked by an HTML comment right before it:
 - ``<!-- not runnable: REASON -->``: shown only; a flow must still validate.
 - ``<!-- output -->`` before a ``text`` block: what the runnable Python block
   before it prints, exactly.
+- ``<!-- file: PATH -->``: a file the page's flows use (a skill's SKILL.md, say),
+  written to PATH beside the flow file before a flow of its page runs.
 """
 
 from __future__ import annotations
@@ -24,7 +26,9 @@ from markdown_it import MarkdownIt
 ROOT = Path(__file__).resolve().parent.parent
 DOC_FILES = (*sorted((ROOT / "docs").glob("*.md")), ROOT / "README.md")
 
-_MARKER = re.compile(r"^<!--\s*(runnable|not runnable|output)\s*(?::\s*(.*?))?\s*-->\s*$", re.S)
+_MARKER = re.compile(
+    r"^<!--\s*(runnable|not runnable|output|file)\s*(?::\s*(.*?))?\s*-->\s*$", re.S
+)
 
 
 @dataclass(frozen=True)
@@ -92,6 +96,15 @@ def all_blocks() -> list[Block]:
 def page(name: str) -> list[Block]:
     """The fenced blocks of ``docs/NAME``."""
     return blocks(ROOT / "docs" / name)
+
+
+def write_files(blocks: list[Block], folder: Path) -> None:
+    """Writes the ``<!-- file: PATH -->`` blocks of ``blocks`` under ``folder``."""
+    for block in blocks:
+        if block.marker == "file":
+            target = folder / block.settings
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(block.text, encoding="utf-8")
 
 
 def output_of(block: Block, page_blocks: list[Block]) -> str | None:

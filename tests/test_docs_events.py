@@ -18,7 +18,7 @@ import pytest
 
 from roost.cli import main
 from roost.events import Event, event_json, parse_event
-from tests.docs_blocks import ROOT, page, tables
+from tests.docs_blocks import ROOT, page, tables, write_files
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -105,7 +105,7 @@ def test_each_example_line_is_the_event_its_section_documents(kind: str, line: s
 
 
 # Sections whose example comes from a run of their own (a flow and a command beside it).
-OWN_RUN = {"compact": "compact.jsonl", "memory": "memory.jsonl"}
+OWN_RUN = {"compact": "compact.jsonl", "memory": "memory.jsonl", "skills": "skills.jsonl"}
 
 
 def _commands(heading: str | None = None) -> list[list[str]]:
@@ -225,6 +225,7 @@ def test_a_sections_own_example_is_what_its_command_writes(
     # A flow that needs the run store (memory) is marked not runnable: only roost run runs it.
     flow = next(b for b in BLOCKS if b.heading.strip("`") == kind and b.lang == "yaml" and b.marker)
     (tmp_path / flow.setting("file", "flow.yaml")).write_text(flow.text)
+    write_files([b for b in BLOCKS if b.heading.strip("`") == kind], tmp_path)
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("ROOST_DB", str(tmp_path / "roost.db"))
     monkeypatch.setattr("sys.stdin", io.StringIO(""))

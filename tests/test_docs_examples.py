@@ -18,7 +18,7 @@ import roost
 from roost.engine import Runner
 from roost.eventlog import MemoryLog
 from roost.flow import load_flow_text
-from tests.docs_blocks import DOC_FILES, ROOT, Block, all_blocks, output_of, page
+from tests.docs_blocks import DOC_FILES, ROOT, Block, all_blocks, output_of, page, write_files
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -79,6 +79,7 @@ async def test_each_runnable_flow_runs_to_its_documented_end(
     block: Block, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
+    write_files([b for b in BLOCKS if b.path == block.path], tmp_path)  # its skills, say
     path = tmp_path / block.setting("file", "flow.yaml")
     path.write_text(block.text, encoding="utf-8")
     runner = Runner(roost.load_flow(path), MemoryLog("doc-example"))

@@ -378,14 +378,15 @@ def _warn(log: EventLog) -> None:
 
 
 def _check_tools(flow: Flow) -> None:
-    """Refuses a flow whose tools cannot work, before anything runs."""
-    from roost.flow.models import lists_file_tools
-
-    if not flow.tools and not lists_file_tools(flow):
-        return
+    """Refuses a flow whose tools or skills cannot work, before anything runs."""
     from roost.errors import FlowError
-    from roost.tools import check_flow_tools
+    from roost.flow.models import lists_file_tools
+    from roost.flow.skills import skill_problems
 
-    problems = check_flow_tools(flow)
+    problems = skill_problems(flow)
+    if flow.tools or lists_file_tools(flow):
+        from roost.tools import check_flow_tools
+
+        problems = [*check_flow_tools(flow), *problems]
     if any(problem.severity == "error" for problem in problems):
         raise FlowError(problems)

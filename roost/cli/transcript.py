@@ -23,6 +23,7 @@ from roost.events import (
     RetryEvent,
     RunStartEvent,
     SelectEvent,
+    SkillsEvent,
     TerminateEvent,
     ToolCallEvent,
     ToolResultEvent,
@@ -75,6 +76,9 @@ def event_line(event: Event) -> str | None:
         return f"{seq}[yellow]{escape(event.node)}'s answer: {escape(note)}[/]"
     if isinstance(event, CompactEvent):
         return f"{seq}[dim]{compact_text(event)}[/]"
+    if isinstance(event, SkillsEvent):
+        names = ", ".join(skill.name for skill in event.skills) or "none"
+        return f"{seq}[dim]skills found: {escape(names)}[/]"
     if isinstance(event, TerminateEvent):
         why = escape(event.reason or "done")
         return f"{seq}[dim]■ terminated at {escape(event.node)} ({why})[/]"

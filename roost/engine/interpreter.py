@@ -29,12 +29,16 @@ from roost.events import (
     RetryEvent,
     RunStartEvent,
     SelectEvent,
+    SkillInfo,
+    SkillsEvent,
     TerminateEvent,
+    map_texts,
 )
 from roost.flow.markers import INTERRUPT, TERMINATE, MarkerRule, marker_in
+from roost.flow.skills import SKILL_READ_WIRE, agent_skills, current_catalogue
 from roost.flow.start_message import render_start
 from roost.messages import ChatMessage, ModelRequest, ModelResponse
-from roost.nodes.agent import memory_note, seen_by, with_memory_note, with_recall
+from roost.nodes.agent import memory_note, seen_by, with_memory_note, with_recall, with_skills
 from roost.nodes.channel import ChannelPlan, Turn, channel_turn
 from roost.nodes.directors import By, channel_count, choose_by_llm
 from roost.nodes.human import check_self_answer, is_human, manual_choice
@@ -49,6 +53,8 @@ if TYPE_CHECKING:  # roost.tools is imported only by flows that have tools
 
 Step = tuple[str, str] | None
 ToolsFor = Callable[[str, str], Sequence["Tool"]]
+# The skills a flow's agents may use, as found now (or as a replay's record says).
+SkillsFor = Callable[["Flow"], tuple[SkillInfo, ...]]
 
 
 def start_route(
@@ -86,9 +92,11 @@ class Interpreter:
         redact: Redactor,
         flow_record: Callable[[], FlowRecord],
         memory: MemoryBank | None = None,
+        skills: SkillsFor | None = None,
     ) -> None:
         self.flow = flow
         self.memory = memory
+        self.skills: SkillsFor = skills or current_catalogue
         self.rec = recorder
         self.state = recorder.state
         self.caller = caller
@@ -347,10 +355,12 @@ class Interpreter:
             system = agent_system(flow, state, frm, to) if "{" in role else role
             # In the request, so its digest covers it: a replay sends the same.
             system = with_memory_note(system, self._memory_notes[frm])
+            if agent.skills:
+                system = with_skills(system, self._skills_of(frm), SKILL_READ_WIRE)
             latest = self._latest_text(frm, to)
             recalled = self._recall(frm, latest) if state.turn.node != frm else ()
             seen = with_recall(seen_by(flow, state, frm, to), recalled)
-            tools = self.tools_for(frm, latest) if agent.functions else ()
+            tools = self.tools_for(frm, latest) if agent.functions or agent.skills else ()
         except Exception as exc:  # a failure here stops the run, never the process
             self._fail(frm, to, error_text(exc))
             return None
@@ -390,6 +400,22 @@ class Interpreter:
             memory_scope=None if "memory" in flow.tools else flow.memory_scope(frm),
         )
         return await self.loop.run(job)
+
+    def _skills_of(self, agent: str) -> tuple[SkillInfo, ...]:
+        """The skills ``agent`` is shown, from those found now; a change is recorded first.
+
+        The list its system prompt shows comes from the log (a ``skills`` event), so a
+        replay, or a later step in another process, builds the same prompt.
+        """
+        state = self.state
+        if state.turn.node == agent and state.skills is not None:
+            # A reply resumed mid-round (after a tool approval) keeps the list it began with.
+            return agent_skills(self.flow, agent, state.skills)
+        # Masked as the event will be, so that a secret in a skill is not a change each time.
+        found: tuple[SkillInfo, ...] = map_texts(self.skills(self.flow), self.redact)
+        if found != state.skills:
+            self.rec.add(SkillsEvent, skills=found)
+        return agent_skills(self.flow, agent, found)
 
     def _recall(self, agent: str, latest: str) -> tuple[MemoryEntry, ...]:
         """The entries of ``agent``'s memory matching ``latest``, recorded as a ``memory`` event.

@@ -28,7 +28,7 @@ from roost.engine.defaults import default_toolbox
 from roost.engine.digests import is_legacy_digest, legacy_digests, request_settings
 from roost.engine.flows import flow_record
 from roost.engine.recorder import Clock, now_iso
-from roost.engine.replay_tools import RecordedMemory, RecordedTools
+from roost.engine.replay_tools import RecordedMemory, RecordedSkills, RecordedTools
 from roost.engine.runner import ChildRuns, Runner
 from roost.errors import CONTEXT_TOO_LONG, EventLogError, ProviderError, RoostError
 from roost.eventlog import MemoryLog
@@ -130,7 +130,10 @@ async def replay_run(
     )
     clock = recorded_clock(recorded, lambda: runner.state.next_seq)
     memory = RecordedMemory(recorded)
-    runner = Runner(first, log, providers=providers, tools=tools, clock=clock, memory=memory)
+    skills = RecordedSkills(recorded, lambda: runner.state.next_seq)
+    runner = Runner(
+        first, log, providers=providers, tools=tools, clock=clock, memory=memory, skills=skills
+    )
     providers.settings_of = lambda name: request_settings(runner.flow, name)
     stops.next_seq = lambda: runner.state.next_seq
     if isinstance(tools, RecordedTools):

@@ -25,6 +25,8 @@ from roost.events import (
     MemoryEntry,
     MemoryEvent,
     RetryEvent,
+    SkillInfo,
+    SkillsEvent,
     TimelineEntry,
     ToolCallEvent,
     ToolResultEvent,
@@ -140,6 +142,22 @@ def _builtin_declared(name: str, flow: Flow) -> Declared:
     return Declared(wire_name(f"builtin#{name}"), config)
 
 
+def _skill_declared() -> Declared:
+    """``skill#read`` as the live toolbox offers it to an agent that lists skills."""
+    from roost.flow.skills import SKILL_READ
+    from roost.tools.names import wire_name
+    from roost.tools.skill_tool import DESCRIPTION, PARAMETERS
+
+    # Only its description and parameters are read: a replay never runs it.
+    config = PythonTool(
+        python="roost.tools.skill_tool:read",
+        description=DESCRIPTION,
+        parameters=PARAMETERS,
+        timeout=10.0,
+    )
+    return Declared(wire_name(SKILL_READ), config)
+
+
 def _server_settings(flow: Flow, server: str) -> McpTool:
     """The first ``mcp:`` entry exposing ``server``, as the live toolbox takes it."""
     for config in flow.tools.values():
@@ -195,6 +213,8 @@ class RecordedTools:
         limit = config.tool_limit if config else None
         if limit is not None and len(tools) > limit:
             tools = self._as_offered(agent, tools, limit)
+        if config is not None and config.skills:  # never ranked out, as the toolbox offers it
+            tools = [*tools, _skill_declared()]
         return [RecordedTool(tool, agent, self) for tool in tools]
 
     def _as_offered(self, agent: str, tools: list[Declared], limit: int) -> list[Declared]:
@@ -302,6 +322,25 @@ class RecordedMemory:
         if waiting and waiting[0].query == query:
             return list(waiting.popleft().entries or ())[:limit]
         return []
+
+
+class RecordedSkills:
+    """The skills of a replay: those the run's ``skills`` events recorded, never the folders'.
+
+    At each point the replay asks, the answer is the latest recorded list at or before
+    the event it writes next; so a list the run recorded at a seq is recorded there again.
+    """
+
+    def __init__(self, recorded: Sequence[Event], next_seq: Callable[[], int]) -> None:
+        found = [event for event in recorded if isinstance(event, SkillsEvent)]
+        self._seqs = [event.seq for event in found]
+        self._skills = [event.skills for event in found]
+        self._next_seq = next_seq
+
+    def __call__(self, flow: Flow) -> tuple[SkillInfo, ...]:
+        """The list recorded last by now; none when the run had recorded none."""
+        index = bisect.bisect_right(self._seqs, self._next_seq()) - 1
+        return self._skills[index] if index >= 0 else ()
 
 
 def _pairs(recorded: Sequence[Event]) -> list[Pair]:

@@ -20,7 +20,7 @@ from roost.engine.defaults import default_provider, default_toolbox
 from roost.engine.digests import settings_of
 from roost.engine.flows import check_keeps_history, flow_record, text_hash
 from roost.engine.fork_memory import fork_view
-from roost.engine.interpreter import Interpreter, ToolsFor
+from roost.engine.interpreter import Interpreter, SkillsFor, ToolsFor
 from roost.engine.recorder import Clock, Recorder, now_iso
 from roost.errors import RoostError
 from roost.eventlog import EventLog, MemoryBank, MemoryLog
@@ -56,8 +56,10 @@ class Runner:
         on_text: TextSink | None = None,
         clock: Clock | None = None,
         memory: MemoryBank | None = None,
+        skills: SkillsFor | None = None,
     ) -> None:
         self.flow = flow
+        self.skills = skills  # the skills agents are shown (default: those found now)
         self.log = log
         self.clock: Clock = clock or now_iso  # stamps the events this runner records
         self.on_event = on_event
@@ -95,7 +97,14 @@ class Runner:
             self._recorder, self._provider, redact, self.on_text, settings=settings_of(flow)
         )
         self._interpreter = Interpreter(
-            flow, self._recorder, caller, self._tools_for, redact, self._flow_record, self.memory
+            flow,
+            self._recorder,
+            caller,
+            self._tools_for,
+            redact,
+            self._flow_record,
+            self.memory,
+            self.skills,
         )
 
     def follow(self, flow: Flow) -> None:

@@ -271,6 +271,20 @@ class Agent(Strict):
     )
     tool_limit: int | None = Field(None, ge=1, description="Offer only the best-matching N tools.")
     max_tool_calls: int | None = Field(None, ge=0)
+    # skills (issue 20): the skills listed in this agent's system prompt, read by skill#read.
+    skills: list[str] | Literal["all"] = Field(
+        default_factory=list,
+        description='Skills listed in the system prompt (their names, or "all"); the agent '
+        "reads one with the skill#read tool.",
+    )
+
+    @field_validator("skills", mode="before")
+    @classmethod
+    def _skills_are_names_or_all(cls, value: Any) -> Any:
+        # One plain message rather than one for each side of the union.
+        if value == "all" or (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+            return value
+        raise PydanticCustomError("skills", "write a list of skill names, or all", {})
 
 
 class Director(Strict):
@@ -455,6 +469,12 @@ class Flow(Strict):
     builtins: Builtins = Field(
         default_factory=Builtins,
         description="Settings of the built-in tools that agents list as builtin#NAME.",
+    )
+    # skills (issue 20): folders searched for skills after the skills/ folder beside the flow.
+    skill_paths: list[str] = Field(
+        default_factory=list,
+        description="Folders of skills (relative to the flow's folder), searched after its "
+        "skills/ folder and before the user's.",
     )
 
     # Where the flow came from; set by the loader, not part of the schema.

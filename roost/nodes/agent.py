@@ -27,7 +27,7 @@ from roost.runstate import EMPTY_THREAD, HistoryEntry, RunState
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
-    from roost.events import MemoryEntry
+    from roost.events import MemoryEntry, SkillInfo
     from roost.flow.models import Flow
     from roost.window import ViewBase
 
@@ -156,6 +156,29 @@ def with_memory_note(system: str, note: str) -> str:
     if not note:
         return system
     return f"{system}\n\n{note}" if system else note
+
+
+# skills (issue 20) ----------------------------------------------------------------
+
+SKILLS = (
+    "You have skills: instructions for particular tasks, kept apart until a task needs "
+    "them. When a task matches a skill's description, call the tool {tool} with the "
+    "skill's name to read its instructions, then follow them.\nSkills:\n{lines}"
+)
+
+
+def skills_text(skills: Sequence[SkillInfo], tool: str) -> str:
+    """The part of a system prompt that lists ``skills`` (name: description) and ``tool``."""
+    lines = "\n".join(f"- {skill.name}: {skill.description}" for skill in skills)
+    return SKILLS.format(tool=tool, lines=lines)
+
+
+def with_skills(system: str, skills: Sequence[SkillInfo], tool: str) -> str:
+    """``system`` followed by the list of ``skills`` (``system`` itself when there are none)."""
+    if not skills:
+        return system
+    listed = skills_text(skills, tool)
+    return f"{system}\n\n{listed}" if system else listed
 
 
 def _view_digest(

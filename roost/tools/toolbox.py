@@ -23,11 +23,13 @@ from roost.flow.models import (
     ToolGroup,
 )
 from roost.flow.redact import redact
+from roost.flow.skills import SKILL_READ
 from roost.tools.builtin import BuiltinTool
 from roost.tools.memory_tool import MemoryTool
 from roost.tools.names import parse_ref, wire_name
 from roost.tools.python_tool import python_tool
 from roost.tools.ranking import best_matches
+from roost.tools.skill_tool import SkillReadTool
 from roost.tools.subflow import NoSubflows, SubflowRunner, subflow_tool
 
 if TYPE_CHECKING:  # the MCP SDK is imported only by a flow that uses an MCP server
@@ -72,10 +74,11 @@ class Toolbox:
             # A server URL or command may hold a value read from the environment.
             raise ToolFailure(redact(str(exc), self.flow.secrets)) from None
         limit = self.flow.agents[agent].tool_limit if agent in self.flow.agents else None
-        if limit is None or len(tools) <= limit:
-            return tools
-        documents = [f"{tool.spec.name} {tool.spec.description}" for tool in tools]
-        return [tools[i] for i in best_matches(text, documents, limit)]
+        if limit is not None and len(tools) > limit:
+            documents = [f"{tool.spec.name} {tool.spec.description}" for tool in tools]
+            tools = [tools[i] for i in best_matches(text, documents, limit)]
+        # skill#read comes with the skills its system prompt lists: never ranked out.
+        return [*tools, *self._skill_tools(agent)]
 
     def agent_tools(self, agent: str) -> list[Tool]:
         """Every tool ``agent`` lists under ``functions``, in that order, without duplicates."""
@@ -143,6 +146,16 @@ class Toolbox:
         if key not in self._built:
             self._built[key] = BuiltinTool(name, wire_name(key), self.flow.builtins, self._folder)
         return self._built[key]
+
+    def _skill_tools(self, agent: str) -> list[Tool]:
+        """``skill#read`` for an agent that lists skills; nothing for one that does not."""
+        config = self.flow.agents.get(agent)
+        if config is None or not config.skills:
+            return []
+        key = f"{SKILL_READ}@{agent}"  # one per agent: each reads its own skills
+        if key not in self._built:
+            self._built[key] = SkillReadTool(wire_name(SKILL_READ), self.flow, agent)
+        return [self._built[key]]
 
     def _group_tools(self, group: str, child: str | None, entry: ToolGroup) -> list[Tool]:
         children = [child] if child is not None else list(entry.tools)

@@ -77,6 +77,8 @@ EXPECTED: dict[str, tuple[int, int, tuple[str, ...]]] = {
     "float_for_int.yaml": (3, 24, ("max_rounds of defaults", "expected an integer")),
     "int_for_bool.yaml": (3, 24, ("timestamps of defaults", "expected true or false")),
     "fallback_cycle.yaml": (4, 49, ("fallbacks of provider 'a' lead back to it", "a -> b -> a")),
+    "skills_not_names.yaml": (8, 13, ("skills of agent 'a'", "list of skill names, or all")),
+    "skill_paths_not_list.yaml": (3, 14, ("skill_paths", "expected a list")),
     "start_from_nothing.yaml": (5, 9, ("start.from", "'ghost'")),
     "start_missing_to.yaml": (4, 1, ("start needs the key 'to'",)),
     "start_to_nothing.yaml": (4, 25, ("start.to", "'nobody'")),
