@@ -18,9 +18,15 @@ import socket
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from hypothesis import settings
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
+
+# No deadline per example: a deadline is a timed assertion, and a busy machine (CI's
+# two cores under xdist) made examples of the property tests exceed one now and then.
+settings.register_profile("roost", deadline=None)
+settings.load_profile("roost")
 
 # A fixture parametrized with this value asks for the PostgreSQL server when it is set up.
 POSTGRES_PARAM = "postgresql"
