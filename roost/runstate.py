@@ -30,6 +30,7 @@ from roost.events import (
     InterruptEvent,
     LlmResponse,
     LlmUsage,
+    MemoryEvent,
     MessageEvent,
     ResumeEvent,
     RetryEvent,
@@ -163,6 +164,9 @@ class RunState:
     views: dict[tuple[str, str], ViewBase] = field(default_factory=dict)
     # provider entry -> its characters per token, learnt from the usage it reported.
     calibration: dict[str, Calibration] = field(default_factory=dict)
+    # The memory recalled for the reply in progress (since the latest message): what its
+    # requests show again after a pause for approval or a retry, without recalling anew.
+    recall: MemoryEvent | None = None
 
     def __repr__(self) -> str:
         # Short on purpose: asyncio writes the repr of a task's result when a run ends.
@@ -295,6 +299,7 @@ def _on_message(state: RunState, event: Any) -> None:
     sizes.append(sizes[-1] + size if sizes else size)
     state.pending = None
     state.step = (to, frm)
+    state.recall = None
     turn = state.turn
     if turn.node or turn.messages:
         state.turn = Turn()
@@ -449,6 +454,12 @@ def _on_compact(state: RunState, event: Any) -> None:
     base.reported = False
 
 
+def _on_memory(state: RunState, event: Any) -> None:
+    memory: MemoryEvent = event
+    if memory.operation == "recall":
+        state.recall = memory
+
+
 def _turn_for(state: RunState, node: str) -> Turn:
     if state.turn.node != node:
         state.turn = Turn(node=node)
@@ -503,4 +514,5 @@ HANDLERS: dict[str, Any] = {
     "tool_call": _on_tool_call,
     "tool_result": _on_tool_result,
     "compact": _on_compact,
+    "memory": _on_memory,
 }
