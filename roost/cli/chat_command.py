@@ -20,7 +20,6 @@ from roost.errors import RoostError, UsageError
 from roost.eventlog import EventLog
 from roost.events import InterruptEvent
 from roost.flow.models import Flow
-from roost.store.memory import SqlMemory
 
 QUIT = ("/quit", "/exit")
 
@@ -268,7 +267,7 @@ class ChatLoop:
         scopes = dict.fromkeys(self.flow.memory_scope(agent) for agent in self.flow.agents)
         lines = []
         for scope in scopes:
-            entries = bank.entries(scope) if isinstance(bank, SqlMemory) and scope else []
+            entries = bank.entries(scope) if bank is not None and scope else []
             lines += [f"{scope}: {e.key} ({e.importance:g}): {e.content}" for e in entries]
         self.out.out.print(escape("\n".join(lines) or "nothing is remembered yet"))
 

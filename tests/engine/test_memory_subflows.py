@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING
 
 from roost.engine import Runner
@@ -9,6 +10,7 @@ from roost.eventlog import EventLog, MemoryLog
 from roost.events import MemoryEntry, MemoryEvent, ToolResultEvent
 from roost.store.memory import SqlMemory
 from roost.store.sql import SqlStore
+from tests.cli_inprocess import run_cli
 from tests.engine.conftest import make_flow
 
 if TYPE_CHECKING:
@@ -115,3 +117,14 @@ async def test_a_subflow_remembers_across_runs_in_its_parents_bank(tmp_path: Pat
         e for e in children.made[answer.child_run or ""].load() if isinstance(e, MemoryEvent)
     ]
     assert [(e.operation, e.entries) for e in recalled] == [("recall", (tea,))]
+
+
+def test_a_subflow_run_by_the_command_line_remembers(tmp_path: Path) -> None:
+    (tmp_path / "note.yaml").write_text(NOTE)
+    (tmp_path / "ask.yaml").write_text(ASK)
+    env = {**os.environ, "ROOST_DB": str(tmp_path / "runs.db")}
+    for tool, message in (("note", "I like green tea."), ("ask", "Which tea?")):
+        (tmp_path / "desk.yaml").write_text(PARENT.replace("TOOL", tool).replace("MESSAGE", message))
+        ran = run_cli("run", "desk.yaml", "--no-input", cwd=tmp_path, env=env)
+        assert ran.returncode == 0, ran.stderr
+    assert "- tea: The guest drinks green tea." in ran.stdout
