@@ -63,10 +63,11 @@ def memory(
         print_columns(out, HEADER, [_row(scope, e) for e in found_here])
     elif action == "add":
         _expect(action, args, 2)
+        _check_sizes(args[0], args[1])
         entry = MemoryEntry(key=args[0], content=args[1], importance=importance)
         _bank(db, create=True).store(scope, entry, "roost memory add")
         out.print(f"stored {entry.key!r} in {scope}")
-    elif not _bank(db, create=False).forget(scope, _expect(action, args, 1)[0]):
+    elif not _bank(db, create=False).forget(scope, _expect(action, args, 1)[0], ""):
         raise UsageError(f"{scope} has no entry {args[0]!r}")
     else:
         out.print(f"forgot {args[0]!r} in {scope}")
@@ -78,6 +79,18 @@ def _expect(action: str, args: list[str], count: int) -> list[str]:
         shown = usage.get(action, "forget KEY")
         raise UsageError(f"usage: roost memory {shown} (got {len(args)} arguments)")
     return args
+
+
+def _check_sizes(key: str, content: str) -> None:
+    """The limits a model's memory#store has, for entries added by hand too."""
+    from roost.tools.memory_tool import MAX_CONTENT, MAX_KEY
+
+    if not 1 <= len(key) <= MAX_KEY:
+        raise UsageError(f"a memory key has 1 to {MAX_KEY} characters, not {len(key)}")
+    if not 1 <= len(content) <= MAX_CONTENT:
+        raise UsageError(f"a memory entry has 1 to {MAX_CONTENT} characters, not {len(content)}")
+    if "\x00" in key + content:
+        raise UsageError("a memory key or entry cannot hold a NUL character")
 
 
 def _bank(db: str | None, *, create: bool) -> SqlMemory:

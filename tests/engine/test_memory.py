@@ -94,7 +94,7 @@ async def test_a_preference_stated_in_one_run_is_recalled_in_the_next(memory: Sq
 async def test_replay_is_identical_though_the_memory_changed_since(memory: SqlMemory) -> None:
     told, _ = await run(flow(TELL), memory, "run-1")
     asked, _ = await run(flow(ASK), memory, "run-2")
-    memory.forget("flow:assistant", "tea")  # the store moved on; the record did not
+    memory.forget("flow:assistant", "tea", "by-hand")  # the store moved on; the record did not
     assert (await replay_run(None, asked)).identical
     assert (await replay_run(None, told)).identical
     assert memory.entries("flow:assistant") == []  # a replay stores nothing

@@ -72,3 +72,31 @@ def test_chat_memory_shows_what_the_flow_remembers(roost, tmp_path) -> None:  # 
     assert roost("run", "tell.yaml").code == 0
     after = roost("chat", "ask.yaml", stdin="/memory\n/quit\n")
     assert "shared:guests: tea (0.9): The guest drinks green tea." in after.out
+
+
+def test_a_postgresql_store_remembers_across_runs_and_commands(  # type: ignore[no-untyped-def]
+    roost,  # noqa: F811
+    tmp_path,
+    pg_url,
+    monkeypatch,
+) -> None:
+    monkeypatch.setenv("ROOST_DB", pg_url)
+    (tmp_path / "tell.yaml").write_text(TELL)
+    (tmp_path / "ask.yaml").write_text(ASK)
+    assert roost("run", "tell.yaml").code == 0
+    assert "- tea: The guest drinks green tea." in roost("run", "ask.yaml", "--no-input").out
+    scope = ("--scope", "shared:guests")
+    assert roost("memory", "add", "city", "Lives in Lyon", *scope).code == 0
+    assert "Lives in Lyon" in roost("memory", "search", 'lyon" OR -', *scope).out
+    assert roost("memory", "forget", "tea", *scope).code == 0
+    assert roost("memory", "list").out.count("shared:guests") == 1
+    assert not (tmp_path / ".roost").exists()  # nothing went to a SQLite file
+
+
+def test_entries_over_the_limits_or_holding_nul_are_refused_in_one_line(roost) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+    scope = ("--scope", "shared:guests")
+    for key, content in (("k" * 201, "v"), ("k", "v" * 4001), ("k\x00", "v"), ("k", "")):
+        refused = roost("memory", "add", key, content, *scope)
+        assert refused.code == 2 and refused.err.count("\n") == 1, refused.err
+    listed = roost("memory", "list", *scope)
+    assert "Traceback" not in listed.err and "k" not in listed.out.splitlines()[1:]
