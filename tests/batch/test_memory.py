@@ -47,6 +47,12 @@ start: {from: guest, to: host, content: "Which tea should I make?"}
 RECALLED = "- tea: The guest drinks green tea."
 
 
+def host_said(store: SqlStore, run: str) -> list[str]:
+    """What the host of ``run`` said: its one echo shows what it was sent."""
+    events = store.log(run).load()
+    return [e.content for e in events if isinstance(e, MessageEvent) and e.from_ == "host"]
+
+
 def test_a_row_of_one_batch_recalls_what_a_row_of_another_stored(
     folder: Path, roost: Roost
 ) -> None:
@@ -66,7 +72,6 @@ def test_a_row_of_one_batch_recalls_what_a_row_of_another_stored(
     assert code == 0, out + err
     rows = results(folder / "ask.results.jsonl")
     assert [r["status"] for r in rows] == ["terminated", "terminated"]
-    for row in rows:  # the echo, then the guest's TERMINATE: the echo is the bot's message
-        events = store.log(row["run"]).load()
-        echoed = [e.content for e in events if isinstance(e, MessageEvent) and e.from_ == "host"]
-        assert len(echoed) == 1 and RECALLED in echoed[0]
+    for row in rows:
+        [echoed] = host_said(store, row["run"])
+        assert RECALLED in echoed

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from roost.events import LlmCallEvent, MessageEvent, RunStartEvent, ToolResultEvent
+from roost.events import LlmCallEvent, RunStartEvent, ToolResultEvent
 from roost.store.sql import SqlStore
 from tests.batch.conftest import TWO, Roost, jsonl, results
 from tests.cli_process import _MAIN, run_cli
@@ -296,7 +296,7 @@ def test_a_store_or_address_a_cluster_cannot_use_is_refused_before_anything_runs
 def test_rows_on_the_cluster_store_and_recall_memory(
     ray_head: str, pg_url: str, tmp_path: Path
 ) -> None:
-    from tests.batch.test_memory import ASK, RECALLED, TELL
+    from tests.batch.test_memory import ASK, RECALLED, TELL, host_said
 
     (tmp_path / "tell.yaml").write_text(TELL)
     (tmp_path / "ask.yaml").write_text(ASK)
@@ -312,8 +312,7 @@ def test_rows_on_the_cluster_store_and_recall_memory(
     store = SqlStore(pg_url)
     try:
         for row in rows:
-            events = store.log(row["run"]).load()
-            echoed = [e.content for e in events if isinstance(e, MessageEvent) and e.from_ == "host"]
-            assert len(echoed) == 1 and RECALLED in echoed[0]
+            [echoed] = host_said(store, row["run"])
+            assert RECALLED in echoed
     finally:
         store.close()

@@ -124,7 +124,8 @@ def test_a_subflow_run_by_the_command_line_remembers(tmp_path: Path) -> None:
     (tmp_path / "ask.yaml").write_text(ASK)
     env = {**os.environ, "ROOST_DB": str(tmp_path / "runs.db")}
     for tool, message in (("note", "I like green tea."), ("ask", "Which tea?")):
-        (tmp_path / "desk.yaml").write_text(PARENT.replace("TOOL", tool).replace("MESSAGE", message))
+        desk = PARENT.replace("TOOL", tool).replace("MESSAGE", message)
+        (tmp_path / "desk.yaml").write_text(desk)
         ran = run_cli("run", "desk.yaml", "--no-input", cwd=tmp_path, env=env)
         assert ran.returncode == 0, ran.stderr
     assert "- tea: The guest drinks green tea." in ran.stdout
