@@ -26,6 +26,7 @@ from roost.eventlog import EventLog, MemoryBank, MemoryLog, new_run_id
 if TYPE_CHECKING:
     from roost.events import Event
     from roost.flow import Flow
+    from roost.store.lazy_memory import LazyMemory
 
 # What ``answer`` may be: a function or a coroutine function of the paused state.
 Answer: TypeAlias = Callable[[RunState], str | Awaitable[str | None] | None]
@@ -65,9 +66,17 @@ async def run(
     """
     log = log if log is not None else MemoryLog(new_run_id())
     loaded = _as_flow(flow)
-    if memory is None and _may_remember(loaded):
-        memory = memory_bank(log=log)
-    runner = Runner(loaded, log, on_event=_tracing(log), memory=memory)
+    own = memory_bank(log=log) if memory is None and _may_remember(loaded) else None
+    runner = Runner(loaded, log, on_event=_tracing(log), memory=memory if own is None else own)
+    try:
+        return await _drive(runner, message, answer)
+    finally:
+        if own is not None:
+            own.close()  # the store it opened, if the run stored or recalled
+
+
+async def _drive(runner: Runner, message: str | None, answer: Answer | None) -> RunState:
+    """Starts the run (or goes on from its pause) and answers its pauses while ``answer`` does."""
     state = runner.state
     if state.status == "new":
         state = await runner.start(message)
@@ -115,7 +124,7 @@ def run_sync(
     )
 
 
-def memory_bank(db: str | None = None, *, log: EventLog | None = None) -> MemoryBank:
+def memory_bank(db: str | None = None, *, log: EventLog | None = None) -> LazyMemory:
     """The memory of a run store, for ``Runner(..., memory=...)``; opened when first used.
 
     The store is the one ``db`` names (a SQLite path or a database URL); else
@@ -124,6 +133,7 @@ def memory_bank(db: str | None = None, *, log: EventLog | None = None) -> Memory
     current one up, that has a ``.roost`` folder (the current folder when none
     has), as the command line finds it. Which store it is, is settled now; it is
     opened (a missing SQLite file made) only when a run first stores or recalls.
+    ``close()`` lets go of a store it opened (never of ``log``'s).
     """
     from roost.store.lazy_memory import LazyMemory
     from roost.store.memory import SqlMemory
@@ -132,10 +142,20 @@ def memory_bank(db: str | None = None, *, log: EventLog | None = None) -> Memory
     from roost.store.urls import resolve_url
 
     if db is None and isinstance(log, SqlLog) and isinstance(log.store, SqlStore):
-        own = log.store
-        return LazyMemory(lambda: SqlMemory(own))
+        logs_store = log.store
+        return LazyMemory(lambda: SqlMemory(logs_store))
     url = resolve_url(db)
-    return LazyMemory(lambda: SqlMemory(SqlStore(url)))
+    opened: list[SqlStore] = []
+
+    def open_memory() -> SqlMemory:
+        opened.append(SqlStore(url))
+        return SqlMemory(opened[-1])
+
+    def close() -> None:
+        while opened:
+            opened.pop().close()
+
+    return LazyMemory(open_memory, close)
 
 
 def _may_remember(flow: Flow) -> bool:

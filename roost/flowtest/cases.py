@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from roost.api import run
+from roost.api import memory_bank, run
 from roost.errors import RoostError
 from roost.eventlog import MemoryLog
 from roost.events import (
@@ -104,22 +104,12 @@ async def _expected(loaded: LoadedCase) -> tuple[list[str], list[str]]:
 def scratch_memory() -> Iterator[MemoryBank]:
     """An empty memory for one case, thrown away after it: a case neither reads nor
     changes the memory of the project's store, and no case sees another's."""
-    from roost.store.lazy_memory import LazyMemory
-    from roost.store.memory import SqlMemory
-    from roost.store.sql import SqlStore
-
     with tempfile.TemporaryDirectory(prefix="roost-test-") as folder:
-        opened: list[SqlStore] = []
-
-        def open_memory() -> MemoryBank:
-            opened.append(SqlStore(str(Path(folder) / "memory.db")))
-            return SqlMemory(opened[-1])
-
+        bank = memory_bank(str(Path(folder) / "memory.db"))
         try:
-            yield LazyMemory(open_memory)
+            yield bank
         finally:
-            for store in opened:
-                store.close()
+            bank.close()
 
 
 def judge(expect: Expect, state: RunState, events: list[Event]) -> list[str]:

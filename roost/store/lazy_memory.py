@@ -33,10 +33,17 @@ def may_remember(flow: Flow) -> bool:
 
 
 class LazyMemory:
-    """The ``MemoryBank`` ``open()`` makes, made at its first use and kept."""
+    """The ``MemoryBank`` ``open()`` makes, made at its first use and kept.
 
-    def __init__(self, open: Callable[[], MemoryBank]) -> None:
+    ``close()`` calls ``close`` (when given) if the bank was opened: it lets go of
+    what ``open`` made (a store of its own); a later use opens the bank again.
+    """
+
+    def __init__(
+        self, open: Callable[[], MemoryBank], close: Callable[[], None] | None = None
+    ) -> None:
         self._open = open
+        self._close = close
         self._bank: MemoryBank | None = None
 
     @property
@@ -49,6 +56,11 @@ class LazyMemory:
     @property
     def opened(self) -> bool:
         return self._bank is not None
+
+    def close(self) -> None:
+        if self._bank is not None and self._close is not None:
+            self._close()
+        self._bank = None
 
     def store(self, scope: str, entry: MemoryEntry, run: str) -> None:
         self.bank.store(scope, entry, run)
