@@ -164,6 +164,11 @@ class RunState:
     views: dict[tuple[str, str], ViewBase] = field(default_factory=dict)
     # provider entry -> its characters per token, learnt from the usage it reported.
     calibration: dict[str, Calibration] = field(default_factory=dict)
+    # A fork's: the time whose shared memory it sees (run_start's memory_at).
+    memory_at: str | None = None
+    # The memory the run wrote (its store, forget and timeline events, inherited ones
+    # too), in order: what a fork sees over the shared memory of memory_at.
+    memory_writes: list[MemoryEvent] = field(default_factory=list)
     # The memory recalled for the reply in progress (since the latest message): what its
     # requests show again after a pause for approval or a retry, without recalling anew.
     recall: MemoryEvent | None = None
@@ -259,6 +264,7 @@ def _on_run_start(state: RunState, event: Any) -> None:
     start: RunStartEvent = event
     state.flow_path = start.flow.path
     state.flow_hash = start.flow.hash
+    state.memory_at = start.memory_at
 
 
 def _on_flow(state: RunState, event: Any) -> None:
@@ -456,8 +462,10 @@ def _on_compact(state: RunState, event: Any) -> None:
 
 def _on_memory(state: RunState, event: Any) -> None:
     memory: MemoryEvent = event
-    if memory.operation == "recall":
+    if memory.operation == "recall":  # a recall reads: it changes no memory
         state.recall = memory
+    else:
+        state.memory_writes.append(memory)
 
 
 def _turn_for(state: RunState, node: str) -> Turn:

@@ -136,8 +136,8 @@ def _flow_files(folder: Path) -> None:
 
 
 def _same_run(data: dict[str, Any], ids: dict[str, str]) -> dict[str, Any]:
-    """The event with its run ids named by role and its time left out (they differ per run)."""
-    data = {key: value for key, value in data.items() if key != "ts"}
+    """The event with its run ids named by role and its times left out (they differ per run)."""
+    data = {key: value for key, value in data.items() if key not in ("ts", "memory_at")}
     for key in ("run", "parent"):
         if key in data:
             data[key] = ids.get(data[key], data[key])
@@ -194,6 +194,18 @@ def test_the_example_lines_are_what_the_pages_commands_write(
         assert _same_run(data, documented_ids) == _same_run(real, ids), (
             f"docs/events.md should show:\n{shown}"
         )
+
+
+def test_the_fork_sees_the_memory_of_its_last_shared_event(
+    written: tuple[list[dict[str, Any]], dict[str, Any]],
+) -> None:
+    run, fork_start = written
+    assert fork_start["memory_at"] == run[fork_start["fork_at"] - 1]["ts"]
+    documented = next(
+        json.loads(line) for kind, line in EXAMPLES if kind == "run_start" and "parent" in line
+    )
+    shown = [line for kind, line in EXAMPLES if kind != "run_start" and '"seq":4,' in line]
+    assert [json.loads(line)["ts"] for line in shown] == [documented["memory_at"]]
 
 
 def test_the_table_of_the_run_names_each_of_its_events(

@@ -16,7 +16,9 @@ is compressed in stages until it fits well under that line:
   out and a note says how many.
 
 Each stage is a ``compact`` event that the fold applies to the view, so the
-next request, a run continued elsewhere and a replay all see the same. A model
+next request, a run continued elsewhere and a replay all see the same. In a
+flow with ``memory: {timeline: true}``, each summary also becomes a timeline
+entry of the agent's memory (a ``memory`` event, and kept in the memory bank). A model
 that refuses a request as too long gets the stages run again, down to half
 the request's estimated size, and one more try; only a second refusal stops
 the run at an error.
@@ -32,14 +34,16 @@ from roost.engine.calls import ModelCaller, Overflowed
 from roost.engine.digests import RequestDigest, request_digest
 from roost.engine.recorder import Recorder, build_event
 from roost.errors import RoostError
-from roost.events import CompactEvent, ErrorEvent
+from roost.events import CompactEvent, ErrorEvent, MemoryEvent, TimelineEntry
 from roost.flow.models import Flow, ScriptedProviderConfig
 from roost.messages import ModelRequest, ModelResponse, ToolSpec, UserMessage
+from roost.nodes.agent import memory_note, with_memory_note
 from roost.nodes.roles import agent_system, render
 from roost.pricing import context_window_of
 from roost.window import SUMMARY_HEAD, ViewBase, estimate, trimmable
 
 if TYPE_CHECKING:
+    from roost.eventlog import MemoryBank
     from roost.runstate import RunState
 
 # After compressing, a request is brought down to this share of the compress_at line, so
@@ -92,11 +96,18 @@ def fixed_chars(system: str, tools: Sequence[ToolSpec] = (), context: str = "") 
 class Compactor:
     """Fits an agent's requests to its model's window, compressing its view when needed."""
 
-    def __init__(self, flow: Flow, recorder: Recorder, caller: ModelCaller) -> None:
+    def __init__(
+        self,
+        flow: Flow,
+        recorder: Recorder,
+        caller: ModelCaller,
+        memory: MemoryBank | None = None,
+    ) -> None:
         self.flow = flow
         self.rec = recorder
         self.state: RunState = recorder.state
         self.caller = caller
+        self.memory = memory  # where summaries are kept as timeline entries
         self._windows: dict[str, int | None] = {}
 
     def window(self, provider: str) -> int | None:
@@ -304,7 +315,7 @@ class Compactor:
         self, asker: Asker, stage: str, through: int, summary: str | None, after: ViewBase
     ) -> None:
         before = self.estimate(asker)
-        self.rec.add(
+        compact = self.rec.add(
             CompactEvent,
             node=asker.node,
             to=asker.to,
@@ -314,6 +325,24 @@ class Compactor:
             tokens_before=before,
             tokens_after=self.estimate(asker, after),
         )
+        if compact.summary is not None:  # as recorded: secrets masked
+            self._keep_timeline(asker.node, compact.ts, compact.summary)
+
+    def _keep_timeline(self, node: str, at: str, summary: str) -> None:
+        """A summary of ``node``'s view as a timeline entry of its memory, when the flow
+        keeps a timeline.
+
+        The ``memory`` event is recorded whether or not a bank keeps the entry, so a
+        replay (whose bank keeps nothing) records the same events.
+        """
+        config = self.flow.memory
+        scope = self.flow.memory_scope(node)
+        if config is None or not config.timeline or scope is None:
+            return
+        entry = TimelineEntry(at=at, run=self.rec.run_id, summary=summary)
+        self.rec.add(MemoryEvent, node=node, scope=scope, operation="timeline", timeline=entry)
+        if self.memory is not None:
+            self.memory.keep_timeline(scope, entry)
 
     def _fail(self, asker: Asker, message: str) -> None:
         self.rec.add(ErrorEvent, from_=asker.node, to=asker.to, content=message)
@@ -352,6 +381,7 @@ def context_sizes(flow: Flow, state: RunState) -> list[ContextSize]:
             system = agent_system(flow, state, node, to)
         except RoostError:
             system = flow.agents[node].role
+        system = with_memory_note(system, memory_note(flow, node))
         anchor = state.views.get((node, to))
         chars = state.view_chars(node, to)
         tokens = estimate(anchor, chars, len(system), state.chars_per_token(provider))

@@ -34,7 +34,7 @@ from roost.events import (
 from roost.flow.markers import INTERRUPT, TERMINATE, MarkerRule, marker_in
 from roost.flow.start_message import render_start
 from roost.messages import ChatMessage, ModelRequest, ModelResponse
-from roost.nodes.agent import seen_by, with_recall
+from roost.nodes.agent import memory_note, seen_by, with_memory_note, with_recall
 from roost.nodes.channel import ChannelPlan, Turn, channel_turn
 from roost.nodes.directors import By, channel_count, choose_by_llm
 from roost.nodes.human import check_self_answer, is_human, manual_choice
@@ -94,13 +94,14 @@ class Interpreter:
         self.caller = caller
         self.tools_for = tools_for
         self.redact = redact
-        self.compactor = Compactor(flow, recorder, caller)
+        self.compactor = Compactor(flow, recorder, caller, memory)
         self.loop = ToolLoop(recorder, self.compactor, redact)
         self._flow_record = flow_record
         self._max_rounds = flow.defaults.max_rounds
         # Fixed for the whole run, so looked up once rather than at every turn.
         self._humans = frozenset(name for name in flow.agents if is_human(flow, name))
         self._markers: dict[str, MarkerRule] = {name: flow.markers_of(name) for name in flow.agents}
+        self._memory_notes = {name: memory_note(flow, name) for name in flow.agents}
         self._plans: dict[str, ChannelPlan] = {}
 
     # ------------------------------------------------------------------ the three entry points
@@ -158,6 +159,7 @@ class Interpreter:
             provider = flow.agents[size.node].provider or flow.defaults.provider
             assert provider is not None  # context_sizes names only agents with a provider
             system = agent_system(flow, state, size.node, size.to)
+            system = with_memory_note(system, self._memory_notes[size.node])
             asker = Asker(size.node, size.to, provider, fixed_chars(system))
             changed += await self.compactor.fit(asker, force=True)
         self.rec.flush()
@@ -343,6 +345,8 @@ class Interpreter:
             # A role without template syntax is its own system prompt: no rendering needed.
             role = agent.role
             system = agent_system(flow, state, frm, to) if "{" in role else role
+            # In the request, so its digest covers it: a replay sends the same.
+            system = with_memory_note(system, self._memory_notes[frm])
             latest = self._latest_text(frm, to)
             recalled = self._recall(frm, latest)
             seen = with_recall(seen_by(flow, state, frm, to), recalled)

@@ -19,6 +19,7 @@ from roost.engine.calls import ModelCaller, TextSink
 from roost.engine.defaults import default_provider, default_toolbox
 from roost.engine.digests import settings_of
 from roost.engine.flows import check_keeps_history, flow_record, text_hash
+from roost.engine.fork_memory import fork_view
 from roost.engine.interpreter import Interpreter, ToolsFor
 from roost.engine.recorder import Clock, Recorder, now_iso
 from roost.errors import RoostError
@@ -57,7 +58,6 @@ class Runner:
         memory: MemoryBank | None = None,
     ) -> None:
         self.flow = flow
-        self.memory = memory  # where memory#... tools and recall keep and find entries
         self.log = log
         self.clock: Clock = clock or now_iso  # stamps the events this runner records
         self.on_event = on_event
@@ -75,6 +75,9 @@ class Runner:
         self._cancelling = False  # cancel() stopped that task: record it, do not raise
         events = log.load()
         self._state = fold(events)
+        # Where memory#... tools and recall keep and find entries; a fork reads the
+        # memory of its fork point and writes only its own events.
+        self.memory = fork_view(memory, self._state)
         # A flow other than the one the log says is in force takes over with a ``flow``
         # event, written before the next step, so that the log keeps telling the truth.
         self._takes_over: Flow | None = None

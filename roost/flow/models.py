@@ -9,7 +9,7 @@ which knows where each key stands in the file.
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 from pydantic_core import PydanticCustomError
@@ -17,6 +17,9 @@ from pydantic_core import PydanticCustomError
 from roost.errors import Problem, Severity
 from roost.flow.markers import MarkerRule
 from roost.flow.redact import clean
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 InterruptPolicy = Literal["NEVER", "ALWAYS"]
 
@@ -231,12 +234,20 @@ class StdioServer(Strict):
     args: list[str] = Field(default_factory=list)
     env: dict[str, str] = Field(default_factory=dict)
     timeout: float = Field(60, gt=0)
+    # envmcp (issue 20): the transport may be named; a command is always stdio.
+    transport: Literal["stdio"] = Field("stdio", description="stdio: roost starts the command.")
 
 
 class HttpServer(Strict):
     url: str
     headers: dict[str, str] = Field(default_factory=dict)
     timeout: float = Field(60, gt=0)
+    # envmcp (issue 20): the older HTTP+SSE transport besides streamable HTTP.
+    transport: Literal["streamable-http", "sse"] = Field(
+        "streamable-http",
+        description="streamable-http (the url is the MCP endpoint) or sse (the url is the "
+        "server's SSE endpoint, often ending in /sse).",
+    )
 
 
 McpServerConfig = StdioServer | HttpServer
@@ -293,7 +304,7 @@ class Start(Strict):
 SHARED_SCOPE = r"^[A-Za-z][A-Za-z0-9_.-]{0,63}$"
 MAX_RECALL = 50
 # The built-in tools an agent lists as ``memory#NAME``; a tool entry called ``memory`` hides them.
-MEMORY_TOOLS = ("store", "recall", "forget")
+MEMORY_TOOLS = ("store", "recall", "forget", "timeline_recall")
 
 
 class Memory(Strict):
@@ -371,6 +382,8 @@ class Flow(Strict):
     # Line and column of every key (by its path of keys and indexes); set by the loader.
     _positions: dict[tuple[str | int, ...], tuple[int, int]] = PrivateAttr(default_factory=dict)
     _warnings: tuple[Problem, ...] = PrivateAttr(default=())
+    # envmcp (issue 20): what the .env files beside the flow and in the current folder set.
+    _env_files: dict[str, str] = PrivateAttr(default_factory=dict)
 
     @property
     def path(self) -> str:
@@ -385,6 +398,11 @@ class Flow(Strict):
     def secrets(self) -> frozenset[str]:
         """Values substituted from the environment, to be kept out of every output."""
         return self._secrets
+
+    @property
+    def env_files(self) -> Mapping[str, str]:
+        """What the flow's .env files set (secrets: never shown); the environment wins."""
+        return self._env_files
 
     @property
     def warnings(self) -> tuple[Problem, ...]:
@@ -429,7 +447,8 @@ class Flow(Strict):
         return f"shared:{scope}"
 
     def memory_tool(self, wire_name: str) -> str | None:
-        """``store``, ``recall`` or ``forget`` when ``wire_name`` is that built-in memory tool."""
+        """``store``, ``recall``, ``forget`` or ``timeline_recall`` when ``wire_name`` is that
+        built-in memory tool."""
         if self.memory is None or "memory" in self.tools:
             return None
         name = wire_name.removeprefix("memory__")

@@ -119,6 +119,45 @@ def with_recall(seen: Seen, entries: Sequence[MemoryEntry]) -> Seen:
     return Seen(LazyMessages(build), digest, seen.context)
 
 
+MEMORY_NOTE = "You have a memory that lasts across conversations: call {uses}."
+# What each built-in memory tool is for, as the note says it (in this order).
+MEMORY_USES = {
+    "store": "memory__store to remember a fact or preference for later",
+    "recall": "memory__recall to look up what you remembered",
+    "forget": "memory__forget to remove an entry that no longer holds",
+    "timeline_recall": "memory__timeline_recall to find summaries of earlier "
+    "conversations by words and dates",
+}
+
+
+def memory_note(flow: Flow, agent: str) -> str:
+    """The sentence telling ``agent``'s model which memory tools it has; '' for none.
+
+    Only the built-in tools the agent lists under ``functions`` are named (none when
+    the flow has no ``memory:`` section, or a tool entry of its own called memory).
+    """
+    config = flow.agents.get(agent)
+    if flow.memory is None or "memory" in flow.tools or config is None:
+        return ""
+    listed = set()
+    for reference in config.functions:
+        parent, _, child = reference.removeprefix("@@").strip().partition("#")
+        if parent == "memory":
+            listed.add(child)
+    uses = [use for name, use in MEMORY_USES.items() if name in listed]
+    if not uses:
+        return ""
+    joined = uses[0] if len(uses) == 1 else f"{', '.join(uses[:-1])} and {uses[-1]}"
+    return MEMORY_NOTE.format(uses=joined)
+
+
+def with_memory_note(system: str, note: str) -> str:
+    """The system prompt ``system`` with the memory ``note`` after it, as the model is sent."""
+    if not note:
+        return system
+    return f"{system}\n\n{note}" if system else note
+
+
 def _view_digest(
     kind: bytes, speaker: str, to: str, shown: bytes, times: bytes, base: ViewBase | None
 ) -> bytes:

@@ -76,7 +76,8 @@ def fork_refusal(status: str, with_message: bool) -> str | None:
 def fork_prefix(
     events: Sequence[Event], at: int, new_id: str, refuse: Refusal | None = None
 ) -> list[Event]:
-    """The first ``at`` events as the start of run ``new_id``, its run_start naming the parent.
+    """The first ``at`` events as the start of run ``new_id``, its run_start naming the parent
+    and the time whose memory the fork sees (``memory_at``).
 
     Seq and time stamps stay as recorded: the stamps mark which events were one
     step, which a later fork of this fork needs to check its own fork point.
@@ -86,8 +87,19 @@ def fork_prefix(
     parent = events[0].run
     check_fork_point(parent, len(events), at, lambda: events, refuse)
     prefix = [event.model_copy(update={"run": new_id}) for event in events[:at]]
-    prefix[0] = prefix[0].model_copy(update={"parent": parent, "fork_at": at})
+    seen = memory_at(events[0], events[at - 1])
+    prefix[0] = prefix[0].model_copy(update={"parent": parent, "fork_at": at, "memory_at": seen})
     return prefix
+
+
+def memory_at(start: RunStartEvent, last_shared: Event) -> str:
+    """The time whose shared memory a fork sees: its last shared event's.
+
+    ``start`` is the parent's run_start. A parent that is itself a fork sees the memory
+    of its own fork point; a fork of it sees that earlier time's, or its own last shared
+    event's when that is earlier still (it forks inside the part the parent shares).
+    """
+    return last_shared.ts if start.memory_at is None else min(start.memory_at, last_shared.ts)
 
 
 def fork_file_path(parent: Path, new_id: str) -> Path:

@@ -18,7 +18,7 @@ from sqlalchemy import Connection, select
 from roost.errors import ConcurrentRunError, EventLogError, UsageError
 from roost.events import Event, RunStartEvent, now_iso
 from roost.store.checks import invalid_event_text, order_problem, seq_problem
-from roost.store.forks import check_fork_point
+from roost.store.forks import check_fork_point, memory_at
 from roost.store.schema import EVENTS, RUNS, Database, RawCursor, RunInfo
 from roost.store.summary import summarize
 
@@ -67,6 +67,7 @@ class SqlLog:
     def load(self) -> list[Event]:
         """The run's events: a fork's shared prefix (from its ancestors) then its own."""
         items: list[dict[str, Any]] = []
+        oldest = 0  # events read from the oldest ancestor
         with self.store.translate("read"), self.store.engine.connect() as conn:
             for source, start, stop in self._segments(conn):
                 query = select(EVENTS.c.seq, EVENTS.c.ts, EVENTS.c.payload).where(
@@ -76,7 +77,8 @@ class SqlLog:
                     query = query.where(EVENTS.c.seq < stop)
                 for seq, ts, body in conn.execute(query.order_by(EVENTS.c.seq)):
                     items.append(self._stored_item(seq, ts, body))
-        return self._mark_fork(self._validated(items))
+                oldest = oldest or len(items)
+        return self._mark_fork(self._validated(items), oldest)
 
     def append(self, events: Sequence[Event]) -> None:
         """Adds one step's events in one transaction; ConcurrentRunError if a seq is taken."""
@@ -216,14 +218,21 @@ class SqlLog:
             segments.append((run_id, fork_at or 0, stop))
         return list(reversed(segments))
 
-    def _mark_fork(self, events: list[Event]) -> list[Event]:
-        """A fork's run_start names its parent and fork point."""
+    def _mark_fork(self, events: list[Event], oldest: int) -> list[Event]:
+        """A fork's run_start names its parent, fork point and the time of its memory.
+
+        The fork's memory is that of the last event it shares with its oldest
+        ancestor (the first ``oldest`` events): where its line of forks left that run.
+        """
         if self.info is not None:
             parent, at = self.info.parent, self.info.fork_at
         elif self._fork_of is not None:
             parent, at = self._fork_of[0].id, self._fork_of[1]
         else:
             return events
-        if at is not None and events and isinstance(events[0], RunStartEvent):
-            events[0] = events[0].model_copy(update={"parent": parent, "fork_at": at})
+        start = events[0] if events else None
+        if at is not None and isinstance(start, RunStartEvent):
+            seen = memory_at(start, events[oldest - 1])
+            update = {"parent": parent, "fork_at": at, "memory_at": seen}
+            events[0] = start.model_copy(update=update)
         return events

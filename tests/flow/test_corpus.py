@@ -48,6 +48,11 @@ EXPECTED: dict[str, tuple[int, int, tuple[str, ...]]] = {
     "memory_unknown_tool.yaml": (9, 17, ("'memory#stor'", "no memory tool", "'store'")),
     "mcp_server_typo.yaml": (5, 5, ("unknown key 'comand'", "did you mean 'command'")),
     "mcp_unknown_server.yaml": (5, 10, ("no MCP server", "'filesystem'")),
+    "mcp_bad_transport.yaml": (
+        6,
+        16,
+        ("transport of MCP server 'weather'", "streamable-http, sse"),
+    ),
     "members_not_list.yaml": (6, 14, ("members of channel 'c'", "expected a list")),
     "missing_version.yaml": (1, 1, ("format version", "roost: 1")),
     "newline_in_key.yaml": (8, 28, ("transitions.'a\\nb'[0] of channel 'c'", "expected a string")),
