@@ -4,7 +4,8 @@
 flow to its end; ``load_flow(path)`` reads and validates a flow file, its tools
 included, raising ``FlowError`` whose ``problems`` carry file, line, column and
 message. ``Runner`` steps a run one call at a time; ``MemoryLog``, ``JsonlLog``
-and ``SqlStore`` keep its events, whose types are exported here too. In
+and ``SqlStore`` keep its events, whose types are exported here too, and
+``memory_bank()`` what its flow remembers. In
 Jupyter, ``show(item)`` draws a flow or a run (and a cell ending with one
 draws it by itself).
 
@@ -19,7 +20,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from roost.api import run, run_sync
+    from roost.api import memory_bank, run, run_sync
     from roost.engine import Runner, RunState
     from roost.errors import FlowError, RoostError, RunStateError
     from roost.eventlog import EventLog, MemoryLog
@@ -66,6 +67,7 @@ _EVENTS = (
 _LAZY = {
     "run": "roost.api",
     "run_sync": "roost.api",
+    "memory_bank": "roost.api",
     "show": "roost.notebook",
     "Runner": "roost.engine",
     "RunState": "roost.engine",
@@ -107,6 +109,7 @@ __all__ = [
     "ToolResultEvent",
     "__version__",
     "load_flow",
+    "memory_bank",
     "run",
     "run_sync",
     "show",

@@ -173,6 +173,9 @@ class RunState:
     memory_writes: list[MemoryEvent] = field(default_factory=list)
     # skills (issue 20): the skills the latest ``skills`` event recorded (None: none yet).
     skills: tuple[SkillInfo, ...] | None = None
+    # The memory recalled for the reply in progress (since the latest message): what its
+    # requests show again after a pause for approval or a retry, without recalling anew.
+    recall: MemoryEvent | None = None
 
     def __repr__(self) -> str:
         # Short on purpose: asyncio writes the repr of a task's result when a run ends.
@@ -306,6 +309,7 @@ def _on_message(state: RunState, event: Any) -> None:
     sizes.append(sizes[-1] + size if sizes else size)
     state.pending = None
     state.step = (to, frm)
+    state.recall = None
     turn = state.turn
     if turn.node or turn.messages:
         state.turn = Turn()
@@ -462,7 +466,9 @@ def _on_compact(state: RunState, event: Any) -> None:
 
 def _on_memory(state: RunState, event: Any) -> None:
     memory: MemoryEvent = event
-    if memory.operation != "recall":  # a recall reads: it changes no memory
+    if memory.operation == "recall":  # a recall reads: it changes no memory
+        state.recall = memory
+    else:
         state.memory_writes.append(memory)
 
 

@@ -11,7 +11,7 @@ import asyncio
 from typing import TYPE_CHECKING
 
 from roost.batch.inputs import Row
-from roost.batch.rows import RowResult, run_row
+from roost.batch.rows import RowResult, run_row, store_memory
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -29,6 +29,7 @@ async def run_local(
 ) -> None:
     """Runs the rows at the indices ``todo`` of ``plan``, ``on_result(index, result)`` for each."""
     queue = list(reversed(todo))
+    memory = store_memory(store)  # one for every row: the store is opened for memory once
 
     async def worker() -> None:
         while queue:
@@ -36,7 +37,9 @@ async def run_local(
             item = plan.items[index]
             assert isinstance(item.row, Row) and item.flow is not None and item.run_id
             new = item.run_id not in plan.stored
-            result = await run_row(store, item.flow, item.row, plan.batch, item.run_id, new=new)
+            result = await run_row(
+                store, item.flow, item.row, plan.batch, item.run_id, new=new, memory=memory
+            )
             on_result(index, result)
 
     await asyncio.gather(*(worker() for _ in range(min(concurrency, len(todo)))))

@@ -22,12 +22,14 @@ from roost.errors import RoostError, RunNotFoundError
 from roost.events import ErrorEvent, Event, RunStartEvent
 from roost.pricing import run_cost
 from roost.runstate import RunState, fold
+from roost.store.lazy_memory import LazyMemory
+from roost.store.memory import SqlMemory
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from roost.batch.inputs import BadRow, Row
-    from roost.eventlog import EventLog
+    from roost.eventlog import EventLog, MemoryBank
     from roost.flow.models import Flow
     from roost.store.sql import SqlStore
 
@@ -70,28 +72,43 @@ def bad_row(row: BadRow) -> RowResult:
 
 
 async def run_row(
-    store: SqlStore, flow: Flow, row: Row, batch: str, run_id: str, *, new: bool = False
+    store: SqlStore,
+    flow: Flow,
+    row: Row,
+    batch: str,
+    run_id: str,
+    *,
+    new: bool = False,
+    memory: MemoryBank | None = None,
 ) -> RowResult:
     """Runs ``row`` to where it comes to rest (or finds it finished); never raises a RoostError.
 
     ``new``: the row's run was not in the store when the batch began, so it is
     started without looking it up (a run made meanwhile by another writer is
     refused by the store, and the row is an error retried next time).
+    ``memory``: what the flow remembers across runs (default: ``store_memory(store)``),
+    so that one row recalls what another, or any run of the store, stored.
     """
     try:
-        state, log = await _advance(store, flow, row, batch, run_id, new)
+        bank = memory if memory is not None else store_memory(store)
+        state, log = await _advance(store, flow, row, batch, run_id, new, bank)
         return result_of(row.line, run_id, state, log.load())
     except RoostError as error:
         return RowResult(row.line, run_id, "error", error=f"line {row.line}: {error}")
 
 
+def store_memory(store: SqlStore) -> MemoryBank:
+    """The memory of ``store``, opened when a row first stores or recalls."""
+    return LazyMemory(lambda: SqlMemory(store))
+
+
 async def _advance(
-    store: SqlStore, flow: Flow, row: Row, batch: str, run_id: str, new: bool
+    store: SqlStore, flow: Flow, row: Row, batch: str, run_id: str, new: bool, memory: MemoryBank
 ) -> tuple[RunState, EventLog]:
     log: EventLog | None = None if new else _stored_log(store, run_id)
     if log is None:
         log = BatchLog(store.new_log(run_id), batch, row.line)
-    runner = Runner(flow, log, child_log=store.new_log)
+    runner = Runner(flow, log, child_log=store.new_log, memory=memory)
     state = runner.state
     if state.status in FINISHED:
         return state, log

@@ -78,12 +78,17 @@ def check_events_path(path: Path) -> None:
 
 
 def memory_for(flow: Flow, db: str | None) -> MemoryBank | None:
-    """The store's memory, for a flow with a ``memory:`` section; else None."""
-    if flow.memory is None:
+    """The store's memory, for a flow with a ``memory:`` section or a sub-flow; else None.
+
+    Opened when first used: a flow whose sub-flows have no memory never opens it.
+    """
+    from roost.store.lazy_memory import LazyMemory, may_remember
+
+    if not may_remember(flow):
         return None
     from roost.store.memory import SqlMemory
 
-    return SqlMemory(open_store(db))
+    return LazyMemory(lambda: SqlMemory(open_store(db)))
 
 
 def child_logs(db: str | None) -> Callable[[str], EventLog]:

@@ -358,7 +358,7 @@ class Interpreter:
             if agent.skills:
                 system = with_skills(system, self._skills_of(frm), SKILL_READ_WIRE)
             latest = self._latest_text(frm, to)
-            recalled = self._recall(frm, latest) if state.turn.node != frm else ()
+            recalled = self._recall(frm, latest)
             seen = with_recall(seen_by(flow, state, frm, to), recalled)
             tools = self.tools_for(frm, latest) if agent.functions or agent.skills else ()
         except Exception as exc:  # a failure here stops the run, never the process
@@ -421,12 +421,18 @@ class Interpreter:
         """The entries of ``agent``'s memory matching ``latest``, recorded as a ``memory`` event.
 
         Found once, before the reply's first request, and kept in the log, so that the
-        requests of a replay (which reads the record, not the store) are the same.
+        requests of a replay (which reads the record, not the store) are the same. A
+        reply resumed after a pause for approval, or retried, shows what was found then.
         """
+        made = self.state.recall
+        if made is not None and made.node == agent:
+            return made.entries or ()
         config = self.flow.memory
         scope = self.flow.memory_scope(agent)
         if config is None or scope is None or self.memory is None or config.recall == 0:
             return ()
+        if self.state.turn.node == agent:
+            return ()  # resumed midway, and the recall before it found nothing: none now
         found = tuple(self.memory.recall(scope, latest, config.recall))
         if found:
             self.rec.add(

@@ -293,7 +293,7 @@ class Runner:
     def _tools_for(self, agent: str, text: str) -> Sequence[Tool]:
         if self._tools is None:
             # The toolbox's sub-flows become child runs of this run, on its child_log.
-            subflows = ChildRuns(parent=self.log, child_log=self.child_log)
+            subflows = ChildRuns(parent=self.log, child_log=self.child_log, memory=self.memory)
             self._toolbox = default_toolbox(self.flow, subflows, self.memory, self.run_id)
             self._tools = self._toolbox
         tools: Sequence[Tool] = self._tools(agent, text)
@@ -370,7 +370,8 @@ class ChildRuns:
     Each sub-flow runs with its own Runner on a log from ``child_log`` (memory
     by default) whose ``run_start`` names ``parent``'s run and the tool call,
     to completion or to its first interrupt; its last message is the tool's
-    result. Made without a parent, the child runs stand alone.
+    result. Made without a parent, the child runs stand alone. A sub-flow with a
+    ``memory:`` section keeps and recalls its entries in ``memory``, the parent's bank.
     """
 
     def __init__(
@@ -379,10 +380,12 @@ class ChildRuns:
         parent: EventLog | None = None,
         child_log: ChildLogs | None = None,
         providers: Callable[[str], Provider] | None = None,
+        memory: MemoryBank | None = None,
     ) -> None:
         self._parent = parent
         self._child_log: ChildLogs = child_log or MemoryLog
         self._providers = providers
+        self._memory = memory
         self._claimed: set[str] = set()
         self.logs: dict[str, EventLog] = {}  # child run id -> its log, for callers and tests
 
@@ -402,7 +405,13 @@ class ChildRuns:
         log = LinkedLog(self._child_log(new_child_id()), parent_id, call_id)
         self.logs[log.run_id] = log
         try:
-            runner = Runner(flow, log, providers=self._providers, child_log=self._child_log)
+            runner = Runner(
+                flow,
+                log,
+                providers=self._providers,
+                child_log=self._child_log,
+                memory=self._memory,
+            )
             await runner.start(message)
         except RoostError as exc:
             text = f"sub-flow {flow.name!r} failed: {exc}"

@@ -15,11 +15,14 @@ from __future__ import annotations
 import difflib
 import json
 import re
+import tempfile
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from roost.api import run
+from roost.api import memory_bank, run
 from roost.errors import RoostError
 from roost.eventlog import MemoryLog
 from roost.events import (
@@ -33,8 +36,9 @@ from roost.events import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
 
+    from roost.eventlog import MemoryBank
     from roost.flowtest.spec import Expect, LoadedCase, TestFile, ToolCalled
     from roost.runstate import RunState
 
@@ -80,13 +84,32 @@ async def _expected(loaded: LoadedCase) -> tuple[list[str], list[str]]:
     answers = iter(case.answers)
     log = MemoryLog(f"test-{loaded.index + 1}")
     try:
-        state = await run(loaded.flow, case.message, answer=lambda _: next(answers, None), log=log)
+        with scratch_memory() as memory:
+            state = await run(
+                loaded.flow,
+                case.message,
+                answer=lambda _: next(answers, None),
+                log=log,
+                memory=memory,
+            )
     except RoostError as error:
         return [f"the run failed: {error}"], transcript(log.load())
     assert case.expect is not None
     events = log.load()
     failures = judge(case.expect, state, events)
     return failures, transcript(events) if failures else []
+
+
+@contextmanager
+def scratch_memory() -> Iterator[MemoryBank]:
+    """An empty memory for one case, thrown away after it: a case neither reads nor
+    changes the memory of the project's store, and no case sees another's."""
+    with tempfile.TemporaryDirectory(prefix="roost-test-") as folder:
+        bank = memory_bank(str(Path(folder) / "memory.db"))
+        try:
+            yield bank
+        finally:
+            bank.close()
 
 
 def judge(expect: Expect, state: RunState, events: list[Event]) -> list[str]:

@@ -43,7 +43,9 @@ from roost.serve.flowdir import FlowDir
 from roost.serve.scheduler import Scheduler
 from roost.serve.servefile import Schedule, flow_for, tick_key
 from roost.store.forks import check_fork_point, fork_refusal
+from roost.store.lazy_memory import LazyMemory
 from roost.store.leases import Queued, RunLeases
+from roost.store.memory import SqlMemory
 from roost.store.sql import RunInfo, SqlStore
 from roost.store.ticks import ScheduleTicks
 
@@ -75,6 +77,8 @@ class Hub:
     def __init__(self, config: ServeConfig, store: SqlStore | None = None) -> None:
         self.config = config
         self.store = store or SqlStore(config.db)
+        # What flows with a memory: section (or their sub-flows) remember, in this store.
+        self.memory = LazyMemory(lambda: SqlMemory(self.store))
         self.leases = RunLeases(self.store, config.worker, seconds=config.lease_seconds)
         self.flows = FlowDir(config.flows)
         self.sessions: dict[str, Session] = {}
@@ -378,7 +382,14 @@ class Hub:
         def on_text(node: str, text: str) -> None:
             self.publish(run_id, {"type": "delta", "node": node, "text": text})
 
-        return Runner(flow, log_, on_event=on_event, on_text=on_text, child_log=self.store.new_log)
+        return Runner(
+            flow,
+            log_,
+            on_event=on_event,
+            on_text=on_text,
+            child_log=self.store.new_log,
+            memory=self.memory,
+        )
 
 
 class Session:

@@ -291,3 +291,28 @@ def test_a_store_or_address_a_cluster_cannot_use_is_refused_before_anything_runs
     code, _, err = roost("batch", "two.yaml", "q.jsonl", "--ray", address)
     assert (code, err.strip()) == (2, message)
     assert not (folder / ".roost").exists()
+
+
+def test_rows_on_the_cluster_store_and_recall_memory(
+    ray_head: str, pg_url: str, tmp_path: Path
+) -> None:
+    from tests.batch.test_memory import ASK, RECALLED, TELL, host_said
+
+    (tmp_path / "tell.yaml").write_text(TELL)
+    (tmp_path / "ask.yaml").write_text(ASK)
+    jsonl(tmp_path / "tell.jsonl", {"message": "I only drink green tea."})
+    jsonl(tmp_path / "ask.jsonl", {"message": "Which tea?"}, {"message": "And for the tea?"})
+    env = ray_env()
+    for flow, batch in (("tell", "told"), ("ask", "asked")):
+        command = ("batch", f"{flow}.yaml", f"{flow}.jsonl", "--batch", batch)
+        done = run_cli(*command, "--ray", ray_head, "--db", pg_url, cwd=tmp_path, env=env)
+        assert done.returncode == 0, done.stdout + done.stderr
+    rows = results(tmp_path / "ask.results.jsonl")
+    assert [r["status"] for r in rows] == ["terminated", "terminated"]
+    store = SqlStore(pg_url)
+    try:
+        for row in rows:
+            [echoed] = host_said(store, row["run"])
+            assert RECALLED in echoed
+    finally:
+        store.close()
