@@ -19,6 +19,7 @@ from roost.engine.calls import ModelCaller, TextSink
 from roost.engine.defaults import default_provider, default_toolbox
 from roost.engine.digests import settings_of
 from roost.engine.flows import check_keeps_history, flow_record, text_hash
+from roost.engine.hooks import HooksFor, LiveHooks
 from roost.engine.interpreter import Interpreter, ToolsFor
 from roost.engine.recorder import Clock, Recorder, now_iso
 from roost.errors import RoostError
@@ -55,8 +56,10 @@ class Runner:
         on_text: TextSink | None = None,
         clock: Clock | None = None,
         memory: MemoryBank | None = None,
+        hooks: HooksFor | None = None,
     ) -> None:
         self.flow = flow
+        self._hooks = hooks  # the hooks' decisions (default: the flow's hooks, run)
         self.memory = memory  # where memory#... tools and recall keep and find entries
         self.log = log
         self.clock: Clock = clock or now_iso  # stamps the events this runner records
@@ -91,8 +94,16 @@ class Runner:
         caller = ModelCaller(
             self._recorder, self._provider, redact, self.on_text, settings=settings_of(flow)
         )
+        hooks = self._hooks or LiveHooks(flow, redact)
         self._interpreter = Interpreter(
-            flow, self._recorder, caller, self._tools_for, redact, self._flow_record, self.memory
+            flow,
+            self._recorder,
+            caller,
+            self._tools_for,
+            redact,
+            self._flow_record,
+            self.memory,
+            hooks,
         )
 
     def follow(self, flow: Flow) -> None:
