@@ -228,6 +228,8 @@ class RunConsole:
                 return f"{self.name(interrupt.from_)} [bold]next speaker> [/]"
             if interrupt.reason == "tool_approval":
                 return "[bold]run it? > [/]"
+            if interrupt.reason == "tool_plan":
+                return "[bold]run them? > [/]"
             route = (interrupt.from_, interrupt.to)
         if route is None:
             return "[bold]> [/]"
@@ -292,7 +294,17 @@ def describe_wait(interrupt: InterruptEvent, choices: Sequence[str]) -> str:
         call: dict[str, Any] = interrupt.tool_call or {}
         arguments = json.dumps(call.get("arguments", {}), ensure_ascii=False)
         return f"{frm} asks to run {call.get('name')}({arguments}): answer yes to run it"
+    if interrupt.reason == "tool_plan":
+        return f"{frm} asks to run {plan_text(interrupt.tool_calls or ())}: answer yes to run them"
     return f"{to} waits for {frm}: answer as {frm}"
+
+
+def plan_text(calls: Sequence[dict[str, Any]]) -> str:
+    """The calls of a plan, numbered: ``1. read({"path": "a"}) 2. write(...)``."""
+    return " ".join(
+        f"{number}. {call.get('name')}({json.dumps(call.get('arguments', {}), ensure_ascii=False)})"
+        for number, call in enumerate(calls, 1)
+    )
 
 
 def _hint(interrupt: InterruptEvent) -> str:
@@ -300,6 +312,8 @@ def _hint(interrupt: InterruptEvent) -> str:
         return "(a name; Ctrl-C leaves the run paused)"
     if interrupt.reason == "tool_approval":
         return "(yes runs it, anything else refuses; Ctrl-C leaves the run paused)"
+    if interrupt.reason == "tool_plan":
+        return "(yes runs them all, anything else refuses them all; Ctrl-C leaves the run paused)"
     return f"(Enter: {interrupt.from_} answers by itself; Ctrl-C leaves the run paused)"
 
 
