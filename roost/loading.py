@@ -40,7 +40,7 @@ def with_tools(checked: Checked) -> Flow:
 
 def tool_problems(flow: Flow) -> list[Problem]:
     """The problems of ``flow``'s tools and MCP servers (none when it declares neither)."""
-    if not flow.tools and not flow.mcp_servers:
+    if not flow.tools and not flow.mcp_servers and not flow.hook_entries():
         return []
     from roost.tools import check_flow_tools  # imported only when a flow has tools
 

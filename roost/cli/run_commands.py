@@ -378,8 +378,8 @@ def _warn(log: EventLog) -> None:
 
 
 def _check_tools(flow: Flow) -> None:
-    """Refuses a flow whose tools cannot work, before anything runs."""
-    if not flow.tools:
+    """Refuses a flow whose tools or hooks cannot work, before anything runs."""
+    if not flow.tools and not flow.hook_entries():
         return
     from roost.errors import FlowError
     from roost.tools import check_flow_tools

@@ -485,6 +485,17 @@ class Flow(Strict):
         name = wire_name.removeprefix("memory__")
         return name if name != wire_name and name in MEMORY_TOOLS else None
 
+    def hook_entries(self) -> list[tuple[tuple[str | int, ...], Hook]]:
+        """Every hook of the flow and of its agents, with the keys where it is written."""
+        found: list[tuple[tuple[str | int, ...], Hook]] = []
+        places: list[tuple[tuple[str, ...], Hooks | None]] = [(("hooks",), self.hooks)]
+        places += [(("agents", name, "hooks"), agent.hooks) for name, agent in self.agents.items()]
+        for keys, hooks in places:
+            for stage in HOOK_STAGES if hooks is not None else ():
+                for index, hook in enumerate(getattr(hooks, stage)):
+                    found.append(((*keys, stage, index), hook))
+        return found
+
     def hooks_of(self, agent: str, stage: str) -> list[Hook]:
         """The hooks ``agent`` runs at ``stage``: the flow's, then the agent's own."""
         config = self.agents.get(agent)

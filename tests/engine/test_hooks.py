@@ -12,6 +12,7 @@ from roost.engine.replay import replay_run
 from roost.eventlog import MemoryLog
 from roost.events import HookEvent, LlmCallEvent, MessageEvent, ToolCallEvent, ToolResultEvent
 from roost.flow import read_flow
+from tests.cli_inprocess import run_cli
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -300,3 +301,34 @@ async def test_a_replay_is_identical_and_runs_no_hook(tmp_path: Path) -> None:
         for e in events
     ]
     assert not (await replay_run(None, edited)).identical
+
+
+BROKEN_HOOKS = """\
+roost: 1
+defaults: {provider: p}
+providers: {p: {kind: scripted, replies: [ok]}}
+hooks:
+  before_tool:
+    - python: "guards:no_rm"
+    - command: ./not-here
+agents:
+  USER: {interrupt: ALWAYS}
+  a:
+    hooks:
+      after_tool: [{python: "guards:shout_louder"}]
+start: {from: USER, to: a}
+"""
+
+
+def test_validation_names_each_hook_that_cannot_run_where_it_is_written(tmp_path: Path) -> None:
+    (tmp_path / "guards.py").write_text(GUARDS_PY)
+    (tmp_path / "flow.yaml").write_text(BROKEN_HOOKS)
+    expected = [
+        "flow.yaml:7:7: error: hooks.before_tool[1]: command './not-here' not found",
+        "flow.yaml:12:21: error: hooks.after_tool[0] of agent 'a': "
+        "module 'guards' has no attribute 'shout_louder'",
+    ]
+    checked = run_cli("validate", "flow.yaml", cwd=tmp_path)
+    assert (checked.returncode, checked.stdout.splitlines()) == (2, expected)
+    ran = run_cli("run", "flow.yaml", cwd=tmp_path)
+    assert (ran.returncode, ran.stderr.splitlines()) == (2, expected)
