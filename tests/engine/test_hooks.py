@@ -332,3 +332,34 @@ def test_validation_names_each_hook_that_cannot_run_where_it_is_written(tmp_path
     assert (checked.returncode, checked.stdout.splitlines()) == (2, expected)
     ran = run_cli("run", "flow.yaml", cwd=tmp_path)
     assert (ran.returncode, ran.stderr.splitlines()) == (2, expected)
+
+
+async def test_a_channel_member_is_shown_the_message_rewritten_and_others_as_written(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "guards.py").write_text(GUARDS_PY)
+    flow = {
+        "roost": 1,
+        "defaults": {"provider": "p"},
+        "providers": {
+            "p": {"kind": "scripted", "replies": [{"echo": "last"}], "when_exhausted": "cycle"}
+        },
+        "agents": {
+            "USER": {"interrupt": "ALWAYS"},
+            "a": {"hooks": {"before_reply": [{"python": "guards:polite"}]}},
+            "b": {},
+        },
+        "channels": {
+            "c": {"members": ["a", "b"], "max_rounds": 2, "director": {"strategy": "round_robin"}}
+        },
+        "start": {"from": "USER", "to": "c", "content": "sum it up"},
+    }
+    path = tmp_path / "flow.yaml"
+    path.write_text(json.dumps(flow))
+    events = await run(path)
+    said = [e.content for e in events if isinstance(e, MessageEvent) and e.to == "c"]
+    # a echoes its transcript, where USER's message reads as its hook rewrote it; b's
+    # transcript shows USER's message as written (and a's reply as a said it).
+    assert "@USER: please, sum it up" in said[1]
+    assert "@USER: sum it up" in said[2]
+    assert "@a: The conversation in c so far:\n@USER: please, sum it up" in said[2]
