@@ -22,7 +22,6 @@ from roost.events import HookEvent
 
 if TYPE_CHECKING:
     from roost.engine.recorder import Recorder
-    from roost.engine.tool_loop import ToolOutcome
     from roost.events import Event
     from roost.flow.models import Flow
     from roost.flow.redact import Redactor
@@ -148,9 +147,10 @@ class HookRecorder:
                 self.record(agent, "before_tool", (hook.name, decision), call)
 
     async def after_tool(
-        self, agent: str, call: ToolCall, outcome: ToolOutcome
-    ) -> tuple[ToolOutcome, list[Decided]]:
-        """The result as the after_tool hooks leave it, and what each decided (to record)."""
+        self, agent: str, call: ToolCall, content: str, is_error: bool
+    ) -> tuple[str, bool, list[Decided]]:
+        """The result (its text, whether an error) as the after_tool hooks leave it, and
+        what each decided (to record)."""
         decided: list[Decided] = []
         for hook in self.hooks(agent, "after_tool"):
             payload = {
@@ -159,15 +159,15 @@ class HookRecorder:
                 "tool": call.name,
                 "id": call.id,
                 "arguments": call.arguments,
-                "result": {"content": outcome.content, "is_error": outcome.is_error},
+                "result": {"content": content, "is_error": is_error},
             }
             decision = await hook.decide("after_tool", payload)
             decided.append((hook.name, decision))
             if decision.decision == "refuse":
-                return outcome._replace(content=decision.reason or "", is_error=True), decided
+                return decision.reason or "", True, decided
             if decision.decision == "change" and decision.content is not None:
-                outcome = outcome._replace(content=decision.content)
-        return outcome, decided
+                content = decision.content
+        return content, is_error, decided
 
     async def before_reply(self, agent: str, entry: HistoryEntry) -> str | None:
         """Runs the before_reply hooks on the message ``agent`` answers; the refusal, if any.

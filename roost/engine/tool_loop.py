@@ -279,7 +279,10 @@ class ToolLoop:
         ran = tool is not None and call.raw_arguments is None
         if not ran or (gated and not _approved(decisions.get(call.id, ""))):
             return outcome, []  # the tool did not run: there is nothing for a hook to see
-        return await self.hooks.after_tool(job.agent, call, outcome)
+        content, is_error, decided = await self.hooks.after_tool(
+            job.agent, call, outcome.content, outcome.is_error
+        )
+        return outcome._replace(content=content, is_error=is_error), decided
 
     def _record_memory(self, job: Reply, call: ToolCall) -> None:
         """A successful ``memory#store`` or ``memory#forget``, recorded as a ``memory`` event.
