@@ -233,13 +233,13 @@ async def test_before_reply_refuses_without_asking_the_model(tmp_path: Path) -> 
 
 async def test_a_hook_that_fails_refuses_the_call_and_the_run_goes_on(tmp_path: Path) -> None:
     broken = {
-        "guards:sleeps": "hook guards:sleeps failed: timed out after 0.2 s",
+        "guards:sleeps": "hook guards:sleeps failed: timed out after 1 s",
         "guards:crashes": "hook guards:crashes failed: KeyError: 'cmd'",
         "guards:says_maybe": "hook guards:says_maybe failed: unknown decision 'maybe'",
         "guards:missing": "hook guards:missing failed: module 'guards' has no attribute",
     }
     for target, words in broken.items():
-        hook = {"python": target, "timeout": 0.2}
+        hook = {"python": target, "timeout": 1 if target == "guards:sleeps" else 60}
         path = write_flow(tmp_path, [sh("ls"), "went on"], hooks={"before_tool": [hook]})
         events = await run(path)
         ((content, is_error),) = results(events)
@@ -250,12 +250,12 @@ async def test_a_hook_that_fails_refuses_the_call_and_the_run_goes_on(tmp_path: 
 
 async def test_a_command_that_fails_refuses_with_its_error(tmp_path: Path) -> None:
     broken = {
-        "garbage": "failed: its output is not JSON: 'this is not JSON'",
-        "exit": "failed: exit status 3: cannot check this",
-        "sleep": "failed: timed out after 0.5 s",
+        "garbage": (60, "failed: its output is not JSON: 'this is not JSON'"),
+        "exit": (60, "failed: exit status 3: cannot check this"),
+        "sleep": (1, "failed: timed out after 1 s"),
     }
-    for mode, words in broken.items():
-        hooks = {"before_tool": [command(mode, timeout=0.5)]}
+    for mode, (timeout, words) in broken.items():
+        hooks = {"before_tool": [command(mode, timeout=timeout)]}
         path = write_flow(tmp_path, [sh("ls"), "went on"], hooks=hooks)
         events = await run(path)
         ((content, is_error),) = results(events)
