@@ -21,6 +21,7 @@ from roost.cli.lines import Piece, lines_for
 from roost.events import (
     ErrorEvent,
     Event,
+    HookEvent,
     InterruptEvent,
     LlmCallEvent,
     LlmResponse,
@@ -179,6 +180,11 @@ class RunConsole:
                 self.lines.write((where, ("error", "dim red"), (" ", "dim"), text))
             else:
                 self.lines.write((where, text))
+        elif isinstance(event, HookEvent):
+            said = hook_note(event)
+            if said is not None:
+                self.end_line()
+                self.lines.write(((said, "dim"),))
         elif isinstance(event, ErrorEvent):
             self.end_line()
             at = (self.named(event.from_), (f": {event.content}", ""))
@@ -297,6 +303,18 @@ def describe_wait(interrupt: InterruptEvent, choices: Sequence[str]) -> str:
     if interrupt.reason == "tool_plan":
         return f"{frm} asks to run {plan_text(interrupt.tool_calls or ())}: answer yes to run them"
     return f"{to} waits for {frm}: answer as {frm}"
+
+
+def hook_note(event: HookEvent) -> str | None:
+    """A hook's refusal or change, in a line (an allow is not worth one)."""
+    if event.decision == "allow":
+        return None
+    what = f"{event.name}'s call" if event.name else f"the message to {event.node}"
+    if event.decision == "refuse":
+        return f"  hook {event.hook} refused {what}: {_short(event.reason or '')}"
+    changed = "arguments" if event.stage == "before_tool" else "result"
+    changed = changed if event.name else "text"
+    return f"  hook {event.hook} changed the {changed} of {what}"
 
 
 def plan_text(calls: Sequence[dict[str, Any]]) -> str:

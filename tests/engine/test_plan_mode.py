@@ -117,6 +117,9 @@ def test_the_plan_shows_the_calls_as_hooks_left_them_and_asks_no_hook_twice(
     done = roost("run", str(flow), "--no-input", "--events", "run.jsonl", cwd=tmp_path)
     # The refused call is not put to the person; the changed one is shown changed.
     assert 'a asks to run 1. sh({"cmd": "ls -v"}): answer yes' in done.stdout
+    hook = f"hook {sys.executable} hook.py"
+    assert f"{hook} changed the arguments of sh's call" in done.stdout
+    assert f"{hook} refused sh's call: no rm" in done.stdout
     roost("continue", "run.jsonl", "--answer", "yes", cwd=tmp_path)
     assert ran(tmp_path) == ["ls -v"]
     assert (tmp_path / "hook_calls.txt").read_text().splitlines() == ["call_0_0", "call_0_1"]
