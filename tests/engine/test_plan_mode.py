@@ -88,7 +88,8 @@ def test_a_plan_waits_for_one_answer_and_yes_runs_every_call(tmp_path: Path) -> 
     assert [c["arguments"] for c in asked["tool_calls"]] == [{"cmd": "ls"}, {"cmd": "pwd"}]
     # One yes runs the whole plan; the next answer's plan is asked about again.
     roost("continue", "run.jsonl", "--answer", "yes", "--answer", "yes", cwd=tmp_path)
-    assert ran(tmp_path) == ["ls", "pwd", "date"]
+    first, second = ran(tmp_path)[:2], ran(tmp_path)[2:]
+    assert (sorted(first), second) == (["ls", "pwd"], ["date"])  # a plan's calls run together
     assert [r["content"] for r in of_type(tmp_path, "tool_result")] == [
         "ran ls",
         "ran pwd",
