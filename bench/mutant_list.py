@@ -34,6 +34,7 @@ CHANNEL = (
 )
 PAIR = ("tests/engine/test_pair.py", "tests/engine/test_basics.py")
 TOOL_LOOP = ("tests/engine/test_tool_loop.py", "tests/engine/test_stopped_runs.py")
+HOOKS = ("tests/engine/test_hooks.py", "tests/engine/test_plan_mode.py")
 STOPPED = ("tests/engine/test_stopped_runs.py", "tests/engine/test_state.py")
 SECRETS = (
     "tests/engine/test_secrets_in_events.py",
@@ -256,8 +257,8 @@ ENGINE = [
     Mutant(
         "approval-asked-once",
         TOOL_LOOP_PY,
-        "if tool is not None and tool.approval and call.id not in turn.decisions:",
-        "if tool is not None and tool.approval and call.id in turn.decisions:",
+        "asked = [c for c in todo if c.id not in turn.refused and c.id not in turn.decisions]",
+        "asked = [c for c in todo if c.id not in turn.refused and c.id in turn.decisions]",
         TOOL_LOOP,
         "a tool needing approval runs without asking",
     ),
@@ -272,10 +273,43 @@ ENGINE = [
     Mutant(
         "approval-refusal",
         TOOL_LOOP_PY,
-        'if tool.approval and not _approved(decisions.get(call.id, "")):',
-        'if tool.approval and _approved(decisions.get(call.id, "")):',
+        'if (tool.approval or plan) and not _approved(decisions.get(call.id, "")):',
+        'if (tool.approval or plan) and _approved(decisions.get(call.id, "")):',
         TOOL_LOOP,
         "a refused call runs and an approved one is refused",
+    ),
+    # package hooks: hooks and plan mode
+    Mutant(
+        "hook-asked-twice",
+        "roost/engine/hooks.py",
+        "for hook in hooks[turn.hooked.get(call.id, 0) :]:",
+        "for hook in hooks:",
+        HOOKS,
+        "a run resumed after a plan's approval asks its before_tool hooks again",
+    ),
+    Mutant(
+        "hook-refusal-ignored",
+        STATE_PY,
+        'turn.refused[call_id] = hook.reason or ""',
+        "turn.changed.pop(call_id, None)",
+        HOOKS,
+        "a call a before_tool hook refused runs all the same",
+    ),
+    Mutant(
+        "plan-not-asked",
+        TOOL_LOOP_PY,
+        "if job.plan and calls:",
+        "if job.plan and not calls:",
+        HOOKS,
+        "an agent in plan mode runs its calls without asking",
+    ),
+    Mutant(
+        "rewrite-not-shown",
+        "roost/nodes/agent.py",
+        'return entry if text is None else entry.model_copy(update={"content": text})',
+        "return entry",
+        HOOKS,
+        "an agent is shown the message as written, not as its before_reply hook rewrote it",
     ),
     Mutant(
         "direct-output-error",

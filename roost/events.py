@@ -87,9 +87,13 @@ class InterruptEvent(_Event):
     to: str
     state: Literal["interrupt"] = "interrupt"
     # What the person is asked; absent for a plain human turn.
-    reason: Literal["human", "manual_select", "tool_approval"] | None = _absent_when_none()
+    reason: Literal["human", "manual_select", "tool_approval", "tool_plan"] | None = (
+        _absent_when_none()
+    )
     # For tool_approval: {id, name, arguments}.
     tool_call: dict[str, Any] | None = _absent_when_none()
+    # For tool_plan: the calls of one model answer, approved or refused as one.
+    tool_calls: tuple[dict[str, Any], ...] | None = _absent_when_none()
 
     @property
     def content(self) -> str:
@@ -348,6 +352,30 @@ class SkillsEvent(_Event):
     skills: tuple[SkillInfo, ...]
 
 
+class HookEvent(_Event):
+    """A hook of ``node`` decided on a tool call or on the message ``node`` was about to answer.
+
+    ``stage`` is ``before_tool``, ``after_tool`` or ``before_reply``; ``hook`` names it.
+    A tool stage names the call (``tool_call``, its id, and ``name``); ``before_reply``
+    names the message's seq (``message``). ``decision``: ``allow``; ``refuse``, with the
+    ``reason`` the model is given (a hook that failed refuses with its error);
+    ``change``, with the new ``arguments`` (before_tool) or ``content`` (the tool's
+    result, or the message as the agent is shown it).
+    """
+
+    type: Literal["hook"] = "hook"
+    node: str
+    stage: Literal["before_tool", "after_tool", "before_reply"]
+    hook: str
+    decision: Literal["allow", "refuse", "change"]
+    tool_call: str | None = _absent_when_none()
+    name: str | None = _absent_when_none()
+    message: int | None = _absent_when_none()
+    reason: str | None = _absent_when_none()
+    arguments: dict[str, Any] | None = _absent_when_none()
+    content: str | None = _absent_when_none()
+
+
 Event = Annotated[
     MessageEvent
     | InterruptEvent
@@ -363,7 +391,8 @@ Event = Annotated[
     | FlowEvent
     | CompactEvent
     | MemoryEvent
-    | SkillsEvent,
+    | SkillsEvent
+    | HookEvent,
     Field(discriminator="type"),
 ]
 

@@ -46,8 +46,9 @@ def with_tools(checked: Checked) -> Flow:
 
 
 def tool_problems(flow: Flow) -> list[Problem]:
-    """The problems of ``flow``'s tools, MCP servers and built-in file tools' root folder."""
-    if not flow.tools and not flow.mcp_servers and not lists_file_tools(flow):
+    """The problems of ``flow``'s tools, MCP servers, hooks and built-in file tools' root."""
+    has_none = not flow.tools and not flow.mcp_servers and not flow.hook_entries()
+    if has_none and not lists_file_tools(flow):
         return []
     from roost.tools import check_flow_tools  # imported only when a flow has tools
 

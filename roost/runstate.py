@@ -27,6 +27,7 @@ from roost.events import (
     ErrorEvent,
     Event,
     FlowEvent,
+    HookEvent,
     InterruptEvent,
     LlmResponse,
     LlmUsage,
@@ -126,6 +127,11 @@ class Turn:
     open_calls: dict[str, ToolCallEvent] = field(default_factory=dict)
     decisions: dict[str, str] = field(default_factory=dict)  # tool call id -> approval answer
     awaiting: set[str] = field(default_factory=set)  # ids of the latest round without a result
+    # before_tool hooks (package hooks), by tool call id: how many have decided, the
+    # arguments they changed the call to, and the reason one refused it.
+    hooked: dict[str, int] = field(default_factory=dict)
+    changed: dict[str, dict[str, Any]] = field(default_factory=dict)
+    refused: dict[str, str] = field(default_factory=dict)
 
     def last_calls(self) -> tuple[ToolCall, ...]:
         """The tool calls of the latest model answer in this turn, if any."""
@@ -176,6 +182,13 @@ class RunState:
     # The memory recalled for the reply in progress (since the latest message): what its
     # requests show again after a pause for approval or a retry, without recalling anew.
     recall: MemoryEvent | None = None
+    # before_reply hooks (package hooks), by (node, seq of the message it answers): how
+    # many have decided, the message as rewritten for the node, the reason one refused.
+    reply_hooks: dict[tuple[str, int], int] = field(default_factory=dict)
+    rewrites: dict[tuple[str, int], str] = field(default_factory=dict)
+    refusals: dict[tuple[str, int], str] = field(default_factory=dict)
+    # node -> a digest chained over its rewrites, so that a view shown rewritten digests apart.
+    rewrite_digests: dict[str, bytes] = field(default_factory=dict)
 
     def __repr__(self) -> str:
         # Short on purpose: asyncio writes the repr of a task's result when a run ends.
@@ -343,6 +356,9 @@ def _on_resume(state: RunState, event: Any) -> None:
     if isinstance(pending, InterruptEvent) and pending.reason == "tool_approval":
         call_id = str((pending.tool_call or {}).get("id", ""))
         state.turn.decisions[call_id] = resume.feedback
+    elif isinstance(pending, InterruptEvent) and pending.reason == "tool_plan":
+        for call in pending.tool_calls or ():  # one answer for the whole plan
+            state.turn.decisions[str(call.get("id", ""))] = resume.feedback
     state.pending = None
     state.step = (resume.from_, resume.to)
 
@@ -428,6 +444,10 @@ def _on_tool_result(state: RunState, event: Any) -> None:
     turn.open_calls.pop(result.id, None)
     # A person's approval answers this call only: an id reused in a later round asks again.
     turn.decisions.pop(result.id, None)
+    if turn.hooked:  # and so do the hooks' decisions
+        turn.hooked.pop(result.id, None)
+        turn.changed.pop(result.id, None)
+        turn.refused.pop(result.id, None)
     turn.messages.append(
         ToolResultMessage(
             tool_call_id=result.id,
@@ -470,6 +490,29 @@ def _on_memory(state: RunState, event: Any) -> None:
         state.recall = memory
     else:
         state.memory_writes.append(memory)
+
+
+def _on_hook(state: RunState, event: Any) -> None:
+    hook: HookEvent = event
+    if hook.stage == "before_tool" and hook.tool_call is not None:
+        turn = _turn_for(state, hook.node)
+        call_id = hook.tool_call
+        turn.hooked[call_id] = turn.hooked.get(call_id, 0) + 1
+        if hook.decision == "refuse":
+            turn.refused[call_id] = hook.reason or ""
+        elif hook.decision == "change" and hook.arguments is not None:
+            turn.changed[call_id] = hook.arguments
+    elif hook.stage == "before_reply" and hook.message is not None:
+        key = (hook.node, hook.message)
+        state.reply_hooks[key] = state.reply_hooks.get(key, 0) + 1
+        if hook.decision == "refuse":
+            state.refusals[key] = hook.reason or ""
+        elif hook.decision == "change" and hook.content is not None:
+            state.rewrites[key] = hook.content
+            payload = f"{hook.message}\x1f{hook.content}".encode()
+            before = state.rewrite_digests.get(hook.node, _EMPTY_DIGEST)
+            state.rewrite_digests[hook.node] = sha256(before + payload).digest()
+    # after_tool decisions change the result that the tool_result event records.
 
 
 def _turn_for(state: RunState, node: str) -> Turn:
@@ -533,4 +576,5 @@ HANDLERS: dict[str, Any] = {
     "compact": _on_compact,
     "memory": _on_memory,
     "skills": _on_skills,
+    "hook": _on_hook,
 }

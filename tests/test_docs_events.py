@@ -105,7 +105,12 @@ def test_each_example_line_is_the_event_its_section_documents(kind: str, line: s
 
 
 # Sections whose example comes from a run of their own (a flow and a command beside it).
-OWN_RUN = {"compact": "compact.jsonl", "memory": "memory.jsonl", "skills": "skills.jsonl"}
+OWN_RUN = {
+    "compact": "compact.jsonl",
+    "memory": "memory.jsonl",
+    "skills": "skills.jsonl",
+    "hook": "hook.jsonl",
+}
 
 
 def _commands(heading: str | None = None) -> list[list[str]]:

@@ -21,6 +21,7 @@ from roost.cli.lines import Piece, lines_for
 from roost.events import (
     ErrorEvent,
     Event,
+    HookEvent,
     InterruptEvent,
     LlmCallEvent,
     LlmResponse,
@@ -179,6 +180,11 @@ class RunConsole:
                 self.lines.write((where, ("error", "dim red"), (" ", "dim"), text))
             else:
                 self.lines.write((where, text))
+        elif isinstance(event, HookEvent):
+            said = hook_note(event)
+            if said is not None:
+                self.end_line()
+                self.lines.write(((said, "dim"),))
         elif isinstance(event, ErrorEvent):
             self.end_line()
             at = (self.named(event.from_), (f": {event.content}", ""))
@@ -228,6 +234,8 @@ class RunConsole:
                 return f"{self.name(interrupt.from_)} [bold]next speaker> [/]"
             if interrupt.reason == "tool_approval":
                 return "[bold]run it? > [/]"
+            if interrupt.reason == "tool_plan":
+                return "[bold]run them? > [/]"
             route = (interrupt.from_, interrupt.to)
         if route is None:
             return "[bold]> [/]"
@@ -292,7 +300,29 @@ def describe_wait(interrupt: InterruptEvent, choices: Sequence[str]) -> str:
         call: dict[str, Any] = interrupt.tool_call or {}
         arguments = json.dumps(call.get("arguments", {}), ensure_ascii=False)
         return f"{frm} asks to run {call.get('name')}({arguments}): answer yes to run it"
+    if interrupt.reason == "tool_plan":
+        return f"{frm} asks to run {plan_text(interrupt.tool_calls or ())}: answer yes to run them"
     return f"{to} waits for {frm}: answer as {frm}"
+
+
+def hook_note(event: HookEvent) -> str | None:
+    """A hook's refusal or change, in a line (an allow is not worth one)."""
+    if event.decision == "allow":
+        return None
+    what = f"{event.name}'s call" if event.name else f"the message to {event.node}"
+    if event.decision == "refuse":
+        return f"  hook {event.hook} refused {what}: {_short(event.reason or '')}"
+    changed = "arguments" if event.stage == "before_tool" else "result"
+    changed = changed if event.name else "text"
+    return f"  hook {event.hook} changed the {changed} of {what}"
+
+
+def plan_text(calls: Sequence[dict[str, Any]]) -> str:
+    """The calls of a plan, numbered: ``1. read({"path": "a"}) 2. write(...)``."""
+    return " ".join(
+        f"{number}. {call.get('name')}({json.dumps(call.get('arguments', {}), ensure_ascii=False)})"
+        for number, call in enumerate(calls, 1)
+    )
 
 
 def _hint(interrupt: InterruptEvent) -> str:
@@ -300,6 +330,8 @@ def _hint(interrupt: InterruptEvent) -> str:
         return "(a name; Ctrl-C leaves the run paused)"
     if interrupt.reason == "tool_approval":
         return "(yes runs it, anything else refuses; Ctrl-C leaves the run paused)"
+    if interrupt.reason == "tool_plan":
+        return "(yes runs them all, anything else refuses them all; Ctrl-C leaves the run paused)"
     return f"(Enter: {interrupt.from_} answers by itself; Ctrl-C leaves the run paused)"
 
 

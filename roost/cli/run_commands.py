@@ -378,7 +378,7 @@ def _warn(log: EventLog) -> None:
 
 
 def _check_tools(flow: Flow) -> None:
-    """Refuses a flow whose tools or skills cannot work, before anything runs."""
+    """Refuses a flow whose tools, hooks or skills cannot work, before anything runs."""
     from roost.errors import FlowError
     from roost.flow.models import lists_file_tools
     from roost.flow.skills import skill_problems

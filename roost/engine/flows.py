@@ -19,6 +19,7 @@ from roost.events import (
     Event,
     FlowEvent,
     FlowRecord,
+    HookEvent,
     InterruptEvent,
     LlmCallEvent,
     MessageEvent,
@@ -137,7 +138,7 @@ def _names(event: Event) -> tuple[str, ...]:
             return (event.channel, event.chosen)
         case ToolCallEvent() | ToolResultEvent():
             return (event.agent,)
-        case LlmCallEvent():
+        case LlmCallEvent() | HookEvent():
             return (event.node,)
         case TerminateEvent():
             return (event.node,)

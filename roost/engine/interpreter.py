@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from roost.engine.calls import ModelCaller, error_text, request_digest
 from roost.engine.compaction import Asker, Compactor, context_sizes, fixed_chars
+from roost.engine.hooks import HookRecorder, HooksFor, no_hooks
 from roost.engine.recorder import Recorder, build_event, model_request
 from roost.engine.tool_loop import Reply, ToolLoop
 from roost.engine.unfinished import Unfinished, unfinished
@@ -49,9 +50,12 @@ if TYPE_CHECKING:  # roost.tools is imported only by flows that have tools
     from roost.eventlog import MemoryBank
     from roost.flow.models import Flow
     from roost.flow.redact import Redactor
+    from roost.runstate import HistoryEntry
     from roost.tools.base import Tool
 
 Step = tuple[str, str] | None
+# Interrupts that ask a person about tool calls: the answer is read by the tool loop.
+_TOOL_QUESTIONS = ("tool_approval", "tool_plan")
 ToolsFor = Callable[[str, str], Sequence["Tool"]]
 # The skills a flow's agents may use, as found now (or as a replay's record says).
 SkillsFor = Callable[["Flow"], tuple[SkillInfo, ...]]
@@ -93,6 +97,7 @@ class Interpreter:
         flow_record: Callable[[], FlowRecord],
         memory: MemoryBank | None = None,
         skills: SkillsFor | None = None,
+        hooks: HooksFor | None = None,
     ) -> None:
         self.flow = flow
         self.memory = memory
@@ -103,7 +108,8 @@ class Interpreter:
         self.tools_for = tools_for
         self.redact = redact
         self.compactor = Compactor(flow, recorder, caller, memory)
-        self.loop = ToolLoop(recorder, self.compactor, redact)
+        self.hooks = HookRecorder(recorder, hooks or no_hooks)
+        self.loop = ToolLoop(recorder, self.compactor, redact, self.hooks)
         self._flow_record = flow_record
         self._max_rounds = flow.defaults.max_rounds
         # Fixed for the whole run, so looked up once rather than at every turn.
@@ -147,7 +153,7 @@ class Interpreter:
         # Answers that cannot be used are refused before anything is recorded.
         if pending.reason == "manual_select":
             self._manual_choice(pending.from_, feedback)
-        elif pending.reason != "tool_approval" and not feedback:
+        elif pending.reason not in _TOOL_QUESTIONS and not feedback:
             check_self_answer(self.flow, pending.from_)
         self.rec.add(ResumeEvent, from_=pending.from_, to=pending.to, feedback=feedback)
         await self._run(self._after_resume(pending, feedback))
@@ -294,7 +300,7 @@ class Interpreter:
         if pending.reason == "manual_select":
             chosen, found = self._manual_choice(frm, feedback)
             return self._selected(frm, found, chosen, "manual")
-        if pending.reason == "tool_approval":
+        if pending.reason in _TOOL_QUESTIONS:
             return (frm, to)  # the tool loop reads the answer from the state
         agents = self.flow.agents
         if frm in agents and to in agents and self.state.pair_count(frm, to) >= self._max_rounds:
@@ -349,6 +355,12 @@ class Interpreter:
         if provider is None:
             self._fail(frm, to, f"agent {frm} has no provider (set provider or defaults.provider)")
             return None
+        if state.turn.node != frm:  # a new reply, not one resumed mid-round
+            incoming = self._incoming(frm, to)
+            if incoming is not None:
+                refusal = await self.hooks.before_reply(frm, incoming)
+                if refusal is not None:
+                    return refusal  # the model is not asked: the reason is the answer
         try:
             # A role without template syntax is its own system prompt: no rendering needed.
             role = agent.role
@@ -398,6 +410,7 @@ class Interpreter:
             refresh=lambda: with_recall(seen_by(flow, state, frm, to), recalled),
             # A tool entry called memory hides the built-in memory tools.
             memory_scope=None if "memory" in flow.tools else flow.memory_scope(frm),
+            plan=agent.approval == "plan",
         )
         return await self.loop.run(job)
 
@@ -446,13 +459,22 @@ class Interpreter:
         return found
 
     def _latest_text(self, frm: str, to: str) -> str:
+        """The message ``frm`` answers, as its before_reply hooks left it ('' if none)."""
+        entry = self._incoming(frm, to)
+        if entry is None:
+            return ""
+        rewrites = self.state.rewrites
+        return rewrites.get((frm, entry.seq), entry.content) if rewrites else entry.content
+
+    def _incoming(self, frm: str, to: str) -> HistoryEntry | None:
+        """The latest message of the conversation ``frm`` answers that another wrote."""
         state = self.state
         thread = state.inbox_of(to) if to in self.flow.channels else state.pair_thread(frm, to)
         for index in reversed(thread.indices):
             entry = state.history[index]
             if entry.from_ != frm:
-                return entry.content
-        return ""
+                return entry
+        return None
 
     async def _ask_director(
         self, channel: str, to: str, found: tuple[str, ...]

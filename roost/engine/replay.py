@@ -27,6 +27,7 @@ from roost.engine.calls import finish_of
 from roost.engine.defaults import default_toolbox
 from roost.engine.digests import is_legacy_digest, legacy_digests, request_settings
 from roost.engine.flows import flow_record
+from roost.engine.hooks import RecordedHooks
 from roost.engine.recorder import Clock, now_iso
 from roost.engine.replay_tools import RecordedMemory, RecordedSkills, RecordedTools
 from roost.engine.runner import ChildRuns, Runner
@@ -131,8 +132,16 @@ async def replay_run(
     clock = recorded_clock(recorded, lambda: runner.state.next_seq)
     memory = RecordedMemory(recorded)
     skills = RecordedSkills(recorded, lambda: runner.state.next_seq)
+    hooks = RecordedHooks(recorded, lambda: runner.flow)  # no hook is run again
     runner = Runner(
-        first, log, providers=providers, tools=tools, clock=clock, memory=memory, skills=skills
+        first,
+        log,
+        providers=providers,
+        tools=tools,
+        clock=clock,
+        memory=memory,
+        skills=skills,
+        hooks=hooks,
     )
     providers.settings_of = lambda name: request_settings(runner.flow, name)
     stops.next_seq = lambda: runner.state.next_seq

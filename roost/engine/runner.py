@@ -20,6 +20,7 @@ from roost.engine.defaults import default_provider, default_toolbox
 from roost.engine.digests import settings_of
 from roost.engine.flows import check_keeps_history, flow_record, text_hash
 from roost.engine.fork_memory import fork_view
+from roost.engine.hooks import HooksFor, LiveHooks
 from roost.engine.interpreter import Interpreter, SkillsFor, ToolsFor
 from roost.engine.recorder import Clock, Recorder, now_iso
 from roost.errors import RoostError
@@ -57,9 +58,11 @@ class Runner:
         clock: Clock | None = None,
         memory: MemoryBank | None = None,
         skills: SkillsFor | None = None,
+        hooks: HooksFor | None = None,
     ) -> None:
         self.flow = flow
         self.skills = skills  # the skills agents are shown (default: those found now)
+        self._hooks = hooks  # the hooks' decisions (default: the flow's hooks, run)
         self.log = log
         self.clock: Clock = clock or now_iso  # stamps the events this runner records
         self.on_event = on_event
@@ -96,6 +99,7 @@ class Runner:
         caller = ModelCaller(
             self._recorder, self._provider, redact, self.on_text, settings=settings_of(flow)
         )
+        hooks = self._hooks or LiveHooks(flow, redact)
         self._interpreter = Interpreter(
             flow,
             self._recorder,
@@ -105,6 +109,7 @@ class Runner:
             self._flow_record,
             self.memory,
             self.skills,
+            hooks,
         )
 
     def follow(self, flow: Flow) -> None:

@@ -66,6 +66,9 @@ def outcome_of(events: Sequence[Event], name: str, run_id: str) -> ToolOutcome:
         tool = (pending.tool_call or {}).get("name", "?")
         text = f"sub-flow {name!r} is waiting for approval of its tool {tool!r} (run {run_id})"
         return ToolOutcome(text, is_error=True, child_run=run_id)
+    if isinstance(pending, InterruptEvent) and pending.reason == "tool_plan":
+        text = f"sub-flow {name!r} is waiting for approval of its tool calls (run {run_id})"
+        return ToolOutcome(text, is_error=True, child_run=run_id)
     for entry in reversed(state.history):
         if entry.state == "success":
             return ToolOutcome(entry.content, child_run=run_id)

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from roost.engine.calls import error_text
 from roost.engine.compaction import Asker, Compactor, fixed_chars
 from roost.engine.digests import RequestDigest, request_digest
+from roost.engine.hooks import Decided, HookRecorder, no_hooks
 from roost.engine.recorder import Recorder, build_event
 from roost.errors import RoostError
 from roost.events import (
@@ -80,15 +81,23 @@ class Reply:
     result_limit: int
     refresh: Callable[[], Seen]  # the view again, after compaction changed it
     memory_scope: str | None = None  # the agent's memory, when the flow has one
+    plan: bool = False  # approval: plan: a person approves each answer's calls as one
 
 
 class ToolLoop:
     """Runs the reply of an agent, tools included; gives its text, or None when it stopped."""
 
-    def __init__(self, recorder: Recorder, compactor: Compactor, redact: Redactor) -> None:
+    def __init__(
+        self,
+        recorder: Recorder,
+        compactor: Compactor,
+        redact: Redactor,
+        hooks: HookRecorder | None = None,
+    ) -> None:
         self.recorder = recorder
         self.compactor = compactor
         self.redact = redact
+        self.hooks = hooks or HookRecorder(recorder, no_hooks)
 
     async def run(self, job: Reply) -> str | None:
         """The reply's text; None when the run paused for an approval or stopped at an error."""
@@ -181,20 +190,15 @@ class ToolLoop:
         # own calls only, so an id a provider reuses from an earlier round is not "done".
         awaiting = turn.awaiting
         todo = [call for call in turn.last_calls() if call.id in awaiting]
+        runnable = [c for c in todo if c.name in by_name and c.raw_arguments is None]
+        await self.hooks.before_tool(job.agent, runnable, turn)
+        # The calls as the hooks left them: a refused one is not run, nor shown for approval.
+        todo = [_as_changed(call, turn.changed) for call in todo]
+        asked = [c for c in todo if c.id not in turn.refused and c.id not in turn.decisions]
+        if self._ask_approval(job, [c for c in asked if c.name in by_name], by_name):
+            return _PAUSED
         for call in todo:
-            tool = by_name.get(call.name)
-            if tool is not None and tool.approval and call.id not in turn.decisions:
-                rec.add(
-                    InterruptEvent,
-                    from_=job.agent,
-                    to=job.to,
-                    reason="tool_approval",
-                    tool_call={"id": call.id, "name": call.name, "arguments": call.arguments},
-                )
-                rec.flush()
-                return _PAUSED
-        for call in todo:
-            if call.id not in turn.open_calls:
+            if call.id not in turn.open_calls and call.id not in turn.refused:
                 rec.add(
                     ToolCallEvent,
                     agent=job.agent,
@@ -203,11 +207,14 @@ class ToolLoop:
                     arguments=call.arguments,
                 )
         rec.flush()
+        refused = dict(turn.refused)
         outcomes = await asyncio.gather(
-            *(self._execute(call, by_name.get(call.name), turn.decisions) for call in todo)
+            *(self._run_call(job, call, by_name, turn.decisions, refused) for call in todo)
         )
         direct: str | None = None
-        for call, outcome in zip(todo, outcomes, strict=True):
+        for call, (outcome, decided) in zip(todo, outcomes, strict=True):
+            for decision in decided:
+                self.hooks.record(job.agent, "after_tool", decision, call)
             fields: dict[str, Any] = {}
             if outcome.child_run is not None:
                 fields["child_run"] = outcome.child_run
@@ -226,6 +233,56 @@ class ToolLoop:
             if direct is None and tool is not None and tool.direct_output and not outcome.is_error:
                 direct = outcome.content
         return direct
+
+    def _ask_approval(self, job: Reply, calls: list[ToolCall], by_name: dict[str, Tool]) -> bool:
+        """Records the interrupt that asks a person about ``calls``; False when none needs it.
+
+        In plan mode every call of the answer is shown at once, for one answer; else
+        each call of a tool with ``approval: always`` is asked about in turn.
+        """
+        if job.plan:
+            calls = [call for call in calls if call.raw_arguments is None]
+        if job.plan and calls:
+            shown = tuple({"id": c.id, "name": c.name, "arguments": c.arguments} for c in calls)
+            self.recorder.add(
+                InterruptEvent, from_=job.agent, to=job.to, reason="tool_plan", tool_calls=shown
+            )
+            self.recorder.flush()
+            return True
+        for call in calls:
+            if by_name[call.name].approval:
+                self.recorder.add(
+                    InterruptEvent,
+                    from_=job.agent,
+                    to=job.to,
+                    reason="tool_approval",
+                    tool_call={"id": call.id, "name": call.name, "arguments": call.arguments},
+                )
+                self.recorder.flush()
+                return True
+        return False
+
+    async def _run_call(
+        self,
+        job: Reply,
+        call: ToolCall,
+        by_name: dict[str, Tool],
+        decisions: dict[str, str],
+        refused: dict[str, str],
+    ) -> tuple[ToolOutcome, list[Decided]]:
+        """The call's outcome, after_tool hooks applied, and what those hooks decided."""
+        if call.id in refused:
+            return ToolOutcome(refused[call.id], is_error=True), []
+        tool = by_name.get(call.name)
+        outcome = await self._execute(call, tool, decisions, job.plan)
+        gated = tool is not None and (tool.approval or job.plan)
+        ran = tool is not None and call.raw_arguments is None
+        if not ran or (gated and not _approved(decisions.get(call.id, ""))):
+            return outcome, []  # the tool did not run: there is nothing for a hook to see
+        content, is_error, decided = await self.hooks.after_tool(
+            job.agent, call, outcome.content, outcome.is_error
+        )
+        return outcome._replace(content=content, is_error=is_error), decided
 
     def _record_memory(self, job: Reply, call: ToolCall) -> None:
         """A successful ``memory#store`` or ``memory#forget``, recorded as a ``memory`` event.
@@ -248,7 +305,7 @@ class ToolLoop:
         )
 
     async def _execute(
-        self, call: ToolCall, tool: Tool | None, decisions: dict[str, str]
+        self, call: ToolCall, tool: Tool | None, decisions: dict[str, str], plan: bool = False
     ) -> ToolOutcome:
         if tool is None:
             return ToolOutcome(f"there is no tool called {call.name!r}", is_error=True)
@@ -257,10 +314,11 @@ class ToolLoop:
             return ToolOutcome(
                 f"the arguments of {call.name} are not valid JSON: {quoted}", is_error=True
             )
-        if tool.approval and not _approved(decisions.get(call.id, "")):
+        if (tool.approval or plan) and not _approved(decisions.get(call.id, "")):
             answer = decisions.get(call.id, "").strip()
             said = f": {answer}" if answer else "."
-            return ToolOutcome(f"The person did not approve this call{said}", is_error=True)
+            what = "plan" if plan else "call"
+            return ToolOutcome(f"The person did not approve this {what}{said}", is_error=True)
         # A sub-flow tool names the call that started it (a context var, so only this task sees it).
         _current_call(call.id)
         try:
@@ -309,6 +367,12 @@ def _trimmed(
     if reasoning == message.reasoning:
         return message
     return message.model_copy(update={"reasoning": reasoning})
+
+
+def _as_changed(call: ToolCall, changed: dict[str, dict[str, Any]]) -> ToolCall:
+    """``call`` with the arguments its before_tool hooks changed it to, if they did."""
+    arguments = changed.get(call.id)
+    return call if arguments is None else call.model_copy(update={"arguments": arguments})
 
 
 def _current_call(call_id: str) -> None:

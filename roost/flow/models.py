@@ -252,6 +252,47 @@ class HttpServer(Strict):
 
 McpServerConfig = StdioServer | HttpServer
 
+
+# --------------------------------------------------------------------------- hooks (package: hooks)
+
+HOOK_STAGES = ("before_tool", "after_tool", "before_reply")
+
+
+class _HookCommon(Strict):
+    timeout: float = Field(10, gt=0, description="Seconds the hook may take; past them it fails.")
+
+
+class PythonHook(_HookCommon):
+    python: str = Field(
+        ...,
+        pattern=r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$",
+        description='"module:function", called with the call as a dict; returns the decision.',
+    )
+
+
+class CommandHook(_HookCommon):
+    command: str = Field(..., description="A program given the call as JSON on standard input.")
+    args: list[str] = Field(default_factory=list)
+
+
+Hook = PythonHook | CommandHook
+
+
+class Hooks(Strict):
+    """Code that sees, and may refuse or change, tool calls and incoming messages."""
+
+    before_tool: list[Hook] = Field(
+        default_factory=list, description="Before a tool runs: allow, refuse, or change arguments."
+    )
+    after_tool: list[Hook] = Field(
+        default_factory=list, description="After a tool ran: allow, refuse, or change its result."
+    )
+    before_reply: list[Hook] = Field(
+        default_factory=list,
+        description="Before an agent answers a message: allow, refuse, or rewrite the message.",
+    )
+
+
 # --------------------------------------------------------------------------- nodes
 
 
@@ -285,6 +326,14 @@ class Agent(Strict):
         if value == "all" or (isinstance(value, list) and all(isinstance(v, str) for v in value)):
             return value
         raise PydanticCustomError("skills", "write a list of skill names, or all", {})
+
+    # package hooks: the agent's hooks run after the flow's; plan mode approves a round at once
+    hooks: Hooks | None = Field(None, description="Hooks run after the flow's own, in order.")
+    approval: Literal["plan"] | None = Field(
+        None,
+        description="plan: the tool calls of each model answer are shown together and a "
+        "person approves or refuses them as one.",
+    )
 
 
 class Director(Strict):
@@ -476,6 +525,8 @@ class Flow(Strict):
         description="Folders of skills (relative to the flow's folder), searched after its "
         "skills/ folder and before the user's.",
     )
+    # package hooks
+    hooks: Hooks | None = Field(None, description="Hooks every agent runs (before its own).")
 
     # Where the flow came from; set by the loader, not part of the schema.
     _path: str = PrivateAttr(default="<string>")
@@ -564,6 +615,26 @@ class Flow(Strict):
             return None
         name = wire_name.removeprefix("memory__")
         return name if name != wire_name and name in MEMORY_TOOLS else None
+
+    def hook_entries(self) -> list[tuple[tuple[str | int, ...], Hook]]:
+        """Every hook of the flow and of its agents, with the keys where it is written."""
+        found: list[tuple[tuple[str | int, ...], Hook]] = []
+        places: list[tuple[tuple[str, ...], Hooks | None]] = [(("hooks",), self.hooks)]
+        places += [(("agents", name, "hooks"), agent.hooks) for name, agent in self.agents.items()]
+        for keys, hooks in places:
+            for stage in HOOK_STAGES if hooks is not None else ():
+                for index, hook in enumerate(getattr(hooks, stage)):
+                    found.append(((*keys, stage, index), hook))
+        return found
+
+    def hooks_of(self, agent: str, stage: str) -> list[Hook]:
+        """The hooks ``agent`` runs at ``stage``: the flow's, then the agent's own."""
+        config = self.agents.get(agent)
+        found: list[Hook] = []
+        for hooks in (self.hooks, config.hooks if config else None):
+            if hooks is not None:
+                found += getattr(hooks, stage)
+        return found
 
     def markers_of(self, agent: str) -> MarkerRule:
         """How ``agent``'s replies are read for TERMINATE and INTERRUPT."""

@@ -15,9 +15,10 @@ shown, and the context files' text. Equal digests, equal messages.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from hashlib import sha256
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, overload
 
 from roost.messages import AssistantMessage, ChatMessage, UserMessage
 from roost.nodes.context import read_context
@@ -25,7 +26,7 @@ from roost.nodes.views import LazyMessages
 from roost.runstate import EMPTY_THREAD, HistoryEntry, RunState
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable
 
     from roost.events import MemoryEntry, SkillInfo
     from roost.flow.models import Flow
@@ -75,10 +76,16 @@ def seen_by(flow: Flow, state: RunState, speaker: str, to: str) -> Seen:
     base = state.views.get((speaker, to))
     if base is not None and base.covered <= 1:
         base = None  # only a size is known of this view: it shows every entry
+    history, rewrites = _view_history(state, speaker)
     if to in flow.channels:
-        build, digest = _channel_view(state, speaker, to, stamps, base)
+        build, digest = _channel_view(state, history, speaker, to, stamps, base)
     else:
-        build, digest = _pair_view(state, speaker, to, stamps, base)
+        build, digest = _pair_view(state, history, speaker, to, stamps, base)
+    if rewrites:
+        digest = ViewDigest(
+            digest.full + b"\x1erewrites\x1e" + rewrites,
+            sha256(digest.legacy + rewrites).digest(),
+        )
     if context:
         text = context.encode()
         digest = ViewDigest(
@@ -91,6 +98,40 @@ def seen_by(flow: Flow, state: RunState, speaker: str, to: str) -> Seen:
             return _with_context(plain(), context)
 
     return Seen(LazyMessages(build), digest, context)
+
+
+class _Rewritten(Sequence[HistoryEntry]):
+    """The history as one agent's view shows it: the messages its before_reply hooks
+    rewrote hold the new text (the log keeps what was said)."""
+
+    def __init__(self, history: list[HistoryEntry], rewrites: dict[int, str]) -> None:
+        self._history = history
+        self._rewrites = rewrites
+
+    @overload
+    def __getitem__(self, index: int) -> HistoryEntry: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[HistoryEntry]: ...
+
+    def __getitem__(self, index: int | slice) -> HistoryEntry | Sequence[HistoryEntry]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self._history)))]
+        entry = self._history[index]
+        text = self._rewrites.get(entry.seq)
+        return entry if text is None else entry.model_copy(update={"content": text})
+
+    def __len__(self) -> int:
+        return len(self._history)
+
+
+def _view_history(state: RunState, speaker: str) -> tuple[Sequence[HistoryEntry], bytes]:
+    """The history ``speaker`` is shown, and the digest of its rewrites (b"" when none)."""
+    chained = state.rewrite_digests.get(speaker)
+    if chained is None:
+        return state.history, b""
+    rewrites = {seq: text for (node, seq), text in state.rewrites.items() if node == speaker}
+    return _Rewritten(state.history, rewrites), chained
 
 
 RECALLED = "Remembered from earlier conversations:\n{entries}"
@@ -207,11 +248,15 @@ def _shown(
 
 
 def _pair_view(
-    state: RunState, speaker: str, other: str, stamps: bool, base: ViewBase | None
+    state: RunState,
+    history: Sequence[HistoryEntry],
+    speaker: str,
+    other: str,
+    stamps: bool,
+    base: ViewBase | None,
 ) -> tuple[Callable[[], list[ChatMessage]], ViewDigest]:
     thread = state.pair_thread(speaker, other)
     count = len(thread.indices)
-    history = state.history
     indices = thread.indices
 
     def build() -> list[ChatMessage]:
@@ -227,13 +272,18 @@ def _pair_view(
                 messages.append(UserMessage(content=_stamped(entry, stamps)))
         return messages
 
-    times = b"\x1etimes\x1e" + thread.times_digest(history) if stamps else b""
+    times = b"\x1etimes\x1e" + thread.times_digest(state.history) if stamps else b""
     full = _view_digest(b"pair\x1e", speaker, other, thread.digest, times, base)
     return build, ViewDigest(full, thread.digest)
 
 
 def _channel_view(
-    state: RunState, member: str, channel: str, stamps: bool, base: ViewBase | None
+    state: RunState,
+    history: Sequence[HistoryEntry],
+    member: str,
+    channel: str,
+    stamps: bool,
+    base: ViewBase | None,
 ) -> tuple[Callable[[], list[ChatMessage]], ViewDigest]:
     # state.inbox_of and state.pair_thread, inlined: this runs once per channel reply.
     inbox = state.inbox.get(channel) or EMPTY_THREAD
@@ -241,7 +291,6 @@ def _channel_view(
     if direct is None:
         direct = EMPTY_THREAD
     inbox_count, direct_count = len(inbox.indices), len(direct.indices)
-    history = state.history
 
     def build() -> list[ChatMessage]:
         wanted = set(inbox.indices[:inbox_count])
@@ -264,7 +313,8 @@ def _channel_view(
     shown = sha256(inbox.digest + direct.digest).digest()
     times = b""
     if stamps:
-        times = b"\x1etimes\x1e" + inbox.times_digest(history) + direct.times_digest(history)
+        times = b"\x1etimes\x1e" + inbox.times_digest(state.history)
+        times += direct.times_digest(state.history)
     full = _view_digest(b"channel\x1e", member, channel, shown, times, base)
     return build, ViewDigest(full, shown)
 

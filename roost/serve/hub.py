@@ -538,7 +538,7 @@ def one_turn(queued: list[Queued], pending: InterruptEvent) -> tuple[list[Queued
             refused.append(message)
             continue
         turn.append(message)
-        if pending.reason in ("tool_approval", "manual_select"):
+        if pending.reason in ("tool_approval", "tool_plan", "manual_select"):
             break
     return turn, refused
 
@@ -582,5 +582,6 @@ def waiting_for(flow: Flow | None, state: RunState) -> dict[str, Any] | None:
         "answering": pending.to,
         "reason": pending.reason or "human",
         "tool_call": pending.tool_call,
+        "tool_calls": list(pending.tool_calls) if pending.tool_calls else None,
         "choices": choices,
     }

@@ -244,6 +244,13 @@
         JSON.stringify(call.arguments) + "): approve it, or say why not";
       choices.append(choiceButton("Approve", "yes", waiting.node));
       text.placeholder = "Why not (sent to the model as the refusal)";
+    } else if (waiting.reason === "tool_plan") {
+      const calls = (waiting.tool_calls || []).map(
+        (call, i) => (i + 1) + ". " + call.name + "(" + JSON.stringify(call.arguments) + ")");
+      $("asked").textContent = waiting.node + " asks to run " + calls.join(" ") +
+        ": approve them all, or say why not";
+      choices.append(choiceButton("Approve all", "yes", waiting.node));
+      text.placeholder = "Why not (sent to the model as the refusal)";
     } else if (waiting.reason === "manual_select") {
       $("asked").textContent = "Who speaks next in " + waiting.node + "?";
       for (const name of waiting.choices) choices.append(choiceButton(name, name, waiting.node));

@@ -110,8 +110,14 @@ class RunRow(BaseModel):
 class Waiting(BaseModel):
     node: str = Field(description="Who is asked (the node a message answers as).")
     answering: str
-    reason: str = Field(description="human, tool_approval (answer yes to run it) or manual_select")
+    reason: str = Field(
+        description="human, tool_approval (answer yes to run it), tool_plan (answer yes to "
+        "run them all) or manual_select"
+    )
     tool_call: dict[str, Any] | None
+    tool_calls: list[dict[str, Any]] | None = Field(
+        None, description="For tool_plan: the calls approved or refused as one."
+    )
     choices: list[str] = Field(description="For manual_select: the members that may speak.")
 
 

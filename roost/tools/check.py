@@ -23,12 +23,14 @@ from roost.flow.models import (
     Flow,
     FlowTool,
     McpTool,
+    PythonHook,
     PythonTool,
     StdioServer,
     ToolGroup,
     lists_file_tools,
 )
 from roost.tools.arguments import InvalidSchema, schema_validator
+from roost.tools.loader import load_callable
 from roost.tools.names import wire_name
 from roost.tools.python_tool import python_tool
 from roost.tools.subflow import load_subflow
@@ -63,6 +65,7 @@ def check_flow_tools(flow: Flow) -> list[Problem]:
             message = f"MCP server {server!r}: command {settings.command!r} not found"
             problems.append(_problem(flow, ("mcp_servers", server, "command"), message))
     problems += _check_file_root(flow, folder)
+    problems += _check_hooks(flow, folder)
     return sorted(problems, key=lambda p: (p.line, p.col))
 
 
@@ -80,6 +83,25 @@ def _check_file_root(flow: Flow, folder: Path) -> list[Problem]:
                 message = f"{reference!r}: the root folder {root!r} of the file tools is missing"
                 return [_problem(flow, ("agents", agent, "functions", index), message)]
     return []
+
+
+def _check_hooks(flow: Flow, folder: Path) -> list[Problem]:
+    """A Python hook that does not import or is no callable; a command that is not there."""
+    problems: list[Problem] = []
+    for keys, hook in flow.hook_entries():
+        stage, index = keys[-2], keys[-1]
+        place = f"hooks.{stage}[{index}]" + (
+            f" of agent {keys[1]!r}" if keys[0] == "agents" else ""
+        )
+        if isinstance(hook, PythonHook):
+            try:
+                load_callable(hook.python, folder)
+            except ToolFailure as exc:
+                problems.append(_problem(flow, (*keys, "python"), f"{place}: {exc}"))
+        elif not _command_exists(hook.command, folder):
+            message = f"{place}: command {hook.command!r} not found"
+            problems.append(_problem(flow, (*keys, "command"), message))
+    return problems
 
 
 def _entries(flow: Flow) -> Iterator[tuple[str, Keys, PythonTool | FlowTool | McpTool]]:

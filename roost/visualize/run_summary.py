@@ -15,6 +15,7 @@ from roost.events import (
     ErrorEvent,
     Event,
     FlowEvent,
+    HookEvent,
     InterruptEvent,
     LlmCallEvent,
     MessageEvent,
@@ -104,7 +105,7 @@ def event_targets(flow: Flow, event: Event) -> tuple[list[str], str | None]:
             return [ids.node_id(event.channel), ids.node_id(event.chosen)], edge
         case ToolCallEvent() | ToolResultEvent():
             return [ids.node_id(event.agent)], None
-        case LlmCallEvent():
+        case LlmCallEvent() | HookEvent():
             return [ids.node_id(event.node)], None
         case TerminateEvent():
             return [ids.node_id(event.node)], None
@@ -230,7 +231,7 @@ def _names(event: Event) -> tuple[str, ...]:
             return (event.channel, event.chosen, *event.candidates)
         case ToolCallEvent() | ToolResultEvent():
             return (event.agent,)
-        case LlmCallEvent():
+        case LlmCallEvent() | HookEvent():
             return (event.node,)
         case TerminateEvent():
             return (event.node,)

@@ -104,6 +104,7 @@ def test_a_run_starts_pauses_for_its_person_and_goes_on_with_an_answer(
         "answering": "bot",
         "reason": "human",
         "tool_call": None,
+        "tool_calls": None,
         "choices": [],
     }
     assert any(row["id"] == run_id for row in api.get("/runs", params={"flow": "chat"}).json())
