@@ -384,7 +384,7 @@ def _check_tools(flow: Flow) -> None:
     from roost.flow.skills import skill_problems
 
     problems = skill_problems(flow)
-    if flow.tools or lists_file_tools(flow):
+    if flow.tools or lists_file_tools(flow) or flow.hook_entries():
         from roost.tools import check_flow_tools
 
         problems = [*check_flow_tools(flow), *problems]
