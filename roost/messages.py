@@ -49,9 +49,21 @@ class ReasoningPart(_Frozen):
     provider_details: dict[str, Any] | None = None
 
 
+class ImagePart(_Frozen):
+    """An image in a user message: its bytes (base64), media type and content hash.
+
+    ``hash`` is ``sha256:<hex>`` of the bytes; the log refers to the image by it.
+    """
+
+    media_type: str
+    data: str  # base64, as every wire format that takes inline images wants it
+    hash: str
+
+
 class UserMessage(_Frozen):
     role: Literal["user"] = "user"
     content: str
+    images: tuple[ImagePart, ...] = ()
 
 
 class AssistantMessage(_Frozen):

@@ -277,6 +277,9 @@ def _on_message(state: RunState, event: Any) -> None:
     sent[key] = sent.get(key, 0) + 1
     state.last_into[to] = frm
     payload = f"{frm}\x1f{to}\x1f{content}".encode()
+    images = data.get("images")
+    if images:  # a message's images are part of it: the digests cover them by hash
+        payload += "".join(f"\x1fimage\x1f{image.hash}" for image in images).encode()
     size = len(content) + len(frm) + ENTRY_OVERHEAD  # roost.window.entry_size, inlined
     inbox = state.inbox.get(to)
     if inbox is None:

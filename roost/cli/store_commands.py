@@ -40,6 +40,7 @@ from roost.errors import (
     RunStateError,
     UsageError,
 )
+from roost.eventlog import ImageStore
 from roost.events import Event, RunStartEvent, event_json
 from roost.flow.models import Flow
 from roost.runstate import Status
@@ -174,7 +175,10 @@ def replay(
         raise UsageError(f"--until {until}: the run has events 0 to {len(events) - 1}")
     # Without --flow each part of the run replays under its own recorded flow.
     flow = _load_flow(flow_file) if flow_file else None
-    report = asyncio.run(replay_run(flow, events, until=until, live_tools=live_tools or None))
+    images = _images_of_run(run_ref, db)
+    report = asyncio.run(
+        replay_run(flow, events, until=until, live_tools=live_tools or None, images=images)
+    )
     out = console()
     if report.identical:
         out.print(f"identical: {report.compared} events")
@@ -186,10 +190,18 @@ def replay(
         out.print(f"the replay stopped: {escape(report.stopped)}")
     from roost.cli.request_diff import explain_request
 
-    for line in explain_request(events, flow, diff.recorded, diff.replayed, live_tools):
+    for line in explain_request(events, flow, diff.recorded, diff.replayed, live_tools, images):
         out.print(line, soft_wrap=True)
     out.print(side_by_side(diff.recorded, diff.replayed))
     raise ReplayDiverged(f"replay diverged at event {diff.index}")
+
+
+def _images_of_run(ref: str, db: str | None) -> ImageStore:
+    """Where the run ``ref`` names keeps its images (a replay reads them from there)."""
+    from roost.cli.logs import open_log
+    from roost.store.images import images_of
+
+    return images_of(open_log(ref, db=db))
 
 
 class ReplayDiverged(RoostError):

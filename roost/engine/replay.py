@@ -31,7 +31,7 @@ from roost.engine.recorder import Clock, now_iso
 from roost.engine.replay_tools import RecordedMemory, RecordedTools
 from roost.engine.runner import ChildRuns, Runner
 from roost.errors import CONTEXT_TOO_LONG, EventLogError, ProviderError, RoostError
-from roost.eventlog import MemoryLog
+from roost.eventlog import ImageStore, MemoryLog
 from roost.events import (
     CompactEvent,
     ErrorEvent,
@@ -100,12 +100,15 @@ async def replay_run(
     until: int | None = None,
     live_tools: ToolsFor | bool | None = None,
     capture: int | None = None,
+    images: ImageStore | None = None,
 ) -> ReplayReport:
     """Re-executes ``recorded`` and compares (the events up to seq ``until``).
 
     ``flow`` None replays each part under its recorded flow; a Flow replays
     every part under it. ``live_tools`` runs real tools (True: those of the
     flow in force). ``capture`` keeps the model request made at that seq.
+    ``images`` is the store the run's images were kept in: requests that show
+    them read them again from there.
     """
     expected = [e for e in recorded if until is None or e.seq <= until]
     flows = PartFlows(recorded, flow)
@@ -130,7 +133,9 @@ async def replay_run(
     )
     clock = recorded_clock(recorded, lambda: runner.state.next_seq)
     memory = RecordedMemory(recorded)
-    runner = Runner(first, log, providers=providers, tools=tools, clock=clock, memory=memory)
+    runner = Runner(
+        first, log, providers=providers, tools=tools, clock=clock, memory=memory, images=images
+    )
     providers.settings_of = lambda name: request_settings(runner.flow, name)
     stops.next_seq = lambda: runner.state.next_seq
     if isinstance(tools, RecordedTools):
@@ -206,7 +211,10 @@ async def _drive(runner: Runner, recorded: Sequence[Event], stops: Stops, flows:
     for event in recorded:
         if isinstance(event, FlowEvent) and event.seq < start.seq:
             runner.follow(flows.of(event.flow))  # a fork at 1 that took another flow
-    stopped = await _step(runner.start(start.content, from_=start.from_, to=start.to))
+    images = start.images or ()  # the recorded ones, never the flow's own start.images
+    stopped = await _step(
+        runner.start(start.content, from_=start.from_, to=start.to, images=images)
+    )
     for event in recorded:
         if event.seq <= start.seq:
             continue
@@ -215,7 +223,7 @@ async def _drive(runner: Runner, recorded: Sequence[Event], stops: Stops, flows:
         elif isinstance(event, ResumeEvent):
             if stopped or runner.state.status != "paused":
                 return  # the replay went elsewhere; the comparison shows where
-            stopped = await _step(runner.continue_(event.feedback))
+            stopped = await _step(runner.continue_(event.feedback, images=event.images or ()))
         elif isinstance(event, RetryEvent):
             if not stopped and runner.state.status != "error":
                 return
