@@ -24,6 +24,7 @@ from typing import Any
 
 from roost.engine import Runner
 from roost.engine.flows import flow_in_force
+from roost.engine.images import start_images
 from roost.engine.interpreter import start_route
 from roost.errors import (
     ConcurrentRunError,
@@ -43,6 +44,7 @@ from roost.serve.flowdir import FlowDir
 from roost.serve.scheduler import Scheduler
 from roost.serve.servefile import Schedule, flow_for, tick_key
 from roost.store.forks import check_fork_point, fork_refusal
+from roost.store.images import SqlImages
 from roost.store.leases import Queued, RunLeases
 from roost.store.sql import RunInfo, SqlStore
 from roost.store.ticks import ScheduleTicks
@@ -75,6 +77,7 @@ class Hub:
     def __init__(self, config: ServeConfig, store: SqlStore | None = None) -> None:
         self.config = config
         self.store = store or SqlStore(config.db)
+        self.images = SqlImages(self.store)  # the images of messages, served by hash
         self.leases = RunLeases(self.store, config.worker, seconds=config.lease_seconds)
         self.flows = FlowDir(config.flows)
         self.sessions: dict[str, Session] = {}
@@ -172,10 +175,13 @@ class Hub:
     ) -> str:
         """Starts a run of a loaded flow; its id once its first events are stored."""
         start_route(flow, message, frm, to)  # a bad route fails before a run is stored
+        images = await asyncio.to_thread(start_images, flow)  # so does a bad image
         run_id = new_run_id()
         runner = self._new_runner(flow, self.store.new_log(run_id, title=title))
         self.leases.claim(run_id, work=True)
-        session = self._drive(run_id, lambda r: r.start(message, from_=frm, to=to), runner)
+        session = self._drive(
+            run_id, lambda r: r.start(message, from_=frm, to=to, images=images), runner
+        )
         await session.begun()
         return run_id
 
@@ -378,7 +384,14 @@ class Hub:
         def on_text(node: str, text: str) -> None:
             self.publish(run_id, {"type": "delta", "node": node, "text": text})
 
-        return Runner(flow, log_, on_event=on_event, on_text=on_text, child_log=self.store.new_log)
+        return Runner(
+            flow,
+            log_,
+            on_event=on_event,
+            on_text=on_text,
+            child_log=self.store.new_log,
+            images=self.images,
+        )
 
 
 class Session:
