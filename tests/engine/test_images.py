@@ -187,19 +187,18 @@ def big_png(tmp_path: Path) -> Path:
     return path
 
 
+NOT_AN_IMAGE = "not a PNG, JPEG, GIF or WebP image"
+
+
 @pytest.mark.parametrize(
     ("name", "content", "message"),
     [
-        (
-            "notes.png",
-            b"plain words, not a picture",
-            "notes.png: not a PNG, JPEG, GIF or WebP image (its bytes are no known type)",
-        ),  # fmt: skip
+        ("notes.png", b"plain words", f"notes.png: {NOT_AN_IMAGE} (its bytes are no known type)"),
         (
             "doc.pdf",
-            b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n",
-            "doc.pdf: not a PNG, JPEG, GIF or WebP image (it looks like application/pdf)",
-        ),  # fmt: skip
+            b"%PDF-1.4\n%\xe2\xe3",
+            f"doc.pdf: {NOT_AN_IMAGE} (it looks like application/pdf)",
+        ),
         ("missing.png", None, "missing.png: no such image file"),
     ],
 )
