@@ -53,6 +53,7 @@ from roost.store.forks import (
     fork_prefix,
     fork_refusal,
 )
+from roost.store.images import images_folder
 from roost.store.jsonl import JsonlLog
 from roost.store.sql import RunInfo, SqlStore, shown_store
 from roost.store.sqllog import SqlLog
@@ -202,6 +203,13 @@ def _images_of_run(ref: str, db: str | None) -> ImageStore:
     from roost.store.images import images_of
 
     return images_of(open_log(ref, db=db))
+
+
+def _import_images(path: Path, events: list[Event], store: SqlStore) -> list[str]:
+    """Keeps the images of the run file ``path`` (its ``NAME.images/`` folder) in ``store``."""
+    from roost.store.images import FolderImages, SqlImages, copy_images
+
+    return copy_images(events, FolderImages(images_folder(path)), SqlImages(store))
 
 
 class ReplayDiverged(RoostError):
@@ -390,8 +398,11 @@ def import_command(
     try:
         store.run(run_id)
     except RunNotFoundError:
+        missing = _import_images(path, events, store)
         store.import_events(events)
         print(f"imported run {run_id} ({len(events)} events)")
+        if missing:
+            print(f"note: {len(missing)} of its images are not in {images_folder(path)}")
         if summarize(events).clamped:
             print(
                 f"note: run {run_id} reports token counts outside 0 to {COLUMN_MAX:,}; "

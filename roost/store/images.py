@@ -25,8 +25,10 @@ from roost.store.sqllog import SqlLog
 from roost.store.tee import TeeLog
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
     from pathlib import Path
 
+    from roost.events import Event
     from roost.store.schema import Database
 
 _DIGEST = re.compile(r"sha256:([0-9a-f]{64})")
@@ -151,3 +153,21 @@ def images_of(log: EventLog) -> ImageStore:
     if not stores:
         return MemoryImages()
     return stores[0] if len(stores) == 1 else LayeredImages(stores)
+
+
+def copy_images(events: Iterable[Event], source: ImageStore, target: ImageStore) -> list[str]:
+    """Keeps in ``target`` each image ``events`` name that ``source`` holds; the hashes of
+    those it does not hold."""
+    missing: list[str] = []
+    seen: set[str] = set()
+    for event in events:
+        for image in getattr(event, "images", None) or ():
+            if image.hash in seen:
+                continue
+            seen.add(image.hash)
+            data = source.get(image.hash)
+            if data is None:
+                missing.append(image.hash)
+            else:
+                target.put(image.hash, image.media_type, data)
+    return missing
