@@ -14,9 +14,13 @@ import pytest
 from roost.engine.images import MAX_IMAGE_BYTES, load_image
 from roost.engine.replay import replay_run
 from roost.eventlog import MemoryImages
+from roost.events import ImageRecord, MessageEvent, RunStartEvent
+from roost.runstate import fold
 from roost.store.jsonl import JsonlLog
+from roost.window import IMAGE_CHARS
 from tests.cli_inprocess import Ran, run_cli
 from tests.pictures import GIF, digest, png
+from tests.store.conftest import start_event
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -303,3 +307,15 @@ def test_a_bad_url_is_one_located_line(folder: Path, web: str, path: str, why: s
 def test_load_image_reads_paths_relative_to_a_folder(folder: Path) -> None:
     image = load_image("dot.gif", folder)
     assert (image.name, image.media_type, image.digest) == ("dot.gif", "image/gif", digest(GIF))
+
+
+def test_an_image_counts_towards_the_size_of_the_conversation() -> None:
+    def sized(images: tuple[ImageRecord, ...] | None) -> int:
+        said = MessageEvent.model_validate(
+            {"seq": 1, "run": "r", "ts": "t", "from": "USER", "to": "bot", "content": "look"}
+        ).model_copy(update={"images": images})
+        start: RunStartEvent = start_event("r")
+        return fold([start, said]).pair_thread("USER", "bot").sizes[-1]
+
+    image = ImageRecord(hash=digest(RED), media_type="image/png")
+    assert sized((image, image)) - sized(None) == 2 * IMAGE_CHARS
