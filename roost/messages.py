@@ -60,10 +60,16 @@ class ImagePart(_Frozen):
     hash: str
 
 
+def _is_empty(value: object) -> bool:
+    return not value
+
+
 class UserMessage(_Frozen):
     role: Literal["user"] = "user"
     content: str
-    images: tuple[ImagePart, ...] = ()
+    # Left out of the JSON when empty, so that a message without images is written (and
+    # digested, in a request's digest) as it was before messages could carry them.
+    images: tuple[ImagePart, ...] = Field(default=(), exclude_if=_is_empty)
 
 
 class AssistantMessage(_Frozen):
