@@ -205,6 +205,13 @@ def _images_of_run(ref: str, db: str | None) -> ImageStore:
     return images_of(open_log(ref, db=db))
 
 
+def _copy_file_images(parent: Path, fork: Path, events: list[Event]) -> None:
+    """Keeps the images ``events`` name, from the folder of run file ``parent``, in ``fork``'s."""
+    from roost.store.images import FolderImages, copy_images
+
+    copy_images(events, FolderImages(images_folder(parent)), FolderImages(images_folder(fork)))
+
+
 def _import_images(path: Path, events: list[Event], store: SqlStore) -> list[str]:
     """Keeps the images of the run file ``path`` (its ``NAME.images/`` folder) in ``store``."""
     from roost.store.images import FolderImages, SqlImages, copy_images
@@ -287,6 +294,8 @@ def fork(
     answers = list(answer or [])
     first = _first_step(fold(prefix).status, message, answers)
     pending.materialize()
+    if isinstance(pending, FileFork):  # the shared messages' images, beside the new file
+        _copy_file_images(Path(run_ref), pending.path, prefix)
     ref = str(pending.path) if isinstance(pending, FileFork) else None
     session = Session(flow, pending, db=db, answers=answers, no_input=no_input, ref=ref)
     if ref is None:

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import os
 import re
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Column, LargeBinary, insert, select
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
@@ -20,13 +21,13 @@ from sqlmodel import Field, SQLModel
 
 from roost.errors import StoreError
 from roost.eventlog import EventLog, ImageStore, LayeredImages, MemoryImages
+from roost.store.forks import FileFork
 from roost.store.jsonl import JsonlLog
 from roost.store.sqllog import SqlLog
 from roost.store.tee import TeeLog
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
-    from pathlib import Path
 
     from roost.events import Event
     from roost.store.schema import Database
@@ -143,11 +144,14 @@ def images_of(log: EventLog) -> ImageStore:
     A stored run keeps them in its store's table, a run file in its folder; a run
     written to both keeps each image in both and reads it from its primary first.
     """
-    parts = [log.primary, *log.copies] if isinstance(log, TeeLog) else [log]
+    parts: list[Any] = [log.primary, *log.copies] if isinstance(log, TeeLog) else [log]
+    if isinstance(log, FileFork):  # a fork of a run file: its own file, and its stored twin
+        parts = [log.path, log.stored]
     stores: list[ImageStore] = []
     for part in parts:
-        if isinstance(part, JsonlLog):
-            stores.append(FolderImages(images_folder(part.path)))
+        if isinstance(part, JsonlLog | Path):
+            path = part.path if isinstance(part, JsonlLog) else part
+            stores.append(FolderImages(images_folder(path)))
         elif isinstance(part, SqlLog):
             stores.append(SqlImages(part.store))
     if not stores:

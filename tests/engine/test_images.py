@@ -319,3 +319,19 @@ def test_an_image_counts_towards_the_size_of_the_conversation() -> None:
 
     image = ImageRecord(hash=digest(RED), media_type="image/png")
     assert sized((image, image)) - sized(None) == 2 * IMAGE_CHARS
+
+
+def test_a_fork_of_a_run_file_takes_the_images_it_shares(folder: Path) -> None:
+    events = folder / "run.jsonl"
+    assert roost("run", "look.yaml", "--events", str(events), cwd=folder).returncode == 0
+    result = roost("fork", str(events), "--at", "2", "--no-input", cwd=folder)
+    assert result.returncode == 0, result.stderr
+    (fork,) = [p for p in folder.glob("*.jsonl") if p != events]
+    kept = folder / f"{fork.stem}.images" / digest(RED).removeprefix("sha256:")
+    assert kept.read_bytes() == RED
+    page = folder / "fork.html"
+    assert (
+        roost("render", "look.yaml", "--run", str(fork), "-o", str(page), cwd=folder).returncode
+        == 0
+    )
+    assert base64.b64encode(RED).decode() in page.read_text()
