@@ -141,7 +141,12 @@ class Runner:
         Raises ImageError, with nothing recorded, for an image of the flow's that is bad.
         """
         if images is None:
-            images = await asyncio.to_thread(start_images, self.flow)
+            start = self.flow.start
+            # Read in a thread (a URL may take a while); a flow without start images never
+            # yields to the loop here, so a consumer of events() made just before sees the call.
+            images = (
+                await asyncio.to_thread(start_images, self.flow) if start and start.images else ()
+            )
         chosen = images
         return await self._drive(lambda: self._interpreter.start(message, from_, to, chosen))
 
