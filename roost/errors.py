@@ -8,7 +8,8 @@ at the edge that meets them, with ``raise ... from exc``.
     RoostError                     exit 1: anything not listed below
     ├── FlowError                  exit 2: the flow file is wrong (carries Problems)
     ├── UsageError                 exit 2: bad command-line use or API misuse
-    │   └── RunStateError          exit 2: a run that cannot be continued or retried
+    │   ├── RunStateError          exit 2: a run that cannot be continued or retried
+    │   └── ImageError             exit 2: an image that is missing, not an image or too large
     ├── RunNotFoundError           exit 2: no such run id or event file
     ├── ProviderError              a model call failed (after retries and fallbacks)
     ├── ToolFailure                a tool could not be set up (not a tool's own error result)
@@ -64,6 +65,12 @@ class FlowError(RoostError):
 
 class UsageError(RoostError):
     """The command or API was used in a way that cannot work."""
+
+    exit_code = 2
+
+
+class ImageError(UsageError):
+    """An image for a message that cannot be read, is not an image roost sends, or is too large."""
 
     exit_code = 2
 

@@ -100,3 +100,50 @@ class MemoryBank(Protocol):
         until: str | None = None,
         as_of: str | None = None,
     ) -> list[TimelineEntry]: ...
+
+
+# ---------------------------------------------------------------------- images (images package)
+
+
+@runtime_checkable
+class ImageStore(Protocol):
+    """Where the bytes of the images messages carry are kept, by content hash.
+
+    ``digest`` is ``sha256:<hex>`` of ``data``; keeping the same image twice keeps
+    one copy. ``get`` gives None for an image the store does not hold.
+    """
+
+    def put(self, digest: str, media_type: str, data: bytes) -> None: ...
+
+    def get(self, digest: str) -> bytes | None: ...
+
+
+class MemoryImages:
+    """Images kept in a dict: for tests, embedding, and runs without a store."""
+
+    def __init__(self) -> None:
+        self._images: dict[str, bytes] = {}
+
+    def put(self, digest: str, media_type: str, data: bytes) -> None:
+        self._images.setdefault(digest, data)
+
+    def get(self, digest: str) -> bytes | None:
+        return self._images.get(digest)
+
+
+class LayeredImages:
+    """Several image stores as one: ``put`` keeps in each, ``get`` reads the first that has it."""
+
+    def __init__(self, stores: Sequence[ImageStore]) -> None:
+        self.stores = tuple(stores)
+
+    def put(self, digest: str, media_type: str, data: bytes) -> None:
+        for store in self.stores:
+            store.put(digest, media_type, data)
+
+    def get(self, digest: str) -> bytes | None:
+        for store in self.stores:
+            data = store.get(digest)
+            if data is not None:
+                return data
+        return None

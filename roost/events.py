@@ -73,12 +73,24 @@ class _Event(BaseModel):
     ts: str
 
 
+class ImageRecord(BaseModel):
+    """An image a message carries, by content: ``hash`` (``sha256:<hex>`` of its bytes),
+    ``media_type`` and the ``name`` it was given (a file's name or a URL), for people."""
+
+    model_config = ConfigDict(frozen=True, extra="allow")
+    hash: str
+    media_type: str
+    name: str = ""
+
+
 class MessageEvent(_Event):
     type: Literal["message"] = "message"
     from_: str = Field(alias="from")
     to: str
     content: str
     state: Literal["success"] = "success"
+    # The images sent with the message, their bytes kept in the store by hash (images package).
+    images: tuple[ImageRecord, ...] | None = _absent_when_none()
 
 
 class InterruptEvent(_Event):
@@ -147,6 +159,8 @@ class ResumeEvent(_Event):
     from_: str = Field(alias="from")
     to: str
     feedback: str
+    # The images sent with the feedback (images package); its message event carries them too.
+    images: tuple[ImageRecord, ...] | None = _absent_when_none()
 
 
 class RetryEvent(_Event):

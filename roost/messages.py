@@ -49,9 +49,27 @@ class ReasoningPart(_Frozen):
     provider_details: dict[str, Any] | None = None
 
 
+class ImagePart(_Frozen):
+    """An image in a user message: its bytes (base64), media type and content hash.
+
+    ``hash`` is ``sha256:<hex>`` of the bytes; the log refers to the image by it.
+    """
+
+    media_type: str
+    data: str  # base64, as every wire format that takes inline images wants it
+    hash: str
+
+
+def _is_empty(value: object) -> bool:
+    return not value
+
+
 class UserMessage(_Frozen):
     role: Literal["user"] = "user"
     content: str
+    # Left out of the JSON when empty, so that a message without images is written (and
+    # digested, in a request's digest) as it was before messages could carry them.
+    images: tuple[ImagePart, ...] = Field(default=(), exclude_if=_is_empty)
 
 
 class AssistantMessage(_Frozen):

@@ -43,7 +43,14 @@ from roost.events import (
     ToolResultEvent,
 )
 from roost.messages import AssistantMessage, ReasoningPart, ToolCall, ToolResultMessage, Usage
-from roost.window import ENTRY_OVERHEAD, Calibration, ViewBase, tail_chars, thread_chars
+from roost.window import (
+    ENTRY_OVERHEAD,
+    IMAGE_CHARS,
+    Calibration,
+    ViewBase,
+    tail_chars,
+    thread_chars,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
@@ -305,6 +312,10 @@ def _on_message(state: RunState, event: Any) -> None:
     state.last_into[to] = frm
     payload = f"{frm}\x1f{to}\x1f{content}".encode()
     size = len(content) + len(frm) + ENTRY_OVERHEAD  # roost.window.entry_size, inlined
+    images = data.get("images")
+    if images:  # a message's images are part of it: the digests cover them by hash
+        payload += "".join(f"\x1fimage\x1f{image.hash}" for image in images).encode()
+        size += IMAGE_CHARS * len(images)
     inbox = state.inbox.get(to)
     if inbox is None:
         inbox = state.inbox[to] = Thread()

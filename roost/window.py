@@ -26,6 +26,9 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
 ENTRY_OVERHEAD = 8  # characters counted per message beyond its text: its role and framing
+# Characters an image counts for: about the 1,600 tokens Anthropic charges for a picture of
+# about a megapixel (OpenAI's high detail costs less); a model's reported usage corrects it.
+IMAGE_CHARS = 6400
 CHARS_PER_TOKEN = 4.0  # before a provider has reported usage
 _CALIBRATED_AFTER = 200  # tokens of reported growth before a provider's own ratio is used
 _RATIO_BOUNDS = (1.0, 12.0)
@@ -37,9 +40,9 @@ TRIM_NOTE = "\n[trimmed to fit the context window: {left} of {total} characters 
 REASONING_NOTE = "[reasoning trimmed to fit the context window]"
 
 
-def entry_size(frm: str, content: str) -> int:
-    """The characters one history entry counts for in a view."""
-    return len(content) + len(frm) + ENTRY_OVERHEAD
+def entry_size(frm: str, content: str, images: int = 0) -> int:
+    """The characters one history entry (with ``images`` images) counts for in a view."""
+    return len(content) + len(frm) + ENTRY_OVERHEAD + IMAGE_CHARS * images
 
 
 @dataclass(slots=True)

@@ -108,7 +108,9 @@ async def _advance(
     log: EventLog | None = None if new else _stored_log(store, run_id)
     if log is None:
         log = BatchLog(store.new_log(run_id), batch, row.line)
-    runner = Runner(flow, log, child_log=store.new_log, memory=memory)
+    from roost.store.images import SqlImages  # a row's start.images, kept in the store
+
+    runner = Runner(flow, log, child_log=store.new_log, memory=memory, images=SqlImages(store))
     state = runner.state
     if state.status in FINISHED:
         return state, log

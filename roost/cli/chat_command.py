@@ -99,12 +99,14 @@ class ChatLoop:
     def attach(self, flow: Flow, log: EventLog) -> None:
         from roost.cli.tracing import traced
         from roost.engine import Runner
+        from roost.store.images import images_of
 
         self.flow, self.log = flow, log
         self.out.use_flow(flow)
         self.runner = Runner(
             flow, log, on_event=traced(self.out.on_event, log), on_text=self.out.on_text,
             child_log=child_logs(self.db), memory=memory_for(flow, self.db),
+            images=images_of(log),  # a flow's start.images, kept in the run's store
         )  # fmt: skip
         status = self.runner.state.status
         how = ": the first line you type starts it" if status == "new" else ""

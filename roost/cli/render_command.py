@@ -11,6 +11,7 @@ from pathlib import Path
 import typer
 
 from roost.cli.app import app
+from roost.eventlog import ImageStore
 from roost.events import Event
 from roost.flow import read_flow
 from roost.visualize.output import output_format, write_render
@@ -40,15 +41,19 @@ def render(
     output_format(out)  # a wrong suffix fails before any loading
     flow = read_flow(flow_file)
     events: list[Event] | None = None
+    images: ImageStore | None = None
     if run is not None:
-        events = _load_events(run, db)
-    written = write_render(flow, events, out)
+        events, images = _load_run(run, db)
+    written = write_render(flow, events, out, images)
     typer.echo(f"wrote {written}")
 
 
-def _load_events(ref: str, db: str | None) -> list[Event]:
+def _load_run(ref: str, db: str | None) -> tuple[list[Event], ImageStore]:
+    """The run's events and where its images are kept (the replay page shows them)."""
     # Imported here so that drawing a bare flow never opens the run store's modules.
     from roost.cli.logs import open_log
+    from roost.store.images import images_of
 
     # Only the events: the run's own flow is not needed to draw it over FLOW.
-    return open_log(ref, db=db).load()
+    log = open_log(ref, db=db)
+    return log.load(), images_of(log)

@@ -22,6 +22,7 @@ from roost.messages import AssistantMessage, ModelRequest, ToolResultMessage
 
 if TYPE_CHECKING:
     from roost.engine.replay import ReplayReport
+    from roost.eventlog import ImageStore
 
 MAX_LINES = 40  # of diff: enough to see what moved, short enough to read
 
@@ -32,15 +33,18 @@ def explain_request(
     recorded: Event | None,
     replayed: Event | None,
     live_tools: bool = False,
+    images: ImageStore | None = None,
 ) -> list[str]:
-    """Lines (rich markup) showing how the first differing request differs; [] otherwise."""
+    """Lines (rich markup) showing how the first differing request differs; [] otherwise.
+
+    ``images`` is where the run keeps its images, which requests are rebuilt with."""
     if not isinstance(recorded, LlmCallEvent) or not isinstance(replayed, LlmCallEvent):
         return []
     if recorded.request_digest == replayed.request_digest:
         return []
     seq = replayed.seq
-    new = _request_at(events, flow, seq, live_tools)
-    old = new if flow is None and not live_tools else _request_at(events, None, seq, False)
+    new = _request_at(events, flow, seq, live_tools, images)
+    old = new if flow is None and not live_tools else _request_at(events, None, seq, False, images)
     head = f"the request of {escape(replayed.node)}'s model call (event {seq}) differs:"
     if old.request is None or new.request is None:
         return [head, "[dim](it could not be rebuilt: the replay did not reach it)[/]"]
@@ -81,6 +85,7 @@ def request_lines(request: ModelRequest) -> list[str]:
                 lines.append(f"  [assistant] calls {call.name}({arguments})")
         else:
             lines += _indented(message.content, f"[{message.role}] ")
+            lines += [f"  [{message.role}] image {i.hash} ({i.media_type})" for i in message.images]
     return lines
 
 
@@ -101,12 +106,18 @@ def _diff(old: list[str], new: list[str], names: tuple[str, str]) -> list[str]:
 
 
 def _request_at(
-    events: Sequence[Event], flow: Flow | None, seq: int, live_tools: bool
+    events: Sequence[Event],
+    flow: Flow | None,
+    seq: int,
+    live_tools: bool,
+    images: ImageStore | None = None,
 ) -> ReplayReport:
     from roost.engine.replay import replay_run
 
     return asyncio.run(
-        replay_run(flow, events, until=seq, live_tools=live_tools or None, capture=seq)
+        replay_run(
+            flow, events, until=seq, live_tools=live_tools or None, capture=seq, images=images
+        )
     )
 
 

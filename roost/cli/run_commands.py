@@ -12,7 +12,7 @@ import signal
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -21,12 +21,15 @@ from roost.cli.console import RunConsole, describe_wait
 from roost.cli.tracing import traced
 from roost.engine import Runner
 from roost.engine.interpreter import start_route
-from roost.errors import EventLogError, RunStateError, UsageError
+from roost.errors import EventLogError, ImageError, RunStateError, UsageError
 from roost.eventlog import EventLog
 from roost.events import ErrorEvent, Event, InterruptEvent, RunStartEvent
 from roost.flow.models import Flow
 from roost.nodes.directors import candidates
 from roost.runstate import RunState
+
+if TYPE_CHECKING:
+    from roost.engine.images import LoadedImage
 
 AnswerOption = Annotated[
     list[str] | None,
@@ -37,6 +40,15 @@ NoInputOption = Annotated[
 ]
 DbOption = Annotated[
     str | None, typer.Option("--db", help="Run store URL (default: ROOST_DB or .roost/roost.db).")
+]
+ImageOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--image",
+        metavar="PATH",
+        help="An image (PNG, JPEG, GIF or WebP file, or an http(s) URL) to send with the "
+        "message; repeat for more.",
+    ),
 ]
 FlowFileOption = Annotated[
     str | None,
@@ -65,18 +77,25 @@ def run(
     ] = None,
     no_input: NoInputOption = False,
     db: DbOption = None,
+    image: ImageOption = None,
 ) -> None:
     """Start a run of FLOW."""
     from roost.cli.logs import new_run_log
+    from roost.engine.images import start_images
     from roost.flow import read_flow
 
     flow = read_flow(flow_path)
     _check_tools(flow)
     start_route(flow, message, from_, to)  # a bad route fails before a run is stored
+    # --image replaces the flow's start.images, as --message replaces its text; read and
+    # checked before a run is stored.
+    images = _load_images(image) if image is not None else start_images(flow)
     log = new_run_log(flow, events_path=events, db=db)
     session = Session(flow, log, db=db, answers=list(answer or []), no_input=no_input)
     session.out.out.print(f"[dim]run {log.run_id} of {flow.name}[/]")
-    session.finish(session.drive(lambda runner: runner.start(message, from_=from_, to=to)))
+    session.finish(
+        session.drive(lambda runner: runner.start(message, from_=from_, to=to, images=images))
+    )
 
 
 @app.command(name="continue")
@@ -86,10 +105,13 @@ def continue_command(
     no_input: NoInputOption = False,
     flow_file: FlowFileOption = None,
     db: DbOption = None,
+    image: ImageOption = None,
 ) -> None:
     """Continue a run paused at an interrupt."""
+    images = _load_images(image or [])  # read and checked before anything is stored
     log, flow = open_with_flow(run_ref, db, flow_file)
     session = Session(flow, log, db=db, answers=list(answer or []), no_input=no_input, ref=run_ref)
+    session.images = images
     if flow_file is not None:
         session.runner().follow(flow)
     state = session.runner().state
@@ -193,6 +215,7 @@ class Session:
 
             self.child_log = child_logs(db)
         self._runner: Runner | None = None
+        self.images: list[LoadedImage] = []  # sent with the next answer (continue --image)
 
     def _step(self) -> tuple[str, str] | None:
         return self._runner.state.step if self._runner is not None else None
@@ -200,6 +223,7 @@ class Session:
     def runner(self) -> Runner:
         if self._runner is None:
             from roost.cli.logs import memory_for
+            from roost.store.images import images_of
 
             self._runner = Runner(
                 self.flow,
@@ -208,6 +232,7 @@ class Session:
                 on_text=self.out.on_text,
                 child_log=self.child_log,
                 memory=memory_for(self.flow, self.db),
+                images=images_of(self.log),
             )
         return self._runner
 
@@ -244,8 +269,9 @@ class Session:
     async def answer_next(self, runner: Runner) -> RunState:
         """Answers the pending interrupt with the next --answer, or asks the person."""
         state = runner.state
+        images, self.images = self.images, []
         if self.answers:
-            return await runner.continue_(self.answers.pop(0))
+            return await runner.continue_(self.answers.pop(0), images=images)
         interrupt = state.pending
         if not self.interactive or not isinstance(interrupt, InterruptEvent):
             raise _LeftPaused
@@ -258,7 +284,7 @@ class Session:
         except (KeyboardInterrupt, EOFError):
             raise _LeftPaused from None
         try:
-            return await runner.continue_(text)
+            return await runner.continue_(text, images=images)
         except RunStateError as error:
             self.out.out.print(f"[red]{error}[/]")
             return runner.state
@@ -375,6 +401,16 @@ def _warn(log: EventLog) -> None:
     """Reports what loading the log skipped (a torn last line of a killed process)."""
     for warning in getattr(log, "warnings", None) or ():
         sys.stderr.write(f"roost: warning: {warning}\n")
+
+
+def _load_images(refs: list[str]) -> list[LoadedImage]:
+    """The images ``--image`` names, each read and checked (ImageError naming the option)."""
+    from roost.engine.images import load_image
+
+    try:
+        return [load_image(ref) for ref in refs]
+    except ImageError as error:
+        raise ImageError(f"--image {error}") from None
 
 
 def _check_tools(flow: Flow) -> None:

@@ -40,6 +40,7 @@ from roost.errors import (
     RunStateError,
     UsageError,
 )
+from roost.eventlog import ImageStore
 from roost.events import Event, RunStartEvent, event_json
 from roost.flow.models import Flow
 from roost.runstate import Status
@@ -52,6 +53,7 @@ from roost.store.forks import (
     fork_prefix,
     fork_refusal,
 )
+from roost.store.images import images_folder
 from roost.store.jsonl import JsonlLog
 from roost.store.sql import RunInfo, SqlStore, shown_store
 from roost.store.sqllog import SqlLog
@@ -174,7 +176,10 @@ def replay(
         raise UsageError(f"--until {until}: the run has events 0 to {len(events) - 1}")
     # Without --flow each part of the run replays under its own recorded flow.
     flow = _load_flow(flow_file) if flow_file else None
-    report = asyncio.run(replay_run(flow, events, until=until, live_tools=live_tools or None))
+    images = _images_of_run(run_ref, db)
+    report = asyncio.run(
+        replay_run(flow, events, until=until, live_tools=live_tools or None, images=images)
+    )
     out = console()
     if report.identical:
         out.print(f"identical: {report.compared} events")
@@ -186,10 +191,32 @@ def replay(
         out.print(f"the replay stopped: {escape(report.stopped)}")
     from roost.cli.request_diff import explain_request
 
-    for line in explain_request(events, flow, diff.recorded, diff.replayed, live_tools):
+    for line in explain_request(events, flow, diff.recorded, diff.replayed, live_tools, images):
         out.print(line, soft_wrap=True)
     out.print(side_by_side(diff.recorded, diff.replayed))
     raise ReplayDiverged(f"replay diverged at event {diff.index}")
+
+
+def _images_of_run(ref: str, db: str | None) -> ImageStore:
+    """Where the run ``ref`` names keeps its images (a replay reads them from there)."""
+    from roost.cli.logs import open_log
+    from roost.store.images import images_of
+
+    return images_of(open_log(ref, db=db))
+
+
+def _copy_file_images(parent: Path, fork: Path, events: list[Event]) -> None:
+    """Keeps the images ``events`` name, from the folder of run file ``parent``, in ``fork``'s."""
+    from roost.store.images import FolderImages, copy_images
+
+    copy_images(events, FolderImages(images_folder(parent)), FolderImages(images_folder(fork)))
+
+
+def _import_images(path: Path, events: list[Event], store: SqlStore) -> list[str]:
+    """Keeps the images of the run file ``path`` (its ``NAME.images/`` folder) in ``store``."""
+    from roost.store.images import FolderImages, SqlImages, copy_images
+
+    return copy_images(events, FolderImages(images_folder(path)), SqlImages(store))
 
 
 class ReplayDiverged(RoostError):
@@ -267,6 +294,8 @@ def fork(
     answers = list(answer or [])
     first = _first_step(fold(prefix).status, message, answers)
     pending.materialize()
+    if isinstance(pending, FileFork):  # the shared messages' images, beside the new file
+        _copy_file_images(Path(run_ref), pending.path, prefix)
     ref = str(pending.path) if isinstance(pending, FileFork) else None
     session = Session(flow, pending, db=db, answers=answers, no_input=no_input, ref=ref)
     if ref is None:
@@ -378,8 +407,11 @@ def import_command(
     try:
         store.run(run_id)
     except RunNotFoundError:
+        missing = _import_images(path, events, store)
         store.import_events(events)
         print(f"imported run {run_id} ({len(events)} events)")
+        if missing:
+            print(f"note: {len(missing)} of its images are not in {images_folder(path)}")
         if summarize(events).clamped:
             print(
                 f"note: run {run_id} reports token counts outside 0 to {COLUMN_MAX:,}; "

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from roost.engine.calls import ModelCaller, error_text, request_digest
 from roost.engine.compaction import Asker, Compactor, context_sizes, fixed_chars
 from roost.engine.hooks import HookRecorder, HooksFor, no_hooks
+from roost.engine.images import LoadedImage
 from roost.engine.recorder import Recorder, build_event, model_request
 from roost.engine.tool_loop import Reply, ToolLoop
 from roost.engine.unfinished import Unfinished, unfinished
@@ -21,6 +22,7 @@ from roost.events import (
     ErrorEvent,
     Event,
     FlowRecord,
+    ImageRecord,
     InterruptEvent,
     LlmCallEvent,
     MemoryEntry,
@@ -50,12 +52,21 @@ if TYPE_CHECKING:  # roost.tools is imported only by flows that have tools
     from roost.eventlog import MemoryBank
     from roost.flow.models import Flow
     from roost.flow.redact import Redactor
+    from roost.nodes.agent import ImageSource
     from roost.runstate import HistoryEntry
     from roost.tools.base import Tool
 
 Step = tuple[str, str] | None
 # Interrupts that ask a person about tool calls: the answer is read by the tool loop.
 _TOOL_QUESTIONS = ("tool_approval", "tool_plan")
+KeepImages = Callable[[Sequence[LoadedImage | ImageRecord]], tuple[ImageRecord, ...]]
+
+
+def _records_only(images: Sequence[LoadedImage | ImageRecord]) -> tuple[ImageRecord, ...]:
+    """Images as records, for an interpreter with nowhere to keep them."""
+    return tuple(image.record() if isinstance(image, LoadedImage) else image for image in images)
+
+
 ToolsFor = Callable[[str, str], Sequence["Tool"]]
 # The skills a flow's agents may use, as found now (or as a replay's record says).
 SkillsFor = Callable[["Flow"], tuple[SkillInfo, ...]]
@@ -98,10 +109,15 @@ class Interpreter:
         memory: MemoryBank | None = None,
         skills: SkillsFor | None = None,
         hooks: HooksFor | None = None,
+        images: ImageSource | None = None,
+        keep_images: KeepImages | None = None,
     ) -> None:
         self.flow = flow
         self.memory = memory
         self.skills: SkillsFor = skills or current_catalogue
+        self.images = images  # the bytes of the images messages carry, by their records
+        # Keeps a message's images in the run's store, once the message is sure to be recorded.
+        self._keep_images: KeepImages = keep_images or _records_only
         self.rec = recorder
         self.state = recorder.state
         self.caller = caller
@@ -120,22 +136,31 @@ class Interpreter:
 
     # ------------------------------------------------------------------ the three entry points
 
-    async def start(self, content: str | None, frm: str | None, to: str | None) -> None:
-        """Records the start message and lets its addressee answer."""
+    async def start(
+        self,
+        content: str | None,
+        frm: str | None,
+        to: str | None,
+        images: Sequence[LoadedImage | ImageRecord] = (),
+    ) -> None:
+        """Records the start message with ``images`` and lets its addressee answer."""
         state, flow = self.state, self.flow
         if state.status != "new":
             raise RunStateError(f"run {self.rec.run_id} has already started ({state.status})")
         frm, to, content = start_route(flow, content, frm, to)
         if state.next_seq == 0:
             self.rec.add(RunStartEvent, flow=self._flow_record())
-        self.rec.add(MessageEvent, from_=frm, to=to, content=content)
+        records = self._keep_images(images)
+        self.rec.add(MessageEvent, from_=frm, to=to, content=content, images=records or None)
         if is_human(flow, to):
             self._pause(to, frm)
             return
         await self.run_from(to, frm)
 
-    async def continue_(self, feedback: str) -> None:
-        """Answers the pending interrupt (section 3, continue)."""
+    async def continue_(
+        self, feedback: str, images: Sequence[LoadedImage | ImageRecord] = ()
+    ) -> None:
+        """Answers the pending interrupt (section 3, continue), ``images`` with the feedback."""
         pending = self.state.pending
         if self.state.status != "paused" or not isinstance(pending, InterruptEvent):
             status = self.state.status
@@ -155,8 +180,19 @@ class Interpreter:
             self._manual_choice(pending.from_, feedback)
         elif pending.reason not in _TOOL_QUESTIONS and not feedback:
             check_self_answer(self.flow, pending.from_)
-        self.rec.add(ResumeEvent, from_=pending.from_, to=pending.to, feedback=feedback)
-        await self._run(self._after_resume(pending, feedback))
+        if images and (pending.reason in ("manual_select", "tool_approval") or not feedback):
+            takes = "a choice" if pending.reason == "manual_select" else "a yes or a refusal"
+            needs = "the answer's text too" if feedback == "" else f"{takes}, not images"
+            raise UsageError(f"run {self.rec.run_id}: images go with an answer; give {needs}")
+        records = self._keep_images(images)
+        self.rec.add(
+            ResumeEvent,
+            from_=pending.from_,
+            to=pending.to,
+            feedback=feedback,
+            images=records or None,
+        )
+        await self._run(self._after_resume(pending, feedback, records))
 
     async def compact(self) -> int:
         """Compresses each agent's current view now, whatever its size (``roost chat``'s
@@ -294,7 +330,9 @@ class Interpreter:
         members = list(self.flow.channels[channel].members)
         return manual_choice(answer, channel, members, found), found
 
-    def _after_resume(self, pending: InterruptEvent, feedback: str) -> Step:
+    def _after_resume(
+        self, pending: InterruptEvent, feedback: str, images: tuple[ImageRecord, ...] = ()
+    ) -> Step:
         """What follows a recorded ``resume`` of ``pending`` (section 3, continue)."""
         frm, to = pending.from_, pending.to
         if pending.reason == "manual_select":
@@ -312,7 +350,7 @@ class Interpreter:
             self._terminate(frm, "max_rounds")
             return None
         if feedback:
-            self.rec.add(MessageEvent, from_=frm, to=to, content=feedback)
+            self.rec.add(MessageEvent, from_=frm, to=to, content=feedback, images=images or None)
             if channel is not None and self.state.sent.get((to, frm), 0) >= self._max_rounds:
                 # The member is at its own cap: it may not answer, the director picks on.
                 return (frm, to)
@@ -339,7 +377,7 @@ class Interpreter:
         if isinstance(last, SelectEvent):
             return self._after_select(last.channel, last.chosen)
         if isinstance(last, ResumeEvent) and isinstance(before, InterruptEvent):
-            return self._after_resume(before, last.feedback)
+            return self._after_resume(before, last.feedback, last.images or ())
         return (frm, to)
 
     # ------------------------------------------------------------------ reply
@@ -371,7 +409,7 @@ class Interpreter:
                 system = with_skills(system, self._skills_of(frm), SKILL_READ_WIRE)
             latest = self._latest_text(frm, to)
             recalled = self._recall(frm, latest)
-            seen = with_recall(seen_by(flow, state, frm, to), recalled)
+            seen = with_recall(seen_by(flow, state, frm, to, self.images), recalled)
             tools = self.tools_for(frm, latest) if agent.functions or agent.skills else ()
         except Exception as exc:  # a failure here stops the run, never the process
             self._fail(frm, to, error_text(exc))
@@ -387,7 +425,7 @@ class Interpreter:
             def build(changed: bool) -> tuple[ModelRequest, RequestDigest]:
                 nonlocal shown
                 if changed:  # compaction changed the view: built again
-                    shown = with_recall(seen_by(flow, state, frm, to), recalled)
+                    shown = with_recall(seen_by(flow, state, frm, to, self.images), recalled)
                 request = model_request(system, shown.messages, (), frm)
                 return request, request_digest(system, (), shown.digest, ())
 
@@ -407,7 +445,7 @@ class Interpreter:
             tools=tools,
             max_rounds=max_rounds,
             result_limit=defaults.tool_result_limit,
-            refresh=lambda: with_recall(seen_by(flow, state, frm, to), recalled),
+            refresh=lambda: with_recall(seen_by(flow, state, frm, to, self.images), recalled),
             # A tool entry called memory hides the built-in memory tools.
             memory_scope=None if "memory" in flow.tools else flow.memory_scope(frm),
             plan=agent.approval == "plan",

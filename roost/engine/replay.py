@@ -32,7 +32,7 @@ from roost.engine.recorder import Clock, now_iso
 from roost.engine.replay_tools import RecordedMemory, RecordedSkills, RecordedTools
 from roost.engine.runner import ChildRuns, Runner
 from roost.errors import CONTEXT_TOO_LONG, EventLogError, ProviderError, RoostError
-from roost.eventlog import MemoryLog
+from roost.eventlog import ImageStore, MemoryLog
 from roost.events import (
     CompactEvent,
     ErrorEvent,
@@ -101,12 +101,15 @@ async def replay_run(
     until: int | None = None,
     live_tools: ToolsFor | bool | None = None,
     capture: int | None = None,
+    images: ImageStore | None = None,
 ) -> ReplayReport:
     """Re-executes ``recorded`` and compares (the events up to seq ``until``).
 
     ``flow`` None replays each part under its recorded flow; a Flow replays
     every part under it. ``live_tools`` runs real tools (True: those of the
     flow in force). ``capture`` keeps the model request made at that seq.
+    ``images`` is the store the run's images were kept in: requests that show
+    them read them again from there.
     """
     expected = [e for e in recorded if until is None or e.seq <= until]
     flows = PartFlows(recorded, flow)
@@ -142,6 +145,7 @@ async def replay_run(
         memory=memory,
         skills=skills,
         hooks=hooks,
+        images=images,
     )
     providers.settings_of = lambda name: request_settings(runner.flow, name)
     stops.next_seq = lambda: runner.state.next_seq
@@ -218,7 +222,10 @@ async def _drive(runner: Runner, recorded: Sequence[Event], stops: Stops, flows:
     for event in recorded:
         if isinstance(event, FlowEvent) and event.seq < start.seq:
             runner.follow(flows.of(event.flow))  # a fork at 1 that took another flow
-    stopped = await _step(runner.start(start.content, from_=start.from_, to=start.to))
+    images = start.images or ()  # the recorded ones, never the flow's own start.images
+    stopped = await _step(
+        runner.start(start.content, from_=start.from_, to=start.to, images=images)
+    )
     for event in recorded:
         if event.seq <= start.seq:
             continue
@@ -227,7 +234,7 @@ async def _drive(runner: Runner, recorded: Sequence[Event], stops: Stops, flows:
         elif isinstance(event, ResumeEvent):
             if stopped or runner.state.status != "paused":
                 return  # the replay went elsewhere; the comparison shows where
-            stopped = await _step(runner.continue_(event.feedback))
+            stopped = await _step(runner.continue_(event.feedback, images=event.images or ()))
         elif isinstance(event, RetryEvent):
             if not stopped and runner.state.status != "error":
                 return

@@ -21,11 +21,12 @@ from roost.engine.digests import settings_of
 from roost.engine.flows import check_keeps_history, flow_record, text_hash
 from roost.engine.fork_memory import fork_view
 from roost.engine.hooks import HooksFor, LiveHooks
+from roost.engine.images import LoadedImage, image_source, keep, start_images
 from roost.engine.interpreter import Interpreter, SkillsFor, ToolsFor
 from roost.engine.recorder import Clock, Recorder, now_iso
 from roost.errors import RoostError
-from roost.eventlog import EventLog, MemoryBank, MemoryLog
-from roost.events import ErrorEvent, Event, FlowEvent, FlowRecord
+from roost.eventlog import EventLog, ImageStore, MemoryBank, MemoryImages, MemoryLog
+from roost.events import ErrorEvent, Event, FlowEvent, FlowRecord, ImageRecord
 from roost.flow.redact import Redactor
 from roost.runstate import RunState, fold
 
@@ -59,10 +60,14 @@ class Runner:
         memory: MemoryBank | None = None,
         skills: SkillsFor | None = None,
         hooks: HooksFor | None = None,
+        images: ImageStore | None = None,
     ) -> None:
         self.flow = flow
         self.skills = skills  # the skills agents are shown (default: those found now)
         self._hooks = hooks  # the hooks' decisions (default: the flow's hooks, run)
+        # Where the images messages carry are kept by hash; a run without a store keeps
+        # them in memory, for as long as this runner lives.
+        self.images: ImageStore = images if images is not None else MemoryImages()
         self.log = log
         self.clock: Clock = clock or now_iso  # stamps the events this runner records
         self.on_event = on_event
@@ -110,6 +115,8 @@ class Runner:
             self.memory,
             self.skills,
             hooks,
+            image_source(self.images),
+            self.keep_images,
         )
 
     def follow(self, flow: Flow) -> None:
@@ -132,14 +139,46 @@ class Runner:
         return self._recorder.run_id
 
     async def start(
-        self, message: str | None = None, *, from_: str | None = None, to: str | None = None
+        self,
+        message: str | None = None,
+        *,
+        from_: str | None = None,
+        to: str | None = None,
+        images: Sequence[LoadedImage | ImageRecord] | None = None,
     ) -> RunState:
-        """Starts the run with ``message`` (default: the flow's start content)."""
-        return await self._drive(lambda: self._interpreter.start(message, from_, to))
+        """Starts the run with ``message`` (default: the flow's start content) and ``images``
+        (default: the flow's ``start.images``; ``roost.engine.images.load_image`` reads one).
 
-    async def continue_(self, feedback: str = "") -> RunState:
-        """Answers the pending interrupt; empty feedback lets the interrupted node answer itself."""
-        return await self._drive(lambda: self._interpreter.continue_(feedback))
+        Raises ImageError, with nothing recorded, for an image of the flow's that is bad.
+        """
+        if images is None:
+            start = self.flow.start
+            # Read in a thread (a URL may take a while); a flow without start images never
+            # yields to the loop here, so a consumer of events() made just before sees the call.
+            images = (
+                await asyncio.to_thread(start_images, self.flow) if start and start.images else ()
+            )
+        chosen = images
+        return await self._drive(lambda: self._interpreter.start(message, from_, to, chosen))
+
+    async def continue_(
+        self, feedback: str = "", *, images: Sequence[LoadedImage | ImageRecord] = ()
+    ) -> RunState:
+        """Answers the pending interrupt; empty feedback lets the interrupted node answer itself.
+
+        ``images`` go with the feedback (which must then be text answering a person's turn).
+        """
+        return await self._drive(lambda: self._interpreter.continue_(feedback, images))
+
+    def keep_images(self, images: Sequence[LoadedImage | ImageRecord]) -> tuple[ImageRecord, ...]:
+        """``images`` kept in the run's image store (a record names one kept already).
+
+        The engine calls it once a message with images is sure to be recorded: an
+        answer or a start that is refused keeps nothing.
+        """
+        loaded = [image for image in images if isinstance(image, LoadedImage)]
+        kept = iter(keep(self.images, loaded))
+        return tuple(next(kept) if isinstance(i, LoadedImage) else i for i in images)
 
     async def retry(self) -> RunState:
         """Redoes the step that failed, or the one a dead process left unfinished."""

@@ -95,6 +95,7 @@ def check_flow(checker: Checker) -> None:
     check_templates(checker)
     check_context(checker)
     check_compression(checker)
+    check_start_images(checker)
 
 
 def check_names(c: Checker) -> None:
@@ -316,6 +317,23 @@ def check_start(c: Checker) -> None:
             c.at_value(("start", key), f"start.{key} names no agent or channel: {name!r}{hint}")
     if start.from_ == start.to and c.flow.node_kind(start.to) is not None:
         c.at_value(("start", "to"), f"start goes from {start.to!r} to itself")
+
+
+# images package: what start.images may name, checked without reading anything.
+def check_start_images(c: Checker) -> None:
+    """Each of ``start.images`` is a file path or an http(s) URL."""
+    start = c.flow.start
+    for index, ref in enumerate(start.images if start is not None else ()):
+        where = ("start", "images", index)
+        if not ref.strip():
+            c.at_value(where, f"start.images[{index}] is empty; give a file path or a URL")
+        elif "://" in ref and not ref.startswith(("http://", "https://")):
+            scheme = ref.split("://", 1)[0]
+            c.at_value(
+                where,
+                f"start.images[{index}]: {scheme}:// is not fetched; give a file path or an "
+                "http(s) URL",
+            )
 
 
 def check_tools(c: Checker) -> None:

@@ -359,6 +359,12 @@ class Start(Strict):
     from_: str = Field(..., alias="from")
     to: str
     content: str = ""
+    # images package: pictures sent with the start message.
+    images: list[str] = Field(
+        default_factory=list,
+        description="Images sent with the start message: file paths (relative to the flow's "
+        "folder) or http(s) URLs, which roost fetches; PNG, JPEG, GIF or WebP, 5 MB at most.",
+    )
 
 
 # --------------------------------------------------------------------------- memory

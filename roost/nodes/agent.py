@@ -15,20 +15,18 @@ shown, and the context files' text. Equal digests, equal messages.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from hashlib import sha256
 from typing import TYPE_CHECKING, NamedTuple, overload
 
-from roost.messages import AssistantMessage, ChatMessage, UserMessage
+from roost.messages import AssistantMessage, ChatMessage, ImagePart, UserMessage
 from roost.nodes.context import read_context
 from roost.nodes.views import LazyMessages
 from roost.runstate import EMPTY_THREAD, HistoryEntry, RunState
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
-    from roost.events import MemoryEntry, SkillInfo
+    from roost.events import ImageRecord, MemoryEntry, SkillInfo
     from roost.flow.models import Flow
     from roost.window import ViewBase
 
@@ -67,8 +65,18 @@ class Seen:
     context: str
 
 
-def seen_by(flow: Flow, state: RunState, speaker: str, to: str) -> Seen:
-    """What ``speaker`` is shown when it replies to ``to`` (an agent or a channel)."""
+# Gives an image's bytes for a message's record of it (images package): the engine reads
+# them from the run's image store, and raises a RoostError for one the store lacks.
+ImageSource = Callable[["ImageRecord"], ImagePart]
+
+
+def seen_by(
+    flow: Flow, state: RunState, speaker: str, to: str, images: ImageSource | None = None
+) -> Seen:
+    """What ``speaker`` is shown when it replies to ``to`` (an agent or a channel).
+
+    ``images`` gives the bytes of the images messages carry; without it they are left out.
+    """
     stamps = flow.defaults.timestamps
     agent = flow.agents.get(speaker)
     # read_context gives '' for an agent without context files: not called for those.
@@ -78,9 +86,9 @@ def seen_by(flow: Flow, state: RunState, speaker: str, to: str) -> Seen:
         base = None  # only a size is known of this view: it shows every entry
     history, rewrites = _view_history(state, speaker)
     if to in flow.channels:
-        build, digest = _channel_view(state, history, speaker, to, stamps, base)
+        build, digest = _channel_view(state, history, speaker, to, stamps, base, images)
     else:
-        build, digest = _pair_view(state, history, speaker, to, stamps, base)
+        build, digest = _pair_view(state, history, speaker, to, stamps, base, images)
     if rewrites:
         digest = ViewDigest(
             digest.full + b"\x1erewrites\x1e" + rewrites,
@@ -254,6 +262,7 @@ def _pair_view(
     other: str,
     stamps: bool,
     base: ViewBase | None,
+    images: ImageSource | None,
 ) -> tuple[Callable[[], list[ChatMessage]], ViewDigest]:
     thread = state.pair_thread(speaker, other)
     count = len(thread.indices)
@@ -269,7 +278,8 @@ def _pair_view(
             if entry.from_ == speaker:
                 messages.append(AssistantMessage(content=entry.content))
             else:
-                messages.append(UserMessage(content=_stamped(entry, stamps)))
+                parts = _images_of([entry], images)
+                messages.append(UserMessage(content=_stamped(entry, stamps), images=parts))
         return messages
 
     times = b"\x1etimes\x1e" + thread.times_digest(state.history) if stamps else b""
@@ -284,6 +294,7 @@ def _channel_view(
     channel: str,
     stamps: bool,
     base: ViewBase | None,
+    images: ImageSource | None,
 ) -> tuple[Callable[[], list[ChatMessage]], ViewDigest]:
     # state.inbox_of and state.pair_thread, inlined: this runs once per channel reply.
     inbox = state.inbox.get(channel) or EMPTY_THREAD
@@ -308,7 +319,8 @@ def _channel_view(
                 TRANSCRIPT_ASK.format(name=member),
             ]
         )
-        return [UserMessage(content=text)]
+        parts = _images_of([history[i] for i in kept], images)
+        return [UserMessage(content=text, images=parts)]
 
     shown = sha256(inbox.digest + direct.digest).digest()
     times = b""
@@ -334,12 +346,23 @@ def _stamped(entry: HistoryEntry, stamps: bool) -> str:
     return STAMPED.format(ts=entry.ts, text=entry.content) if stamps else entry.content
 
 
+def _images_of(
+    entries: Sequence[HistoryEntry], images: ImageSource | None
+) -> tuple[ImagePart, ...]:
+    """The images of ``entries``' messages, in order, as a request sends them."""
+    if images is None:
+        return ()
+    return tuple(
+        images(record) for entry in entries for record in getattr(entry, "images", None) or ()
+    )
+
+
 def _with_context(messages: list[ChatMessage], context: str) -> list[ChatMessage]:
     for position in range(len(messages) - 1, -1, -1):
         message = messages[position]
         if isinstance(message, UserMessage):
             text = CONTEXT_AFTER.format(text=message.content, context=context)
-            messages[position] = UserMessage(content=text)
+            messages[position] = message.model_copy(update={"content": text})
             return messages
     messages.append(UserMessage(content=context))
     return messages

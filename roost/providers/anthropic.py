@@ -122,7 +122,7 @@ def _messages(request: ModelRequest, name: str) -> list[dict[str, Any]]:
     for message in paired(request.messages, name):
         match message:
             case UserMessage():
-                _add(turns, "user", [{"type": "text", "text": message.content}])
+                _add(turns, "user", _user_blocks(message))
             case AssistantMessage():
                 _add(turns, "assistant", _assistant_blocks(message, own.parts(message)))
             case ToolResultMessage():
@@ -137,6 +137,20 @@ def _messages(request: ModelRequest, name: str) -> list[dict[str, Any]]:
             case _:
                 assert_never(message)
     return turns
+
+
+def _user_blocks(message: UserMessage) -> list[dict[str, Any]]:
+    """A user message's images (base64 sources, first, as Anthropic advises) and its text."""
+    blocks: list[dict[str, Any]] = [
+        {
+            "type": "image",
+            "source": {"type": "base64", "media_type": image.media_type, "data": image.data},
+        }
+        for image in message.images
+    ]
+    if message.content or not blocks:
+        blocks.append({"type": "text", "text": message.content})
+    return blocks
 
 
 def _add(turns: list[dict[str, Any]], role: str, blocks: list[dict[str, Any]]) -> None:

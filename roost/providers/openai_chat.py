@@ -105,7 +105,7 @@ def _messages(request: ModelRequest, name: str) -> list[dict[str, Any]]:
     for index, message in enumerate(history):
         match message:
             case UserMessage():
-                wire.append({"role": "user", "content": message.content})
+                wire.append({"role": "user", "content": _user_content(message)})
             case AssistantMessage():
                 reasoning = own.parts(message) if index >= loop_start else ()
                 wire.append(_assistant(message, reasoning))
@@ -120,6 +120,19 @@ def _messages(request: ModelRequest, name: str) -> list[dict[str, Any]]:
             case _:
                 assert_never(message)
     return wire
+
+
+def _user_content(message: UserMessage) -> str | list[dict[str, Any]]:
+    """A user message's text, or its text and images as content parts (images as data URLs)."""
+    if not message.images:
+        return message.content
+    parts: list[dict[str, Any]] = (
+        [{"type": "text", "text": message.content}] if message.content else []
+    )
+    for image in message.images:
+        url = f"data:{image.media_type};base64,{image.data}"
+        parts.append({"type": "image_url", "image_url": {"url": url}})
+    return parts
 
 
 def _assistant(message: AssistantMessage, reasoning: tuple[ReasoningPart, ...]) -> dict[str, Any]:

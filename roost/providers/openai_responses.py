@@ -96,7 +96,7 @@ def _items(request: ModelRequest, name: str) -> list[dict[str, Any]]:
     for message in paired(request.messages, name):
         match message:
             case UserMessage():
-                items.append({"type": "message", "role": "user", "content": message.content})
+                items.append({"type": "message", "role": "user", "content": _user_content(message)})
             case AssistantMessage():
                 items += _assistant_items(message, own.parts(message))
             case ToolResultMessage():
@@ -110,6 +110,19 @@ def _items(request: ModelRequest, name: str) -> list[dict[str, Any]]:
             case _:
                 assert_never(message)
     return items
+
+
+def _user_content(message: UserMessage) -> str | list[dict[str, Any]]:
+    """A user message's text, or its text and images as input parts (images as data URLs)."""
+    if not message.images:
+        return message.content
+    parts: list[dict[str, Any]] = []
+    if message.content:
+        parts.append({"type": "input_text", "text": message.content})
+    for image in message.images:
+        url = f"data:{image.media_type};base64,{image.data}"
+        parts.append({"type": "input_image", "image_url": url, "detail": "auto"})
+    return parts
 
 
 def _assistant_items(

@@ -17,9 +17,9 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Annotated, Any, Literal
 
-from fastapi import FastAPI, Header, Query, Request, WebSocket, WebSocketDisconnect
+from fastapi import FastAPI, Header, Path, Query, Request, WebSocket, WebSocketDisconnect
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import HTMLResponse, JSONResponse
+from fastapi.responses import HTMLResponse, JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.exceptions import HTTPException
@@ -273,6 +273,24 @@ def _routes(app: FastAPI, hub: Hub) -> None:
         """Stops the step in flight (it is recorded; retry redoes it) and drops waiting messages."""
         dropped = await hub.cancel(run_id)
         return {"run": run_id, "dropped": dropped}
+
+    @app.get(
+        "/images/{digest}",
+        responses={
+            **ERRORS,
+            200: {"description": "The image's bytes", "content": {"image/*": {}}},
+        },
+        tags=["runs"],
+    )
+    async def image(digest: Annotated[str, Path(max_length=80)]) -> Response:
+        """An image a message carries, by the ``hash`` its event names (``sha256:<hex>``)."""
+        found = await asyncio.to_thread(hub.images.find, digest)
+        if found is None:
+            raise HTTPException(404, f"no image {digest!r} in the store")
+        media_type, data = found
+        # Content-addressed: the bytes of a hash never change.
+        headers = {"Cache-Control": "public, max-age=31536000, immutable"}
+        return Response(data, media_type=media_type, headers=headers)
 
     @app.get(
         "/runs/{run_id}/stream",

@@ -24,6 +24,7 @@ from typing import Any
 
 from roost.engine import Runner
 from roost.engine.flows import flow_in_force
+from roost.engine.images import start_images
 from roost.engine.interpreter import start_route
 from roost.errors import (
     ConcurrentRunError,
@@ -43,6 +44,7 @@ from roost.serve.flowdir import FlowDir
 from roost.serve.scheduler import Scheduler
 from roost.serve.servefile import Schedule, flow_for, tick_key
 from roost.store.forks import check_fork_point, fork_refusal
+from roost.store.images import SqlImages
 from roost.store.lazy_memory import LazyMemory
 from roost.store.leases import Queued, RunLeases
 from roost.store.memory import SqlMemory
@@ -79,6 +81,7 @@ class Hub:
         self.store = store or SqlStore(config.db)
         # What flows with a memory: section (or their sub-flows) remember, in this store.
         self.memory = LazyMemory(lambda: SqlMemory(self.store))
+        self.images = SqlImages(self.store)  # the images of messages, served by hash
         self.leases = RunLeases(self.store, config.worker, seconds=config.lease_seconds)
         self.flows = FlowDir(config.flows)
         self.sessions: dict[str, Session] = {}
@@ -176,10 +179,13 @@ class Hub:
     ) -> str:
         """Starts a run of a loaded flow; its id once its first events are stored."""
         start_route(flow, message, frm, to)  # a bad route fails before a run is stored
+        images = await asyncio.to_thread(start_images, flow)  # so does a bad image
         run_id = new_run_id()
         runner = self._new_runner(flow, self.store.new_log(run_id, title=title))
         self.leases.claim(run_id, work=True)
-        session = self._drive(run_id, lambda r: r.start(message, from_=frm, to=to), runner)
+        session = self._drive(
+            run_id, lambda r: r.start(message, from_=frm, to=to, images=images), runner
+        )
         await session.begun()
         return run_id
 
@@ -389,6 +395,7 @@ class Hub:
             on_text=on_text,
             child_log=self.store.new_log,
             memory=self.memory,
+            images=self.images,
         )
 
 

@@ -172,6 +172,7 @@
       body);
     element.dataset.seq = String(e.seq);
     if (e.type === "message") {
+      addImages(element, e.images);
       const pending = streaming.get(e.from);
       if (pending) { pending.remove(); streaming.delete(e.from); }
       const fork = document.createElement("button");
@@ -185,6 +186,29 @@
     }
     transcript.append(element);
     element.scrollIntoView({ block: "end" });
+  }
+
+  // A message's images, each fetched by its hash with the token (an <img> cannot send one).
+  function addImages(element, images) {
+    if (!images || !images.length) return;
+    const strip = document.createElement("div");
+    strip.className = "images";
+    for (const image of images) {
+      const img = document.createElement("img");
+      img.alt = image.name || image.media_type;
+      img.title = (image.name ? image.name + " · " : "") + image.hash;
+      img.dataset.hash = image.hash;
+      strip.append(img);
+      loadImage(img, image.hash);
+    }
+    element.append(strip);
+  }
+
+  async function loadImage(img, hash) {
+    const headers = token ? { Authorization: "Bearer " + token } : {};
+    const response = await fetch("/images/" + encodeURIComponent(hash), { headers });
+    if (!response.ok) { img.alt += " (not in the store)"; return; }
+    img.src = URL.createObjectURL(await response.blob());
   }
 
   function addDelta(node, text) {

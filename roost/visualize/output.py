@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from pathlib import Path
 
+    from roost.eventlog import ImageStore
     from roost.events import Event
     from roost.flow.models import Flow
 
@@ -40,10 +41,12 @@ def output_format(path: Path) -> str:
     return suffix[1:]
 
 
-def render_bytes(flow: Flow, events: Sequence[Event] | None, fmt: str) -> bytes:
-    """The drawing of ``flow`` (and a run) in ``fmt``, as the file's bytes."""
+def render_bytes(
+    flow: Flow, events: Sequence[Event] | None, fmt: str, images: ImageStore | None = None
+) -> bytes:
+    """The drawing of ``flow`` (and a run, whose images ``images`` keeps) in ``fmt``, as bytes."""
     if fmt == "html":
-        return replay_html(flow, list(events or [])).encode("utf-8")
+        return replay_html(flow, list(events or []), images).encode("utf-8")
     graph = flow_graph(flow, events)
     if fmt == "dot":
         source: str = graph.source
@@ -51,9 +54,11 @@ def render_bytes(flow: Flow, events: Sequence[Event] | None, fmt: str) -> bytes:
     return run_dot(graph, fmt)
 
 
-def write_render(flow: Flow, events: Sequence[Event] | None, out: Path) -> Path:
+def write_render(
+    flow: Flow, events: Sequence[Event] | None, out: Path, images: ImageStore | None = None
+) -> Path:
     """Draws ``flow`` (and a run) into ``out``, its format taken from the suffix."""
-    data = render_bytes(flow, events, output_format(out))
+    data = render_bytes(flow, events, output_format(out), images)
     temporary = out.with_name(f".{out.name}.{os.getpid()}.tmp")
     try:
         temporary.write_bytes(data)

@@ -95,6 +95,22 @@
     }
   }
 
+  // A message's images, from the page's own data (data: URLs by hash; the page loads nothing).
+  function imageStrip(images) {
+    const strip = document.createElement("div");
+    strip.className = "images";
+    for (const image of images) {
+      const img = document.createElement("img");
+      const source = (data.images || {})[image.hash];
+      img.alt = (image.name || image.media_type) + (source ? "" : " (not in the store)");
+      img.title = (image.name ? image.name + " · " : "") + image.hash;
+      img.dataset.hash = image.hash;
+      if (source) img.src = source;
+      strip.append(img);
+    }
+    return strip;
+  }
+
   function buildTranscript() {
     const fragment = document.createDocumentFragment();
     events.forEach((e, i) => {
@@ -112,6 +128,7 @@
       b.className = "body";
       b.textContent = body;
       row.append(h, b);
+      if (e.images && e.images.length) row.append(imageStrip(e.images));
       rows.push(row);
       fragment.append(row);
     });

@@ -11,6 +11,7 @@ edges, and each node's tokens, model calls, tool calls and choices so far.
 
 from __future__ import annotations
 
+import base64
 import html
 import json
 import re
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
 
     import graphviz
 
+    from roost.eventlog import ImageStore
     from roost.flow.models import Flow
 
 _PLACEHOLDER = re.compile(r"@@ROOST_(TITLE|HEADING|CSS|SVG|JS|DATA)@@")
@@ -46,8 +48,11 @@ _COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 _SVG_SIZE = re.compile(r'(<svg\b[^>]*?)\s(width|height)="[^"]*"')
 
 
-def replay_html(flow: Flow, events: Sequence[Event]) -> str:
-    """The replay page of a run of ``flow`` (or of the bare flow when ``events`` is empty)."""
+def replay_html(flow: Flow, events: Sequence[Event], images: ImageStore | None = None) -> str:
+    """The replay page of a run of ``flow`` (or of the bare flow when ``events`` is empty).
+
+    The images its messages carry are read from ``images`` and embedded in the page.
+    """
     parts = {
         "TITLE": html.escape(redact(f"{flow.name} · roost replay", flow.secrets)),
         "HEADING": _heading(flow),
@@ -56,7 +61,7 @@ def replay_html(flow: Flow, events: Sequence[Event]) -> str:
         "JS": _asset("replay.js"),
         # Events never hold secrets (the engine keeps them out; run_start has the text as
         # written, placeholders unexpanded), so the data is embedded as recorded.
-        "DATA": script_json(page_data(flow, events)),
+        "DATA": script_json({**page_data(flow, events), "images": image_urls(events, images)}),
     }
     # One pass, so text from the flow or the run that looks like a placeholder stays text.
     return _PLACEHOLDER.sub(lambda match: parts[match.group(1)], _asset("replay.html"))
@@ -112,6 +117,22 @@ def page_data(flow: Flow, events: Sequence[Event]) -> dict[str, Any]:
         "finalText": redact(state_text(final), flow.secrets),
         "finalNodeId": ids.node_id(final.node) if final.node is not None else None,
     }
+
+
+def image_urls(events: Sequence[Event], images: ImageStore | None) -> dict[str, str]:
+    """Each image the run's messages carry that ``images`` holds, as a ``data:`` URL by hash."""
+    urls: dict[str, str] = {}
+    if images is None:
+        return urls
+    for event in events:
+        for image in getattr(event, "images", None) or ():
+            if image.hash in urls:
+                continue
+            data = images.get(image.hash)
+            if data is not None:
+                encoded = base64.b64encode(data).decode("ascii")
+                urls[image.hash] = f"data:{image.media_type};base64,{encoded}"
+    return urls
 
 
 def node_counters(flow: Flow, events: Sequence[Event]) -> dict[str, dict[str, Any]]:

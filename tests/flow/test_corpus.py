@@ -80,6 +80,8 @@ EXPECTED: dict[str, tuple[int, int, tuple[str, ...]]] = {
     "skills_not_names.yaml": (8, 13, ("skills of agent 'a'", "list of skill names, or all")),
     "skill_paths_not_list.yaml": (3, 14, ("skill_paths", "expected a list")),
     "start_from_nothing.yaml": (5, 9, ("start.from", "'ghost'")),
+    "start_image_scheme.yaml": (9, 21, ("start.images[1]", "ftp:// is not fetched")),
+    "start_images_not_a_list.yaml": (6, 33, ("images of start", "expected a list")),
     "start_missing_to.yaml": (4, 1, ("start needs the key 'to'",)),
     "start_to_nothing.yaml": (4, 25, ("start.to", "'nobody'")),
     "summary_prompt_syntax.yaml": (4, 19, ("summary_prompt of defaults", "does not parse")),

@@ -1,0 +1,177 @@
+"""Where the images of messages are kept: a table of the SQL store, or a folder beside a run file.
+
+Both are keyed by the image's content hash (``sha256:<hex>``), so the same
+image sent twice, in one run or in many, is kept once. The table
+``images`` (hash, media type, size, bytes) is made the first time an image is
+kept. A run's JSON Lines file ``NAME.jsonl`` keeps its images in the folder
+``NAME.images/`` beside it, one file per image named by its hex digest, so that
+the file and its folder can be moved together.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import Column, LargeBinary, insert, select
+from sqlalchemy.exc import IntegrityError, SQLAlchemyError
+from sqlmodel import Field, SQLModel
+
+from roost.errors import StoreError
+from roost.eventlog import EventLog, ImageStore, LayeredImages, MemoryImages
+from roost.store.forks import FileFork
+from roost.store.jsonl import JsonlLog
+from roost.store.sqllog import SqlLog
+from roost.store.tee import TeeLog
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from roost.events import Event
+    from roost.store.schema import Database
+
+_DIGEST = re.compile(r"sha256:([0-9a-f]{64})")
+
+
+class ImageRow(SQLModel, table=True):
+    """One image, by the SHA-256 of its bytes."""
+
+    __tablename__ = "images"
+
+    hash: str = Field(primary_key=True, max_length=80)
+    media_type: str = Field(max_length=64)
+    size: int
+    data: bytes = Field(sa_column=Column(LargeBinary, nullable=False))
+
+
+IMAGES = ImageRow.__table__  # type: ignore[attr-defined]
+
+
+def hex_of(digest: str) -> str:
+    """The hex part of ``sha256:<hex>``; StoreError for anything else (never a path)."""
+    found = _DIGEST.fullmatch(digest)
+    if found is None:
+        raise StoreError(f"{digest!r} is not an image hash (sha256:<64 hex digits>)")
+    return found.group(1)
+
+
+class SqlImages:
+    """The ``ImageStore`` of a run store (any database SQLAlchemy speaks)."""
+
+    def __init__(self, store: Database) -> None:
+        self._store = store
+        self._made = False
+
+    def put(self, digest: str, media_type: str, data: bytes) -> None:
+        hex_of(digest)
+        if self.find(digest) is not None:
+            return  # the same bytes, by their hash: kept once
+        row = {"hash": digest, "media_type": media_type, "size": len(data), "data": data}
+        try:
+            with self._store.translate("keep an image"), self._store.engine.begin() as conn:
+                conn.execute(insert(IMAGES).values(row))
+        except StoreError as error:
+            if not isinstance(error.__cause__, IntegrityError):
+                raise  # another process kept the same image just now: fine; anything else fails
+
+    def get(self, digest: str) -> bytes | None:
+        found = self.find(digest)
+        return found[1] if found is not None else None
+
+    def find(self, digest: str) -> tuple[str, bytes] | None:
+        """The media type and bytes of the image ``digest``, or None."""
+        if _DIGEST.fullmatch(digest) is None:
+            return None
+        self._make()
+        query = select(IMAGES.c.media_type, IMAGES.c.data).where(IMAGES.c.hash == digest)
+        with self._store.translate("read an image"), self._store.engine.connect() as conn:
+            row = conn.execute(query).first()
+        return (str(row[0]), bytes(row[1])) if row is not None else None
+
+    def _make(self) -> None:
+        """The table, made once per process (two processes making it at once: one wins)."""
+        if self._made:
+            return
+        with self._store.translate("prepare images"):
+            try:
+                SQLModel.metadata.create_all(self._store.engine, tables=[IMAGES])
+            except SQLAlchemyError:
+                SQLModel.metadata.create_all(self._store.engine, tables=[IMAGES])
+        self._made = True
+
+
+def images_folder(run_file: Path) -> Path:
+    """The folder that keeps the images of the run in ``run_file``: ``NAME.images/``."""
+    return run_file.with_name(run_file.stem + ".images")
+
+
+class FolderImages:
+    """The ``ImageStore`` of a JSON Lines run: one file per image in a folder beside it."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+
+    def put(self, digest: str, media_type: str, data: bytes) -> None:
+        path = self.folder / hex_of(digest)
+        if path.is_file():
+            return  # the same bytes, by their hash: kept once
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            partial = path.with_name(f".{path.name}.{os.getpid()}")
+            partial.write_bytes(data)
+            partial.replace(path)  # whole or not at all, for a reader at the same moment
+        except OSError as exc:
+            why = exc.strerror or exc
+            raise StoreError(f"{self.folder}: cannot keep an image ({why})") from exc
+
+    def get(self, digest: str) -> bytes | None:
+        if _DIGEST.fullmatch(digest) is None:
+            return None
+        try:
+            return (self.folder / hex_of(digest)).read_bytes()
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            why = exc.strerror or exc
+            raise StoreError(f"{self.folder}: cannot read an image ({why})") from exc
+
+
+def images_of(log: EventLog) -> ImageStore:
+    """Where the run of ``log`` keeps its images: the store of each of its copies.
+
+    A stored run keeps them in its store's table, a run file in its folder; a run
+    written to both keeps each image in both and reads it from its primary first.
+    """
+    parts: list[Any] = [log.primary, *log.copies] if isinstance(log, TeeLog) else [log]
+    if isinstance(log, FileFork):  # a fork of a run file: its own file, and its stored twin
+        parts = [log.path, log.stored]
+    stores: list[ImageStore] = []
+    for part in parts:
+        if isinstance(part, JsonlLog | Path):
+            path = part.path if isinstance(part, JsonlLog) else part
+            stores.append(FolderImages(images_folder(path)))
+        elif isinstance(part, SqlLog):
+            stores.append(SqlImages(part.store))
+    if not stores:
+        return MemoryImages()
+    return stores[0] if len(stores) == 1 else LayeredImages(stores)
+
+
+def copy_images(events: Iterable[Event], source: ImageStore, target: ImageStore) -> list[str]:
+    """Keeps in ``target`` each image ``events`` name that ``source`` holds; the hashes of
+    those it does not hold."""
+    missing: list[str] = []
+    seen: set[str] = set()
+    for event in events:
+        for image in getattr(event, "images", None) or ():
+            if image.hash in seen:
+                continue
+            seen.add(image.hash)
+            data = source.get(image.hash)
+            if data is None:
+                missing.append(image.hash)
+            else:
+                target.put(image.hash, image.media_type, data)
+    return missing
