@@ -73,12 +73,24 @@ class _Event(BaseModel):
     ts: str
 
 
+class BackgroundNote(BaseModel):
+    """What a message delivering a background task's result says about the task."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    task: str
+    child_run: str | None = None
+    status: Literal["done", "failed"] = "done"
+
+
 class MessageEvent(_Event):
     type: Literal["message"] = "message"
     from_: str = Field(alias="from")
     to: str
     content: str
     state: Literal["success"] = "success"
+    # background delegation: set on the message that delivers a background task's result
+    background: BackgroundNote | None = _absent_when_none()
 
 
 class InterruptEvent(_Event):
@@ -326,6 +338,23 @@ class MemoryEvent(_Event):
     entries: tuple[MemoryEntry, ...] | None = _absent_when_none()
 
 
+class BackgroundEvent(_Event):
+    """``agent``'s call ``call`` of the sub-flow tool ``tool`` started background task ``task``.
+
+    The child run ``child_run`` goes on while the run does; its result is delivered
+    later as a ``message`` from ``to`` (whom the agent was answering) to ``agent``,
+    whose ``background`` field names the task.
+    """
+
+    type: Literal["background"] = "background"
+    task: str
+    agent: str
+    to: str
+    tool: str
+    call: str
+    child_run: str
+
+
 Event = Annotated[
     MessageEvent
     | InterruptEvent
@@ -340,7 +369,8 @@ Event = Annotated[
     | LlmCallEvent
     | FlowEvent
     | CompactEvent
-    | MemoryEvent,
+    | MemoryEvent
+    | BackgroundEvent,
     Field(discriminator="type"),
 ]
 

@@ -23,6 +23,7 @@ from hashlib import sha256
 from typing import TYPE_CHECKING, Any, Literal
 
 from roost.events import (
+    BackgroundEvent,
     CompactEvent,
     ErrorEvent,
     Event,
@@ -169,6 +170,10 @@ class RunState:
     # The memory the run wrote (its store, forget and timeline events, inherited ones
     # too), in order: what a fork sees over the shared memory of memory_at.
     memory_writes: list[MemoryEvent] = field(default_factory=list)
+    # background delegation: the tasks started and not yet delivered, by task id, and
+    # how many were ever started (the next task is numbered after them).
+    background: dict[str, BackgroundEvent] = field(default_factory=dict)
+    background_started: int = 0
 
     def __repr__(self) -> str:
         # Short on purpose: asyncio writes the repr of a task's result when a run ends.
@@ -305,6 +310,9 @@ def _on_message(state: RunState, event: Any) -> None:
     turn = state.turn
     if turn.node or turn.messages:
         state.turn = Turn()
+    delivered = data.get("background")
+    if delivered is not None:
+        state.background.pop(delivered.task, None)
 
 
 def _on_interrupt(state: RunState, event: Any) -> None:
@@ -462,6 +470,12 @@ def _on_memory(state: RunState, event: Any) -> None:
         state.memory_writes.append(memory)
 
 
+def _on_background(state: RunState, event: Any) -> None:
+    task: BackgroundEvent = event
+    state.background[task.task] = task
+    state.background_started += 1
+
+
 def _turn_for(state: RunState, node: str) -> Turn:
     if state.turn.node != node:
         state.turn = Turn(node=node)
@@ -517,4 +531,5 @@ HANDLERS: dict[str, Any] = {
     "tool_result": _on_tool_result,
     "compact": _on_compact,
     "memory": _on_memory,
+    "background": _on_background,
 }

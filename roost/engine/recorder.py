@@ -208,6 +208,7 @@ class Recorder:
             "to": to,
             "content": content,
             "state": "success",
+            "background": None,
         }
         event: MessageEvent = self._record(_MESSAGE, data)
         return event

@@ -28,7 +28,7 @@ from roost.engine.defaults import default_toolbox
 from roost.engine.digests import is_legacy_digest, legacy_digests, request_settings
 from roost.engine.flows import flow_record
 from roost.engine.recorder import Clock, now_iso
-from roost.engine.replay_tools import RecordedMemory, RecordedTools
+from roost.engine.replay_tools import RecordedBackground, RecordedMemory, RecordedTools
 from roost.engine.runner import ChildRuns, Runner
 from roost.errors import CONTEXT_TOO_LONG, EventLogError, ProviderError, RoostError
 from roost.eventlog import MemoryLog
@@ -130,7 +130,17 @@ async def replay_run(
     )
     clock = recorded_clock(recorded, lambda: runner.state.next_seq)
     memory = RecordedMemory(recorded)
-    runner = Runner(first, log, providers=providers, tools=tools, clock=clock, memory=memory)
+    # Background results come from the record, in its order (live tools run children anew).
+    background = None if own else RecordedBackground(recorded, stops.stop_here)
+    runner = Runner(
+        first,
+        log,
+        providers=providers,
+        tools=tools,
+        clock=clock,
+        memory=memory,
+        background=background,
+    )
     providers.settings_of = lambda name: request_settings(runner.flow, name)
     stops.next_seq = lambda: runner.state.next_seq
     if isinstance(tools, RecordedTools):

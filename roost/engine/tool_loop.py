@@ -16,12 +16,14 @@ import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from roost.engine.background import over_cap
 from roost.engine.calls import error_text
 from roost.engine.compaction import Asker, Compactor, fixed_chars
 from roost.engine.digests import RequestDigest, request_digest
 from roost.engine.recorder import Recorder, build_event
 from roost.errors import RoostError
 from roost.events import (
+    BackgroundEvent,
     InterruptEvent,
     MemoryEntry,
     MemoryEvent,
@@ -55,6 +57,7 @@ class ToolOutcome(NamedTuple):
     content: str
     is_error: bool = False
     child_run: str | None = None
+    task: str | None = None  # the background task the call started
 
 
 LIMIT_NOTE = (
@@ -80,6 +83,9 @@ class Reply:
     result_limit: int
     refresh: Callable[[], Seen]  # the view again, after compaction changed it
     memory_scope: str | None = None  # the agent's memory, when the flow has one
+    # background delegation: open background tasks allowed in the run, and the agent's own
+    max_background: int = 4
+    agent_max_background: int | None = None
 
 
 class ToolLoop:
@@ -203,8 +209,14 @@ class ToolLoop:
                     arguments=call.arguments,
                 )
         rec.flush()
+        refused = self._over_cap(job, todo, by_name)
         outcomes = await asyncio.gather(
-            *(self._execute(call, by_name.get(call.name), turn.decisions) for call in todo)
+            *(
+                _given(refused[call.id])
+                if call.id in refused
+                else self._execute(call, by_name.get(call.name), turn.decisions)
+                for call in todo
+            )
         )
         direct: str | None = None
         for call, outcome in zip(todo, outcomes, strict=True):
@@ -220,12 +232,49 @@ class ToolLoop:
                 is_error=outcome.is_error,
                 **fields,
             )
+            if outcome.task is not None and outcome.child_run is not None:
+                rec.add(
+                    BackgroundEvent,
+                    task=outcome.task,
+                    agent=job.agent,
+                    to=job.to,
+                    tool=call.name,
+                    call=call.id,
+                    child_run=outcome.child_run,
+                )
             if not outcome.is_error:
                 self._record_memory(job, call)
             tool = by_name.get(call.name)
             if direct is None and tool is not None and tool.direct_output and not outcome.is_error:
                 direct = outcome.content
         return direct
+
+    def _over_cap(
+        self, job: Reply, todo: list[ToolCall], by_name: dict[str, Tool]
+    ) -> dict[str, ToolOutcome]:
+        """The error results of the round's background calls that ``max_background`` refuses.
+
+        Decided in call order before any runs, from the open tasks the log shows and
+        those the round's earlier calls start, so the same log refuses the same calls.
+        """
+        state = self.recorder.state
+        refused: dict[str, ToolOutcome] = {}
+        starting: list[str] = []  # task ids reserved for this round's accepted calls
+        for call in todo:
+            tool = by_name.get(call.name)
+            if tool is None or not getattr(tool, "background", False):
+                continue
+            counted = len(state.background) + len(starting)
+            own = sum(1 for t in state.background.values() if t.agent == job.agent)
+            problem = over_cap(
+                counted, own + len(starting), job.agent, job.max_background,
+                job.agent_max_background,
+            )  # fmt: skip
+            if problem is None:
+                starting.append(call.id)
+            else:
+                refused[call.id] = ToolOutcome(problem, is_error=True)
+        return refused
 
     def _record_memory(self, job: Reply, call: ToolCall) -> None:
         """A successful ``memory#store`` or ``memory#forget``, recorded as a ``memory`` event.
@@ -271,7 +320,9 @@ class ToolLoop:
             return ToolOutcome(f"{call.name} timed out after {tool.timeout:g} s", is_error=True)
         except Exception as exc:
             return ToolOutcome(self.redact(f"{call.name} failed: {error_text(exc)}"), is_error=True)
-        return ToolOutcome(outcome.content, outcome.is_error, outcome.child_run)
+        return ToolOutcome(
+            outcome.content, outcome.is_error, outcome.child_run, getattr(outcome, "task", None)
+        )
 
     def _quoted(self, text: str, limit: int) -> str:
         """``text`` fit to quote: the flow's secrets masked first, then cut to ``limit``.
@@ -309,6 +360,10 @@ def _trimmed(
     if reasoning == message.reasoning:
         return message
     return message.model_copy(update={"reasoning": reasoning})
+
+
+async def _given(outcome: ToolOutcome) -> ToolOutcome:
+    return outcome
 
 
 def _current_call(call_id: str) -> None:

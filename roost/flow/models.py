@@ -80,6 +80,10 @@ class Defaults(Strict):
     summary_prompt: str | None = Field(
         None, description="Jinja2 template replacing the built-in prompt that asks for a summary."
     )
+    # background delegation
+    max_background: int = Field(
+        4, ge=1, description="Background sub-flow tasks of a run open at once, at most."
+    )
 
 
 # --------------------------------------------------------------------------- providers
@@ -212,6 +216,12 @@ class PythonTool(_ToolCommon):
 
 class FlowTool(_ToolCommon):
     flow: str = Field(..., description="Path of another flow, run as a sub-agent.")
+    # background delegation
+    background: bool = Field(
+        False,
+        description="Start the sub-flow and answer with a task id at once; its result "
+        "arrives later as a message to the agent.",
+    )
 
 
 class McpTool(_ToolCommon):
@@ -260,6 +270,10 @@ class Agent(Strict):
     )
     tool_limit: int | None = Field(None, ge=1, description="Offer only the best-matching N tools.")
     max_tool_calls: int | None = Field(None, ge=0)
+    # background delegation
+    max_background: int | None = Field(
+        None, ge=1, description="This agent's background sub-flow tasks open at once, at most."
+    )
 
 
 class Director(Strict):
