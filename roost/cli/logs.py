@@ -87,9 +87,20 @@ def memory_for(flow: Flow, db: str | None) -> MemoryBank | None:
 
 
 def child_logs(db: str | None) -> Callable[[str], EventLog]:
-    """Logs for sub-flow runs, stored next to their parent run."""
+    """Logs for sub-flow runs, stored next to their parent run.
+
+    A stored child run is opened as it is (a background task's child, picked up
+    when its parent run is continued); any other id gets a new log.
+    """
     store = open_store(db)
-    return store.new_log
+
+    def child_log(run_id: str) -> EventLog:
+        try:
+            return store.log(run_id)
+        except RunNotFoundError:
+            return store.new_log(run_id)
+
+    return child_log
 
 
 def open_run(ref: str, *, db: str | None) -> tuple[EventLog, Flow]:

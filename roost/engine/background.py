@@ -22,7 +22,6 @@ import asyncio
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
-from roost.engine.calls import error_text
 from roost.events import BackgroundEvent, BackgroundNote, Event, MessageEvent
 
 if TYPE_CHECKING:
@@ -189,5 +188,7 @@ async def _guarded(work: Awaitable[Outcome]) -> tuple[str, bool]:
     try:
         outcome = await work
     except Exception as exc:
+        from roost.engine.calls import error_text  # loaded only when a task fails this way
+
         return f"the background task failed: {error_text(exc)}", True
     return outcome.content, outcome.is_error

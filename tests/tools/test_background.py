@@ -1,0 +1,385 @@
+"""Background sub-flow tasks: a task id at once, the result later as a message.
+
+Flows are written to a temporary folder and run with scripted models against a
+SQLite store, as ``roost run`` keeps them; the child flows' own tools wait for
+a file the test writes, so that a test decides when a child may end.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any
+
+from roost.cli.logs import child_logs, open_store
+from roost.engine import Runner
+from roost.engine.background import task_rows
+from roost.engine.replay import replay_run
+from roost.events import BackgroundEvent, Event, MessageEvent, ToolCallEvent, ToolResultEvent
+from roost.flow import read_flow
+from roost.runstate import fold
+from tests.cli_inprocess import run_cli
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from roost.eventlog import EventLog
+
+WAITING_TOOL = '''\
+import asyncio
+from pathlib import Path
+
+
+async def wait_for(name: str) -> str:
+    """Waits until the file NAME exists beside this module, and gives its text."""
+    path = Path(__file__).parent / name
+    for _ in range(3000):  # a bound, so that a broken test fails rather than hangs
+        if path.exists():
+            return path.read_text()
+        await asyncio.sleep(0.01)
+    return "gave up waiting"
+'''
+
+# A child that waits for the file ``go`` and then says what it found there.
+SLOW_CHILD = """\
+roost: 1
+name: slow-research
+description: Researches slowly.
+providers:
+  p:
+    kind: scripted
+    replies:
+      - tool_calls: [{name: wait_for, arguments: {name: go}}]
+      - {echo: last}
+tools:
+  wait_for: {python: "bg_waiting:wait_for", timeout: 120}
+agents:
+  USER: {interrupt: ALWAYS}
+  researcher: {provider: p, functions: [wait_for]}
+start: {from: USER, to: researcher}
+"""
+
+ECHO_CHILD = """\
+roost: 1
+name: echo-research
+description: Answers with its topic.
+providers:
+  p: {kind: scripted, replies: [{echo: last}]}
+agents:
+  USER: {interrupt: ALWAYS}
+  researcher: {provider: p}
+start: {from: USER, to: researcher}
+"""
+
+FAILING_CHILD = """\
+roost: 1
+name: failing-research
+providers:
+  p: {kind: scripted, replies: [{error: the model is down}]}
+agents:
+  USER: {interrupt: ALWAYS}
+  researcher: {provider: p}
+start: {from: USER, to: researcher}
+"""
+
+PARENT = """\
+roost: 1
+name: boss-flow
+defaults: {{provider: mock{defaults}}}
+providers:
+  mock:
+    kind: scripted
+    replies:
+{replies}
+tools:
+  slow: {{flow: slow.yaml, background: true}}
+  echo: {{flow: echo.yaml, background: true}}
+  failing: {{flow: failing.yaml, background: true}}
+  gated: {{flow: echo.yaml, background: true, approval: always}}
+agents:
+  USER: {{interrupt: ALWAYS}}
+  boss: {{functions: [slow, echo, failing, gated]{agent}}}
+start: {{from: USER, to: boss, content: go}}
+"""
+
+
+def call(tool: str, topic: str) -> str:
+    return f"{{name: {tool}, arguments: {{message: {topic}}}}}"
+
+
+def write_flows(folder: Path, replies: list[str], *, defaults: str = "", agent: str = "") -> Path:
+    (folder / "bg_waiting.py").write_text(WAITING_TOOL)
+    (folder / "slow.yaml").write_text(SLOW_CHILD)
+    (folder / "echo.yaml").write_text(ECHO_CHILD)
+    (folder / "failing.yaml").write_text(FAILING_CHILD)
+    shown = "\n".join(f"      - {reply}" for reply in replies)
+    path = folder / "parent.yaml"
+    path.write_text(PARENT.format(replies=shown, defaults=defaults, agent=agent))
+    return path
+
+
+class Stored:
+    """A run of the parent flow in a SQLite store, children stored beside it."""
+
+    def __init__(self, folder: Path, flow_path: Path) -> None:
+        self.db = str(folder / "runs.db")
+        self.flow = read_flow(flow_path)
+        self.log: EventLog = open_store(self.db).new_log("parent-run")
+        self.children = child_logs(self.db)
+
+    def runner(self, **options: Any) -> Runner:
+        return Runner(self.flow, self.log, child_log=self.children, **options)
+
+    def events(self) -> list[Event]:
+        return self.log.load()
+
+    def child(self, run_id: str) -> list[Event]:
+        return self.children(run_id).load()
+
+
+def deliveries(events: list[Event]) -> list[MessageEvent]:
+    return [e for e in events if isinstance(e, MessageEvent) and e.background is not None]
+
+
+def started(events: list[Event]) -> list[BackgroundEvent]:
+    return [e for e in events if isinstance(e, BackgroundEvent)]
+
+
+async def test_the_result_arrives_later_as_a_message_the_agent_answers(tmp_path: Path) -> None:
+    first = f"{{tool_calls: [{call('slow', 'owls')}]}}"
+    replies = [first, "I started the research.", "{echo: last}"]
+    run = Stored(tmp_path, write_flows(tmp_path, replies))
+
+    def on_event(event: Event) -> None:
+        # The child may end only once the boss has spoken after starting it: were the
+        # child run before the call is answered, it would wait in vain.
+        if isinstance(event, MessageEvent) and event.content == "I started the research.":
+            (tmp_path / "go").write_text("owls live in trees")
+
+    state = await run.runner(on_event=on_event).start()
+    events = run.events()
+    assert state.status == "paused" and not state.background
+    result = next(e for e in events if isinstance(e, ToolResultEvent))
+    (task,) = started(events)
+    assert (task.task, task.agent, task.to, task.tool) == ("bg-1", "boss", "USER", "slow")
+    assert task.call == result.id and task.child_run == result.child_run
+    assert result.content.startswith("Started slow in the background as task bg-1")
+    (delivered,) = deliveries(events)
+    assert (delivered.from_, delivered.to) == ("USER", "boss")
+    assert delivered.background is not None
+    assert (delivered.background.task, delivered.background.status) == ("bg-1", "done")
+    assert delivered.content.endswith("\n\nowls live in trees")
+    assert delivered.content.startswith(f"[background task bg-1 (slow, run {task.child_run})")
+    messages = [(e.from_, e.to, e.content) for e in events if isinstance(e, MessageEvent)]
+    assert messages == [
+        ("USER", "boss", "go"),
+        ("boss", "USER", "I started the research."),
+        ("USER", "boss", delivered.content),
+        ("boss", "USER", delivered.content),  # the boss answered the delivered result
+    ]
+    child = run.child(task.child_run)
+    assert fold(child).status == "paused"  # the child ran to its end as a run of its own
+
+
+async def test_a_run_waits_for_open_tasks_before_it_ends(tmp_path: Path) -> None:
+    replies = [
+        f"{{tool_calls: [{call('echo', 'first')}, {call('echo', 'second')}]}}",
+        "TERMINATE",
+        "noted one",
+        "noted two TERMINATE",
+    ]
+    run = Stored(tmp_path, write_flows(tmp_path, replies))
+    state = await run.runner().start()
+    events = run.events()
+    assert state.status == "terminated"
+    assert [t.task for t in started(events)] == ["bg-1", "bg-2"]
+    delivered = sorted(d.background.task for d in deliveries(events) if d.background)
+    assert delivered == ["bg-1", "bg-2"]  # in the order they ended
+    said = [e.content for e in events if isinstance(e, MessageEvent) and e.from_ == "boss"]
+    # TERMINATE with two tasks open: each result comes first, and the boss answers each.
+    assert said == ["TERMINATE", "noted one", "noted two TERMINATE"]
+    assert events[-1].type == "terminate"
+
+
+async def test_max_background_refuses_a_task_over_the_cap(tmp_path: Path) -> None:
+    for defaults, agent in ((", max_background: 1", ""), ("", ", max_background: 1")):
+        folder = tmp_path / ("flow" if defaults else "agent")
+        folder.mkdir()
+        first = f"{{tool_calls: [{call('echo', 'one')}, {call('echo', 'two')}]}}"
+        replies = [first, "started what I could", "{echo: last}"]
+        run = Stored(folder, write_flows(folder, replies, defaults=defaults, agent=agent))
+        state = await run.runner().start()
+        events = run.events()
+        assert state.status == "paused"
+        results = [e for e in events if isinstance(e, ToolResultEvent)]
+        assert [r.is_error for r in results] == [False, True]
+        assert "max_background 1" in results[1].content
+        assert "this one was not started" in results[1].content
+        assert results[1].child_run is None
+        assert [t.call for t in started(events)] == [results[0].id]
+        assert len(deliveries(events)) == 1
+
+
+async def test_a_task_over_the_cap_while_others_are_open_is_refused(tmp_path: Path) -> None:
+    # One round starts a task; the next round, with it still open, may not start another.
+    replies = [
+        f"{{tool_calls: [{call('echo', 'one')}]}}",
+        f"{{tool_calls: [{call('echo', 'two')}]}}",
+        "one is running",
+        "{echo: last}",
+    ]
+    run = Stored(tmp_path, write_flows(tmp_path, replies, defaults=", max_background: 1"))
+    await run.runner().start()
+    results = [e for e in run.events() if isinstance(e, ToolResultEvent)]
+    assert [r.is_error for r in results] == [False, True]
+    assert results[1].content.startswith("1 background tasks are open already")
+
+
+async def test_a_failing_child_is_delivered_as_a_failure(tmp_path: Path) -> None:
+    replies = [f"{{tool_calls: [{call('failing', 'x')}]}}", "waiting", "{echo: last}"]
+    run = Stored(tmp_path, write_flows(tmp_path, replies))
+    state = await run.runner().start()
+    (delivered,) = deliveries(run.events())
+    assert state.status == "paused"
+    assert delivered.background is not None and delivered.background.status == "failed"
+    assert "failed]" in delivered.content.splitlines()[0]
+    assert "sub-flow 'failing-research' failed" in delivered.content
+    assert "the model is down" in delivered.content
+    assert [row.status for row in task_rows(run.events())] == ["failed"]
+
+
+async def test_a_run_stopped_while_waiting_is_resumed_and_its_child_retried(
+    tmp_path: Path,
+) -> None:
+    replies = [f"{{tool_calls: [{call('slow', 'owls')}]}}", "started", "{echo: last}"]
+    run = Stored(tmp_path, write_flows(tmp_path, replies))
+    first = run.runner()
+    waiting = asyncio.Event()
+
+    def on_event(event: Event) -> None:
+        if isinstance(event, MessageEvent) and event.content == "started":
+            waiting.set()
+
+    first.on_event = on_event
+    step = asyncio.ensure_future(first.start())
+    await waiting.wait()
+    # The process stops: its step and its child runs are cancelled where they are.
+    step.cancel()
+    await asyncio.gather(step, return_exceptions=True)
+    first.background.cancel()  # type: ignore[attr-defined]
+    await asyncio.sleep(0)
+    (task,) = started(run.events())
+    assert fold(run.events()).status == "running" and not deliveries(run.events())
+    child = run.child(task.child_run)
+    assert fold(child).status == "running"  # stopped inside its own tool call
+    assert isinstance(child[-1], ToolCallEvent)
+
+    state = await run.runner().retry()  # another process picks the run up from the log
+    events = run.events()
+    assert state.status == "paused"
+    (delivered,) = deliveries(events)
+    assert delivered.background is not None and delivered.background.status == "done"
+    child = run.child(task.child_run)
+    assert fold(child).status == "paused" and any(e.type == "retry" for e in child)
+    # The child's interrupted tool call was closed, not run again: its result says so.
+    assert "stopped before it finished" in delivered.content
+
+
+async def test_a_child_that_ended_meanwhile_is_delivered_from_its_log(tmp_path: Path) -> None:
+    replies = [f"{{tool_calls: [{call('slow', 'owls')}]}}", "started", "{echo: last}"]
+    run = Stored(tmp_path, write_flows(tmp_path, replies))
+    first = run.runner()
+    waiting = asyncio.Event()
+    first.on_event = lambda e: waiting.set() if getattr(e, "content", "") == "started" else None
+    step = asyncio.ensure_future(first.start())
+    await waiting.wait()
+    step.cancel()
+    await asyncio.gather(step, return_exceptions=True)
+    first.background.cancel()  # type: ignore[attr-defined]
+    (task,) = started(run.events())
+    # Someone retries the child by itself to its end while the parent is stopped.
+    child_flow = read_flow(tmp_path / "slow.yaml")
+    await Runner(child_flow, run.children(task.child_run)).retry()
+    ended = run.child(task.child_run)
+    assert fold(ended).status == "paused"
+
+    await run.runner().retry()
+    (delivered,) = deliveries(run.events())
+    assert run.child(task.child_run) == ended  # read as it ended: not run again
+    assert delivered.content.split("\n\n", 1)[1] == ended_text(ended)
+
+
+def ended_text(events: list[Event]) -> str:
+    return next(e.content for e in reversed(events) if isinstance(e, MessageEvent))
+
+
+async def test_replay_of_background_runs_is_identical_and_runs_no_child(tmp_path: Path) -> None:
+    replies = [
+        f"{{tool_calls: [{call('echo', 'one')}, {call('failing', 'two')}]}}",
+        "TERMINATE",
+        "{echo: last}",
+        "{echo: last}",
+        "TERMINATE",
+    ]
+    run = Stored(tmp_path, write_flows(tmp_path, replies))
+    await run.runner().start()
+    recorded = run.events()
+    assert len(deliveries(recorded)) == 2
+    store = open_store(run.db)
+    children = store.children("parent-run")
+    assert len(children) == 2
+    report = await replay_run(None, recorded)
+    assert report.identical, report.difference
+    assert store.children("parent-run") == children  # no child run made again
+
+
+async def test_replay_of_a_run_resumed_after_a_stop_is_identical(tmp_path: Path) -> None:
+    replies = [f"{{tool_calls: [{call('slow', 'owls')}]}}", "started", "{echo: last}"]
+    run = Stored(tmp_path, write_flows(tmp_path, replies))
+    first = run.runner()
+    waiting = asyncio.Event()
+    first.on_event = lambda e: waiting.set() if getattr(e, "content", "") == "started" else None
+    step = asyncio.ensure_future(first.start())
+    await waiting.wait()
+    step.cancel()
+    await asyncio.gather(step, return_exceptions=True)
+    first.background.cancel()  # type: ignore[attr-defined]
+    await run.runner().retry()
+    recorded = run.events()
+    assert any(e.type == "retry" for e in recorded) and deliveries(recorded)
+    report = await replay_run(None, recorded)
+    assert report.identical, report.difference
+
+
+def test_roost_show_lists_background_tasks_and_continue_picks_children_up(
+    tmp_path: Path,
+) -> None:
+    # The run pauses for an approval with a slow task open; the process ends there, and
+    # its child run with it. `roost continue` picks the child up from the store.
+    replies = [
+        f"{{tool_calls: [{call('slow', 'owls')}]}}",
+        f"{{tool_calls: [{call('gated', 'cats')}]}}",
+        "both started",
+        "{echo: last}",
+        "{echo: last}",
+    ]
+    flow = write_flows(tmp_path, replies)
+    db = str(tmp_path / "runs.db")
+    ran = run_cli("run", str(flow), "--no-input", "--db", db, cwd=tmp_path)
+    assert ran.returncode == 0, ran.stderr
+    store = open_store(db)
+    (parent,) = [r for r in store.runs() if r.parent is None]
+    shown = run_cli("show", parent.id, "--db", db, cwd=tmp_path)
+    (task,) = started(store.log(parent.id).load())
+    assert "background tasks:" in shown.stdout
+    assert f"bg-1  running  slow by boss  run {task.child_run}" in shown.stdout
+
+    (tmp_path / "go").write_text("owls found")
+    answer = ("continue", parent.id, "--answer", "yes", "--no-input", "--db", db)
+    continued = run_cli(*answer, cwd=tmp_path)
+    assert continued.returncode == 0, continued.stderr
+    events = store.log(parent.id).load()
+    delivered = sorted(d.background.task for d in deliveries(events) if d.background)
+    assert delivered == ["bg-1", "bg-2"]
+    shown = run_cli("show", parent.id, "--db", db, cwd=tmp_path)
+    rows = [line.split()[:2] for line in shown.stdout.splitlines() if line.startswith("  bg-")]
+    assert rows == [["bg-1", "done"], ["bg-2", "done"]]
