@@ -252,21 +252,8 @@ async def test_a_run_stopped_while_waiting_is_resumed_and_its_child_retried(
 ) -> None:
     replies = [f"{{tool_calls: [{call('slow', 'owls')}]}}", "started", "{echo: last}"]
     run = Stored(tmp_path, write_flows(tmp_path, replies))
-    first = run.runner()
-    waiting = asyncio.Event()
-
-    def on_event(event: Event) -> None:
-        if isinstance(event, MessageEvent) and event.content == "started":
-            waiting.set()
-
-    first.on_event = on_event
-    step = asyncio.ensure_future(first.start())
-    await waiting.wait()
     # The process stops: its step and its child runs are cancelled where they are.
-    step.cancel()
-    await asyncio.gather(step, return_exceptions=True)
-    first.background.cancel()  # type: ignore[attr-defined]
-    await asyncio.sleep(0)
+    await stop_while_waiting(run.runner())
     (task,) = started(run.events())
     assert fold(run.events()).status == "running" and not deliveries(run.events())
     child = run.child(task.child_run)
@@ -287,14 +274,7 @@ async def test_a_run_stopped_while_waiting_is_resumed_and_its_child_retried(
 async def test_a_child_that_ended_meanwhile_is_delivered_from_its_log(tmp_path: Path) -> None:
     replies = [f"{{tool_calls: [{call('slow', 'owls')}]}}", "started", "{echo: last}"]
     run = Stored(tmp_path, write_flows(tmp_path, replies))
-    first = run.runner()
-    waiting = asyncio.Event()
-    first.on_event = lambda e: waiting.set() if getattr(e, "content", "") == "started" else None
-    step = asyncio.ensure_future(first.start())
-    await waiting.wait()
-    step.cancel()
-    await asyncio.gather(step, return_exceptions=True)
-    first.background.cancel()  # type: ignore[attr-defined]
+    await stop_while_waiting(run.runner())
     (task,) = started(run.events())
     # Someone retries the child by itself to its end while the parent is stopped.
     child_flow = read_flow(tmp_path / "slow.yaml")
@@ -335,14 +315,7 @@ async def test_replay_of_background_runs_is_identical_and_runs_no_child(tmp_path
 async def test_replay_of_a_run_resumed_after_a_stop_is_identical(tmp_path: Path) -> None:
     replies = [f"{{tool_calls: [{call('slow', 'owls')}]}}", "started", "{echo: last}"]
     run = Stored(tmp_path, write_flows(tmp_path, replies))
-    first = run.runner()
-    waiting = asyncio.Event()
-    first.on_event = lambda e: waiting.set() if getattr(e, "content", "") == "started" else None
-    step = asyncio.ensure_future(first.start())
-    await waiting.wait()
-    step.cancel()
-    await asyncio.gather(step, return_exceptions=True)
-    first.background.cancel()  # type: ignore[attr-defined]
+    await stop_while_waiting(run.runner())
     await run.runner().retry()
     recorded = run.events()
     assert any(e.type == "retry" for e in recorded) and deliveries(recorded)
@@ -383,3 +356,48 @@ def test_roost_show_lists_background_tasks_and_continue_picks_children_up(
     shown = run_cli("show", parent.id, "--db", db, cwd=tmp_path)
     rows = [line.split()[:2] for line in shown.stdout.splitlines() if line.startswith("  bg-")]
     assert rows == [["bg-1", "done"], ["bg-2", "done"]]
+
+
+async def stop_while_waiting(runner: Runner) -> None:
+    """Runs ``runner`` until it waits for its task, then stops it there as a dead process."""
+    waiting = asyncio.Event()
+    runner.on_event = lambda e: waiting.set() if getattr(e, "content", "") == "started" else None
+    step = asyncio.ensure_future(runner.start())
+    await waiting.wait()
+    step.cancel()
+    await asyncio.gather(step, return_exceptions=True)
+    runner.background.cancel()  # type: ignore[attr-defined]
+
+
+async def test_a_child_with_no_log_left_is_delivered_as_failed(tmp_path: Path) -> None:
+    replies = [f"{{tool_calls: [{call('slow', 'owls')}]}}", "started", "{echo: last}"]
+    flow = read_flow(write_flows(tmp_path, replies))
+    log = open_store(str(tmp_path / "runs.db")).new_log("parent-run")
+    # Child runs kept in memory: another runner (another process) has none of them.
+    await stop_while_waiting(Runner(flow, log))
+    state = await Runner(flow, log).retry()
+    (delivered,) = deliveries(log.load())
+    assert state.status == "paused"
+    assert delivered.background is not None and delivered.background.status == "failed"
+    assert "has no log to continue from: it did not finish" in delivered.content
+
+
+async def test_a_step_cancelled_while_waiting_is_retried_into_the_wait(tmp_path: Path) -> None:
+    replies = [f"{{tool_calls: [{call('slow', 'owls')}]}}", "started", "{echo: last}"]
+    run = Stored(tmp_path, write_flows(tmp_path, replies))
+    runner = run.runner()
+    waiting = asyncio.Event()
+    runner.on_event = lambda e: waiting.set() if getattr(e, "content", "") == "started" else None
+    step = asyncio.ensure_future(runner.start())
+    await waiting.wait()
+    assert runner.cancel()  # a person's /stop while the run waits for its task
+    state = await step
+    assert state.status == "error" and state.background
+    (tmp_path / "go").write_text("owls found")  # the task, still running, may end now
+    state = await runner.retry()
+    events = run.events()
+    assert state.status == "paused"
+    (delivered,) = deliveries(events)
+    assert delivered.content.endswith("\n\nowls found")
+    boss = [e.content for e in events if isinstance(e, MessageEvent) and e.from_ == "boss"]
+    assert boss == ["started", delivered.content]  # the boss answered the result, once
