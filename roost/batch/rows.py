@@ -91,7 +91,7 @@ async def _advance(
     log: EventLog | None = None if new else _stored_log(store, run_id)
     if log is None:
         log = BatchLog(store.new_log(run_id), batch, row.line)
-    runner = Runner(flow, log, child_log=store.new_log)
+    runner = Runner(flow, log, child_log=store.child_log)
     state = runner.state
     if state.status in FINISHED:
         return state, log

@@ -92,15 +92,7 @@ def child_logs(db: str | None) -> Callable[[str], EventLog]:
     A stored child run is opened as it is (a background task's child, picked up
     when its parent run is continued); any other id gets a new log.
     """
-    store = open_store(db)
-
-    def child_log(run_id: str) -> EventLog:
-        try:
-            return store.log(run_id)
-        except RunNotFoundError:
-            return store.new_log(run_id)
-
-    return child_log
+    return open_store(db).child_log
 
 
 def open_run(ref: str, *, db: str | None) -> tuple[EventLog, Flow]:
