@@ -378,7 +378,8 @@ class Hub:
         def on_text(node: str, text: str) -> None:
             self.publish(run_id, {"type": "delta", "node": node, "text": text})
 
-        return Runner(flow, log_, on_event=on_event, on_text=on_text, child_log=self.store.child_log)
+        children = self.store.child_log
+        return Runner(flow, log_, on_event=on_event, on_text=on_text, child_log=children)
 
 
 class Session:

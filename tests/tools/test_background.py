@@ -401,3 +401,47 @@ async def test_a_step_cancelled_while_waiting_is_retried_into_the_wait(tmp_path:
     assert delivered.content.endswith("\n\nowls found")
     boss = [e.content for e in events if isinstance(e, MessageEvent) and e.from_ == "boss"]
     assert boss == ["started", delivered.content]  # the boss answered the result, once
+
+
+CHANNEL = """\
+roost: 1
+name: room-flow
+defaults: {provider: mock}
+providers:
+  mock:
+    kind: scripted
+    replies:
+      - tool_calls: [{name: echo, arguments: {message: owls}}]
+      - I started it.
+      - still waiting
+      - {echo: last}
+  other: {kind: scripted, replies: [ok then], when_exhausted: repeat_last}
+tools:
+  echo: {flow: echo.yaml, background: true}
+agents:
+  USER: {interrupt: ALWAYS}
+  a: {functions: [echo]}
+  b: {provider: other}
+channels:
+  room: {members: [a, b], director: {strategy: round_robin}, max_rounds: 3}
+start: {from: USER, to: room, content: go}
+"""
+
+
+async def test_a_channel_member_is_given_its_result_by_the_channel(tmp_path: Path) -> None:
+    write_flows(tmp_path, [])
+    (tmp_path / "room.yaml").write_text(CHANNEL)
+    log = open_store(str(tmp_path / "runs.db")).new_log("room-run")
+    state = await Runner(read_flow(tmp_path / "room.yaml"), log).start()
+    events = log.load()
+    # The channel's cap is reached with the task open: its result comes first.
+    assert state.status == "terminated"
+    (delivered,) = deliveries(events)
+    assert (delivered.from_, delivered.to) == ("room", "a")
+    (task,) = started(events)
+    assert task.to == "room"
+    answer = events[delivered.seq + 2]  # after the model call: a's answer, into the channel
+    assert isinstance(answer, MessageEvent) and (answer.from_, answer.to) == ("a", "room")
+    assert "@room: [background task bg-1 (echo, run" in answer.content  # a saw it
+    report = await replay_run(None, events)
+    assert report.identical, report.difference
