@@ -419,6 +419,7 @@ class Interpreter:
             memory_scope=None if "memory" in flow.tools else flow.memory_scope(frm),
             max_background=defaults.max_background,
             agent_max_background=agent.max_background,
+            background_closed=self._at_cap(frm, to),
         )
         return await self.loop.run(job)
 
@@ -503,6 +504,19 @@ class Interpreter:
         self.rec.flush()
 
     # ------------------------------------------------------------------ background tasks
+
+    def _at_cap(self, frm: str, to: str) -> bool:
+        """Whether ``frm``'s conversation with ``to`` has reached its ``max_rounds`` already.
+
+        Only a reply to a background result delivered after the cap is made then; a
+        task it started would keep the run going past its cap again and again, so none
+        may start (the run ends after the reply, once the open results are delivered).
+        """
+        state = self.state
+        if to in self.flow.agents:
+            return state.pair_count(frm, to) >= self._max_rounds
+        channel = self.flow.channels.get(to)
+        return channel is not None and channel_count(state, channel, to) >= channel.max_rounds
 
     def _holds(self) -> bool:
         """Whether the run, about to pause or end, waits for background tasks first."""

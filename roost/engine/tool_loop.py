@@ -67,6 +67,10 @@ LIMIT_NOTE = (
 CUT_NOTE = "\n[cut: the first {shown} of {total} characters are shown]"
 RAW_ARGUMENTS_SHOWN = 200  # characters of arguments that are not JSON quoted back to the model
 STOPPED = "the process running this tool stopped before it finished; it was not retried"
+CLOSED = (
+    "this conversation has reached its max_rounds: the run ends after this reply, so no "
+    "background task can start now"
+)
 
 
 @dataclass(slots=True)
@@ -86,6 +90,7 @@ class Reply:
     # background delegation: open background tasks allowed in the run, and the agent's own
     max_background: int = 4
     agent_max_background: int | None = None
+    background_closed: bool = False  # the conversation is at its cap: no task may start
 
 
 class ToolLoop:
@@ -266,7 +271,7 @@ class ToolLoop:
                 continue
             counted = len(state.background) + len(starting)
             own = sum(1 for t in state.background.values() if t.agent == job.agent)
-            problem = over_cap(
+            problem = CLOSED if job.background_closed else over_cap(
                 counted, own + len(starting), job.agent, job.max_background,
                 job.agent_max_background,
             )  # fmt: skip

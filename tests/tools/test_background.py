@@ -445,3 +445,26 @@ async def test_a_channel_member_is_given_its_result_by_the_channel(tmp_path: Pat
     assert "@room: [background task bg-1 (echo, run" in answer.content  # a saw it
     report = await replay_run(None, events)
     assert report.identical, report.difference
+
+
+async def test_no_task_starts_in_a_reply_made_past_the_conversations_cap(tmp_path: Path) -> None:
+    # max_rounds 2: the boss's "started" ends the conversation, but its task is open, so
+    # the result comes first; the boss's answer to it may not start another task, which
+    # would keep the run going past its cap again and again.
+    replies = [
+        f"{{tool_calls: [{call('echo', 'one')}]}}",
+        "started",
+        f"{{tool_calls: [{call('echo', 'two')}]}}",
+        "fine, done",
+    ]
+    flow = write_flows(tmp_path, replies, defaults=", max_rounds: 2")
+    run = Stored(tmp_path, flow)
+    state = await run.runner().start()
+    events = run.events()
+    assert state.status == "terminated"
+    results = [e for e in events if isinstance(e, ToolResultEvent)]
+    assert [r.is_error for r in results] == [False, True]
+    assert "has reached its max_rounds" in results[1].content
+    assert len(started(events)) == 1 and len(deliveries(events)) == 1
+    said = [e.content for e in events if isinstance(e, MessageEvent) and e.from_ == "boss"]
+    assert said == ["started", "fine, done"]
