@@ -452,6 +452,12 @@ class ChildRuns:
         state = fold(events)
         if record is None or state.status == "new":
             return ToolOutcome(LOST.format(run=run, task=task.task), is_error=True, child_run=run)
+        start = events[0]
+        own = self._parent is None or getattr(start, "parent", None) == self._parent.run_id
+        if state.status == "running" and not own:
+            # A fork's task: the child run is its origin's, which only that run continues.
+            text = f"the child run {run} of background task {task.task} did not finish"
+            return ToolOutcome(text, is_error=True, child_run=run)
         if state.status == "running":
             flow = load_flow_text(record.text, record.path)
             runner = Runner(flow, log, providers=self._providers, child_log=self._child_log)

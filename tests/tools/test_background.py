@@ -468,3 +468,21 @@ async def test_no_task_starts_in_a_reply_made_past_the_conversations_cap(tmp_pat
     assert len(started(events)) == 1 and len(deliveries(events)) == 1
     said = [e.content for e in events if isinstance(e, MessageEvent) and e.from_ == "boss"]
     assert said == ["started", "fine, done"]
+
+
+async def test_a_fork_does_not_continue_its_origins_unfinished_child(tmp_path: Path) -> None:
+    replies = [f"{{tool_calls: [{call('slow', 'owls')}]}}", "started", "{echo: last}"]
+    run = Stored(tmp_path, write_flows(tmp_path, replies))
+    await stop_while_waiting(run.runner())
+    (task,) = started(run.events())
+    child = run.child(task.child_run)
+    store = open_store(run.db)
+    fork = store.fork("parent-run", len(run.events()), "fork-run")
+    state = await Runner(run.flow, fork, child_log=run.children).retry()
+    (delivered,) = deliveries(fork.load())
+    assert state.status == "paused"
+    assert delivered.background is not None and delivered.background.status == "failed"
+    assert f"the child run {task.child_run} of background task bg-1 did not finish" in (
+        delivered.content
+    )
+    assert run.child(task.child_run) == child  # the origin's child is left as it was
