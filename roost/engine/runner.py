@@ -5,7 +5,10 @@ by applying each event it records), the providers (built lazily, positioned
 from the state) and the tools (imported only when the flow has any); which
 providers and tools those are by default, ``roost.engine.defaults`` decides.
 It never prompts a person: a paused run waits for ``continue_``. ``ChildRuns``
-runs ``flow:`` tools as child runs; the Runner hands one to its toolbox.
+runs ``flow:`` tools as child runs; the Runner hands one to its toolbox, with
+the Runner's ``BackgroundTasks``, which keeps the child runs of background
+tasks going across calls (a replay passes ``background=`` to deliver their
+results from the record instead).
 """
 
 from __future__ import annotations
