@@ -662,8 +662,8 @@ PROVIDERS = [
     Mutant(
         "vendor-key-to-other-server",
         "roost/providers/_common.py",
-        "api_key = LOCAL_SERVER_KEY if config.base_url else os.environ.get(key_env) or None",
-        "api_key = os.environ.get(key_env) or None",
+        "api_key = LOCAL_SERVER_KEY if config.base_url else _vendor_key(key_env, context)",
+        "api_key = _vendor_key(key_env, context)",
         (
             "tests/providers/test_faults.py::test_the_vendors_key_is_never_sent_to_another_server",
             *WIRE,

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from roost.errors import FlowError, Problem
 from roost.flow import Checked, Flow, check_flow_file
 from roost.flow.loader import sorted_problems
+from roost.flow.models import lists_file_tools
 
 if TYPE_CHECKING:
     import os
@@ -39,8 +40,8 @@ def with_tools(checked: Checked) -> Flow:
 
 
 def tool_problems(flow: Flow) -> list[Problem]:
-    """The problems of ``flow``'s tools and MCP servers (none when it declares neither)."""
-    if not flow.tools and not flow.mcp_servers:
+    """The problems of ``flow``'s tools, MCP servers and built-in file tools' root folder."""
+    if not flow.tools and not flow.mcp_servers and not lists_file_tools(flow):
         return []
     from roost.tools import check_flow_tools  # imported only when a flow has tools
 

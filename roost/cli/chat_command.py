@@ -263,7 +263,8 @@ class ChatLoop:
     def memory(self) -> None:
         if self.flow.memory is None:
             raise UsageError("this flow has no memory: section")
-        bank = memory_for(self.flow, self.db)
+        # The run's own view: a fork's is the memory of its fork point and its own writes.
+        bank = self.runner.memory or memory_for(self.flow, self.db)
         scopes = dict.fromkeys(self.flow.memory_scope(agent) for agent in self.flow.agents)
         lines = []
         for scope in scopes:

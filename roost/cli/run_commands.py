@@ -379,7 +379,9 @@ def _warn(log: EventLog) -> None:
 
 def _check_tools(flow: Flow) -> None:
     """Refuses a flow whose tools cannot work, before anything runs."""
-    if not flow.tools:
+    from roost.flow.models import lists_file_tools
+
+    if not flow.tools and not lists_file_tools(flow):
         return
     from roost.errors import FlowError
     from roost.tools import check_flow_tools

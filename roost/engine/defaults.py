@@ -32,6 +32,7 @@ def default_provider(flow: Flow, state: RunState, name: str) -> Provider:
     context = ProviderContext(
         attempts_so_far=dict(state.provider_attempts),
         secrets=flow.secrets,
+        env_files=flow.env_files,
     )
     return build_provider(name, flow, context)
 

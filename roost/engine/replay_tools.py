@@ -69,6 +69,8 @@ def declared_tools(flow: Flow, agent: str, server_tools: Sequence[str]) -> list[
         entry = flow.tools.get(ref.parent)
         if entry is None and ref.parent == "memory" and flow.memory is not None:
             return [_memory_declared(ref.child or "")]
+        if entry is None and ref.parent == "builtin":
+            return [_builtin_declared(ref.child or "", flow)]
         if isinstance(entry, ToolGroup):
             children = [ref.child] if ref.child is not None else list(entry.tools)
             missing = [c for c in children if c not in entry.tools]
@@ -115,6 +117,30 @@ def _memory_declared(name: str) -> Declared:
         timeout=10.0,
     )
     return Declared(wire_name(f"memory#{name}"), config)
+
+
+def _builtin_declared(name: str, flow: Flow) -> Declared:
+    """A built-in tool as the live toolbox offers it, from the flow's ``builtins`` settings."""
+    from roost.tools.builtin import (
+        PARAMETERS,
+        builtin_approval,
+        builtin_description,
+        builtin_timeout,
+    )
+    from roost.tools.names import wire_name
+
+    if name not in PARAMETERS:
+        raise ToolFailure(f"there is no built-in tool 'builtin#{name}'")
+    settings = flow.builtins
+    # Only its description, parameters and approval are read: a replay never runs it.
+    config = PythonTool(
+        python=f"roost.tools.builtin:{name}",
+        description=builtin_description(name, settings),
+        parameters=PARAMETERS[name],
+        approval="always" if builtin_approval(name, settings) else "never",
+        timeout=builtin_timeout(name, settings),
+    )
+    return Declared(wire_name(f"builtin#{name}"), config)
 
 
 def _server_settings(flow: Flow, server: str) -> McpTool:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from roost.errors import Problem, Severity
 from roost.flow.context_paths import context_escape
 from roost.flow.describe import Hints, did_you_mean, label
-from roost.flow.models import MEMORY_TOOLS, Channel, Flow, McpTool, ToolGroup
+from roost.flow.models import BUILTIN_TOOLS, MEMORY_TOOLS, Channel, Flow, McpTool, ToolGroup
 from roost.flow.redact import clean
 from roost.flow.template_checks import (
     PROMPT_NAMES,
@@ -368,6 +368,8 @@ def resolve_reference(
     tools = flow.tools
     if parent == "memory" and parent not in tools:
         return _memory_problem(flow, reference, child, hints)
+    if parent == BUILTIN and parent not in tools:
+        return _builtin_problem(flow, reference, child, hints)
     if not sep:
         if parent in tools:
             return None
@@ -383,7 +385,7 @@ def resolve_reference(
         return f"tool {parent!r} is neither a group nor an MCP tool, so {reference!r} names nothing"
     if parent in flow.mcp_servers:
         return None if child else f"{reference!r} names no tool: write {parent}#TOOL"
-    hint = hints(parent, [*tools, *flow.mcp_servers])
+    hint = hints(parent, [*tools, *flow.mcp_servers, BUILTIN])
     return f"no tool group or MCP tool named {parent!r}{hint}"
 
 
@@ -396,6 +398,25 @@ def _memory_problem(
         return f"{reference!r} is no memory tool{hints(child, MEMORY_TOOLS)}; there are {names}"
     if flow.memory is None:
         return f"{reference!r} needs a memory: section in the flow (memory: {{scope: flow}})"
+    return None
+
+
+# Package builtins (issue 20): how builtin#NAME references are checked.
+BUILTIN = "builtin"
+
+
+def _builtin_problem(
+    flow: Flow, reference: str, child: str, hints: Callable[[str, Iterable[str]], str]
+) -> str | None:
+    """Why ``builtin#child`` names no built-in tool ``flow`` can offer, if it does not."""
+    if child not in BUILTIN_TOOLS:
+        names = ", ".join(f"builtin#{name}" for name in BUILTIN_TOOLS)
+        return f"{reference!r} is no built-in tool{hints(child, BUILTIN_TOOLS)}; there are {names}"
+    if child == "http_get" and not flow.builtins.http.hosts:
+        return (
+            f"{reference!r} needs the hosts it may fetch from: "
+            "builtins: {http: {hosts: [example.com]}}"
+        )
     return None
 
 

@@ -21,6 +21,7 @@ from pydantic import ValidationError
 from roost.errors import FlowError, Problem
 from roost.flow.checks import Checker, check_flow
 from roost.flow.describe import Hints, label, one_of
+from roost.flow.envfiles import env_file_values
 from roost.flow.envsubst import Substitution, substitute
 from roost.flow.graph import check_graph
 from roost.flow.models import Flow
@@ -61,8 +62,9 @@ def read_flow(path: str | os.PathLike[str], *, environ: Mapping[str, str] | None
 def load_flow_text(text: str, path: str, *, environ: Mapping[str, str] | None = None) -> Flow:
     """Validates ``text`` as the flow file ``path`` (used in messages and for relative files).
 
-    ``environ`` defaults to ``os.environ``. Warnings are on ``flow.warnings``;
-    any error raises ``FlowError`` holding every problem, warnings included.
+    ``environ`` defaults to ``os.environ`` completed by the ``.env`` files beside
+    the flow and in the current folder (the environment winning). Warnings are on
+    ``flow.warnings``; any error raises ``FlowError`` holding every problem, warnings included.
     """
     return _loaded(check_flow_text(text, path, environ=environ))
 
@@ -88,7 +90,12 @@ def check_flow_text(text: str, path: str, *, environ: Mapping[str, str] | None =
         return Checked(None, error.problems)
     positions = built.positions
     public = _public_variables(built.data)
-    env = os.environ if environ is None else environ
+    env_files, env_problems = ({}, []) if environ is not None else env_file_values(file)
+    if env_problems:  # a value missing from a broken .env would only mislead later checks
+        return Checked(None, env_problems)
+    # A caller that passes ``environ`` gets exactly that (tests, embedders); only the
+    # process environment is completed by the .env files, and it wins over them.
+    env = environ if environ is not None else {**env_files, **os.environ}
     data, found = substitute(built.data, positions, file, env, public)
     secrets = frozenset(found.secrets)
     problems = [*built.problems, *found.problems, *_secrets_in_templates(found, file)]
@@ -103,6 +110,7 @@ def check_flow_text(text: str, path: str, *, environ: Mapping[str, str] | None =
         flow._path = file
         flow._text = text
         flow._secrets = secrets
+        flow._env_files = env_files
         flow._positions = dict(positions.keys)
         checker = Checker(flow, positions, dropped, hints)
         check_flow(checker)

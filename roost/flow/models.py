@@ -9,14 +9,17 @@ which knows where each key stands in the file.
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 from pydantic_core import PydanticCustomError
 
 from roost.errors import Problem, Severity
 from roost.flow.markers import MarkerRule
 from roost.flow.redact import clean
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 InterruptPolicy = Literal["NEVER", "ALWAYS"]
 
@@ -241,12 +244,20 @@ class StdioServer(Strict):
     args: list[str] = Field(default_factory=list)
     env: dict[str, str] = Field(default_factory=dict)
     timeout: float = Field(60, gt=0)
+    # envmcp (issue 20): the transport may be named; a command is always stdio.
+    transport: Literal["stdio"] = Field("stdio", description="stdio: roost starts the command.")
 
 
 class HttpServer(Strict):
     url: str
     headers: dict[str, str] = Field(default_factory=dict)
     timeout: float = Field(60, gt=0)
+    # envmcp (issue 20): the older HTTP+SSE transport besides streamable HTTP.
+    transport: Literal["streamable-http", "sse"] = Field(
+        "streamable-http",
+        description="streamable-http (the url is the MCP endpoint) or sse (the url is the "
+        "server's SSE endpoint, often ending in /sse).",
+    )
 
 
 McpServerConfig = StdioServer | HttpServer
@@ -341,6 +352,93 @@ class Memory(Strict):
         return value
 
 
+# --------------------------------------------------------------------------- builtins
+# Package "builtins" (issue 20): the settings of the builtin#... tools.
+
+# The tools an agent lists as ``builtin#NAME``; a tool entry called ``builtin`` hides them.
+BUILTIN_TOOLS = ("read_file", "write_file", "list_files", "http_get", "shell")
+# A host http_get may fetch from: a name or an IPv4 address, ``*.`` for every subdomain.
+_LABEL = r"[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?"
+ALLOWED_HOST = rf"^(\*\.)?{_LABEL}(\.{_LABEL})*$"
+
+
+class BuiltinFiles(Strict):
+    """Where builtin#read_file, write_file and list_files work, and how much they move."""
+
+    root: str = Field(
+        ".",
+        min_length=1,
+        description="The folder the file tools may use, relative to the flow's folder; "
+        "no path they are given leads out of it.",
+    )
+    max_bytes: int = Field(
+        1_000_000, ge=1, description="Bytes read_file reads and write_file writes at most."
+    )
+    max_entries: int = Field(1000, ge=1, description="Entries list_files lists at most.")
+
+
+def _host_name(host: str) -> str:
+    if not re.fullmatch(ALLOWED_HOST, host):
+        raise PydanticCustomError(
+            "builtin_host",
+            "'{host}' is no host name: write a name such as example.com or *.example.com, "
+            "without scheme, port or path",
+            {"host": host},
+        )
+    return host.lower()
+
+
+class BuiltinHttp(Strict):
+    """What builtin#http_get may fetch."""
+
+    hosts: list[Annotated[str, AfterValidator(_host_name)]] = Field(
+        default_factory=list,
+        description="Hosts http_get may fetch from (example.com; *.example.com for its "
+        "subdomains); http_get needs at least one.",
+    )
+    max_bytes: int = Field(1_000_000, ge=1, description="Bytes of a response body at most.")
+    timeout: float = Field(10, gt=0, description="Seconds for the whole request.")
+
+
+class BuiltinShell(Strict):
+    """How builtin#shell runs a command."""
+
+    approval: Literal["never", "always"] = Field(
+        "always", description="always (the default): a person says yes before each command."
+    )
+    timeout: float = Field(30, gt=0, description="Seconds a command may run; then it is killed.")
+    max_output: int = Field(
+        16000, ge=1, description="Bytes of a command's output (stdout and stderr) kept at most."
+    )
+    env: dict[str, str] = Field(
+        default_factory=dict,
+        description="Environment variables the command gets besides PATH, HOME, LANG and TMPDIR.",
+    )
+
+
+# The built-in tools that work in the root folder, which must exist.
+FILE_TOOLS = ("builtin#read_file", "builtin#write_file", "builtin#list_files")
+
+
+def lists_file_tools(flow: Flow) -> bool:
+    """True when an agent of ``flow`` lists a built-in file tool (not hidden by a tool entry)."""
+    if "builtin" in flow.tools:
+        return False
+    return any(
+        reference.removeprefix("@@").strip() in FILE_TOOLS
+        for agent in flow.agents.values()
+        for reference in agent.functions
+    )
+
+
+class Builtins(Strict):
+    """Settings of roost's built-in tools, which an agent lists as builtin#NAME."""
+
+    files: BuiltinFiles = Field(default_factory=BuiltinFiles)
+    http: BuiltinHttp = Field(default_factory=BuiltinHttp)
+    shell: BuiltinShell = Field(default_factory=BuiltinShell)
+
+
 # --------------------------------------------------------------------------- the file
 
 
@@ -368,6 +466,10 @@ class Flow(Strict):
     memory: Memory | None = Field(
         None, description="Memory that lasts across runs; memory#... tools need it."
     )
+    builtins: Builtins = Field(
+        default_factory=Builtins,
+        description="Settings of the built-in tools that agents list as builtin#NAME.",
+    )
 
     # Where the flow came from; set by the loader, not part of the schema.
     _path: str = PrivateAttr(default="<string>")
@@ -385,6 +487,8 @@ class Flow(Strict):
     # Line and column of every key (by its path of keys and indexes); set by the loader.
     _positions: dict[tuple[str | int, ...], tuple[int, int]] = PrivateAttr(default_factory=dict)
     _warnings: tuple[Problem, ...] = PrivateAttr(default=())
+    # envmcp (issue 20): what the .env files beside the flow and in the current folder set.
+    _env_files: dict[str, str] = PrivateAttr(default_factory=dict)
 
     @property
     def path(self) -> str:
@@ -399,6 +503,11 @@ class Flow(Strict):
     def secrets(self) -> frozenset[str]:
         """Values substituted from the environment, to be kept out of every output."""
         return self._secrets
+
+    @property
+    def env_files(self) -> Mapping[str, str]:
+        """What the flow's .env files set (secrets: never shown); the environment wins."""
+        return self._env_files
 
     @property
     def warnings(self) -> tuple[Problem, ...]:

@@ -69,7 +69,7 @@ def settings_from(name: str, config: Any, context: ProviderContext, *, key_env: 
     if api_key is None:
         # The vendor's key from the environment goes to the vendor only: a flow that
         # points base_url elsewhere names its key, or the server needs none.
-        api_key = LOCAL_SERVER_KEY if config.base_url else os.environ.get(key_env) or None
+        api_key = LOCAL_SERVER_KEY if config.base_url else _vendor_key(key_env, context)
     secrets = set(context.secrets)
     if api_key and api_key != LOCAL_SERVER_KEY:
         secrets.add(api_key)
@@ -91,13 +91,18 @@ def settings_from(name: str, config: Any, context: ProviderContext, *, key_env: 
     )
 
 
+def _vendor_key(key_env: str, context: ProviderContext) -> str | None:
+    """The vendor's key from the environment, else from the flow's .env files."""
+    return os.environ.get(key_env) or context.env_files.get(key_env) or None
+
+
 def require_key(settings: Settings) -> str:
     """The API key, or a ProviderError saying where to put one."""
     if settings.api_key:
         return settings.api_key
     raise ProviderError(
         settings.name,
-        f"no API key: set {settings.key_env} in the environment or api_key in the "
+        f"no API key: set {settings.key_env} in the environment or a .env file, or api_key in the "
         f'provider entry (api_key: "${{{settings.key_env}}}")',
     )
 

@@ -44,10 +44,13 @@ class ProviderContext:
     ``attempts_so_far`` maps a provider name to the number of calls it has
     already answered in the run's log (the scripted provider's position).
     ``secrets`` are values that must never appear in an error message.
+    ``env_files`` is what the flow's .env files set: a vendor's key may come
+    from there when the environment has none.
     """
 
     attempts_so_far: Mapping[str, int] = field(default_factory=dict)
     secrets: frozenset[str] = frozenset()
+    env_files: Mapping[str, str] = field(default_factory=dict)
 
 
 class ProviderFactory(Protocol):

@@ -5,7 +5,8 @@ whose module does not import (or exits while importing), whose name is not
 callable or whose parameters pydantic cannot describe; declared ``parameters``
 that are not valid JSON Schema; a sub-flow file that is missing or invalid, or
 that leads back to a flow already on the way (recursion); an ``mcp:`` tool
-naming an undeclared server; a stdio MCP server whose command cannot be found.
+naming an undeclared server; a stdio MCP server whose command cannot be found;
+file tools (``builtin#read_file``...) whose root folder is not there.
 """
 
 from __future__ import annotations
@@ -17,7 +18,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from roost.errors import Problem, ToolFailure
-from roost.flow.models import Flow, FlowTool, McpTool, PythonTool, StdioServer, ToolGroup
+from roost.flow.models import (
+    FILE_TOOLS,
+    Flow,
+    FlowTool,
+    McpTool,
+    PythonTool,
+    StdioServer,
+    ToolGroup,
+    lists_file_tools,
+)
 from roost.tools.arguments import InvalidSchema, schema_validator
 from roost.tools.names import wire_name
 from roost.tools.python_tool import python_tool
@@ -52,7 +62,24 @@ def check_flow_tools(flow: Flow) -> list[Problem]:
         if isinstance(settings, StdioServer) and not _command_exists(settings.command, folder):
             message = f"MCP server {server!r}: command {settings.command!r} not found"
             problems.append(_problem(flow, ("mcp_servers", server, "command"), message))
+    problems += _check_file_root(flow, folder)
     return sorted(problems, key=lambda p: (p.line, p.col))
+
+
+def _check_file_root(flow: Flow, folder: Path) -> list[Problem]:
+    """A problem at the first use of a built-in file tool when their root is not a folder.
+
+    Package builtins (issue 20).
+    """
+    root = flow.builtins.files.root
+    if not lists_file_tools(flow) or (folder / root).is_dir():
+        return []
+    for agent, config in flow.agents.items():
+        for index, reference in enumerate(config.functions):
+            if reference.removeprefix("@@").strip() in FILE_TOOLS:
+                message = f"{reference!r}: the root folder {root!r} of the file tools is missing"
+                return [_problem(flow, ("agents", agent, "functions", index), message)]
+    return []
 
 
 def _entries(flow: Flow) -> Iterator[tuple[str, Keys, PythonTool | FlowTool | McpTool]]:

@@ -1,5 +1,8 @@
 """MCP servers (``mcp_servers:``) and their tools (``mcp: SERVER``), through the official SDK.
 
+A server is reached over stdio (roost starts its command), streamable HTTP or
+the older HTTP+SSE transport (``transport: sse``), each the SDK's own client.
+
 Every connection of one toolbox lives on a private event loop in a daemon
 thread that ``McpHub`` owns. That keeps the SDK's task groups entered and left
 in one task, lets a listing happen from the synchronous toolbox call, and
@@ -48,6 +51,7 @@ import httpx2
 import mcp
 import mcp_types
 from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
@@ -90,6 +94,9 @@ _quiet_sdk()
 
 # Hubs with live servers, so that the ones nobody closed are closed at exit.
 _LIVE: set[McpHub] = set()
+# Seconds an SSE stream may stay silent before the server is taken as gone (the SDK's
+# servers send a keep-alive every 15 s; a run may sit idle between calls for minutes).
+SSE_SILENCE = 300.0
 # Longer than the SDK's whole shutdown (stdin closed, 2 s, SIGTERM, 2 s, SIGKILL, 2 s).
 _CLOSE_WAIT = 10.0
 
@@ -312,6 +319,16 @@ async def _transport(
         finally:
             tail.child_started()  # the child holds the pipe's write end now (or never will)
     assert isinstance(config, HttpServer)
+    if config.transport == "sse":
+        # The older transport: a GET stream for the server's messages, POSTs for ours.
+        return await stack.enter_async_context(
+            sse_client(
+                config.url,
+                headers=config.headers or None,
+                timeout=30,
+                sse_read_timeout=SSE_SILENCE,
+            )
+        )
     client = None
     if config.headers:
         # The SDK leaves a client it was given open, so the stack closes it.
@@ -360,15 +377,30 @@ def _start_failure(
     where = config.command if isinstance(config, StdioServer) else config.url
     said = tail.last_line() if tail is not None else ""
     said = f"; it said: {said}" if said else ""
-    return f"MCP server {name!r} ({where}) failed to start: {_leaf(exc)}{said}"
+    leaf = _leaf(exc)
+    text = str(leaf).strip().splitlines()
+    error = f"{type(leaf).__name__}: {text[0]}" if text else type(leaf).__name__
+    hint = _other_transport(config, leaf)
+    return f"MCP server {name!r} ({where}) failed to start: {error}{said}{hint}"
 
 
-def _leaf(exc: BaseException) -> str:
-    """The innermost real error of an exception group, as ``Type: message``."""
+def _leaf(exc: BaseException) -> BaseException:
+    """The innermost real error of an exception group."""
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
-    text = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+    return exc
+
+
+def _other_transport(config: McpServerConfig, leaf: BaseException) -> str:
+    """A hint when an HTTP server answered but not as its transport expects.
+
+    The two HTTP transports often live on one server at /mcp and /sse: a server
+    that answers at all, but not in the flow's transport, may speak the other.
+    """
+    if not isinstance(config, HttpServer) or isinstance(leaf, httpx2.TransportError | OSError):
+        return ""  # nothing answered: no transport would have done better
+    other = "sse" if config.transport == "streamable-http" else "streamable-http"
+    return f" (if the server speaks {other}, write transport: {other})"
 
 
 def _wait_done(server: _Server, loop: asyncio.AbstractEventLoop) -> None:

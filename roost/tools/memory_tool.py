@@ -109,6 +109,9 @@ class MemoryTool:
         result, never a raise."""
         if problem := argument_problem(self._validator, arguments):
             return ToolOutcome(f"invalid arguments: {problem}", is_error=True)
+        if any("\x00" in str(arguments.get(name, "")) for name in ("key", "content")):
+            # No database keeps one (PostgreSQL refuses it): refused like a key too long.
+            return ToolOutcome("invalid arguments: a key or content cannot hold NUL", True)
         if self.name == "store":
             entry = memory_entry(arguments)
             self._bank.store(self._scope, entry, self._run)

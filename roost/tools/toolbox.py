@@ -13,8 +13,17 @@ from typing import TYPE_CHECKING
 
 from roost.errors import ToolFailure
 from roost.flow.describe import did_you_mean
-from roost.flow.models import MEMORY_TOOLS, Flow, FlowTool, McpTool, PythonTool, ToolGroup
+from roost.flow.models import (
+    BUILTIN_TOOLS,
+    MEMORY_TOOLS,
+    Flow,
+    FlowTool,
+    McpTool,
+    PythonTool,
+    ToolGroup,
+)
 from roost.flow.redact import redact
+from roost.tools.builtin import BuiltinTool
 from roost.tools.memory_tool import MemoryTool
 from roost.tools.names import parse_ref, wire_name
 from roost.tools.python_tool import python_tool
@@ -90,6 +99,8 @@ class Toolbox:
         entry = self.flow.tools.get(ref.parent)
         if entry is None and ref.parent == "memory" and self.flow.memory is not None:
             return [self._memory_tool(ref.child or "", agent)]
+        if entry is None and ref.parent == "builtin":
+            return [self._builtin_tool(ref.child or "")]
         if isinstance(entry, ToolGroup):
             return self._group_tools(ref.parent, ref.child, entry)
         if isinstance(entry, McpTool):
@@ -122,6 +133,15 @@ class Toolbox:
         if key not in self._built:
             wire = wire_name(f"memory#{name}")
             self._built[key] = MemoryTool(name, wire, scope, self._memory, self._run)
+        return self._built[key]
+
+    def _builtin_tool(self, name: str) -> Tool:
+        """``builtin#name``, one for the whole flow (its settings are the flow's)."""
+        if name not in BUILTIN_TOOLS:
+            raise ToolFailure(f"there is no built-in tool 'builtin#{name}'")
+        key = f"builtin#{name}"
+        if key not in self._built:
+            self._built[key] = BuiltinTool(name, wire_name(key), self.flow.builtins, self._folder)
         return self._built[key]
 
     def _group_tools(self, group: str, child: str | None, entry: ToolGroup) -> list[Tool]:

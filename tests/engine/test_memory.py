@@ -14,11 +14,14 @@ from roost.store.memory import SqlMemory
 from roost.store.sql import SqlStore
 from tests.engine.conftest import make_flow
 from tests.engine.test_compaction import Recording
+from tests.store.conftest import pg_server, pg_url
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     from roost.flow.models import Flow
+
+__all__ = ["pg_server", "pg_url"]  # fixtures, used by name
 
 TELL = """
 roost: 1
@@ -57,9 +60,11 @@ def flow(text: str, scope: str = "flow", recall: int = 5) -> Flow:
     return make_flow(text.replace("SCOPE", scope).replace("RECALL", str(recall)))
 
 
-@pytest.fixture
-def memory(tmp_path: Path) -> SqlMemory:
-    return SqlMemory(SqlStore(f"sqlite:///{tmp_path / 'roost.db'}"))
+@pytest.fixture(params=["sqlite", "postgresql"])
+def memory(request: pytest.FixtureRequest, tmp_path: Path) -> SqlMemory:
+    if request.param == "sqlite":
+        return SqlMemory(SqlStore(f"sqlite:///{tmp_path / 'roost.db'}"))
+    return SqlMemory(SqlStore(request.getfixturevalue("pg_url")))
 
 
 async def run(flow: Flow, memory: SqlMemory, run_id: str) -> tuple[list[Event], Recording]:
@@ -124,3 +129,15 @@ async def test_a_store_with_bad_arguments_is_an_error_result_and_no_event(
     assert result.is_error and "importance" in result.content
     assert memory_events(told) == []
     assert memory.entries("flow:assistant") == []
+
+
+@pytest.mark.parametrize("field", ["key", "content"])
+async def test_a_nul_in_a_stored_entry_is_an_error_result_on_every_store(
+    memory: SqlMemory, field: str
+) -> None:
+    nul = {"key": ("key: tea", 'key: "te\\0a"'), "content": ("green tea", "green te\\0a")}
+    text = TELL.replace(*nul[field])
+    told, _ = await run(flow(text), memory, "run-1")
+    [result] = [e for e in told if isinstance(e, ToolResultEvent)]
+    assert result.is_error and "NUL" in result.content
+    assert memory_events(told) == []

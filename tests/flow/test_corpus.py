@@ -23,6 +23,11 @@ EXPECTED: dict[str, tuple[int, int, tuple[str, ...]]] = {
     "bad_strategy.yaml": (9, 26, ("strategy", "llm, round_robin, random, manual")),
     "billion_laughs.yaml": (8, 6, ("more than 50000 values", "aliases")),
     "binary.yaml": (2, 8, ("binary file",)),
+    # Package builtins: builtin#... tools and the builtins: section.
+    "builtin_bad_approval.yaml": (4, 21, ("builtins.shell.approval", "never, always")),
+    "builtin_bad_host.yaml": (7, 9, ("'https://example.com/api' is no host name", "example.com")),
+    "builtin_http_without_hosts.yaml": (9, 9, ("'builtin#http_get' needs the hosts",)),
+    "builtin_unknown_tool.yaml": (8, 37, ("'builtin#reed_file'", "did you mean 'read_file'")),
     "channel_member.yaml": (9, 18, ("channel 'inner'", "cannot be a member", "'outer'")),
     "comments_only.yaml": (1, 1, ("empty file",)),
     "compress_out_of_range.yaml": (4, 16, ("compress_at of defaults", "at most 1")),
@@ -50,6 +55,11 @@ EXPECTED: dict[str, tuple[int, int, tuple[str, ...]]] = {
     "memory_unknown_tool.yaml": (9, 17, ("'memory#stor'", "no memory tool", "'store'")),
     "mcp_server_typo.yaml": (5, 5, ("unknown key 'comand'", "did you mean 'command'")),
     "mcp_unknown_server.yaml": (5, 10, ("no MCP server", "'filesystem'")),
+    "mcp_bad_transport.yaml": (
+        6,
+        16,
+        ("transport of MCP server 'weather'", "streamable-http, sse"),
+    ),
     "members_not_list.yaml": (6, 14, ("members of channel 'c'", "expected a list")),
     "missing_version.yaml": (1, 1, ("format version", "roost: 1")),
     "newline_in_key.yaml": (8, 28, ("transitions.'a\\nb'[0] of channel 'c'", "expected a string")),

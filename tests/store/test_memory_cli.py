@@ -100,3 +100,16 @@ def test_entries_over_the_limits_or_holding_nul_are_refused_in_one_line(roost) -
         assert refused.code == 2 and refused.err.count("\n") == 1, refused.err
     listed = roost("memory", "list", *scope)
     assert "Traceback" not in listed.err and "k" not in listed.out.splitlines()[1:]
+
+
+def test_chat_memory_in_a_fork_shows_the_memory_of_its_fork_point(roost, tmp_path) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+    (tmp_path / "tell.yaml").write_text(TELL)
+    (tmp_path / "ask.yaml").write_text(ASK)
+    asked = roost("run", "ask.yaml", "--no-input")
+    first = asked.out.split()[1]
+    assert roost("run", "tell.yaml").code == 0  # tea is remembered after the ask began
+    forked = roost("fork", first, "--at", "2", "--no-input")
+    assert forked.code == 0, forked.err
+    fork_id = forked.out.split()[1].rstrip(":")
+    shown = roost("chat", "ask.yaml", stdin=f"/switch {fork_id}\n/memory\n/quit\n")
+    assert "nothing is remembered yet" in shown.out and "green tea" not in shown.out

@@ -1,4 +1,4 @@
-"""MCP tools against real servers written with the SDK: one over stdio, one over HTTP."""
+"""MCP tools against real servers written with the SDK: over stdio, streamable HTTP and SSE."""
 
 from __future__ import annotations
 
@@ -16,7 +16,8 @@ from roost.errors import ToolFailure
 from roost.eventlog import MemoryLog
 from roost.events import ToolResultEvent
 from roost.flow.models import Flow, McpTool
-from roost.tools import ToolOutcome, check_flow_tools, toolbox_for
+from roost.loading import load_flow
+from roost.tools import ToolOutcome, check_flow_tools, mcp_tool, toolbox_for
 from roost.tools.mcp_tool import McpHub, McpServerTool
 
 from .conftest import DATA, make_flow
@@ -24,6 +25,7 @@ from .mcp_http_server import running_http_server
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
+    from pathlib import Path
 
 
 def stdio_flow(**agent: object) -> Flow:
@@ -42,6 +44,12 @@ def stdio_flow(**agent: object) -> Flow:
 @pytest.fixture(scope="module")
 def http_url() -> Iterator[str]:
     with running_http_server() as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def sse_url() -> Iterator[str]:
+    with running_http_server("sse") as url:
         yield url
 
 
@@ -134,7 +142,7 @@ async def test_http_server(http_url: str) -> None:
     toolbox = toolbox_for(flow)
     try:
         tools = {t.spec.name: t for t in toolbox("a", "")}
-        assert set(tools) == {"weather__forecast", "weather__temperature"}
+        assert set(tools) == {"weather__forecast", "weather__temperature", "weather__header"}
         outcomes = await asyncio.gather(
             tools["weather__forecast"].call({"city": "Oslo"}),
             tools["weather__temperature"].call({"city": "Rome"}),
@@ -143,6 +151,104 @@ async def test_http_server(http_url: str) -> None:
         assert json.loads(outcomes[1].content) == {"city": "Rome", "celsius": 21}
     finally:
         await toolbox.aclose()
+
+
+async def test_sse_server(sse_url: str) -> None:
+    flow = make_flow(
+        {
+            "mcp_servers": {
+                "weather": {
+                    "url": sse_url,
+                    "transport": "sse",
+                    "headers": {"Authorization": "Bearer sse-token-1234"},
+                }
+            },
+            "tools": {"weather": {"mcp": "weather"}},
+            "agents": {"a": {"functions": ["weather"]}},
+        }
+    )
+    toolbox = toolbox_for(flow)
+    try:
+        tools = {t.spec.name: t for t in toolbox("a", "")}
+        assert set(tools) == {"weather__forecast", "weather__temperature", "weather__header"}
+        assert tools["weather__forecast"].spec.description == "The weather forecast for a city."
+        outcomes = await asyncio.gather(
+            tools["weather__forecast"].call({"city": "Oslo"}),
+            tools["weather__temperature"].call({"city": "Rome"}),
+            tools["weather__header"].call({"name": "authorization"}),
+        )
+        assert outcomes[0] == ToolOutcome("Sunny in Oslo")
+        assert json.loads(outcomes[1].content) == {"city": "Rome", "celsius": 21}
+        assert outcomes[2] == ToolOutcome("Bearer sse-token-1234")  # the headers reach it
+        invalid = await tools["weather__forecast"].call({"city": 5})
+        assert invalid.is_error and "invalid arguments for weather__forecast" in invalid.content
+    finally:
+        await toolbox.aclose()
+
+
+async def test_an_sse_stream_gone_silent_makes_calls_error_results_not_hangs(
+    sse_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The SDK's server pings every 15 s; a silence allowed of 0.5 s ends the stream first.
+    monkeypatch.setattr(mcp_tool, "SSE_SILENCE", 0.5)
+    flow = make_flow(
+        {
+            "mcp_servers": {"weather": {"url": sse_url, "transport": "sse"}},
+            "agents": {"a": {"functions": ["weather#forecast"]}},
+        }
+    )
+    toolbox = toolbox_for(flow)
+    try:
+        (forecast,) = toolbox("a", "")
+        assert await forecast.call({"city": "Oslo"}) == ToolOutcome("Sunny in Oslo")
+        await asyncio.sleep(2)
+        assert await forecast.call({"city": "Rome"}) == ToolOutcome(
+            "MCPError: Connection closed", is_error=True
+        )
+    finally:
+        await toolbox.aclose()
+
+
+def test_an_sse_endpoint_is_not_reached_as_streamable_http(sse_url: str) -> None:
+    """The transport is named in the flow: a wrong one fails to start, in one line."""
+    flow = make_flow(
+        {
+            "mcp_servers": {"weather": {"url": sse_url, "timeout": 10}},
+            "agents": {"a": {"functions": ["weather#forecast"]}},
+        }
+    )
+    toolbox = toolbox_for(flow)
+    try:
+        with pytest.raises(ToolFailure) as caught:
+            toolbox("a", "")
+        message = str(caught.value)
+        assert message.startswith(f"MCP server 'weather' ({sse_url}) failed to start: ")
+        assert message.endswith("(if the server speaks sse, write transport: sse)")
+        assert "\n" not in message
+    finally:
+        toolbox.close()
+
+
+def test_an_sse_server_that_is_not_there() -> None:
+    flow = make_flow(
+        {
+            "mcp_servers": {
+                "gone": {"url": "http://127.0.0.1:9/sse?key=s3cr3t-value", "transport": "sse"}
+            },
+            "agents": {"a": {"functions": ["gone#anything"]}},
+        }
+    )
+    flow._secrets = frozenset({"s3cr3t-value"})
+    toolbox = toolbox_for(flow)
+    try:
+        with pytest.raises(ToolFailure) as caught:
+            toolbox("a", "")
+        message = str(caught.value)
+        assert message.startswith("MCP server 'gone' (http://127.0.0.1:9/sse?key=***)")
+        assert "failed to start" in message and "s3cr3t-value" not in message
+        assert "transport" not in message  # nothing answered: no other transport helps
+    finally:
+        toolbox.close()
 
 
 def test_http_server_that_is_not_there() -> None:
@@ -266,3 +372,45 @@ async def test_a_server_schema_roost_cannot_use_is_left_to_the_server() -> None:
     tool = McpServerTool("s__t", remote, "s", McpHub({}, DATA), McpTool(mcp="s"))
     outcome = await tool.call({"x": 1})  # not refused here: it goes on to the (absent) server
     assert outcome == ToolOutcome("MCP server 's' is not connected", is_error=True)
+
+
+SSE_FLOW = """\
+roost: 1
+name: sse
+mcp_servers:
+  weather:
+    url: "{url}"
+    transport: sse
+    headers: {{Authorization: "Bearer ${{MCP_TOKEN}}"}}
+providers:
+  mock:
+    kind: scripted
+    replies:
+      - tool_calls:
+          - {{name: weather__forecast, arguments: {{city: Oslo}}}}
+          - {{name: weather__header, arguments: {{name: authorization}}}}
+      - TERMINATE
+agents:
+  USER: {{interrupt: ALWAYS}}
+  a: {{provider: mock, functions: [weather#forecast, weather#header]}}
+start: {{from: USER, to: a, content: weather?}}
+"""
+
+
+async def test_a_flow_names_the_sse_transport_and_its_env_file_secret_stays_masked(
+    sse_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """YAML to events: the header's token comes from .env, reaches the server, and no event."""
+    secret = "mcp-token-from-dotenv-9876"
+    monkeypatch.delenv("MCP_TOKEN", raising=False)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / ".env").write_text(f"MCP_TOKEN={secret}\n")
+    path = tmp_path / "sse.yaml"
+    path.write_text(SSE_FLOW.format(url=sse_url))
+    flow = load_flow(path)
+    log = MemoryLog("r")
+    state = await Runner(flow, log).start()
+    assert state.status == "terminated"
+    results = [(e.name, e.content) for e in log.load() if isinstance(e, ToolResultEvent)]
+    assert results == [("weather__forecast", "Sunny in Oslo"), ("weather__header", "Bearer ***")]
+    assert secret not in "\n".join(e.model_dump_json() for e in log.load())
