@@ -83,6 +83,16 @@ class ImageRecord(BaseModel):
     name: str = ""
 
 
+class BackgroundNote(BaseModel):
+    """What a message delivering a background task's result says about the task."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    task: str
+    child_run: str | None = None
+    status: Literal["done", "failed"] = "done"
+
+
 class MessageEvent(_Event):
     type: Literal["message"] = "message"
     from_: str = Field(alias="from")
@@ -91,6 +101,8 @@ class MessageEvent(_Event):
     state: Literal["success"] = "success"
     # The images sent with the message, their bytes kept in the store by hash (images package).
     images: tuple[ImageRecord, ...] | None = _absent_when_none()
+    # background delegation: set on the message that delivers a background task's result
+    background: BackgroundNote | None = _absent_when_none()
 
 
 class InterruptEvent(_Event):
@@ -390,6 +402,23 @@ class HookEvent(_Event):
     content: str | None = _absent_when_none()
 
 
+class BackgroundEvent(_Event):
+    """``agent``'s call ``call`` of the sub-flow tool ``tool`` started background task ``task``.
+
+    The child run ``child_run`` goes on while the run does; its result is delivered
+    later as a ``message`` from ``to`` (whom the agent was answering) to ``agent``,
+    whose ``background`` field names the task.
+    """
+
+    type: Literal["background"] = "background"
+    task: str
+    agent: str
+    to: str
+    tool: str
+    call: str
+    child_run: str
+
+
 Event = Annotated[
     MessageEvent
     | InterruptEvent
@@ -406,7 +435,8 @@ Event = Annotated[
     | CompactEvent
     | MemoryEvent
     | SkillsEvent
-    | HookEvent,
+    | HookEvent
+    | BackgroundEvent,
     Field(discriminator="type"),
 ]
 

@@ -23,6 +23,7 @@ from hashlib import sha256
 from typing import TYPE_CHECKING, Any, Literal
 
 from roost.events import (
+    BackgroundEvent,
     CompactEvent,
     ErrorEvent,
     Event,
@@ -196,6 +197,10 @@ class RunState:
     refusals: dict[tuple[str, int], str] = field(default_factory=dict)
     # node -> a digest chained over its rewrites, so that a view shown rewritten digests apart.
     rewrite_digests: dict[str, bytes] = field(default_factory=dict)
+    # background delegation: the tasks started and not yet delivered, by task id, and
+    # how many were ever started (the next task is numbered after them).
+    background: dict[str, BackgroundEvent] = field(default_factory=dict)
+    background_started: int = 0
 
     def __repr__(self) -> str:
         # Short on purpose: asyncio writes the repr of a task's result when a run ends.
@@ -337,6 +342,9 @@ def _on_message(state: RunState, event: Any) -> None:
     turn = state.turn
     if turn.node or turn.messages:
         state.turn = Turn()
+    delivered = data.get("background")
+    if delivered is not None:
+        state.background.pop(delivered.task, None)
 
 
 def _on_interrupt(state: RunState, event: Any) -> None:
@@ -526,6 +534,12 @@ def _on_hook(state: RunState, event: Any) -> None:
     # after_tool decisions change the result that the tool_result event records.
 
 
+def _on_background(state: RunState, event: Any) -> None:
+    task: BackgroundEvent = event
+    state.background[task.task] = task
+    state.background_started += 1
+
+
 def _turn_for(state: RunState, node: str) -> Turn:
     if state.turn.node != node:
         state.turn = Turn(node=node)
@@ -588,4 +602,5 @@ HANDLERS: dict[str, Any] = {
     "memory": _on_memory,
     "skills": _on_skills,
     "hook": _on_hook,
+    "background": _on_background,
 }

@@ -80,6 +80,9 @@ async def test_each_runnable_flow_runs_to_its_documented_end(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     write_files([b for b in BLOCKS if b.path == block.path], tmp_path)  # its skills, say
+    for other in RUNNABLE_FLOWS:  # the flows a page names by file sit beside it (sub-flows)
+        if other.path == block.path and other.setting("file", ""):
+            (tmp_path / other.setting("file", "")).write_text(other.text, encoding="utf-8")
     path = tmp_path / block.setting("file", "flow.yaml")
     path.write_text(block.text, encoding="utf-8")
     runner = Runner(roost.load_flow(path), MemoryLog("doc-example"))

@@ -110,7 +110,7 @@ async def _advance(
         log = BatchLog(store.new_log(run_id), batch, row.line)
     from roost.store.images import SqlImages  # a row's start.images, kept in the store
 
-    runner = Runner(flow, log, child_log=store.new_log, memory=memory, images=SqlImages(store))
+    runner = Runner(flow, log, child_log=store.child_log, memory=memory, images=SqlImages(store))
     state = runner.state
     if state.status in FINISHED:
         return state, log

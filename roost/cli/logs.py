@@ -92,9 +92,12 @@ def memory_for(flow: Flow, db: str | None) -> MemoryBank | None:
 
 
 def child_logs(db: str | None) -> Callable[[str], EventLog]:
-    """Logs for sub-flow runs, stored next to their parent run."""
-    store = open_store(db)
-    return store.new_log
+    """Logs for sub-flow runs, stored next to their parent run.
+
+    A stored child run is opened as it is (a background task's child, picked up
+    when its parent run is continued); any other id gets a new log.
+    """
+    return open_store(db).child_log
 
 
 def open_run(ref: str, *, db: str | None) -> tuple[EventLog, Flow]:

@@ -12,6 +12,7 @@ from rich.markup import escape
 from roost.cli.console import finish_note
 from roost.errors import RoostError
 from roost.events import (
+    BackgroundEvent,
     CompactEvent,
     ErrorEvent,
     Event,
@@ -79,6 +80,9 @@ def event_line(event: Event) -> str | None:
     if isinstance(event, SkillsEvent):
         names = ", ".join(skill.name for skill in event.skills) or "none"
         return f"{seq}[dim]skills found: {escape(names)}[/]"
+    if isinstance(event, BackgroundEvent):
+        what = f"task {escape(event.task)}: {escape(event.tool)} (run {escape(event.child_run)})"
+        return f"{seq}[cyan]  {escape(event.agent)} started {what}[/]"
     if isinstance(event, TerminateEvent):
         why = escape(event.reason or "done")
         return f"{seq}[dim]■ terminated at {escape(event.node)} ({why})[/]"
@@ -154,9 +158,25 @@ def print_transcript(
     )
     for line in _context_lines(events, state, ref):
         console.print(escape(line))
+    print_tasks(console, events)
     console.print(escape(next_step(state, ref, db, events)))
     print_family(console, ref, *family)
     return state
+
+
+def print_tasks(console: Console, events: list[Event]) -> None:
+    """The run's background tasks: id, tool, agent, child run and how each stands."""
+    from roost.engine.background import task_rows
+
+    rows = task_rows(events)
+    if not rows:
+        return
+    console.print("background tasks:")
+    for row in rows:
+        console.print(
+            f"  {escape(row.task)}  {escape(row.status):<7}  {escape(row.tool)} "
+            f"by {escape(row.agent)}  run {escape(row.child_run)}"
+        )
 
 
 def _context_lines(events: list[Event], state: RunState, ref: str) -> list[str]:

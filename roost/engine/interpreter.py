@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
+from roost.engine.background import BackgroundSource, delivery_note, delivery_text
 from roost.engine.calls import ModelCaller, error_text, request_digest
 from roost.engine.compaction import Asker, Compactor, context_sizes, fixed_chars
 from roost.engine.hooks import HookRecorder, HooksFor, no_hooks
@@ -111,6 +112,7 @@ class Interpreter:
         hooks: HooksFor | None = None,
         images: ImageSource | None = None,
         keep_images: KeepImages | None = None,
+        background: BackgroundSource | None = None,
     ) -> None:
         self.flow = flow
         self.memory = memory
@@ -118,6 +120,9 @@ class Interpreter:
         self.images = images  # the bytes of the images messages carry, by their records
         # Keeps a message's images in the run's store, once the message is sure to be recorded.
         self._keep_images: KeepImages = keep_images or _records_only
+        self.background = background
+        # A pause or an end put off because background tasks are open: their results come first.
+        self._held = False
         self.rec = recorder
         self.state = recorder.state
         self.caller = caller
@@ -144,6 +149,7 @@ class Interpreter:
         images: Sequence[LoadedImage | ImageRecord] = (),
     ) -> None:
         """Records the start message with ``images`` and lets its addressee answer."""
+        self._held = False
         state, flow = self.state, self.flow
         if state.status != "new":
             raise RunStateError(f"run {self.rec.run_id} has already started ({state.status})")
@@ -161,6 +167,7 @@ class Interpreter:
         self, feedback: str, images: Sequence[LoadedImage | ImageRecord] = ()
     ) -> None:
         """Answers the pending interrupt (section 3, continue), ``images`` with the feedback."""
+        self._held = False
         pending = self.state.pending
         if self.state.status != "paused" or not isinstance(pending, InterruptEvent):
             status = self.state.status
@@ -221,11 +228,20 @@ class Interpreter:
         ``recorded`` gives the log's events; it is read only for a run left
         running, to find what its last step had yet to do.
         """
+        self._held = False
         state = self.state
         if state.status == "error" and isinstance(state.pending, ErrorEvent):
-            frm, to = state.pending.from_, state.pending.to
+            pending = state.pending
+            frm, to = pending.from_, pending.to
             self.rec.add(RetryEvent, from_=frm, to=to)
             self.loop.close_open_calls()
+            if state.background:
+                # Stopped (cancelled) while waiting for background tasks, or on the way to:
+                # the redo goes on from the last event before the error, as after a crash.
+                left = unfinished([e for e in recorded() if e.seq < pending.seq])
+                if isinstance(left.last, MessageEvent):
+                    await self._run(self._redo(left, frm, to))
+                    return
             await self.run_from(frm, to)
             return
         if state.status != "running" or state.step is None:
@@ -250,6 +266,16 @@ class Interpreter:
         await self._run((frm, to))
 
     async def _run(self, step: Step) -> None:
+        while True:
+            await self._steps(step)
+            if not self._held:
+                break
+            self._held = False
+            step = await self._deliver()
+        self.rec.flush()
+
+    async def _steps(self, step: Step) -> None:
+        """Takes chat steps from ``step`` until the run stops moving."""
         state = self.state
         channels = self.flow.channels
         while step is not None:
@@ -273,7 +299,6 @@ class Interpreter:
             if step is not None and state.next_seq == before:
                 # Defensive: a step that records nothing would be taken again forever.
                 raise RoostError(f"internal error: chat({frm}, {to}) made no progress")
-        self.rec.flush()
 
     def _after_reply(self, frm: str, to: str, text: str) -> Step:
         """Section 3's checks after ``frm``'s reply to ``to``: end, pause, or go on."""
@@ -302,6 +327,8 @@ class Interpreter:
             return None
         chosen, by = turn.chosen, turn.by
         if turn.ask == "manual":
+            if self._holds():
+                return None
             self.rec.add(InterruptEvent, from_=channel, to=to, reason="manual_select")
             self.rec.flush()
             return None
@@ -365,6 +392,8 @@ class Interpreter:
         """
         last, before = left.last, left.before
         if isinstance(last, MessageEvent):
+            if last.background is not None:  # a background task's result: its agent answers
+                return (last.to, last.from_)
             if before is None or isinstance(before, RunStartEvent):  # the start message
                 if last.to in self._humans:
                     self._pause(last.to, last.from_)
@@ -449,6 +478,9 @@ class Interpreter:
             # A tool entry called memory hides the built-in memory tools.
             memory_scope=None if "memory" in flow.tools else flow.memory_scope(frm),
             plan=agent.approval == "plan",
+            max_background=defaults.max_background,
+            agent_max_background=agent.max_background,
+            background_closed=self._at_cap(frm, to),
         )
         return await self.loop.run(job)
 
@@ -552,9 +584,54 @@ class Interpreter:
         self.rec.flush()
 
     def _pause(self, frm: str, to: str) -> None:
+        if self._holds():
+            return
         self.rec.add(InterruptEvent, from_=frm, to=to, reason="human")
         self.rec.flush()
 
     def _terminate(self, node: str, reason: str) -> None:
+        if self._holds():
+            return
         self.rec.add(TerminateEvent, node=node, reason=reason)
         self.rec.flush()
+
+    # ------------------------------------------------------------------ background tasks
+
+    def _at_cap(self, frm: str, to: str) -> bool:
+        """Whether ``frm``'s conversation with ``to`` has reached its ``max_rounds`` already.
+
+        Only a reply to a background result delivered after the cap is made then; a
+        task it started would keep the run going past its cap again and again, so none
+        may start (the run ends after the reply, once the open results are delivered).
+        """
+        state = self.state
+        if to in self.flow.agents:
+            return state.pair_count(frm, to) >= self._max_rounds
+        channel = self.flow.channels.get(to)
+        return channel is not None and channel_count(state, channel, to) >= channel.max_rounds
+
+    def _holds(self) -> bool:
+        """Whether the run, about to pause or end, waits for background tasks first."""
+        if not self.state.background or self.background is None:
+            return False
+        self._held = True
+        return True
+
+    async def _deliver(self) -> Step:
+        """Waits for the first open background task to end and gives its result to its agent.
+
+        The result is a message from whom the agent was answering when it started the
+        task, so the agent answers it there, as it would any message.
+        """
+        assert self.background is not None  # only _holds sets _held, and it checks
+        self.rec.flush()  # what came before the wait is in the log while the run waits
+        finished = await self.background.next_finished(list(self.state.background.values()))
+        task = finished.task
+        self.rec.add(
+            MessageEvent,
+            from_=task.to,
+            to=task.agent,
+            content=delivery_text(finished),
+            background=delivery_note(finished),
+        )
+        return (task.agent, task.to)

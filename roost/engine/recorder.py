@@ -209,6 +209,7 @@ class Recorder:
             "content": content,
             "state": "success",
             "images": None,
+            "background": None,
         }
         event: MessageEvent = self._record(_MESSAGE, data)
         return event

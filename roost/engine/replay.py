@@ -29,7 +29,12 @@ from roost.engine.digests import is_legacy_digest, legacy_digests, request_setti
 from roost.engine.flows import flow_record
 from roost.engine.hooks import RecordedHooks
 from roost.engine.recorder import Clock, now_iso
-from roost.engine.replay_tools import RecordedMemory, RecordedSkills, RecordedTools
+from roost.engine.replay_tools import (
+    RecordedBackground,
+    RecordedMemory,
+    RecordedSkills,
+    RecordedTools,
+)
 from roost.engine.runner import ChildRuns, Runner
 from roost.errors import CONTEXT_TOO_LONG, EventLogError, ProviderError, RoostError
 from roost.eventlog import ImageStore, MemoryLog
@@ -136,6 +141,8 @@ async def replay_run(
     memory = RecordedMemory(recorded)
     skills = RecordedSkills(recorded, lambda: runner.state.next_seq)
     hooks = RecordedHooks(recorded, lambda: runner.flow)  # no hook is run again
+    # Background results come from the record, in its order (live tools run children anew).
+    background = None if own else RecordedBackground(recorded, stops.stop_here)
     runner = Runner(
         first,
         log,
@@ -146,6 +153,7 @@ async def replay_run(
         skills=skills,
         hooks=hooks,
         images=images,
+        background=background,
     )
     providers.settings_of = lambda name: request_settings(runner.flow, name)
     stops.next_seq = lambda: runner.state.next_seq

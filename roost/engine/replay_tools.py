@@ -18,12 +18,15 @@ from collections import defaultdict, deque
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from roost.errors import ToolFailure
+from roost.engine.background import Finished
+from roost.errors import RoostError, ToolFailure
 from roost.events import (
+    BackgroundEvent,
     Event,
     LlmCallEvent,
     MemoryEntry,
     MemoryEvent,
+    MessageEvent,
     RetryEvent,
     SkillInfo,
     SkillsEvent,
@@ -196,6 +199,8 @@ class RecordedTools:
         self.by_seq: dict[int, Pair] = {
             call.seq: (call, result) for call, result in _pairs(recorded)
         }
+        # The background task each call started, by the call's tool_result seq.
+        self.tasks = _started_tasks(recorded)
         calls = [e for e in recorded if isinstance(e, LlmCallEvent) and e.tools]
         self.names = list(dict.fromkeys(name for call in calls for name in call.tools))
         self.calls: dict[str, list[LlmCallEvent]] = defaultdict(list)  # by node, in seq order
@@ -250,7 +255,8 @@ class RecordedTools:
         _, result = self.by_seq.pop(candidates[0])
         if result is None:
             return ToolOutcome(_STOPPED_CALL, is_error=True)
-        return ToolOutcome(result.content, result.is_error, result.child_run)
+        task = self.tasks.get(result.seq)
+        return ToolOutcome(result.content, result.is_error, result.child_run, task)
 
 
 class RecordedTool:
@@ -266,6 +272,7 @@ class RecordedTool:
         self.direct_output = config.direct_output
         self.approval = config.approval == "always"
         self.timeout = config.timeout
+        self.background = getattr(config, "background", False)
         self._agent = agent
         self._source = source
 
@@ -341,6 +348,52 @@ class RecordedSkills:
         """The list recorded last by now; none when the run had recorded none."""
         index = bisect.bisect_right(self._seqs, self._next_seq()) - 1
         return self._skills[index] if index >= 0 else ()
+
+
+def _started_tasks(recorded: Sequence[Event]) -> dict[int, str]:
+    """The task id each background event names, by the seq of the tool result it follows."""
+    results: dict[tuple[str, str], int] = {}
+    found: dict[int, str] = {}
+    for event in recorded:
+        if isinstance(event, ToolResultEvent):
+            results[(event.agent, event.id)] = event.seq
+        elif isinstance(event, BackgroundEvent):
+            seq = results.get((event.agent, event.call))
+            if seq is not None:
+                found[seq] = event.task
+    return found
+
+
+class RecordedBackground:
+    """The results of background tasks, delivered in the order the record delivered them.
+
+    Nothing runs: each wait gives the next recorded delivery (its text as it was),
+    or stops the replay where the recorded process stopped before one came.
+    """
+
+    def __init__(self, recorded: Sequence[Event], stop_here: Callable[[], None]) -> None:
+        self._stop_here = stop_here
+        self._deliveries = [
+            e for e in recorded if isinstance(e, MessageEvent) and e.background is not None
+        ]
+        self._next = 0
+
+    def revive(self, open_tasks: Iterable[BackgroundEvent]) -> None:
+        """Nothing to revive: no child runs in a replay."""
+
+    async def next_finished(self, open_tasks: Sequence[BackgroundEvent]) -> Finished:
+        self._stop_here()
+        if self._next >= len(self._deliveries):
+            raise RoostError("replay: the record delivers no more background results")
+        delivery = self._deliveries[self._next]
+        self._next += 1
+        note = delivery.background
+        assert note is not None
+        task = next((t for t in open_tasks if t.task == note.task), None)
+        if task is None:
+            raise RoostError(f"replay: background task {note.task} is not open here")
+        content = delivery.content.split("\n\n", 1)[-1]
+        return Finished(task, content, note.status == "failed")
 
 
 def _pairs(recorded: Sequence[Event]) -> list[Pair]:

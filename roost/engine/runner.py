@@ -5,7 +5,10 @@ by applying each event it records), the providers (built lazily, positioned
 from the state) and the tools (imported only when the flow has any); which
 providers and tools those are by default, ``roost.engine.defaults`` decides.
 It never prompts a person: a paused run waits for ``continue_``. ``ChildRuns``
-runs ``flow:`` tools as child runs; the Runner hands one to its toolbox.
+runs ``flow:`` tools as child runs; the Runner hands one to its toolbox, with
+the Runner's ``BackgroundTasks``, which keeps the child runs of background
+tasks going across calls (a replay passes ``background=`` to deliver their
+results from the record instead).
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import weakref
 from collections.abc import AsyncIterator, Callable, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from roost.engine.background import BackgroundSource, BackgroundTasks, started_text
 from roost.engine.calls import ModelCaller, TextSink
 from roost.engine.defaults import default_provider, default_toolbox
 from roost.engine.digests import settings_of
@@ -26,7 +30,7 @@ from roost.engine.interpreter import Interpreter, SkillsFor, ToolsFor
 from roost.engine.recorder import Clock, Recorder, now_iso
 from roost.errors import RoostError
 from roost.eventlog import EventLog, ImageStore, MemoryBank, MemoryImages, MemoryLog
-from roost.events import ErrorEvent, Event, FlowEvent, FlowRecord, ImageRecord
+from roost.events import BackgroundEvent, ErrorEvent, Event, FlowEvent, FlowRecord, ImageRecord
 from roost.flow.redact import Redactor
 from roost.runstate import RunState, fold
 
@@ -61,6 +65,7 @@ class Runner:
         skills: SkillsFor | None = None,
         hooks: HooksFor | None = None,
         images: ImageStore | None = None,
+        background: BackgroundSource | None = None,
     ) -> None:
         self.flow = flow
         self.skills = skills  # the skills agents are shown (default: those found now)
@@ -85,6 +90,13 @@ class Runner:
         self._cancelling = False  # cancel() stopped that task: record it, do not raise
         events = log.load()
         self._state = fold(events)
+        # The child runs of background tasks, kept across calls (a replay gives its own).
+        self._own_background: BackgroundTasks | None = None
+        if background is None:
+            background = self._own_background = BackgroundTasks(
+                self._resume_child, lambda: self._state.background_started
+            )
+        self.background: BackgroundSource = background
         # Where memory#... tools and recall keep and find entries; a fork reads the
         # memory of its fork point and writes only its own events.
         self.memory = fork_view(memory, self._state)
@@ -117,6 +129,7 @@ class Runner:
             hooks,
             image_source(self.images),
             self.keep_images,
+            self.background,
         )
 
     def follow(self, flow: Flow) -> None:
@@ -252,6 +265,8 @@ class Runner:
         async with self._lock:
             if self._stale:
                 self._reload()
+            if self._state.background:  # a run continued with background tasks open
+                self.background.revive(self._state.background.values())
             if self._takes_over is not None and self._state.next_seq > 0:
                 # In the step's own batch: a step that is refused writes no flow event either.
                 self._recorder.add(FlowEvent, flow=self._flow_record())
@@ -337,7 +352,12 @@ class Runner:
     def _tools_for(self, agent: str, text: str) -> Sequence[Tool]:
         if self._tools is None:
             # The toolbox's sub-flows become child runs of this run, on its child_log.
-            subflows = ChildRuns(parent=self.log, child_log=self.child_log, memory=self.memory)
+            subflows = ChildRuns(
+                parent=self.log,
+                child_log=self.child_log,
+                memory=self.memory,
+                background=self._own_background,
+            )
             self._toolbox = default_toolbox(self.flow, subflows, self.memory, self.run_id)
             self._tools = self._toolbox
         tools: Sequence[Tool] = self._tools(agent, text)
@@ -362,6 +382,16 @@ class Runner:
 
     def _flow_record(self) -> FlowRecord:
         return flow_record(self.flow)
+
+    async def _resume_child(self, task: BackgroundEvent) -> ToolOutcome:
+        """The outcome of a background task this process did not start, from its child's log."""
+        children = ChildRuns(
+            parent=self.log,
+            child_log=self.child_log,
+            memory=self.memory,
+            background=self._own_background,
+        )
+        return await children.resume(task)
 
 
 class _Cursor(NamedTuple):
@@ -425,11 +455,13 @@ class ChildRuns:
         child_log: ChildLogs | None = None,
         providers: Callable[[str], Provider] | None = None,
         memory: MemoryBank | None = None,
+        background: BackgroundTasks | None = None,
     ) -> None:
         self._parent = parent
         self._child_log: ChildLogs = child_log or MemoryLog
         self._providers = providers
         self._memory = memory
+        self._background = background
         self._claimed: set[str] = set()
         self.logs: dict[str, EventLog] = {}  # child run id -> its log, for callers and tests
 
@@ -437,9 +469,69 @@ class ChildRuns:
         self, flow: Flow, message: str | None, *, tool: str, arguments: dict[str, Any]
     ) -> ToolOutcome:
         """Runs ``flow`` as a child run and returns its last message (an error as an error)."""
-        # Only a flow with a flow: tool gets here: the tools package is loaded already.
-        from roost.engine.subflow import LinkedLog, new_child_id, open_call, outcome_of
+        log = self._new_child(tool, arguments)
+        return await self._run_child(flow, log, message)
+
+    async def start_background(
+        self, flow: Flow, message: str | None, *, tool: str, arguments: dict[str, Any]
+    ) -> ToolOutcome:
+        """Starts ``flow`` as a child run going on by itself; answers with the task's id."""
         from roost.tools.base import ToolOutcome
+
+        background = self._background
+        if background is None:
+            text = (
+                f"the sub-flow tool {tool!r} cannot run in the background here: background "
+                "tasks run only within a Runner's run"
+            )
+            return ToolOutcome(text, is_error=True)
+        log = self._new_child(tool, arguments)
+        background.logs[log.run_id] = log
+        task = background.new_id()
+        background.launch(task, self._run_child(flow, log, message))
+        return ToolOutcome(started_text(tool, task, log.run_id), child_run=log.run_id, task=task)
+
+    async def resume(self, task: BackgroundEvent) -> ToolOutcome:
+        """The outcome of a background task's child run, picked up from its log.
+
+        A child that ended is read as it ended; one a stopped process left mid-step
+        is retried to its end; one with no log is a failure.
+        """
+        from roost.engine.background import LOST
+        from roost.engine.flows import flow_in_force
+        from roost.engine.subflow import outcome_of
+        from roost.flow import load_flow_text
+        from roost.tools.base import ToolOutcome
+
+        run = task.child_run
+        known = self._background.logs.get(run) if self._background is not None else None
+        log = known or self._child_log(run)
+        events = log.load()
+        record = flow_in_force(events)
+        state = fold(events)
+        if record is None or state.status == "new":
+            return ToolOutcome(LOST.format(run=run, task=task.task), is_error=True, child_run=run)
+        start = events[0]
+        own = self._parent is None or getattr(start, "parent", None) == self._parent.run_id
+        if state.status == "running" and not own:
+            # A fork's task: the child run is its origin's, which only that run continues.
+            text = f"the child run {run} of background task {task.task} did not finish"
+            return ToolOutcome(text, is_error=True, child_run=run)
+        if state.status == "running":
+            flow = load_flow_text(record.text, record.path)
+            runner = Runner(flow, log, providers=self._providers, child_log=self._child_log)
+            try:
+                await runner.retry()
+            except RoostError as exc:
+                text = f"sub-flow {record.name!r} failed: {exc}"
+                return ToolOutcome(text, is_error=True, child_run=run)
+            events = log.load()
+        return outcome_of(events, record.name, run)
+
+    def _new_child(self, tool: str, arguments: dict[str, Any]) -> EventLog:
+        """The log of a new child run, linked to the parent run and the call that starts it."""
+        # Only a flow with a flow: tool gets here: the tools package is loaded already.
+        from roost.engine.subflow import LinkedLog, new_child_id, open_call
         from roost.tools.subflow import current_tool_call
 
         call_id = current_tool_call.get()
@@ -448,6 +540,12 @@ class ChildRuns:
         parent_id = self._parent.run_id if self._parent is not None else None
         log = LinkedLog(self._child_log(new_child_id()), parent_id, call_id)
         self.logs[log.run_id] = log
+        return log
+
+    async def _run_child(self, flow: Flow, log: EventLog, message: str | None) -> ToolOutcome:
+        from roost.engine.subflow import outcome_of
+        from roost.tools.base import ToolOutcome
+
         try:
             runner = Runner(
                 flow,

@@ -16,6 +16,7 @@ import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from roost.engine.background import over_cap
 from roost.engine.calls import error_text
 from roost.engine.compaction import Asker, Compactor, fixed_chars
 from roost.engine.digests import RequestDigest, request_digest
@@ -23,6 +24,7 @@ from roost.engine.hooks import Decided, HookRecorder, no_hooks
 from roost.engine.recorder import Recorder, build_event
 from roost.errors import RoostError
 from roost.events import (
+    BackgroundEvent,
     InterruptEvent,
     MemoryEntry,
     MemoryEvent,
@@ -56,6 +58,7 @@ class ToolOutcome(NamedTuple):
     content: str
     is_error: bool = False
     child_run: str | None = None
+    task: str | None = None  # the background task the call started
 
 
 LIMIT_NOTE = (
@@ -65,6 +68,10 @@ LIMIT_NOTE = (
 CUT_NOTE = "\n[cut: the first {shown} of {total} characters are shown]"
 RAW_ARGUMENTS_SHOWN = 200  # characters of arguments that are not JSON quoted back to the model
 STOPPED = "the process running this tool stopped before it finished; it was not retried"
+CLOSED = (
+    "this conversation has reached its max_rounds: the run ends after this reply, so no "
+    "background task can start now"
+)
 
 
 @dataclass(slots=True)
@@ -82,6 +89,10 @@ class Reply:
     refresh: Callable[[], Seen]  # the view again, after compaction changed it
     memory_scope: str | None = None  # the agent's memory, when the flow has one
     plan: bool = False  # approval: plan: a person approves each answer's calls as one
+    # background delegation: open background tasks allowed in the run, and the agent's own
+    max_background: int = 4
+    agent_max_background: int | None = None
+    background_closed: bool = False  # the conversation is at its cap: no task may start
 
 
 class ToolLoop:
@@ -207,9 +218,15 @@ class ToolLoop:
                     arguments=call.arguments,
                 )
         rec.flush()
-        refused = dict(turn.refused)
+        refused = dict(turn.refused)  # by before_tool hooks
+        capped = self._over_cap(job, [c for c in todo if c.id not in refused], by_name)
         outcomes = await asyncio.gather(
-            *(self._run_call(job, call, by_name, turn.decisions, refused) for call in todo)
+            *(
+                _given(capped[call.id])
+                if call.id in capped
+                else self._run_call(job, call, by_name, turn.decisions, refused)
+                for call in todo
+            )
         )
         direct: str | None = None
         for call, (outcome, decided) in zip(todo, outcomes, strict=True):
@@ -227,6 +244,16 @@ class ToolLoop:
                 is_error=outcome.is_error,
                 **fields,
             )
+            if outcome.task is not None and outcome.child_run is not None:
+                rec.add(
+                    BackgroundEvent,
+                    task=outcome.task,
+                    agent=job.agent,
+                    to=job.to,
+                    tool=call.name,
+                    call=call.id,
+                    child_run=outcome.child_run,
+                )
             if not outcome.is_error:
                 self._record_memory(job, call)
             tool = by_name.get(call.name)
@@ -284,6 +311,33 @@ class ToolLoop:
         )
         return outcome._replace(content=content, is_error=is_error), decided
 
+    def _over_cap(
+        self, job: Reply, todo: list[ToolCall], by_name: dict[str, Tool]
+    ) -> dict[str, ToolOutcome]:
+        """The error results of the round's background calls that ``max_background`` refuses.
+
+        Decided in call order before any runs, from the open tasks the log shows and
+        those the round's earlier calls start, so the same log refuses the same calls.
+        """
+        state = self.recorder.state
+        refused: dict[str, ToolOutcome] = {}
+        starting: list[str] = []  # task ids reserved for this round's accepted calls
+        for call in todo:
+            tool = by_name.get(call.name)
+            if tool is None or not getattr(tool, "background", False):
+                continue
+            counted = len(state.background) + len(starting)
+            own = sum(1 for t in state.background.values() if t.agent == job.agent)
+            problem = CLOSED if job.background_closed else over_cap(
+                counted, own + len(starting), job.agent, job.max_background,
+                job.agent_max_background,
+            )  # fmt: skip
+            if problem is None:
+                starting.append(call.id)
+            else:
+                refused[call.id] = ToolOutcome(problem, is_error=True)
+        return refused
+
     def _record_memory(self, job: Reply, call: ToolCall) -> None:
         """A successful ``memory#store`` or ``memory#forget``, recorded as a ``memory`` event.
 
@@ -329,7 +383,9 @@ class ToolLoop:
             return ToolOutcome(f"{call.name} timed out after {tool.timeout:g} s", is_error=True)
         except Exception as exc:
             return ToolOutcome(self.redact(f"{call.name} failed: {error_text(exc)}"), is_error=True)
-        return ToolOutcome(outcome.content, outcome.is_error, outcome.child_run)
+        return ToolOutcome(
+            outcome.content, outcome.is_error, outcome.child_run, getattr(outcome, "task", None)
+        )
 
     def _quoted(self, text: str, limit: int) -> str:
         """``text`` fit to quote: the flow's secrets masked first, then cut to ``limit``.
@@ -373,6 +429,10 @@ def _as_changed(call: ToolCall, changed: dict[str, dict[str, Any]]) -> ToolCall:
     """``call`` with the arguments its before_tool hooks changed it to, if they did."""
     arguments = changed.get(call.id)
     return call if arguments is None else call.model_copy(update={"arguments": arguments})
+
+
+async def _given(outcome: ToolOutcome) -> tuple[ToolOutcome, list[Decided]]:
+    return outcome, []  # refused before it ran: no after_tool hook sees it
 
 
 def _current_call(call_id: str) -> None:

@@ -83,6 +83,10 @@ class Defaults(Strict):
     summary_prompt: str | None = Field(
         None, description="Jinja2 template replacing the built-in prompt that asks for a summary."
     )
+    # background delegation
+    max_background: int = Field(
+        4, ge=1, description="Background sub-flow tasks of a run open at once, at most."
+    )
 
 
 # --------------------------------------------------------------------------- providers
@@ -215,6 +219,12 @@ class PythonTool(_ToolCommon):
 
 class FlowTool(_ToolCommon):
     flow: str = Field(..., description="Path of another flow, run as a sub-agent.")
+    # background delegation
+    background: bool = Field(
+        False,
+        description="Start the sub-flow and answer with a task id at once; its result "
+        "arrives later as a message to the agent.",
+    )
 
 
 class McpTool(_ToolCommon):
@@ -333,6 +343,10 @@ class Agent(Strict):
         None,
         description="plan: the tool calls of each model answer are shown together and a "
         "person approves or refuses them as one.",
+    )
+    # background delegation
+    max_background: int | None = Field(
+        None, ge=1, description="This agent's background sub-flow tasks open at once, at most."
     )
 
 

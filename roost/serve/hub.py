@@ -393,7 +393,7 @@ class Hub:
             log_,
             on_event=on_event,
             on_text=on_text,
-            child_log=self.store.new_log,
+            child_log=self.store.child_log,
             memory=self.memory,
             images=self.images,
         )

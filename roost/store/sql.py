@@ -75,6 +75,17 @@ class SqlStore:
         """A log for a new run; its row is written with its first events."""
         return SqlLog(self, None, run_id=run_id, title=title)
 
+    def child_log(self, run_id: str) -> SqlLog:
+        """The log of the stored run ``run_id``, or of a new run by that id.
+
+        What sub-flow runs are written to: a new child gets a new log, and the child
+        of a background task, picked up when its parent run continues, its own.
+        """
+        try:
+            return self.log(run_id)
+        except RunNotFoundError:
+            return self.new_log(run_id)
+
     def fork(self, run_id: str, at: int, new_id: str) -> SqlLog:
         """A new run sharing the first ``at`` events of ``run_id``; stored on first append."""
         return self.log(run_id).fork(at, new_id)

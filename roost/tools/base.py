@@ -11,11 +11,15 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, slots=True)
 class ToolOutcome:
-    """What one tool call gave: text for the model, whether it failed, a child run if any."""
+    """What one tool call gave: text for the model, whether it failed, a child run if any.
+
+    ``task`` names the background task a ``background: true`` sub-flow tool started.
+    """
 
     content: str
     is_error: bool = False
     child_run: str | None = None
+    task: str | None = None
 
 
 @runtime_checkable

@@ -8,6 +8,10 @@ tool's result. Running it is the engine's business: the engine hands the
 toolbox a ``SubflowRunner`` (``roost.engine.ChildRuns``), which records it as
 a child run whose id comes back in ``ToolOutcome.child_run``. A toolbox given
 none still lists its sub-flow tools, and answers a call with an error result.
+
+A tool with ``background: true`` asks the runner to ``start_background``
+instead: the child run is started and the call answered at once with a task
+id; the result reaches the agent later as a message (``roost.engine.background``).
 """
 
 from __future__ import annotations
@@ -41,6 +45,12 @@ class SubflowRunner(Protocol):
         """Runs ``flow`` from ``message`` (None: its own start) and returns its last message."""
         ...
 
+    async def start_background(
+        self, flow: Flow, message: str | None, *, tool: str, arguments: dict[str, Any]
+    ) -> ToolOutcome:
+        """Starts ``flow`` as a background task; the outcome names the task and says so."""
+        ...
+
 
 class NoSubflows:
     """The ``SubflowRunner`` of a toolbox the engine gave none: every call is an error result."""
@@ -55,6 +65,12 @@ class NoSubflows:
         )
         return ToolOutcome(text, is_error=True)
 
+    async def start_background(
+        self, flow: Flow, message: str | None, *, tool: str, arguments: dict[str, Any]
+    ) -> ToolOutcome:
+        """Answers that a sub-flow runs only within a run."""
+        return await self.run_subflow(flow, message, tool=tool, arguments=arguments)
+
 
 class SubflowTool:
     """A flow file as a ``Tool``."""
@@ -64,6 +80,7 @@ class SubflowTool:
         self.direct_output = config.direct_output
         self.approval = config.approval == "always"
         self.timeout = config.timeout
+        self.background = config.background
         self._flow = flow
         self._runner = runner
         self._free_form = config.parameters is not None
@@ -93,9 +110,8 @@ class SubflowTool:
             flow = flow.model_copy(update={"vars": {**flow.vars, **overrides}})
         if message is None and (flow.start is None or not flow.start.content):
             return ToolOutcome("invalid arguments: missing 'message'", is_error=True)
-        return await self._runner.run_subflow(
-            flow, message, tool=self.spec.name, arguments=arguments
-        )
+        run = self._runner.start_background if self.background else self._runner.run_subflow
+        return await run(flow, message, tool=self.spec.name, arguments=arguments)
 
     def _schema_problem(self, arguments: dict[str, Any]) -> str | None:
         """Why ``arguments`` do not fit the declared ``parameters``, if they do not."""

@@ -14,6 +14,7 @@ CORPUS = Path(__file__).parent / "corpus"
 # file: (line, col, words that must all appear in the message)
 EXPECTED: dict[str, tuple[int, int, tuple[str, ...]]] = {
     "agent_without_provider.yaml": (5, 3, ("agent 'helper'", "no provider")),
+    "background_not_bool.yaml": (4, 37, ("background of tool 'r'", "expected true or false")),
     "bad_indent.yaml": (3, 9, ("invalid YAML", "indented deeper than the line above")),
     "bad_int_literal.yaml": (4, 15, ("cannot read", "'ten'")),
     "bad_interrupt.yaml": (5, 16, ("interrupt of agent 'a'", "NEVER, ALWAYS")),
@@ -45,6 +46,7 @@ EXPECTED: dict[str, tuple[int, int, tuple[str, ...]]] = {
     "invalid_utf8.yaml": (2, 10, ("invalid UTF-8", "0xe9")),
     "list_doc.yaml": (1, 1, ("must be a mapping", "not a list")),
     "llm_director_without_provider.yaml": (5, 3, ("llm director", "channel 'c'", "provider")),
+    "max_background_zero.yaml": (3, 28, ("max_background of defaults", "at least 1")),
     "max_rounds_zero.yaml": (4, 15, ("max_rounds", "at least 1")),
     "max_tokens_text.yaml": (7, 17, ("max_tokens of provider 'gpt'", "expected an integer")),
     "memory_bad_scope.yaml": (4, 10, ("memory.scope", "unknown scope 'my scope!'", "agent")),
