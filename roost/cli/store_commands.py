@@ -117,6 +117,12 @@ def runs(
     if prune is not None:
         from roost.cli.prune import prune_runs
 
+        # What chooses the runs a listing shows; --prune looks at archived runs only.
+        listing = (("--status", status), ("--batch", batch), ("--all", all_))
+        extra = [name for name, value in listing if value]
+        if extra:
+            raise UsageError(f"--prune takes --flow, --yes and --db, not {extra[0]}")
+
         prune_runs(db, prune, flow=flow, yes=yes)
         return
     if yes:

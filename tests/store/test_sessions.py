@@ -384,10 +384,17 @@ def test_prune_deletes_old_archived_runs_after_asking(roost: Roost, db: str) -> 
     assert set(listed(roost, "--all", "--db", db)) == {recent, kept_out}
 
 
-def test_prune_takes_days_and_refuses_what_is_no_date(roost: Roost) -> None:
+def test_prune_takes_days_one_flow_and_refuses_what_is_no_date(
+    roost: Roost, tmp_path: Path
+) -> None:
     run_id = run_id_in(roost("chat", "ask.yaml", stdin="hi\n/archive\n").out)
+    (tmp_path / "other.yaml").write_text(ASK.replace("name: ask", "name: other"))
+    other = run_id_in(roost("chat", "other.yaml", stdin="hi\n/archive\n").out)
     nothing = roost("runs", "--prune", "30d")
     assert "no archived run was last active before" in nothing.out and nothing.code == 0
+    one_flow = roost("runs", "--prune", "2999-01-01", "--flow", "other", "--yes")
+    assert f"  {other}  other" in one_flow.out and run_id not in one_flow.out
+    assert listed(roost, "--all") == [run_id]
     everything = roost("runs", "--prune", "2999-01-01", "--yes")
     assert f"  {run_id}  ask" in everything.out and "deleted 1 run" in everything.out
     bad = roost("runs", "--prune", "last week")
@@ -395,6 +402,8 @@ def test_prune_takes_days_and_refuses_what_is_no_date(roost: Roost) -> None:
     assert "--prune 'last week': give a date (2026-11-01)" in bad.err
     alone = roost("runs", "--yes")
     assert alone.code == 2 and "--yes answers --prune's question" in alone.err
+    mixed = roost("runs", "--prune", "30d", "--status", "paused")
+    assert mixed.code == 2 and "--prune takes --flow, --yes and --db, not --status" in mixed.err
 
 
 def test_the_store_refuses_to_delete_a_parent_without_its_fork(db: str) -> None:
