@@ -133,8 +133,9 @@ def test_chat_starts_a_new_run_when_no_run_is_paused(roost: Roost) -> None:
 def test_chat_resumes_no_archived_run_and_says_when_the_file_changed(
     roost: Roost, tmp_path: Path
 ) -> None:
-    archived = run_id_in(roost("chat", "ask.yaml", stdin="hello\n/archive\n").out)
-    kept = run_id_in(roost("chat", "ask.yaml", "--new", stdin="again\n").out)
+    kept = run_id_in(roost("chat", "ask.yaml", stdin="hello\n").out)
+    # Active last, but archived: never resumed.
+    archived = run_id_in(roost("chat", "ask.yaml", "--new", stdin="again\n/archive\n").out)
     (tmp_path / "ask.yaml").write_text(ASK.replace("role: b", "role: a better bot"))
     line = roost("chat", "ask.yaml", stdin="").out.splitlines()[0]
     assert line.startswith(f"resumed run {kept} ") and archived not in line
@@ -155,7 +156,8 @@ def test_archive_hides_a_run_from_runs_until_all_and_unarchive_brings_it_back(ro
     assert run_id not in shown.out and "1 archived run not listed" in shown.err
     everything = roost("runs", "--all").out
     assert f"{run_id}  ask (archived)" in everything
-    assert "USER → bot: hello" in roost("show", run_id).out  # archived, not gone
+    shown = roost("show", run_id).out
+    assert "USER → bot: hello" in shown and ", archived 20" in shown  # archived, not gone
 
     back = roost("chat", "ask.yaml", stdin=f"/switch {run_id}\n/unarchive\n/unarchive\n")
     assert f"run {run_id} is out of the archive" in back.out
