@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from roost.errors import RoostError, ToolFailure, UsageError
 from roost.events import Event, LlmCallEvent
 from roost.store.jsonl import JsonlLog
+from roost.store.sqllog import SqlLog
 from roost.store.tee import TeeLog
 
 if TYPE_CHECKING:
@@ -98,17 +99,21 @@ def write_dump(path: Path, events: list[Event], title: str | None) -> None:
 def stored_id(log: EventLog, store: SqlStore) -> tuple[str, str | None]:
     """The id of the stored run ``log`` writes, and the file it also writes, if any.
 
-    A run that lives only in a JSON Lines file is not in the store: archiving and
-    deleting are the store's, and a file is its owner's to move or delete.
+    A run that lives only in a JSON Lines file is not the store's (even when the store
+    holds another history under its id): archiving and deleting are the store's, and
+    a file is its owner's to move or delete.
     """
-    files = [copy for copy in _logs_of(log) if isinstance(copy, JsonlLog)]
-    file = str(files[0].path) if files else None
+    logs = _logs_of(log)
+    files = [str(file.path) for file in logs if isinstance(file, JsonlLog)]
+    file = files[0] if files else None
+    where = f"lives only in {file}" if file else "is not in the store"
+    if not any(isinstance(stored, SqlLog) for stored in logs):
+        raise UsageError(f"run {log.run_id} {where}: only stored runs are archived or deleted")
     try:
         store.run(log.run_id)
     except RoostError:
-        where = f" lives only in {file}" if file else " is not stored yet"
         raise UsageError(
-            f"run {log.run_id}{where}: only stored runs are archived or deleted"
+            f"run {log.run_id} is not stored yet: nothing to archive or delete"
         ) from None
     return log.run_id, file
 

@@ -196,6 +196,11 @@ def test_a_run_not_stored_yet_or_only_in_a_file_is_neither_archived_nor_deleted(
     filed = roost("chat", "ask.yaml", "--db", "other.db", stdin="/switch run.jsonl\n/archive\n")
     assert f"run {run_id} lives only in run.jsonl: only stored runs are archived" in filed.out
 
+    roost("run", "ask.yaml", "--events", "both.jsonl", "--no-input")
+    both = roost("chat", "ask.yaml", stdin="/switch both.jsonl\n/archive\n")
+    assert "is archived (both.jsonl is left as it is)" in both.out
+    assert (tmp_path / "both.jsonl").read_text().count("\n") == 5  # the file, as it was
+
 
 # --------------------------------------------------------------------------- info, dump, mcp
 
