@@ -1,25 +1,35 @@
 """``roost chat FLOW``: a conversation loop on one run, for a person at a terminal.
 
-Each line typed continues the run (the first one starts it); lines starting
-with ``/`` are commands: /new, /runs, /switch ID, /rename TITLE, /retry,
-/fork SEQ, /show, /help, /quit. The prompt names who the person speaks as.
+It goes on with the flow's latest paused run (``--new``: a new run); each line
+typed continues the run (the first one starts it); lines starting with ``/``
+are commands (``/help`` lists them). The prompt names who the person speaks
+as. A step in flight stops at ``/stop`` or Ctrl-C, and the chat goes on.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
-from typing import Annotated, NamedTuple
+import signal
+import sys
+import threading
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, NamedTuple
 
 import typer
 from rich.markup import escape
 
 from roost.cli.app import app
+from roost.cli.chat_input import STOP, TypedLines
 from roost.cli.logs import child_logs, memory_for, new_run_id, new_run_log, open_run, open_store
 from roost.errors import RoostError, UsageError
 from roost.eventlog import EventLog
-from roost.events import InterruptEvent
+from roost.events import ErrorEvent, Event, InterruptEvent
 from roost.flow.models import Flow
+
+if TYPE_CHECKING:
+    from roost.store.sql import SqlStore
 
 QUIT = ("/quit", "/exit")
 
@@ -37,6 +47,9 @@ def chat(
     flow_path: Annotated[str, typer.Argument(metavar="FLOW", help="The flow file to chat with.")],
     from_: Annotated[str | None, typer.Option("--from", help="Who you speak as.")] = None,
     to: Annotated[str | None, typer.Option("--to", help="Who you speak to first.")] = None,
+    new: Annotated[
+        bool, typer.Option("--new", help="Start a new run instead of the latest paused one.")
+    ] = False,
     db: Annotated[
         str | None,
         typer.Option("--db", help="Run store URL (default: ROOST_DB or .roost/roost.db)."),
@@ -45,13 +58,15 @@ def chat(
     """Chat with FLOW: each line you type continues one stored run."""
     from roost.loading import load_flow
 
-    ChatLoop(load_flow(flow_path), db=db, from_=from_, to=to).loop()
+    ChatLoop(load_flow(flow_path), db=db, from_=from_, to=to, new=new).loop()
 
 
 class ChatLoop:
     """The state of one chat: the current run and how lines and commands act on it."""
 
-    def __init__(self, flow: Flow, *, db: str | None, from_: str | None, to: str | None) -> None:
+    def __init__(
+        self, flow: Flow, *, db: str | None, from_: str | None, to: str | None, new: bool = False
+    ) -> None:
         from roost.cli.console import RunConsole
 
         self.flow = flow
@@ -59,6 +74,8 @@ class ChatLoop:
         self.route = (from_, to)
         self.out = RunConsole.for_flow(flow)
         self.loop_ = asyncio.new_event_loop()
+        self.lines = TypedLines(sys.stdin)
+        self.stopping = False  # /stop or Ctrl-C asked to stop the step in flight
         # /help is made from this table, so it lists exactly the commands there are.
         commands = [
             Command("/new", "start a new run of this flow", lambda _: self.new()),
@@ -83,7 +100,7 @@ class ChatLoop:
             ),
             Command(
                 "/info",
-                "this run's tokens, cost and each agent's context against its window",
+                "this run's tokens, cost, models and each agent's context against its window",
                 lambda _: self.info(),
             ),
             Command(
@@ -91,12 +108,31 @@ class ChatLoop:
                 "what the agents of this flow remember across runs",
                 lambda _: self.memory(),
             ),
+            Command("/mcp", "the flow's MCP servers and their tools", lambda _: self.mcp()),
+            Command("/dump [FILE]", "write this run's transcript as Markdown", self.dump),
+            Command(STOP, "stop the step in flight (type it, or Ctrl-C, while it runs)", self.stop),
+            Command(
+                "/archive",
+                "archive this run (hidden from roost runs) and start a new one",
+                lambda _: self.archive(),
+            ),
+            Command("/unarchive", "take this run out of the archive", lambda _: self.unarchive()),
+            Command(
+                "/delete",
+                "delete this run and its events, once you confirm",
+                lambda _: self.delete(),
+            ),
             Command("/help", "this help", lambda _: self.help()),
         ]
         self.commands = {command.usage[1:].split()[0]: command for command in commands}
-        self.new()
+        if new:
+            self.new()
+        else:
+            self.resume()
 
-    def attach(self, flow: Flow, log: EventLog) -> None:
+    def attach(self, flow: Flow, log: EventLog, *, said: str | None = None) -> None:
+        """Makes ``log`` the chat's run, going on under ``flow``; ``said`` replaces the line
+        that names it."""
         from roost.cli.tracing import traced
         from roost.engine import Runner
         from roost.store.images import images_of
@@ -110,19 +146,41 @@ class ChatLoop:
         )  # fmt: skip
         status = self.runner.state.status
         how = ": the first line you type starts it" if status == "new" else ""
-        self.out.out.print(f"[dim]run {log.run_id} of {escape(flow.name)} ({status}{how})[/]")
+        said = said or f"run {log.run_id} of {flow.name} ({status}{how})"
+        self.out.out.print(f"[dim]{escape(said)}[/]")
 
     def new(self) -> None:
         self.attach(self.flow, new_run_log(self.flow, events_path=None, db=self.db))
+
+    def resume(self) -> None:
+        """Goes on with the flow's paused run that was active last; a new run when none is."""
+        from roost.cli.chat_session import run_to_resume
+        from roost.cli.transcript import age
+        from roost.engine.flows import text_hash
+
+        run = run_to_resume(open_store(self.db), self.flow)
+        if run is None:
+            self.new()
+            return
+        log, flow = open_run(run.id, db=self.db)
+        title = f" “{run.title}”" if run.title else ""
+        said = (
+            f"resumed run {run.id}{title} of {run.flow_name} (paused, {run.messages} messages, "
+            f"last active {age(run.updated)} ago): /new starts a new one"
+        )
+        if text_hash(flow.text) != text_hash(self.flow.text):
+            said += f"; it goes on as it was recorded, not as {self.flow.path} is now"
+        self.attach(flow, log, said=said)
 
     def loop(self) -> None:
         """Reads lines until /quit or the end of input."""
         try:
             while True:
                 self.out.end_line()  # a prompt never continues a line of streamed text
-                try:
-                    line = self.out.out.input(self.prompt())
-                except EOFError:
+                self.out.out.print(self.prompt(), end="")
+                line = self.lines.next()
+                if line is None:
+                    self.out.out.print()
                     break
                 if line.strip() in QUIT:
                     break
@@ -133,8 +191,10 @@ class ChatLoop:
         except KeyboardInterrupt:
             self.out.out.print()
         finally:
-            self.loop_.close()
-        self.out.out.print(f"[dim]run {self.log.run_id} is stored[/]")
+            _close(self.loop_)
+        cut = self.runner.state.status == "running"
+        redo = f" (a step was cut short: roost retry {self.log.run_id} redoes it)" if cut else ""
+        self.out.out.print(f"[dim]run {self.log.run_id} is stored{redo}[/]")
 
     def prompt(self) -> str:
         """The prompt: who the next line is said as, and to whom; a bare one when no line is."""
@@ -185,32 +245,71 @@ class ChatLoop:
             self.step(lambda runner: runner.start(text, from_=frm, to=to))
         elif state.status == "paused":
             self.step(lambda runner: runner.continue_(text))
+        elif _was_stopped(state.pending):
+            raise UsageError(f"the step was stopped: {self._after_stop()}")
         elif state.status in ("error", "running"):
             raise UsageError("the run stopped before finishing a step: /retry redoes it")
         else:
             raise UsageError("this run has ended: /new starts another, /fork SEQ branches off")
 
     def step(self, action: Callable[..., Awaitable[object]]) -> None:
+        """Runs one step of the run, stopping it at /stop or Ctrl-C, and says how it ended."""
         from roost.cli.console import describe_wait
 
-        self.loop_.run_until_complete(action(self.runner))
+        self.stopping = False
+        with _ctrl_c_stops(self):
+            self.loop_.run_until_complete(self._watched(action))
         self.out.end_line()
         state = self.runner.state
         if state.status == "paused" and isinstance(state.pending, InterruptEvent):
             pending = state.pending
             self.out.out.print(f"[bold]{escape(describe_wait(pending, self.choices()))}[/]")
+        elif _was_stopped(state.pending) and self.stopping:
+            self.out.out.print(f"[dim]stopped: {escape(self._after_stop())}[/]")
         elif state.status == "error":
             self.out.out.print("[dim]stopped at an error: /retry tries again[/]")
         elif state.status == "terminated":
             self.out.out.print("[dim]the run has ended: /new starts another[/]")
+        if self.stopping and not _was_stopped(state.pending):
+            self.out.out.print("[dim]the step had finished before it could be stopped[/]")
+
+    async def _watched(self, action: Callable[..., Awaitable[object]]) -> None:
+        """Runs ``action`` while watching for /stop typed meanwhile (or Ctrl-C's request)."""
+        step = asyncio.ensure_future(action(self.runner))
+        while not step.done():
+            if self.lines.stop_typed():
+                self.stopping = True
+            if self.stopping:
+                self.runner.cancel()  # nothing until the step is under way; once is enough
+            await asyncio.wait({step}, timeout=_LOOK)
+        step.result()  # a failure of the step (a store error, say) is the command's
+
+    def _after_stop(self) -> str:
+        """What a stopped step leaves the person: ask again, or go back before their line."""
+        back = _before_the_line(self.log.load())
+        return (
+            f"the run is kept; /retry asks again, /fork {back} goes back to before "
+            "your line (to say something else)"
+        )
+
+    def stop(self, _: str) -> None:
+        raise UsageError(f"no step is running: {STOP} (or Ctrl-C) stops one while it runs")
 
     def list_runs(self) -> None:
+        hidden = 0
         for run in open_store(self.db).runs(flow=self.flow.name):
+            current = run.id == self.log.run_id
+            if run.archived and not current:
+                hidden += 1
+                continue
             title = f" — {run.title}" if run.title else ""
-            mark = "*" if run.id == self.log.run_id else " "
+            shelved = " (archived)" if run.archived else ""
             self.out.out.print(
-                f"{mark} {run.id}  {run.status:<10} {run.messages:>4} messages{escape(title)}"
+                f"{'*' if current else ' '} {run.id}  {run.status:<10} {run.messages:>4} "
+                f"messages{escape(title)}{shelved}"
             )
+        if hidden:
+            self.out.out.print(f"[dim]and {hidden} archived (roost runs --all lists them)[/]")
 
     def switch(self, ref: str) -> None:
         if not ref:
@@ -254,13 +353,89 @@ class ChatLoop:
             self.out.out.print("[dim]nothing to compress: each view is as short as it gets[/]")
 
     def info(self) -> None:
+        from roost.cli.chat_session import model_lines
         from roost.cli.console import context_lines, usage_line
 
         state = self.runner.state
+        events = self.log.load()
         lines = [f"run {self.log.run_id} of {self.flow.name} ({state.status})"]
-        lines.append(usage_line(state.usage, self.log.load()))
+        lines.append(usage_line(state.usage, events))
+        lines += model_lines(self.flow, events) or ["model: none (people answer for every node)"]
         lines += context_lines(self.flow, state) or ["context: no agent has spoken yet"]
         self.out.out.print(escape("\n".join(lines)))
+
+    def mcp(self) -> None:
+        from roost.cli.chat_session import mcp_lines
+
+        self.out.out.print(escape("\n".join(mcp_lines(self.flow))))
+
+    def dump(self, file: str) -> None:
+        from roost.cli.chat_session import write_dump
+
+        events = self.log.load()
+        if not events:
+            raise UsageError("this run has no message yet: nothing to write")
+        path = Path(file or f"{self.log.run_id}.md")
+        title = self._title()
+        write_dump(path, events, title)
+        self.out.out.print(f"[dim]wrote run {self.log.run_id} to {escape(str(path))}[/]")
+
+    def archive(self) -> None:
+        from roost.store.pruning import archive
+
+        store = open_store(self.db)
+        run_id, file = self._stored(store)
+        archive(store, run_id)
+        also = f" ({file} is left as it is)" if file else ""
+        self.out.out.print(
+            f"[dim]run {run_id} is archived{escape(also)}: roost runs --all lists it, "
+            f"/switch {run_id} then /unarchive brings it back[/]"
+        )
+        self.new()
+
+    def unarchive(self) -> None:
+        from roost.store.pruning import archive
+
+        store = open_store(self.db)
+        run_id, _ = self._stored(store)
+        if store.run(run_id).archived is None:
+            raise UsageError(f"run {run_id} is not archived")
+        archive(store, run_id, archived=False)
+        self.out.out.print(f"[dim]run {run_id} is out of the archive[/]")
+
+    def delete(self) -> None:
+        from roost.store.pruning import family
+
+        store = open_store(self.db)
+        run_id, file = self._stored(store)
+        runs = family(store, run_id)
+        question = f"delete run {run_id} ({runs[0].messages} messages) and its events"
+        if len(runs) > 1:
+            others = ", ".join(run.id for run in runs[1:])
+            question += f", with the {len(runs) - 1} runs that branch off it ({others})"
+        self.out.out.print(escape(f"{question}? This cannot be undone. [y/N] "), end="")
+        answer = self.lines.next()
+        if answer is None or answer.strip().lower() not in ("y", "yes"):
+            self.out.out.print("[dim]nothing deleted[/]")
+            return
+        events = store.delete([run.id for run in runs])
+        also = f"; {file} is left as it is" if file else ""
+        count = f"{len(runs)} runs" if len(runs) > 1 else "the run"
+        self.out.out.print(f"[dim]deleted {count} ({events} events){escape(also)}[/]")
+        self.new()
+
+    def _stored(self, store: SqlStore) -> tuple[str, str | None]:
+        from roost.cli.chat_session import stored_id
+
+        if not self.log.load():
+            raise UsageError("this run has no message yet: it is not stored")
+        return stored_id(self.log, store)
+
+    def _title(self) -> str | None:
+        try:
+            return open_store(self.db).run(self.log.run_id).title
+        except RoostError:
+            return None
 
     def memory(self) -> None:
         if self.flow.memory is None:
@@ -278,3 +453,56 @@ class ChatLoop:
         if not self.log.load():
             raise UsageError("this run has no message yet")
         return self.log.run_id
+
+
+_LOOK = 0.1  # seconds between two looks for /stop while a step runs
+
+
+def _was_stopped(pending: object) -> bool:
+    """Whether the run stopped at the error a stopped (cancelled) step records."""
+    from roost.engine.runner import CANCELLED
+
+    return isinstance(pending, ErrorEvent) and pending.content == CANCELLED
+
+
+@contextmanager
+def _ctrl_c_stops(chat: ChatLoop) -> Iterator[None]:
+    """While a step runs, Ctrl-C asks it to stop; a second Ctrl-C leaves the chat.
+
+    The handler only sets a flag that the step's watcher reads: it runs between two
+    bytecodes, anywhere, and must not print or touch the event loop.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield  # signals reach the main thread only: nothing to catch here
+        return
+
+    def pressed(signum: int, frame: object) -> None:
+        from roost.store.tee import interrupt_now_or_after_the_batch
+
+        if chat.stopping:
+            interrupt_now_or_after_the_batch()  # the second press: leave, the run is stored
+        chat.stopping = True
+
+    previous = signal.signal(signal.SIGINT, pressed)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _before_the_line(events: list[Event]) -> int:
+    """The fork point just before the person's latest line: after the interrupt it answered,
+    or after the run's start when it started the run."""
+    waits = [event.seq for event in events if isinstance(event, InterruptEvent)]
+    return waits[-1] + 1 if waits else 1
+
+
+def _close(loop: asyncio.AbstractEventLoop) -> None:
+    """Closes the chat's event loop, ending first what a Ctrl-C left under way on it."""
+    pending = asyncio.all_tasks(loop)
+    for task in pending:
+        task.cancel()
+    if pending:
+        loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+    loop.run_until_complete(loop.shutdown_asyncgens())
+    loop.close()

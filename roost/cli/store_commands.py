@@ -96,29 +96,64 @@ def runs(
     batch: Annotated[
         str | None, typer.Option("--batch", help="Only the rows of this batch (roost batch).")
     ] = None,
+    all_: Annotated[
+        bool, typer.Option("--all", help="Archived runs too (marked archived).")
+    ] = False,
+    prune: Annotated[
+        str | None,
+        typer.Option(
+            "--prune",
+            metavar="DATE",
+            help="Delete the archived runs last active before DATE (2026-11-01, or 30d: "
+            "30 days ago), after asking.",
+        ),
+    ] = None,
+    yes: Annotated[
+        bool, typer.Option("--yes", help="With --prune: delete without asking.")
+    ] = False,
     db: DbOption = None,
 ) -> None:
     """List stored runs, newest first."""
     if status is not None and status not in STATUSES:
         raise UsageError(f"--status {status!r}: use one of {', '.join(STATUSES)}")
+    if prune is not None:
+        from roost.cli.prune import prune_runs
+
+        # What chooses the runs a listing shows; --prune looks at archived runs only.
+        listing = (("--status", status), ("--batch", batch), ("--all", all_))
+        extra = [name for name, value in listing if value]
+        if extra:
+            raise UsageError(f"--prune takes --flow, --yes and --db, not {extra[0]}")
+
+        prune_runs(db, prune, flow=flow, yes=yes)
+        return
+    if yes:
+        raise UsageError("--yes answers --prune's question: give it with --prune DATE")
+    hidden = 0
     try:
-        found = open_store(db, create=False).runs(flow=flow, status=status, batch=batch)
+        store = open_store(db, create=False)
+        stored = store.runs(flow=flow, status=status, batch=batch)
+        found = [run for run in stored if all_ or not run.archived]
+        hidden = len(stored) - len(found)
         where = shown_store(db)
     except RunNotFoundError:
         found, where = [], f"{shown_store(db)} (not made yet: the first run makes it)"
     # On stderr, so that what a script reads from stdout stays the list alone.
     print(f"store: {where}", file=sys.stderr)
+    if hidden:
+        runs = "1 archived run" if hidden == 1 else f"{hidden} archived runs"
+        print(f"{runs} not listed: roost runs --all lists them", file=sys.stderr)
     if not found:
         print("no runs stored")
         return
     rows = []
     now = datetime.now(UTC)
-    store = open_store(db, create=False)
     for run in found:
         name = run.flow_name + (f" — {run.title}" if run.title else "")
         fork = f" (fork at {run.fork_at})" if run.fork_at is not None else ""
+        shelved = " (archived)" if run.archived else ""
         rows.append(
-            (run.id, name + fork, run.status, str(run.messages), str(run.tokens),
+            (run.id, name + fork + shelved, run.status, str(run.messages), str(run.tokens),
              _cost(store, run), age(run.created, now))
         )  # fmt: skip
     columns = ("id", "flow", "status", "messages", "tokens", "cost", "age")

@@ -145,7 +145,8 @@ def print_transcript(
     flow = f"{start.flow.name} ({start.flow.path})" if start else "?"
     console.print(f"[bold]run {escape(ref)}[/]{escape(title)}  flow {escape(flow)}")
     if info is not None:
-        console.print(f"[dim]created {info.created}, updated {info.updated}[/]")
+        shelved = f", archived {info.archived}" if info.archived else ""
+        console.print(f"[dim]created {info.created}, updated {info.updated}{shelved}[/]")
     for event in events:
         line = event_line(event)
         if line is not None:

@@ -17,6 +17,7 @@ digest), a decision or a message shows up as the first event that differs.
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 from collections import defaultdict, deque
 from dataclasses import dataclass
@@ -35,7 +36,7 @@ from roost.engine.replay_tools import (
     RecordedSkills,
     RecordedTools,
 )
-from roost.engine.runner import ChildRuns, Runner
+from roost.engine.runner import CANCELLED, ChildRuns, Runner
 from roost.errors import CONTEXT_TOO_LONG, EventLogError, ProviderError, RoostError
 from roost.eventlog import ImageStore, MemoryLog
 from roost.events import (
@@ -50,6 +51,7 @@ from roost.events import (
     ResumeEvent,
     RetryEvent,
     RunStartEvent,
+    ToolResultEvent,
     event_dict,
 )
 from roost.messages import (
@@ -119,7 +121,7 @@ async def replay_run(
     expected = [e for e in recorded if until is None or e.seq <= until]
     flows = PartFlows(recorded, flow)
     run_id = recorded[0].run if recorded else "replay"
-    stops = Stops(stop_points(recorded))
+    stops = Stops(stop_points(recorded), cancel_points(recorded))
     log = StoppingLog(run_id, stops)
     start = recorded[0] if recorded and isinstance(recorded[0], RunStartEvent) else None
     first = flows.first()
@@ -157,8 +159,10 @@ async def replay_run(
     )
     providers.settings_of = lambda name: request_settings(runner.flow, name)
     stops.next_seq = lambda: runner.state.next_seq
+    stops.cancel = runner.cancel
     if isinstance(tools, RecordedTools):
         tools.open_calls = lambda: runner.state.turn.open_calls.values()
+        tools.cancel_if_due = stops.cancel_if_due
     stopped: str | None = None
     # A run file's own flows name their folder: their context files are read only
     # inside the current folder (an edited flow given as ``flow`` is the user's own).
@@ -293,6 +297,25 @@ def stop_points(recorded: Sequence[Event]) -> list[int]:
     return points
 
 
+def cancel_points(recorded: Sequence[Event]) -> list[int]:
+    """Where a recorded step was cancelled (``runner.cancel()``: ``/stop`` in ``roost chat``,
+    a cancel through ``roost serve``): the seq of the first event the cancel recorded,
+    the cancelled result of a tool call it stopped or else its error entry."""
+    by_seq = {event.seq: event for event in recorded}
+    points = []
+    for event in recorded:
+        if isinstance(event, ErrorEvent) and event.content == CANCELLED:
+            seq = event.seq
+            while _cancelled_result(by_seq.get(seq - 1)):
+                seq -= 1
+            points.append(seq)
+    return points
+
+
+def _cancelled_result(event: Event | None) -> bool:
+    return isinstance(event, ToolResultEvent) and event.is_error and event.content == CANCELLED
+
+
 class ProcessStopped(BaseException):
     """The replayed run reached a point where the recorded process had stopped.
 
@@ -304,9 +327,11 @@ class ProcessStopped(BaseException):
 class Stops:
     """The seqs where the recorded process stopped, and the replay's position."""
 
-    def __init__(self, points: list[int]) -> None:
+    def __init__(self, points: list[int], cancels: list[int] | None = None) -> None:
         self.points = sorted(points)
+        self.cancels = sorted(cancels or [])  # where the recorded run cancelled a step
         self.next_seq: Callable[[], int] = lambda: 0
+        self.cancel: Callable[[], object] = lambda: None  # the replaying runner's cancel()
 
     def reached(self, upto: int | None = None) -> int | None:
         """The next stop point when the run is at or past it, else None."""
@@ -320,6 +345,14 @@ class Stops:
         point = self.reached()
         if point is not None:
             raise ProcessStopped(f"stopped before event {point}")
+
+    async def cancel_if_due(self) -> None:
+        """Cancels the step, as the recorded one was, when a model or tool call is made
+        where the recorded run cancelled it: the runner records the same events."""
+        if self.cancels and self.next_seq() >= self.cancels[0]:
+            self.cancels.pop(0)
+            self.cancel()
+            await asyncio.sleep(0)  # the cancellation lands here, inside the call
 
     def resume(self) -> None:
         """Goes past the stop point the run stopped at (its retry is being replayed)."""
@@ -447,6 +480,7 @@ class RecordedProvider:
     async def complete(
         self, request: ModelRequest, *, on_text: TextCallback | None = None
     ) -> ModelResponse:
+        await self.stops.cancel_if_due()
         self.stops.stop_here()
         if self.source is not None:
             self.source.keep(request, self.name)

@@ -38,7 +38,7 @@ from roost.flow.models import Flow, FlowTool, McpTool, PythonTool, ToolGroup
 from roost.messages import ToolSpec
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Sequence
+    from collections.abc import Awaitable, Callable, Iterable, Sequence
 
     from roost.tools.base import ToolOutcome
 
@@ -195,6 +195,7 @@ class RecordedTools:
         self.flow = flow
         self.next_seq = next_seq
         self.stop_here = stop_here
+        self.cancel_if_due: Callable[[], Awaitable[None]] = _never_cancelled
         self.open_calls: Callable[[], Iterable[ToolCallEvent]] = lambda: ()
         self.by_seq: dict[int, Pair] = {
             call.seq: (call, result) for call, result in _pairs(recorded)
@@ -259,6 +260,10 @@ class RecordedTools:
         return ToolOutcome(result.content, result.is_error, result.child_run, task)
 
 
+async def _never_cancelled() -> None:
+    """No recorded cancel to replay (a RecordedTools not used by a replay)."""
+
+
 class RecordedTool:
     """A declared tool whose calls are answered from the record."""
 
@@ -277,6 +282,7 @@ class RecordedTool:
         self._source = source
 
     async def call(self, arguments: dict[str, Any]) -> ToolOutcome:
+        await self._source.cancel_if_due()
         self._source.stop_here()
         return self._source.answer(self._agent, self.spec.name, arguments)
 

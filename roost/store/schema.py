@@ -28,13 +28,17 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from contextlib import AbstractContextManager
 
-SCHEMA_VERSION = "3"
-# Each older schema this roost upgrades in place, and the statements that do it. A store
-# is upgraded when it is opened; a newer roost's store is refused (it may hold more).
+SCHEMA_VERSION = "4"
+# Each older schema this roost upgrades in place, and the statements that take it to the
+# next one (a store of schema 2 goes through 3 to 4). A store is upgraded when it is
+# opened; a newer roost's store is refused (it may hold more).
 MIGRATIONS: dict[str, tuple[str, ...]] = {
     "2": (  # 3 adds the batch a run is a row of (roost batch), indexed for roost runs --batch
         "ALTER TABLE runs ADD COLUMN batch VARCHAR(64)",
         "CREATE INDEX ix_runs_batch ON runs (batch)",
+    ),
+    "3": (  # 4 adds when a run was archived (roost chat's /archive; roost runs --all, --prune)
+        "ALTER TABLE runs ADD COLUMN archived VARCHAR(40)",
     ),
 }
 
@@ -61,6 +65,9 @@ class RunRow(SQLModel, table=True):
     parent: str | None = Field(default=None, index=True, max_length=64)
     fork_at: int | None = None  # events shared with the parent; None: all stored here
     batch: str | None = Field(default=None, index=True, max_length=64)  # from run_start
+    # When the run was archived (hidden from roost runs); None: it is not. Not indexed:
+    # only listing and pruning read it, never a step.
+    archived: str | None = Field(default=None, max_length=40)
     created: str = Field(max_length=40)
     updated: str = Field(max_length=40)
     status: str = Field(default="new", max_length=16)
@@ -104,6 +111,7 @@ class RunInfo:
     tokens: int
     next_seq: int
     batch: str | None = None
+    archived: str | None = None  # when the run was archived; None: it is not
 
 
 RawCursor = Any  # a DB-API cursor of the store's driver

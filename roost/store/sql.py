@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Engine, create_engine, event, inspect, select, update
+from sqlalchemy import Engine, create_engine, delete, event, inspect, select, update
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 from sqlalchemy.pool import NullPool
@@ -40,7 +40,7 @@ from roost.store.sqllog import SqlLog
 from roost.store.urls import masked_db, resolve_url, shown_store, shown_url
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator, Sequence
+    from collections.abc import Callable, Collection, Iterator, Sequence
 
 __all__ = ["RunInfo", "SqlStore", "masked_db", "resolve_url", "shown_store"]
 
@@ -112,9 +112,15 @@ class SqlStore:
         raise RunNotFoundError(f"no run {ref!r} in {self.shown_url}")
 
     def runs(
-        self, *, flow: str | None = None, status: str | None = None, batch: str | None = None
+        self,
+        *,
+        flow: str | None = None,
+        status: str | None = None,
+        batch: str | None = None,
+        archived: bool | None = None,
     ) -> list[RunInfo]:
-        """Stored runs, newest first, optionally of one flow, in one status, of one batch."""
+        """Stored runs, newest first, optionally of one flow, in one status, of one batch,
+        archived or not (None: both)."""
         query = select(*_INFO).order_by(RUNS.c.created.desc(), RUNS.c.id.desc())
         if flow is not None:
             query = query.where(RUNS.c.flow_name == flow)
@@ -122,6 +128,9 @@ class SqlStore:
             query = query.where(RUNS.c.status == status)
         if batch is not None:
             query = query.where(RUNS.c.batch == batch)
+        if archived is not None:
+            column = RUNS.c.archived
+            query = query.where(column.is_not(None) if archived else column.is_(None))
         with self.translate("read"), self.engine.connect() as conn:
             return [RunInfo(**row) for row in conn.execute(query).mappings()]
 
@@ -130,6 +139,48 @@ class SqlStore:
         query = select(*_INFO).where(RUNS.c.parent == run_id).order_by(RUNS.c.created)
         with self.translate("read"), self.engine.connect() as conn:
             return [RunInfo(**row) for row in conn.execute(query).mappings()]
+
+    def children_of(self, run_ids: Collection[str]) -> list[RunInfo]:
+        """The runs whose parent is one of ``run_ids`` (forks and sub-flow runs)."""
+        found: list[RunInfo] = []
+        with self.translate("read"), self.engine.connect() as conn:
+            for part in _parts(run_ids):
+                query = select(*_INFO).where(RUNS.c.parent.in_(part)).order_by(RUNS.c.created)
+                found += [RunInfo(**row) for row in conn.execute(query).mappings()]
+        return found
+
+    def set_archived(self, run_ids: Collection[str], when: str | None) -> None:
+        """Marks the runs archived at ``when`` (None: not archived); their events stay."""
+        with self.translate("write"), self.engine.begin() as conn:
+            for part in _parts(run_ids):
+                conn.execute(update(RUNS).where(RUNS.c.id.in_(part)).values(archived=when))
+
+    def delete(self, run_ids: Collection[str]) -> int:
+        """Deletes the runs, their events (and serve's leases and inbox rows), in one
+        transaction; the number of events deleted.
+
+        A run that stays may not have its parent among them: a fork reads its first
+        events from its parent's rows. Such a set is refused, and nothing is deleted.
+        """
+        ids = set(run_ids)
+        with self.translate("delete runs"), self.engine.begin() as conn:
+            for part in _parts(ids):
+                query = select(RUNS.c.id, RUNS.c.parent).where(RUNS.c.parent.in_(part))
+                left = [(run, parent) for run, parent in conn.execute(query) if run not in ids]
+                if left:
+                    run, parent = left[0]
+                    raise UsageError(
+                        f"run {run} branches off run {parent}, which would be deleted without "
+                        "it: nothing deleted"
+                    )
+            deleted = 0
+            tables = set(inspect(conn).get_table_names())
+            for part in _parts(ids):
+                deleted += conn.execute(delete(EVENTS).where(EVENTS.c.run.in_(part))).rowcount
+                conn.execute(delete(RUNS).where(RUNS.c.id.in_(part)))
+                for table in _run_tables(tables):
+                    conn.execute(delete(table).where(table.c.run.in_(part)))
+        return deleted
 
     def rename(self, run_id: str, title: str) -> None:
         self.run(run_id)
@@ -270,7 +321,7 @@ class SqlStore:
         """
         try:
             with self.engine.begin() as conn:
-                for statement in MIGRATIONS[found]:
+                for statement in _statements_from(found):
                     conn.exec_driver_sql(statement)
                 conn.execute(
                     update(META).where(META.c.key == "schema").values(value=SCHEMA_VERSION)
@@ -284,6 +335,34 @@ class SqlStore:
 
     def _is_sqlite(self) -> bool:
         return self.engine.dialect.name == "sqlite"
+
+
+_PART = 500  # ids per statement: far below any database's limit on parameters
+
+
+def _parts(ids: Collection[str]) -> Iterator[list[str]]:
+    """``ids`` in lists of at most ``_PART``."""
+    listed = sorted(ids)
+    for start in range(0, len(listed), _PART):
+        yield listed[start : start + _PART]
+
+
+def _run_tables(present: set[str]) -> list[Any]:
+    """The tables of ``roost serve`` that hold rows of one run (a lease, waiting messages)."""
+    if "serve_leases" not in present:
+        return []
+    from roost.store.leases import INBOX, LEASES
+
+    return [table for table in (LEASES, INBOX) if table.name in present]
+
+
+def _statements_from(version: str) -> list[str]:
+    """The statements that take a store of schema ``version`` to ``SCHEMA_VERSION``, in order."""
+    statements: list[str] = []
+    while version in MIGRATIONS:
+        statements += MIGRATIONS[version]
+        version = str(int(version) + 1)
+    return statements
 
 
 def _make_folder(folder: Path) -> None:

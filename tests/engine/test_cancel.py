@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from roost.engine import Runner
+from roost.engine.replay import replay_run
 from roost.engine.runner import CANCELLED
 from roost.eventlog import MemoryLog
 from roost.messages import (
@@ -148,3 +149,39 @@ async def test_cancelling_the_callers_task_still_raises_and_records_nothing() ->
         await step
     assert kinds(log.load()) == ["run_start", "message"]
     assert run.state.status == "running"
+
+
+# The same flow as a file would declare it: replay reads the tools from the recorded text.
+DECLARED = FLOW.replace("start:", "tools:\n  wait: {python: 'slow:wait'}\nstart:")
+
+
+async def test_a_run_with_a_cancelled_model_call_replays_identically() -> None:
+    model = Model([None, "Hello again", "TERMINATE"])
+    log = MemoryLog("c")
+    tool = SlowTool()  # offered, never called
+    run = Runner(make_flow(DECLARED), log, providers=lambda name: model, tools=lambda a, t: [tool])
+    step = asyncio.create_task(run.start())
+    await asyncio.wait_for(model.entered.wait(), 5)
+    run.cancel()
+    await asyncio.wait_for(step, 5)
+    await run.retry()
+
+    report = await replay_run(None, log.load())
+    assert report.identical, report.difference
+    assert kinds(report.events)[:4] == ["run_start", "message", "error", "retry"]
+
+
+async def test_a_run_with_a_cancelled_tool_call_replays_identically() -> None:
+    tool = SlowTool()
+    model = Model([ToolCall(id="c1", name="wait", arguments={}), "Stopped.", "TERMINATE"])
+    log = MemoryLog("c")
+    run = Runner(make_flow(DECLARED), log, providers=lambda name: model, tools=lambda a, t: [tool])
+    step = asyncio.create_task(run.start())
+    await asyncio.wait_for(tool.entered.wait(), 5)
+    run.cancel()
+    await asyncio.wait_for(step, 5)
+    await run.retry()
+
+    report = await replay_run(None, log.load())
+    assert report.identical, report.difference
+    assert [e.content for e in report.events if e.type == "tool_result"] == [CANCELLED]

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from fakes.llm_server import FakeLLMServer
-from fakes.script import FakeCall, Reply
+from fakes.script import Broken, FakeCall, Reply
 
 from tests.cli_inprocess import run_cli
 from tests.engine.test_cli import ASK
@@ -279,15 +279,15 @@ def test_chat_help_lists_exactly_the_commands_there_are(tmp_path: Path) -> None:
         chat.type("/help")
         shown = chat.wait_for("> ", times=2)
         listed = [line.split()[0] for line in shown.splitlines() if line.startswith("/")]
-        for command in [*listed, "/stop"]:
+        for command in [*listed, "/nope"]:
             if command not in ("/quit", "/new"):
                 chat.type(command)
         chat.type("/quit")
         shown = chat.wait_for("is stored")
     finally:
         chat.close()
-    assert "/stop" not in listed and "/help" in listed and "/quit" in listed, shown
-    assert shown.count("no command /") == 1 and "no command /stop" in shown, shown
+    assert {"/stop", "/help", "/quit", "/dump", "/mcp", "/delete"} <= set(listed), shown
+    assert shown.count("no command /") == 1 and "no command /nope" in shown, shown
 
 
 TIDES = """\
@@ -366,3 +366,55 @@ def test_chat_compact_compresses_now_and_says_what_it_did(tmp_path: Path) -> Non
     run_id = shown.split("run ")[1].split()[0]
     replayed = run_cli("replay", run_id, cwd=tmp_path)
     assert replayed.returncode == 0 and "identical" in replayed.stdout, replayed.stdout
+
+
+LIVE = """
+roost: 1
+name: live
+providers:
+  llm:
+    kind: openai
+    model: fake-chat
+    base_url: ${FAKE_LLM_URL}/v1
+    api_key: sk-fake-key
+    timeout: 300
+    max_retries: 0
+defaults: {provider: llm}
+agents:
+  USER: {interrupt: ALWAYS, role: the person}
+  bot: {role: You answer.}
+start: {from: USER, to: bot, content: hi}
+"""
+
+
+def test_ctrl_c_in_a_chat_stops_the_reply_in_progress_and_the_chat_goes_on(
+    tmp_path: Path,
+) -> None:
+    flow = tmp_path / "live.yaml"
+    flow.write_text(LIVE)
+    # Long enough to show before it stalls: the stream holds back as many characters as
+    # the longest value read from the environment (it could be the start of one).
+    long = Reply(text="Let me think about this for a long while, and then some more.")
+    with FakeLLMServer() as server:
+        server.script(Broken(long, after=12, how="stall", seconds=300), Reply(text="Short."))
+        env = {**os.environ, "FAKE_LLM_URL": server.url}
+        chat = Terminal(["chat", str(flow)], tmp_path, env)
+        try:
+            chat.wait_for("USER → bot> ")
+            chat.type("tell me everything")
+            chat.wait_for("bot: Let me")  # the reply is under way, and stalls there
+            chat.process.send_signal(signal.SIGINT)
+            chat.wait_for("stopped: the run is kept")
+            chat.type("/retry")
+            chat.wait_for("bot: Short.")
+            chat.type("/quit")
+            shown = chat.wait_for("is stored")
+        finally:
+            chat.close()
+    assert "bot: Let me think about" in shown, shown
+    assert "error at bot: cancelled: the step was stopped" in shown, shown
+    run_id = shown.split("run ", 1)[1].split()[0]
+    exported = run_cli("export", run_id, cwd=tmp_path, env=env).stdout.splitlines()
+    said = [e["content"] for e in map(json.loads, exported) if e["type"] == "message"]
+    assert said == ["tell me everything", "Short."], shown
+    assert run_cli("replay", run_id, cwd=tmp_path, env=env).returncode == 0
