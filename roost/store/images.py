@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -119,8 +120,11 @@ class FolderImages:
             return  # the same bytes, by their hash: kept once
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
-            partial = path.with_name(f".{path.name}.{os.getpid()}")
-            partial.write_bytes(data)
+            # A name of its own for each writer (threads of one process share a pid).
+            handle, name = tempfile.mkstemp(dir=self.folder, prefix=f".{path.name}.")
+            partial = Path(name)
+            with os.fdopen(handle, "wb") as file:
+                file.write(data)
             partial.replace(path)  # whole or not at all, for a reader at the same moment
         except OSError as exc:
             why = exc.strerror or exc
