@@ -10,7 +10,7 @@ serialise it as ``from``.
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime, time
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
@@ -51,6 +51,27 @@ def valid_texts(value: Any) -> Any:
 def now_iso() -> str:
     """The current time as the log writes it: ISO 8601 in UTC with microseconds."""
     return datetime.now(UTC).isoformat().replace("+00:00", "Z")
+
+
+def iso_bound(text: str, *, end: bool) -> str:
+    """``text``, an ISO date or time, as a fixed-width UTC time with microseconds.
+
+    (``now_iso`` drops a zero fraction; this never does, so text order is time order.)
+
+    A date alone is its day's first moment, or its last when it ``end``s a period;
+    a time without an offset is UTC. Raises ValueError for anything else (OverflowError
+    for a time an offset moves out of the years 1 to 9999).
+    """
+    text = text.strip()
+    try:
+        day = date.fromisoformat(text)
+    except ValueError:
+        moment = datetime.fromisoformat(text)
+    else:
+        moment = datetime.combine(day, time.max if end else time.min)
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def _is_none(value: object) -> bool:

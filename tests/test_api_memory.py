@@ -22,40 +22,10 @@ from roost.store.sql import SqlStore
 from tests.cli_inprocess import run_cli
 from tests.engine.test_memory_subflows import ASK as ASK_SUBFLOW
 from tests.engine.test_memory_subflows import NOTE, PARENT
+from tests.store.test_memory_cli import ASK, TELL  # the same two flows, told and asked
 
 if TYPE_CHECKING:
     from roost.flow.models import Flow
-
-TELL = """\
-roost: 1
-name: tea-house
-memory: {scope: guests}
-providers:
-  script:
-    kind: scripted
-    replies:
-      - tool_calls:
-          - name: memory__store
-            arguments: {key: tea, content: The guest drinks green tea., importance: 0.9}
-      - Noted. TERMINATE
-agents:
-  guest: {provider: script}
-  host: {provider: script, functions: [memory#store]}
-start: {from: guest, to: host, content: "I only drink green tea."}
-"""
-
-# Its model repeats what it is sent: the reply shows what was recalled.
-ASK = """\
-roost: 1
-name: tea-order
-memory: {scope: guests}
-providers:
-  echo: {kind: scripted, replies: [{echo: last}]}
-agents:
-  guest: {interrupt: ALWAYS}
-  host: {provider: echo}
-start: {from: guest, to: host, content: "Which tea should I make?"}
-"""
 
 HELLO = Path(__file__).resolve().parent.parent / "flows" / "hello.yaml"
 TEA = MemoryEntry(key="tea", content="The guest drinks green tea.", importance=0.9)

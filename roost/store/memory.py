@@ -26,7 +26,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlmodel import Field, SQLModel
 
 from roost.errors import StoreError
-from roost.events import MemoryEntry, TimelineEntry
+from roost.events import MemoryEntry, TimelineEntry, iso_bound
 
 if TYPE_CHECKING:
     from sqlalchemy import Connection, TextClause
@@ -84,17 +84,9 @@ def moment(value: str | None = None) -> str:
     which would put 12:00:00Z after 12:00:00.5Z in text order. A bare date is
     its first moment. ValueError when ``value`` is no ISO date or time.
     """
-    when = datetime.now(UTC) if value is None else datetime.fromisoformat(value)
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-def _until(value: str) -> str:
-    """The last moment ``until`` covers: a bare date covers its whole day."""
-    if len(value.strip()) <= 10:  # YYYY-MM-DD
-        return moment(value)[:11] + "23:59:59.999999Z"
-    return moment(value)
+    if value is None:
+        return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return iso_bound(value, end=False)
 
 
 def query_words(query: str) -> list[str]:
@@ -371,7 +363,9 @@ class SqlMemory:
         """
         if limit <= 0:
             return []
-        upper = min(_until(until) if until else _LATEST, moment(as_of) if as_of else _LATEST)
+        upper = min(
+            iso_bound(until, end=True) if until else _LATEST, moment(as_of) if as_of else _LATEST
+        )
         values = {
             "scope": scope,
             "since": moment(since) if since else _EARLIEST,

@@ -9,10 +9,9 @@ successful ``store`` or ``forget`` changed as a ``memory`` event of the run.
 
 from __future__ import annotations
 
-from datetime import UTC, date, datetime, time
 from typing import TYPE_CHECKING, Any
 
-from roost.events import memory_entry
+from roost.events import iso_bound, memory_entry
 from roost.messages import ToolSpec
 from roost.tools.arguments import argument_problem, schema_validator
 from roost.tools.base import ToolOutcome
@@ -149,25 +148,6 @@ class MemoryTool:
         if not found:
             return ToolOutcome("No summary of an earlier conversation matches.")
         return ToolOutcome("\n".join(f"- {shown_time(e.at)}: {e.summary}" for e in found))
-
-
-def iso_bound(text: str, *, end: bool) -> str:
-    """``text``, an ISO date or time, as events write times (UTC, microseconds).
-
-    A date alone is its day's first moment, or its last when it ``end``s a period;
-    a time without an offset is UTC. Raises ValueError for anything else (OverflowError
-    for a time an offset moves out of the years 1 to 9999).
-    """
-    text = text.strip()
-    try:
-        day = date.fromisoformat(text)
-    except ValueError:
-        moment = datetime.fromisoformat(text)
-    else:
-        moment = datetime.combine(day, time.max if end else time.min)
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def shown_time(at: str) -> str:
