@@ -96,6 +96,7 @@ def serve(
     config = ServeConfig(
         flows=flows,
         db=db,
+        host=host,
         tokens=token_digests(token or [], os.environ.get("ROOST_TOKENS")),
         cors=tuple(cors or ()),
         queue_limit=queue_limit,

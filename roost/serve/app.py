@@ -28,6 +28,7 @@ import roost
 from roost.errors import RoostError
 from roost.events import event_dict
 from roost.serve import schemas
+from roost.serve.access import Access, SameOrigin
 from roost.serve.config import ServeConfig
 from roost.serve.errors import error_body, one_line, status_of
 from roost.serve.guard import Guard
@@ -92,6 +93,8 @@ def create_app(config: ServeConfig, hub: Hub | None = None) -> FastAPI:
             allow_methods=["GET", "POST"],
             allow_headers=["Authorization", "Content-Type", "Last-Event-ID"],
         )
+    if not config.tokens:  # outermost: another site's page gets no further, preflight included
+        app.add_middleware(SameOrigin, access=Access.loopback(config.host, config.cors))
     return app
 
 

@@ -30,6 +30,7 @@ class ServeConfig:
 
     flows: Path = Path(".")
     db: str | None = None
+    host: str = "127.0.0.1"  # the address listened on: without a token, the name pages use
     tokens: frozenset[str] = frozenset()
     cors: tuple[str, ...] = ()
     queue_limit: int = QUEUE_LIMIT

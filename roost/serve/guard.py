@@ -72,12 +72,12 @@ class Guard:
             return
         guarded = self.tokens and scope["path"] not in OPEN_PATHS
         if guarded and not known(token_of(scope), self.tokens):
-            await _refuse(scope, send, 401, "unauthorized", _UNAUTHORIZED)
+            await refuse(scope, send, 401, "unauthorized", _UNAUTHORIZED)
             return
         if kind == "http":
             declared = _content_length(scope)
             if declared is not None and declared > self.body_limit:
-                await _refuse(scope, send, 413, "too_large", self.too_large)
+                await refuse(scope, send, 413, "too_large", self.too_large)
                 return
             receive = self._counted(receive)
         await self.app(scope, receive, send)
@@ -106,17 +106,24 @@ class Guard:
 _UNAUTHORIZED = "this server needs a token: send the header Authorization: Bearer TOKEN"
 
 
-def _content_length(scope: Scope) -> int | None:
+def header(scope: Scope, wanted: bytes) -> str | None:
+    """The first value of the request's header ``wanted`` (lowercase), or None."""
     for name, value in scope.get("headers", ()):
-        if name == b"content-length":
-            try:
-                return int(value)
-            except ValueError:
-                return None
+        if name == wanted:
+            return str(value.decode("latin-1"))
     return None
 
 
-async def _refuse(scope: Scope, send: Send, status: int, kind: str, text: str) -> None:
+def _content_length(scope: Scope) -> int | None:
+    value = header(scope, b"content-length")
+    try:
+        return None if value is None else int(value)
+    except ValueError:
+        return None
+
+
+async def refuse(scope: Scope, send: Send, status: int, kind: str, text: str) -> None:
+    """Answers a request with one JSON error line (a WebSocket: refuses its handshake)."""
     if scope["type"] == "websocket":
         # Closing before accepting answers the handshake with HTTP 403.
         await send({"type": "websocket.close", "code": 1008, "reason": text[:120]})
