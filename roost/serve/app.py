@@ -29,6 +29,7 @@ from roost.errors import RoostError
 from roost.events import event_dict
 from roost.serve import schemas
 from roost.serve.access import Access, SameOrigin
+from roost.serve.apidocs import install_docs
 from roost.serve.config import ServeConfig
 from roost.serve.errors import error_body, one_line, status_of
 from roost.serve.guard import Guard
@@ -39,6 +40,7 @@ from roost.serve.streams import follow
 log = logging.getLogger("roost.serve")
 
 RunId = Annotated[str, Field(min_length=1, max_length=64)]
+FlowPath = Annotated[str, Query(min_length=1, max_length=256, description="Its path in --flows.")]
 After = Annotated[
     int,
     Query(ge=-1, le=2**53, description="Only events whose seq is greater (-1: all of them)."),
@@ -79,9 +81,12 @@ def create_app(config: ServeConfig, hub: Hub | None = None) -> FastAPI:
         version=roost.__version__,
         description="Runs of roost flows over HTTP: start, answer, stream, retry, fork, cancel.",
         lifespan=lifespan,
+        docs_url=None,  # served by install_docs, from the package rather than a CDN
+        redoc_url=None,
     )
     app.state.hub = hub
     _errors(app)
+    install_docs(app)
     _routes(app, hub)
     app.add_middleware(Guard, tokens=config.tokens, body_limit=config.body_limit)
     if config.cors:
@@ -185,6 +190,13 @@ def _routes(app: FastAPI, hub: Hub) -> None:
         problems = hub.flows.check(body.flow)
         valid = not any(problem.severity == "error" for problem in problems)
         return {"flow": body.flow, "valid": valid, "problems": [str(p) for p in problems]}
+
+    @app.get("/flows/graph", response_model=schemas.FlowGraph, responses=ERRORS, tags=["flows"])
+    async def flow_graph(flow: FlowPath) -> dict[str, Any]:
+        """The drawing (SVG) of a flow of the folder, as the page draws a run of it."""
+        # Loading imports the flow's tools and dot runs as a child process: off the loop.
+        svg = await asyncio.to_thread(lambda: graph_svg(hub.flows.load(flow)))
+        return {"flow": flow, "svg": svg}
 
     @app.post(
         "/runs",

@@ -21,6 +21,7 @@ from typing import Any
 
 from starlette.exceptions import HTTPException
 
+from roost.serve.apidocs import DOCS_PATHS
 from roost.serve.config import token_digest
 
 Scope = MutableMapping[str, Any]
@@ -29,7 +30,7 @@ Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 App = Callable[[Scope, Receive, Send], Awaitable[None]]
 
-OPEN_PATHS = frozenset({"/", "/health", "/docs", "/docs/oauth2-redirect", "/openapi.json"})
+OPEN_PATHS = frozenset({"/", "/health", "/openapi.json", *DOCS_PATHS})
 SUBPROTOCOL = "bearer."
 
 

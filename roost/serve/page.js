@@ -1,7 +1,9 @@
 // roost serve page: start a run of a flow, watch it live, answer it, cancel, retry, fork.
 // Everything goes through the server's API: commands over HTTP, the run's events and
 // the text of answers as they stream over its WebSocket (which carries the token as a
-// subprotocol, since a browser cannot set headers there).
+// subprotocol, since a browser cannot set headers there). Without a run open, the page
+// shows the flows (drawn) and the recent runs; the graph lights the node the run waits
+// for, or the one taking the step, and none once the run has ended.
 "use strict";
 (function () {
   const $ = (id) => document.getElementById(id);
@@ -12,8 +14,9 @@
   let events = []; // the open run's events, by seq
   let state = null; // the open run's last state (the body of GET /runs/{id})
   const streaming = new Map(); // node -> the row its answer streams into
-  let lit = null; // the graph node of whoever spoke last
-  let speaking = null; // the name of whoever spoke last, lit once the drawing is there
+  let lit = null; // the lit graph node
+  let speaking = null; // the name lit, lit again once the drawing is there
+  let nowText = ""; // what the line above the graph says
 
   // ------------------------------------------------------------------ the API
 
@@ -25,9 +28,26 @@
       method, headers, body: body === undefined ? undefined : JSON.stringify(body),
     });
     const data = await response.json().catch(() => ({}));
-    if (response.status === 401) $("token-form").hidden = false;
+    if (response.status === 401) {
+      askToken();
+      const wrong = "That token is not one this server knows: check it and paste it again.";
+      throw new Error(token ? wrong : "");
+    }
     if (!response.ok) throw new Error(data.error || response.status + " " + response.statusText);
     return data;
+  }
+
+  // Which of the page's three views shows: "token", "home" (flows and runs) or "run".
+  function view(name) {
+    $("token-page").hidden = name !== "token";
+    $("home").hidden = name !== "home";
+    $("run-view").hidden = name !== "run";
+  }
+
+  function askToken() {
+    view("token");
+    $("token").value = "";
+    $("token").focus();
   }
 
   function problem(text) {
@@ -50,6 +70,7 @@
 
   async function loadFlows() {
     const flows = await api("GET", "/flows");
+    showFlowCards(flows);
     const select = $("flow");
     select.replaceChildren();
     for (const flow of flows) {
@@ -62,14 +83,100 @@
     if (first) select.value = first.path;
   }
 
+  const runLabel = (row) => row.id + " · " + row.flow + " · " + row.status;
+
   async function loadRuns() {
     const runs = await api("GET", "/runs?limit=100");
     const select = $("runs");
     select.replaceChildren(new Option("(open a stored run)", ""));
-    for (const row of runs) {
-      select.append(new Option(row.id + " · " + row.flow + " · " + row.status, row.id));
-    }
+    for (const row of runs) select.append(new Option(runLabel(row), row.id));
     select.value = run || "";
+    showRecent(runs.slice(0, 20));
+  }
+
+  // The list follows a run as its stream tells where it stands.
+  function followRow(row) {
+    for (const option of $("runs").options) {
+      if (option.value === row.id) option.text = runLabel(row);
+    }
+    for (const item of $("recent").querySelectorAll("[data-run]")) {
+      if (item.dataset.run === row.id) item.querySelector(".status").textContent = row.status;
+    }
+  }
+
+  // ------------------------------------------------------------------ the home view
+
+  function make(tag, className, text) {
+    const made = document.createElement(tag);
+    if (className) made.className = className;
+    if (text !== undefined) made.textContent = text;
+    return made;
+  }
+
+  function showFlowCards(flows) {
+    const cards = $("flow-cards");
+    cards.replaceChildren();
+    if (!flows.length) cards.textContent = "No flow files in the server's flows folder.";
+    for (const flow of flows) {
+      const card = make("article", "flow-card" + (flow.valid ? "" : " invalid"));
+      card.dataset.flow = flow.path;
+      const title = make("h3", "", flow.path);
+      const about = flow.valid ? flow.description || flow.name : flow.problems.join("\n");
+      card.append(title, make("p", "", about), make("div", "flow-drawing"));
+      if (flow.valid) {
+        const start = make("button", "", "Start");
+        start.type = "button";
+        start.addEventListener("click", () => startRun(flow.path, ""));
+        title.append(" ", start);
+      }
+      cards.append(card);
+    }
+    drawFlows(flows.filter((flow) => flow.valid));
+  }
+
+  // One drawing at a time: each is a dot process on the server.
+  async function drawFlows(flows) {
+    for (const flow of flows) {
+      const drawn = await api("GET", "/flows/graph?flow=" + encodeURIComponent(flow.path))
+        .catch(() => null);
+      const card = [...$("flow-cards").children].find((c) => c.dataset.flow === flow.path);
+      if (!drawn || !card) continue;
+      const drawing = card.querySelector(".flow-drawing");
+      drawing.innerHTML = drawn.svg;
+      // The run view's drawing owns the nodes' ids (it lights them): these keep theirs aside.
+      for (const element of drawing.querySelectorAll("[id]")) {
+        element.dataset.id = element.id;
+        element.removeAttribute("id");
+      }
+    }
+  }
+
+  function showRecent(runs) {
+    const list = $("recent");
+    list.replaceChildren();
+    if (!runs.length) list.textContent = "No runs yet: start one of the flows above.";
+    for (const row of runs) {
+      const item = make("li");
+      item.dataset.run = row.id;
+      const link = make("a", "", row.id);
+      link.href = "#" + encodeURIComponent(row.id);
+      const about = " · " + row.flow + (row.title ? " · " + row.title : "") + " · " +
+        row.messages + " messages · ";
+      item.append(link, make("span", "", about), make("span", "status", row.status));
+      list.append(item);
+    }
+  }
+
+  function goHome() {
+    if (socket) socket.close();
+    socket = null;
+    run = null;
+    $("run-title").textContent = "";
+    $("status").textContent = "";
+    $("cancel").disabled = true;
+    $("retry").disabled = true;
+    history.replaceState(null, "", location.pathname);
+    view("home");
   }
 
   async function open(id) {
@@ -84,12 +191,15 @@
     transcript.replaceChildren();
     $("drawing").replaceChildren();
     $("answer").hidden = true;
+    $("now").textContent = "";
+    nowText = "";
+    view("run");
     $("run-title").textContent = "· run " + id;
     history.replaceState(null, "", "#" + encodeURIComponent(id));
     connect();
     const graph = await api("GET", "/runs/" + encodeURIComponent(id) + "/graph");
     if (run === id) $("drawing").innerHTML = graph.svg; // drawn by the server from the flow
-    highlight(speaking);
+    highlight(speaking, nowText);
   }
 
   // ------------------------------------------------------------------ the live stream
@@ -167,14 +277,17 @@
   function addEvent(e) {
     if (events.length && e.seq <= events[events.length - 1].seq) return; // seen already
     events.push(e);
+    // A model call is recorded once its answer is whole: the text it streamed ends there
+    // (its message follows, or the answer was tool calls); an end or an error ends them all.
+    if (e.type === "llm_call") endStreaming(e.node);
+    if (e.type === "terminate" || e.type === "error") endStreaming(null);
     const [head, body] = describe(e);
     const element = row(e.type + (e.type === "llm_call" ? " minor" : ""), "#" + e.seq + " " + head,
       body);
     element.dataset.seq = String(e.seq);
     if (e.type === "message") {
       addImages(element, e.images);
-      const pending = streaming.get(e.from);
-      if (pending) { pending.remove(); streaming.delete(e.from); }
+      endStreaming(e.from);
       const fork = document.createElement("button");
       fork.type = "button";
       fork.className = "fork";
@@ -182,7 +295,7 @@
       fork.title = "Start a new run from this message";
       fork.addEventListener("click", () => showFork(element, e));
       element.firstChild.append(fork);
-      highlight(e.from);
+      highlight(e.from, e.from + " speaks");
     }
     transcript.append(element);
     element.scrollIntoView({ block: "end" });
@@ -220,7 +333,14 @@
     }
     element.lastChild.textContent += text;
     element.scrollIntoView({ block: "end" });
-    highlight(node);
+    highlight(node, node + " is writing");
+  }
+
+  // Removes the "is writing…" row of ``node`` (of every node when null).
+  function endStreaming(node) {
+    for (const [name, element] of [...streaming]) {
+      if (node === null || name === node) { element.remove(); streaming.delete(name); }
+    }
   }
 
   // The node whose id the server's drawing gives a name (see roost.visualize.ids).
@@ -234,20 +354,41 @@
 
   // The name is kept apart from its drawn node: events may stream in before the drawing
   // arrives, and the drawing then lights the node named last.
-  function highlight(name) {
+  function highlight(name, text) {
     if (lit) lit.classList.remove("hl");
     lit = null;
     speaking = name;
+    nowText = text;
+    $("now").textContent = text;
     if (!name) return;
     const found = document.getElementById(nodeId(name));
     if (found) { found.classList.add("hl"); lit = found; }
-    $("now").textContent = name + " speaks";
+  }
+
+  // Where a run stands once a step ended: who it waits for, or that it stopped or ended.
+  function showWhere(item) {
+    if (item.busy) return; // the step's events and text say who is at work
+    endStreaming(null);
+    const waiting = item.waiting_for;
+    if (item.status === "terminated") highlight(null, "The run has ended.");
+    else if (item.status === "error") {
+      highlight(null, "Stopped at an error: Retry redoes the step.");
+    }
+    else if (waiting && waiting.reason === "tool_approval") {
+      highlight(waiting.node, waiting.node + " waits for the approval of a tool call");
+    } else if (waiting && waiting.reason === "tool_plan") {
+      highlight(waiting.node, waiting.node + " waits for the approval of its tool calls");
+    } else if (waiting && waiting.reason === "manual_select") {
+      highlight(waiting.node, waiting.node + " waits for the choice of who speaks");
+    } else if (waiting) highlight(waiting.node, "waiting for " + waiting.node);
   }
 
   // ------------------------------------------------------------------ where the run stands
 
   function showState(item) {
     state = item;
+    followRow(item);
+    showWhere(item);
     const status = $("status");
     status.className = "state-" + item.status;
     status.textContent = item.status + (item.busy ? " · taking a step" : "") +
@@ -341,12 +482,15 @@
 
   $("start-form").addEventListener("submit", async (event) => {
     event.preventDefault();
-    const body = { flow: $("flow").value };
-    const message = $("start-message").value;
+    await startRun($("flow").value, $("start-message").value);
+  });
+
+  async function startRun(flow, message) {
+    const body = { flow };
     if (message.trim()) body.message = message;
     const started = await act(() => api("POST", "/runs", body));
-    if (started) { await open(started.id); await act(loadRuns); }
-  });
+    if (started) { await act(() => open(started.id)); await act(loadRuns); }
+  }
   $("runs").addEventListener("change", () => {
     if ($("runs").value) act(() => open($("runs").value));
   });
@@ -362,14 +506,24 @@
     event.preventDefault();
     token = $("token").value.trim();
     sessionStorage.setItem("roost-token", token);
-    $("token-form").hidden = true;
     start();
+  });
+  $("home-link").addEventListener("click", (event) => {
+    event.preventDefault();
+    goHome();
+    act(async () => { await loadFlows(); await loadRuns(); });
+  });
+  window.addEventListener("hashchange", () => {
+    const wanted = decodeURIComponent(location.hash.slice(1));
+    if (wanted && wanted !== run) act(() => open(wanted));
   });
 
   async function start() {
     const ready = await act(async () => { await loadFlows(); await loadRuns(); return true; });
+    if (!ready) return;
     const wanted = decodeURIComponent(location.hash.slice(1));
-    if (ready && wanted && wanted !== run) await act(() => open(wanted));
+    if (wanted && wanted !== run) await act(() => open(wanted));
+    else if (!run) view("home");
   }
   start();
 })();

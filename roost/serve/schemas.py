@@ -147,6 +147,11 @@ class Graph(BaseModel):
     svg: str = Field(description="The flow's graph as SVG markup, to place inside a page.")
 
 
+class FlowGraph(BaseModel):
+    flow: str
+    svg: str = Field(description="The flow's graph as SVG markup, to place inside a page.")
+
+
 class Health(BaseModel):
     status: Literal["ok"] = "ok"
     version: str

@@ -169,6 +169,17 @@ FLOWS = {
 }
 
 
+def fake_served(fake_url: str, name: str) -> str:
+    """The head of a flow whose default provider is the fake LLM server at ``fake_url``."""
+    return f"""
+roost: 1
+name: {name}
+providers:
+  llm: {{kind: openai, model: m, base_url: "{fake_url}/v1", api_key: sk-test, max_retries: 0}}
+defaults: {{provider: llm}}
+"""
+
+
 def write_flows(folder: Path, flows: dict[str, str] | None = None) -> Path:
     for name, text in (flows or FLOWS).items():
         path = folder / name
