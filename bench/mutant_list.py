@@ -786,4 +786,44 @@ TEMPLATING = [
     ),
 ]
 
-MUTANTS: list[Mutant] = [*ENGINE, *STORE, *PROVIDERS, *TEMPLATING]
+SAME_ORIGIN = ("tests/attacks/test_same_origin.py",)
+
+# roost serve without a token: only requests by its own names, from its own page.
+SERVE_ACCESS = [
+    Mutant(
+        "access-any-name",
+        "roost/serve/access.py",
+        "            return ipaddress.ip_address(name).is_loopback\n        except ValueError:\n"
+        "            return False",
+        "            return ipaddress.ip_address(name).is_loopback\n        except ValueError:\n"
+        "            return True",
+        SAME_ORIGIN,
+        "a request naming any host is served: a rebound name reads the API",
+    ),
+    Mutant(
+        "access-origin-port",
+        "roost/serve/access.py",
+        "return (parts.hostname.lower(), port) == (name, given or _DEFAULT_PORTS[parts.scheme])",
+        "return parts.hostname.lower() == name",
+        SAME_ORIGIN,
+        "a page of the same host on another port passes for the server's own",
+    ),
+    Mutant(
+        "access-websocket-origin",
+        "roost/serve/access.py",
+        'changes = scope["type"] == "websocket" or scope.get("method", "GET") not in SAFE_METHODS',
+        'changes = scope.get("method", "GET") not in SAFE_METHODS',
+        SAME_ORIGIN,
+        "a WebSocket of another site streams a run and approves its tool calls",
+    ),
+    Mutant(
+        "access-post-is-safe",
+        "roost/serve/access.py",
+        'SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})',
+        'SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "POST"})',
+        SAME_ORIGIN,
+        "a cross-site POST starts, retries or cancels runs",
+    ),
+]
+
+MUTANTS: list[Mutant] = [*ENGINE, *STORE, *PROVIDERS, *TEMPLATING, *SERVE_ACCESS]
