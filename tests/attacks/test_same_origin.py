@@ -20,7 +20,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from playwright.sync_api import sync_playwright
+from playwright.sync_api import Browser, sync_playwright
 from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 from websockets.typing import Origin
@@ -150,6 +150,7 @@ def test_a_websocket_of_another_site_neither_streams_nor_approves(server: Server
         ws.send(json.dumps({"type": "message", "content": "yes"}))
         wait_for(lambda: (server.flows / "pwned").exists())
     settled(server.client(), run_id, "terminated")
+    (server.flows / "pwned").unlink()  # the next test of this server looks for it again
 
 
 # ---------------------------------------------------------------------- a real browser
@@ -199,6 +200,19 @@ window.done = (async () => {{
 """
 
 
+@pytest.fixture(scope="module")
+def chromium() -> Iterator[Browser]:
+    """A headless Chromium in which attacker.example resolves to 127.0.0.1, as a rebinding
+    DNS server makes it do."""
+    rebound = [*CHROMIUM_ARGS, "--host-resolver-rules=MAP attacker.example 127.0.0.1"]
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=rebound, headless=True)
+        try:
+            yield launched
+        finally:
+            launched.close()
+
+
 @pytest.fixture
 def site() -> Iterator[type[_Site]]:
     handler = type("Site", (_Site,), {})
@@ -212,39 +226,31 @@ def site() -> Iterator[type[_Site]]:
 
 
 def test_a_page_of_another_origin_in_chromium_gets_nothing_done(
-    server: Server, site: type[_Site]
+    server: Server, site: type[_Site], chromium: Browser
 ) -> None:
     run_id = waiting_for_shell(server)
     before = run_ids(server)
     site.script = _attack(server.url, run_id)
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(
-            executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True
-        )
-        try:
-            page = chromium.new_page()
-            page.goto(site.url + "/")  # type: ignore[attr-defined]
-            said = page.evaluate("window.done")
-        finally:
-            chromium.close()
+    page = chromium.new_page()
+    try:
+        page.goto(site.url + "/")  # type: ignore[attr-defined]
+        said = page.evaluate("window.done")
+    finally:
+        page.close()
     assert "ws open" not in said and "ws refused" in said, said
     assert run_ids(server) == before
     assert not (server.flows / "pwned").exists()
     assert settled(server.client(), run_id, "paused")["waiting_for"]["reason"] == "tool_approval"
 
 
-def test_a_rebound_name_in_chromium_reads_nothing(server: Server) -> None:
-    """attacker.example resolves to 127.0.0.1 (as a rebinding DNS server makes it do)."""
-    rebound = [*CHROMIUM_ARGS, "--host-resolver-rules=MAP attacker.example 127.0.0.1"]
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=rebound, headless=True)
-        try:
-            page = chromium.new_page()
-            answer = page.goto(f"http://attacker.example:{port_of(server)}/runs")
-            assert answer is not None and answer.status == 403
-            assert "answers only to localhost" in page.content()
-            # The same browser on the server's own name gets the page.
-            own = page.goto(server.url + "/")
-            assert own is not None and own.status == 200
-        finally:
-            chromium.close()
+def test_a_rebound_name_in_chromium_reads_nothing(server: Server, chromium: Browser) -> None:
+    page = chromium.new_page()
+    try:
+        answer = page.goto(f"http://attacker.example:{port_of(server)}/runs")
+        assert answer is not None and answer.status == 403
+        assert "answers only to localhost" in page.content()
+        # The same browser on the server's own name gets the page.
+        own = page.goto(server.url + "/")
+        assert own is not None and own.status == 200
+    finally:
+        page.close()
