@@ -197,14 +197,16 @@ def test_a_row_of_a_priced_model_gets_its_cost(folder: Path, roost: Roost) -> No
     with FakeLLMServer() as server:
         server.script(
             Reply(text="one TERMINATE", usage=FakeUsage(prompt=1000, completion=500)),
-            Reply(text="two TERMINATE", usage=FakeUsage(prompt=2000, completion=0)),
+            Reply(text="two TERMINATE", usage=FakeUsage(prompt=101, completion=0)),
         )
         (folder / "priced.yaml").write_text(PRICED.replace("URL", server.url))
         jsonl(folder / "q.jsonl", {"message": "a"}, {"message": "b"})
         code, out, err = roost("batch", "priced.yaml", "q.jsonl", "--concurrency", "1")
     assert code == 0, out + err
     lines = results(folder / "q.jsonl.results.jsonl")
-    assert [(r["tokens"], r["cost"]) for r in lines] == [
-        (1500, pytest.approx((1000 * 0.15 + 500 * 0.60) / 1e6)),
-        (2000, pytest.approx(2000 * 0.15 / 1e6)),
+    assert [(r["tokens"], r["cost"], r["final"]) for r in lines] == [
+        (1500, 0.00045, "one"),
+        # 101 * 0.15 / 1e6 is 1.5149999999999999e-05 in floating point: written rounded
+        (101, 1.515e-05, "two"),
     ]
+    assert '"cost": 1.515e-05,' in (folder / "q.jsonl.results.jsonl").read_text()
