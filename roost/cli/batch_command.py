@@ -104,10 +104,12 @@ def batch(
     from roost.cli.logs import open_store
     from roost.engine.interpreter import start_route
     from roost.loading import load_flow
+    from roost.providers.keys import refuse_keyless
 
     input_format(inputs)  # a file that is not .jsonl or .csv is refused before anything else
     flow = load_flow(flow_path)
     start_route(flow, "", None, None)  # a flow without a start route is refused at once
+    refuse_keyless(flow)  # every row would stop at its first model call
     out = out or default_out(inputs)
     check_out(out, inputs)
     batch = check_batch_id(batch_id) if batch_id else default_batch_id(inputs, Path(flow_path))
