@@ -152,7 +152,7 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, ask: Path) -> None:
     assert result.returncode == 2
     result = roost("run", str(ask), "--to", "USER", cwd=tmp_path)  # the start's own sender
     assert result.returncode == 2 and "'USER' to itself" in result.stderr
-    for events in (str(tmp_path), str(tmp_path / "no-folder" / "run.jsonl")):
+    for events in (str(tmp_path), str(ask / "run.jsonl")):  # a folder; a file in the way
         result = roost("run", str(ask), "--events", events, "--no-input", cwd=tmp_path)
         assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1
         assert events in result.stderr
