@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import re
 import subprocess
 import sys
-import re
 from pathlib import Path
 
 import roost
