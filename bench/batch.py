@@ -78,7 +78,7 @@ def roost_batch(rows: int, *options: str) -> float:
         seconds = time.perf_counter() - started
         if done.returncode != 0:
             raise SystemExit(f"roost batch failed:\n{done.stdout}{done.stderr}")
-        results = (folder / "q.results.jsonl").read_text().splitlines()
+        results = (folder / "q.jsonl.results.jsonl").read_text().splitlines()
         assert len(results) == rows and all('"terminated"' in line for line in results)
         return seconds
 

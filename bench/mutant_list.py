@@ -826,4 +826,88 @@ SERVE_ACCESS = [
     ),
 ]
 
-MUTANTS: list[Mutant] = [*ENGINE, *STORE, *PROVIDERS, *TEMPLATING, *SERVE_ACCESS]
+# The edges a person touches first (issue 24): a run's answer, batch files, costs, keys.
+EDGES_CLI = [
+    Mutant(
+        "answer-keeps-marker",
+        "roost/runstate.py",
+        'text = without_marker(entry.content, rule_of(entry.from_) if rule_of else "end")',
+        "text = entry.content",
+        ("tests/test_run_answer.py",),
+        "a run whose person says TERMINATE answers TERMINATE",
+    ),
+    Mutant(
+        "answer-ignores-markers-rule",
+        "roost/runstate.py",
+        'rule_of(entry.from_) if rule_of else "end"',
+        '"end"',
+        ("tests/test_run_answer.py",),
+        "a flow with markers: whole loses the TERMINATE its answer says as text",
+    ),
+    Mutant(
+        "batch-out-stem",
+        "roost/batch/results.py",
+        'inputs.with_name(f"{inputs.name}.results.jsonl")',
+        'inputs.with_name(f"{inputs.stem}.results.jsonl")',
+        ("tests/attacks/test_batch_inputs.py",),
+        "a.csv and a.jsonl write over each other's results",
+    ),
+    Mutant(
+        "cost-unrounded",
+        "roost/pricing/__init__.py",
+        "    return round(amount, COST_DECIMALS)\n",
+        "    return amount\n",
+        ("tests/batch/test_batch.py",),
+        "a cost is written with the float's noise (1.5149999999999999e-05)",
+    ),
+    Mutant(
+        "deep-row-unbounded",
+        "roost/batch/inputs.py",
+        "if item is None or _deeper_than(item, MAX_DEPTH):",
+        "if item is None:",
+        ("tests/attacks/test_batch_inputs.py",),
+        "a row's vars nested 900 deep crash the batch with a RecursionError",
+    ),
+    Mutant(
+        "csv-lenient",
+        "roost/batch/inputs.py",
+        "reader = csv.reader(rest, strict=True)",
+        "reader = csv.reader(rest)",
+        ("tests/attacks/test_batch_inputs.py",),
+        "a quote never closed swallows every later row without a word",
+    ),
+    Mutant(
+        "invalid-rows-retried",
+        "roost/cli/batch_command.py",
+        "    if invalid:\n",
+        "    if False:\n",
+        ("tests/attacks/test_batch_inputs.py",),
+        "an invalid row is only told to run again, which cannot fix it",
+    ),
+    Mutant(
+        "keyless-run-stored",
+        "roost/cli/run_commands.py",
+        "    refuse_keyless(flow)\n",
+        "",
+        ("tests/providers/test_keys.py",),
+        "a run without its provider's key is stored, then stops at its first call",
+    ),
+    Mutant(
+        "error-said-twice",
+        "roost/cli/console.py",
+        "            if self.error_told_at_end:\n                return\n",
+        "",
+        ("tests/providers/test_keys.py",),
+        "the error a run stops at is printed in the transcript and again at the end",
+    ),
+    Mutant(
+        "events-folder-refused",
+        "roost/cli/logs.py",
+        "            folder.mkdir(parents=True, exist_ok=True)\n",
+        "            raise OSError(2, 'No such file or directory')\n",
+        ("tests/engine/test_cli.py",),
+        "--events recordings/x.jsonl fails when recordings/ does not exist yet",
+    ),
+]
+
+MUTANTS: list[Mutant] = [*ENGINE, *STORE, *PROVIDERS, *TEMPLATING, *SERVE_ACCESS, *EDGES_CLI]

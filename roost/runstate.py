@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from dataclasses import dataclass, field
+from functools import lru_cache
 from hashlib import sha256
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -43,6 +44,7 @@ from roost.events import (
     ToolCallEvent,
     ToolResultEvent,
 )
+from roost.flow.markers import MarkerRule, marker_in
 from roost.messages import AssistantMessage, ReasoningPart, ToolCall, ToolResultMessage, Usage
 from roost.window import (
     ENTRY_OVERHEAD,
@@ -54,7 +56,7 @@ from roost.window import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Callable, Iterable, Sequence
 
 Status = Literal["new", "running", "paused", "error", "terminated"]
 _EMPTY_DIGEST = b""
@@ -167,6 +169,7 @@ class RunState:
     # The flow in force: run_start's, or the latest ``flow`` event's.
     flow_path: str = ""
     flow_hash: str = ""
+    flow_text: str = ""  # that flow's text as recorded (how its nodes' markers are read)
     terminated_by: str | None = None
     # (from, to) of the chat step in progress: what a retry after a dead process redoes.
     step: tuple[str, str] | None = None
@@ -258,6 +261,75 @@ class RunState:
                 return entry
         return None
 
+    @property
+    def answer(self) -> str | None:
+        """What the run answered (``run_answer``), each node's markers read as the flow in
+        force says; None when no message has text."""
+        return run_answer(self.history, marker_rules(self.flow_text))
+
+
+def run_answer(
+    history: Iterable[HistoryEntry], rule_of: Callable[[str], MarkerRule] | None = None
+) -> str | None:
+    """A run's answer: what batch results, flow tests, ``roost show``, the Python API and
+    the server report as what the run said.
+
+    It is the content of the latest success message that still has text once a
+    ``TERMINATE`` or ``INTERRUPT`` at its end (as its writer's ``markers`` rule reads
+    one: ``rule_of(node)``, ``end`` by default) is taken off, with that marker taken
+    off. A last message that is only ``TERMINATE`` marks the run's end: the message
+    before it is the answer. None when no success message has text.
+    """
+    entries = history if isinstance(history, list) else list(history)
+    for entry in reversed(entries):
+        if entry.state != "success":
+            continue
+        text = without_marker(entry.content, rule_of(entry.from_) if rule_of else "end")
+        if text.strip():
+            return text
+    return None
+
+
+def without_marker(content: str, rule: MarkerRule = "end") -> str:
+    """``content`` without the marker at its end, when ``rule`` reads one there (the text
+    before it, trailing space trimmed); else ``content`` as written."""
+    word = marker_in(content, rule)
+    if word is None:
+        return content
+    stripped = content.rstrip()
+    if not stripped.endswith(word):
+        return content  # ``anywhere`` found it inside the text: nothing ends it
+    return stripped[: -len(word)].rstrip()
+
+
+def marker_rules(flow_text: str) -> Callable[[str], MarkerRule]:
+    """How each node of the flow written in ``flow_text`` marks its replies: its own
+    ``markers``, else ``defaults.markers``, else ``end`` (for a text that does not read)."""
+    default, own = _marker_settings(flow_text)
+    return lambda node: own.get(node, default)
+
+
+_RULES = ("end", "whole", "anywhere")
+
+
+@lru_cache(maxsize=64)
+def _marker_settings(flow_text: str) -> tuple[MarkerRule, dict[str, MarkerRule]]:
+    from roost.errors import FlowError
+    from roost.flow.yamlread import build, compose  # bounded: a recorded text may be hostile
+
+    try:
+        data = build(compose(flow_text, "flow"), "flow").data if flow_text else {}
+    except FlowError:
+        data = {}
+    defaults, agents = data.get("defaults"), data.get("agents")
+    default = defaults.get("markers") if isinstance(defaults, dict) else None
+    own: dict[str, MarkerRule] = {}
+    for name, agent in agents.items() if isinstance(agents, dict) else ():
+        rule = agent.get("markers") if isinstance(agent, dict) else None
+        if rule in _RULES:
+            own[str(name)] = rule
+    return (default if default in _RULES else "end"), own
+
 
 def fold(events: Iterable[Event]) -> RunState:
     """The state of a run whose log holds ``events`` (pure: the same events, the same state)."""
@@ -293,6 +365,7 @@ def _on_run_start(state: RunState, event: Any) -> None:
     start: RunStartEvent = event
     state.flow_path = start.flow.path
     state.flow_hash = start.flow.hash
+    state.flow_text = start.flow.text
     state.memory_at = start.memory_at
 
 
@@ -301,6 +374,7 @@ def _on_flow(state: RunState, event: Any) -> None:
     change: FlowEvent = event
     state.flow_path = change.flow.path
     state.flow_hash = change.flow.hash
+    state.flow_text = change.flow.text
 
 
 def _on_message(state: RunState, event: Any) -> None:

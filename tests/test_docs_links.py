@@ -67,3 +67,11 @@ def test_every_link_between_pages_leads_somewhere(path: Path) -> None:
         if not target.exists() or (missing_anchor and anchor not in _anchors(target)):
             dead.append(link)
     assert dead == []
+
+
+def test_the_index_page_leads_to_every_page() -> None:
+    docs = ROOT / "docs"
+    index = docs / "index.md"
+    linked = {(docs / link.partition("#")[0]).resolve() for link in _links(index)}
+    pages = {page.resolve() for page in docs.glob("*.md") if page != index}
+    assert sorted(page.name for page in pages - linked) == []

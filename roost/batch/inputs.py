@@ -3,10 +3,13 @@
 JSON Lines: one object a line, ``{"message": "...", "vars": {...}}``; blank lines
 are skipped. CSV: a header, then a row a record; the ``message`` column is the
 start message, every other column a var (an empty cell leaves the flow's own
-value). A row that cannot be read (not JSON, not an object, a key roost does
-not know, bytes that are not UTF-8, more cells than columns) is a ``BadRow``
-naming its line, and the other rows go on; only a file that cannot be read at
-all is a UsageError.
+value). A row that cannot be read (not JSON, nested deeper than a flow's vars
+may be, not an object, a key roost does not know, bytes that are not UTF-8,
+more cells than columns, a quote never closed) is a ``BadRow`` naming its
+line, and the other rows go on; only a file that cannot be read at all is a
+UsageError. CSV is read strictly: a broken record is a bad row, and reading
+goes on at the line after the one it began on (a quote left open would
+otherwise take every later line into its cell, silently).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from roost.errors import UsageError
+from roost.flow.yamlread import MAX_DEPTH
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -84,7 +88,27 @@ def _jsonl(text: str) -> Iterator[Row | BadRow]:
         except json.JSONDecodeError as exc:
             yield BadRow(number, f"not valid JSON: {exc.msg} (column {exc.colno})")
             continue
+        except RecursionError:  # the decoder recurses once a level
+            item = None
+        if item is None or _deeper_than(item, MAX_DEPTH):
+            # A row's vars are written into the flow, whose YAML nests MAX_DEPTH levels at
+            # most (a row and a flow hold their vars at the same depth).
+            yield BadRow(number, f"nested deeper than {MAX_DEPTH} levels")
+            continue
         yield _json_row(number, item)
+
+
+def _deeper_than(item: Any, limit: int) -> bool:
+    """Whether ``item``'s lists and objects nest more than ``limit`` levels (no recursion)."""
+    todo: list[tuple[Any, int]] = [(item, 1)]
+    while todo:
+        value, depth = todo.pop()
+        if isinstance(value, dict | list):
+            if depth > limit:
+                return True
+            children = value.values() if isinstance(value, dict) else value
+            todo.extend((child, depth + 1) for child in children)
+    return False
 
 
 def _json_row(number: int, item: Any) -> Row | BadRow:
@@ -103,30 +127,49 @@ def _json_row(number: int, item: Any) -> Row | BadRow:
 
 
 def _csv(text: str, path: Path) -> Iterator[Row | BadRow]:
-    reader = csv.reader(io.StringIO(text, newline=""))
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
     try:
         header = next(reader)
     except StopIteration:
         return
     except csv.Error as exc:
-        raise UsageError(f"{path}:1: the header is not valid CSV: {exc}") from None
+        raise UsageError(f"{path}:1: the header is not valid CSV: {_csv_problem(exc)}") from None
     if not all(_is_text(name) for name in header):
         raise UsageError(f"{path}:1: the header is not valid UTF-8")
     names = [name.strip() for name in header]
     if len(set(names)) != len(names):
         twice = next(name for name in names if names.count(name) > 1)
         raise UsageError(f"{path}:1: the column {twice!r} is named twice")
-    start = reader.line_num + 1  # where the next record begins
-    while True:
-        try:
-            cells = next(reader)
-        except StopIteration:
-            return
-        except csv.Error as exc:
-            yield BadRow(start, f"not valid CSV: {exc}")
-            return  # the reader cannot find the next record after a broken one
-        yield _csv_row(start, names, cells)
-        start = reader.line_num + 1
+    yield from _csv_records(text, names, reader.line_num + 1)
+
+
+def _csv_records(text: str, names: list[str], first: int) -> Iterator[Row | BadRow]:
+    """The records from line ``first`` on; after a broken one, reading starts again at the
+    line after the one it began on (a loop, not recursion: a file may break often)."""
+    lines = list(io.StringIO(text, newline=""))  # split where the csv module splits them
+    start = first
+    while start <= len(lines):
+        rest = (lines[at] for at in range(start - 1, len(lines)))
+        reader = csv.reader(rest, strict=True)
+        offset = start - 1  # the reader counts lines from where it was started
+        while True:
+            try:
+                cells = next(reader)
+            except StopIteration:
+                return
+            except csv.Error as exc:
+                yield BadRow(start, f"not valid CSV: {_csv_problem(exc)}")
+                start += 1
+                break
+            yield _csv_row(start, names, cells)
+            start = offset + reader.line_num + 1
+
+
+def _csv_problem(error: csv.Error) -> str:
+    """What is wrong with a record, in words (the csv module's end of data is a quote)."""
+    if "unexpected end of data" in str(error):
+        return "a quote opened in this row is never closed"
+    return str(error)
 
 
 def _csv_row(number: int, names: list[str], cells: list[str]) -> Row | BadRow:

@@ -1,7 +1,7 @@
 """The results file: a line a row, as JSON Lines, or CSV when its name ends ``.csv``.
 
 Each line holds ``row`` (the row's line in the inputs), ``run`` (its run's id),
-``status``, ``final`` (the run's last message), ``tokens``, ``cost`` and
+``status``, ``final`` (the run's answer: ``RunState.answer``), ``tokens``, ``cost`` and
 ``error`` (why a row failed, else null). The file is written whole, in the
 order of the inputs, through a temporary file renamed over it: a reader never
 sees half of it.
@@ -26,8 +26,9 @@ COLUMNS = ("row", "run", "status", "final", "tokens", "cost", "error")
 
 
 def default_out(inputs: Path) -> Path:
-    """``questions.results.jsonl`` beside ``questions.csv`` or ``questions.jsonl``."""
-    return inputs.with_name(f"{inputs.name.rsplit('.', 1)[0]}.results.jsonl")
+    """``questions.csv.results.jsonl`` beside ``questions.csv``: the inputs' whole name is
+    kept, so that ``questions.csv`` and ``questions.jsonl`` never share a results file."""
+    return inputs.with_name(f"{inputs.name}.results.jsonl")
 
 
 def check_out(out: Path, inputs: Path) -> None:

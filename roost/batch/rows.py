@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from roost.engine import Runner
 from roost.errors import RoostError, RunNotFoundError
 from roost.events import ErrorEvent, Event, RunStartEvent
-from roost.pricing import run_cost
+from roost.pricing import reported_cost
 from roost.runstate import RunState, fold
 from roost.store.lazy_memory import LazyMemory
 from roost.store.memory import SqlMemory
@@ -130,27 +130,17 @@ def _stored_log(store: SqlStore, run_id: str) -> EventLog | None:
 def result_of(line: int, run_id: str, state: RunState, events: Sequence[Event]) -> RowResult:
     """A row's result from its run's state and events (which price its model calls)."""
     status: RowStatus = state.status if state.status != "new" else "running"  # type: ignore[assignment]
-    last = state.last_message
     error = None
     if isinstance(state.pending, ErrorEvent):
         error = f"line {line}: error at {state.pending.from_}: {state.pending.content}"
     usage = state.usage
     return RowResult(
         line, run_id, status,
-        final=last.content if last is not None else None,
+        final=state.answer,
         tokens=usage.prompt_tokens + usage.completion_tokens,
-        cost=_cost(events, usage.prompt_tokens + usage.completion_tokens),
+        cost=reported_cost(events),
         error=error,
     )  # fmt: skip
-
-
-def _cost(events: Sequence[Event], tokens: int) -> float | None:
-    """The run's cost in US dollars; None when no call reported tokens or one's price is
-    unknown (as ``roost runs`` prices only what it can)."""
-    if not tokens:
-        return None
-    cost = run_cost(events)
-    return None if cost.unpriced else cost.amount
 
 
 def finished_result(line: int, run_id: str, events: list[Event]) -> RowResult:

@@ -22,6 +22,8 @@ from roost.cli.app import app
 if TYPE_CHECKING:  # typer's own copy of click, whose types its command's methods take
     from typer._click import Context
 
+    from roost.batch.rows import RowResult
+
 SHOWN_FAILURES = 20  # failed rows listed in the summary; the results file has them all
 RAY_HERE = "local"  # a bare --ray: a Ray started on this machine (ray_tasks.LOCAL)
 _FILE_SUFFIXES = (".yaml", ".yml", ".jsonl", ".ndjson", ".csv")
@@ -71,7 +73,7 @@ def batch(
         typer.Option(
             "--out",
             metavar="FILE",
-            help="Results file (.jsonl or .csv; default INPUTS.results.jsonl).",
+            help="Results file (.jsonl or .csv; default: INPUTS' name + .results.jsonl).",
         ),
     ] = None,
     batch_id: Annotated[
@@ -102,10 +104,12 @@ def batch(
     from roost.cli.logs import open_store
     from roost.engine.interpreter import start_route
     from roost.loading import load_flow
+    from roost.providers.keys import refuse_keyless
 
     input_format(inputs)  # a file that is not .jsonl or .csv is refused before anything else
     flow = load_flow(flow_path)
     start_route(flow, "", None, None)  # a flow without a start route is refused at once
+    refuse_keyless(flow)  # every row would stop at its first model call
     out = out or default_out(inputs)
     check_out(out, inputs)
     batch = check_batch_id(batch_id) if batch_id else default_batch_id(inputs, Path(flow_path))
@@ -119,12 +123,27 @@ def batch(
         store = open_store(db)
     console = Console(stderr=True, highlight=False)
     outcome = run_batch(flow, inputs, batch, store, out, console, runs)
-    _summary(outcome, out, db)
+    _summary(outcome, out, db, inputs)
     if outcome.exit_code:
         raise typer.Exit(outcome.exit_code)
 
 
-def _summary(outcome: object, out: Path, db: str | None) -> None:
+def _what_next(console: Console, failed: list[RowResult], inputs: Path) -> None:
+    """How to finish the rows that did not: an invalid row is fixed, the others retried."""
+    invalid = sum(1 for result in failed if result.status == "invalid")
+    if invalid:
+        rows = "the invalid row" if invalid == 1 else f"the {invalid:,} invalid rows"
+        console.print(
+            f"fix {rows} in {escape(str(inputs))} (a row run again as it is fails the same "
+            "way), then run the same command again"
+        )
+    if invalid < len(failed):
+        console.print(
+            "run the same command again to retry the rows that stopped (the finished rows are kept)"
+        )
+
+
+def _summary(outcome: object, out: Path, db: str | None, inputs: Path) -> None:
     from roost.batch.session import Outcome
 
     assert isinstance(outcome, Outcome)
@@ -145,7 +164,8 @@ def _summary(outcome: object, out: Path, db: str | None) -> None:
     console.print(f"results: {escape(str(out))}")
     failed = outcome.failed
     if failed:
-        console.print(f"[red]{len(failed):,} rows did not finish:[/]")
+        rows = "1 row" if len(failed) == 1 else f"{len(failed):,} rows"
+        console.print(f"[red]{rows} did not finish:[/]")
         for result in failed[:SHOWN_FAILURES]:
             console.print("  " + escape(result.error or f"line {result.row}: {result.status}"))
         if len(failed) > SHOWN_FAILURES:
@@ -153,7 +173,7 @@ def _summary(outcome: object, out: Path, db: str | None) -> None:
     if outcome.interrupted:
         sys.stderr.write("roost: interrupted; run the same command again to go on\n")
     elif failed:
-        console.print("run the same command again to retry them (the finished rows are kept)")
+        _what_next(console, failed, inputs)
     command = ["roost", "runs", "--batch", batch]
     if db:
         from roost.store.sql import masked_db

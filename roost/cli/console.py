@@ -92,6 +92,9 @@ class RunConsole:
         self._streaming: str | None = None
         self._high = ""  # the first half of a surrogate pair still waiting for its second
         self._notes: list[str] = []  # how model answers ended, shown after their message
+        # The command says the error the run stopped at when it ends (on standard error,
+        # with how to retry): the transcript does not say it a first time.
+        self.error_told_at_end = False
 
     @classmethod
     def for_flow(
@@ -187,6 +190,8 @@ class RunConsole:
                 self.lines.write(((said, "dim"),))
         elif isinstance(event, ErrorEvent):
             self.end_line()
+            if self.error_told_at_end:
+                return
             at = (self.named(event.from_), (f": {event.content}", ""))
             self.lines.write((("error", "bold red"), (" at ", ""), *at))
         elif isinstance(event, TerminateEvent):

@@ -21,12 +21,15 @@ class InvalidFlows(RoostError):
 
 
 def validate_file(path: str) -> tuple[Flow | None, list[Problem]]:
-    """The flow at ``path`` (None if it has errors) and every problem found, warnings included."""
+    """The flow at ``path`` (None if it has errors) and every problem found, warnings included
+    (a provider whose key this environment lacks is one: the file is right without it)."""
+    from roost.providers.keys import key_warnings
+
     try:
         flow = load_flow(path)
     except FlowError as error:
         return None, error.problems
-    return flow, list(flow.warnings)
+    return flow, [*flow.warnings, *key_warnings(flow)]
 
 
 @app.command()

@@ -65,14 +65,19 @@ def new_run_log(flow: Flow, *, events_path: Path | None, db: str | None) -> Even
 
 
 def check_events_path(path: Path) -> None:
-    """UsageError unless a new events file can be written at ``path``."""
+    """UsageError unless a new events file can be written at ``path``; its folder is made
+    when missing (``--events recordings/x.jsonl`` beside a test file)."""
     if path.is_dir():
         raise UsageError(f"{path}: is a directory; --events needs a file path")
     if path.exists() and not path.is_file():
         raise UsageError(f"{path}: not a regular file (a device or a pipe); --events needs a file")
     folder = path.parent
     if not folder.is_dir():
-        raise UsageError(f"{path}: no folder {str(folder)!r} to write the events file in")
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as error:  # a file in the way, no permission, a read-only disk
+            reason = error.strerror or type(error).__name__
+            raise UsageError(f"{path}: cannot make the folder {str(folder)!r}: {reason}") from None
     if not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
         raise UsageError(f"{path}: cannot write here (permission denied)")
 

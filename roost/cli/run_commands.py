@@ -87,6 +87,9 @@ def run(
     flow = read_flow(flow_path)
     _check_tools(flow)
     start_route(flow, message, from_, to)  # a bad route fails before a run is stored
+    from roost.providers.keys import refuse_keyless
+
+    refuse_keyless(flow)
     # --image replaces the flow's start.images, as --message replaces its text; read and
     # checked before a run is stored.
     images = _load_images(image) if image is not None else start_images(flow)
@@ -209,6 +212,7 @@ class Session:
         self.interactive = not no_input and sys.stdin.isatty()
         self.ref = ref or log.run_id
         self.out = RunConsole.for_flow(flow, step=self._step)
+        self.out.error_told_at_end = True  # finish() says it, once
         self.child_log: Callable[[str], EventLog] | None = None
         if flow.tools:  # sub-flow tools record their runs next to this one
             from roost.cli.logs import child_logs

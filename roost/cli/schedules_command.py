@@ -51,13 +51,15 @@ def schedules(
 
 
 def read_serve_file(path: Path) -> ServeFile:
-    """The serve configuration at ``path``; one line saying what to install without croniter."""
+    """The serve configuration at ``path``; one line saying what to install without croniter
+    (it comes with roost: missing, the install is broken)."""
     try:
         from roost.serve.servefile import load_serve_file
     except ModuleNotFoundError as error:
         if error.name != "croniter":
             raise
         raise UsageError(
-            f"{path}: schedules need the cron library croniter: pip install 'roost[serve]'"
+            f"{path}: schedules need the cron library croniter, which roost installs with it: "
+            "pip install croniter"
         ) from None
     return load_serve_file(path)

@@ -151,6 +151,8 @@ def print_transcript(
         line = event_line(event)
         if line is not None:
             console.print(line, soft_wrap=True)
+    if state.answer is not None:
+        console.print(f"[bold]answer:[/] {escape(state.answer)}", soft_wrap=True)
     usage = state.usage
     calls = sum(1 for event in events if isinstance(event, LlmCallEvent))
     console.print(

@@ -153,8 +153,8 @@ def _final(expect: Expect, state: RunState, events: list[Event]) -> str | None:
     final = expect.final
     if final is None:
         return None
-    got = state.last_message.content if state.last_message is not None else None
-    shown = _quoted(got) if got is not None else "no message"
+    got = state.answer
+    shown = _quoted(got) if got is not None else "no answer"
     if final.equals is not None and got != final.equals:
         return f"final: expected {_quoted(final.equals)}, got {shown}"
     if final.contains is not None and (got is None or final.contains not in got):

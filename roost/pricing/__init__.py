@@ -28,6 +28,10 @@ if TYPE_CHECKING:
 
 DEFAULT_CONTEXT_WINDOW = 128_000  # tokens, for a model neither the flow nor the table knows
 _PER = 1_000_000  # prices are per million tokens
+# Costs are written rounded to this many decimals of a dollar: the table's prices have at
+# most three decimals per million tokens, so a call's cost is exact to the billionth of a
+# dollar and the rounding only takes off the float's noise (1.5149999999999999e-05).
+COST_DECIMALS = 9
 
 
 @dataclass(frozen=True, slots=True)
@@ -230,6 +234,25 @@ class RunCost:
                 f"without {self.unpriced} call{'s' if self.unpriced != 1 else ''} of unknown price"
             )
         return f"{shown} ({', '.join(notes)})" if notes else shown
+
+
+def rounded(amount: float) -> float:
+    """A dollar amount as roost writes it: rounded to ``COST_DECIMALS`` decimals."""
+    return round(amount, COST_DECIMALS)
+
+
+def reported_cost(events: Iterable[Any]) -> float | None:
+    """A run's cost as a number for a file or an API (rounded); None when no call reported
+    tokens, or when one's price is unknown (the sum would only be a lower bound)."""
+    events = list(events)
+    if not any(e.type == "llm_call" and _used_tokens(e.usage) for e in events):
+        return None
+    cost = run_cost(events)
+    return None if cost.unpriced else rounded(cost.amount)
+
+
+def _used_tokens(usage: TokenCounts | None) -> bool:
+    return usage is not None and bool(usage.prompt_tokens or usage.completion_tokens)
 
 
 def short_text(cost: RunCost) -> str:

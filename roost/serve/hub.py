@@ -37,6 +37,7 @@ from roost.eventlog import new_run_id
 from roost.events import Event, InterruptEvent, RunStartEvent, event_dict
 from roost.flow import Flow, load_flow_text
 from roost.nodes.directors import candidates
+from roost.pricing import reported_cost
 from roost.runstate import RunState, fold, statuses
 from roost.serve.config import ServeConfig
 from roost.serve.errors import Busy
@@ -294,10 +295,18 @@ class Hub:
             "pending": event_dict(state.pending) if state.pending is not None else None,
             "waiting_for": waiting_for(flow, state),
             "terminated_by": state.terminated_by,
+            "answer": state.answer,
             "usage": state.usage.model_dump(),
+            "cost": self._cost(info),
             "busy": self.busy(run_id),
             "queued": self.leases.waiting(run_id),
         }
+
+    def _cost(self, info: RunInfo) -> float | None:
+        """What the run's model calls cost (``reported_cost``); a run without tokens is not read."""
+        if not info.tokens:
+            return None
+        return reported_cost(self.store.log(info.id).load())
 
     def flow(self, run_id: str) -> Flow:
         """The flow the run follows now."""

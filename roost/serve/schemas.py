@@ -127,7 +127,15 @@ class RunDetail(RunRow):
     )
     waiting_for: Waiting | None
     terminated_by: str | None
+    answer: str | None = Field(
+        description="What the run answered: its latest message with text, TERMINATE at its "
+        "end taken off."
+    )
     usage: dict[str, int]
+    cost: float | None = Field(
+        description="US dollars its model calls cost (rounded to 9 decimals); null when "
+        "none used tokens or one's price is unknown."
+    )
     busy: bool = Field(description="A step is running now.")
     queued: int = Field(description="Messages waiting for the run.")
 

@@ -30,13 +30,14 @@ def test_each_row_is_a_stored_run_of_the_batch_and_a_line_of_the_results(
     jsonl(folder / "q.jsonl", {"message": "hi"}, {"vars": {"topic": "cats"}}, {"message": "bye"})
     code, out, err = roost("batch", "two.yaml", "q.jsonl", "--batch", "b1")
     assert code == 0, out + err
-    lines = results(folder / "q.results.jsonl")
+    lines = results(folder / "q.jsonl.results.jsonl")
     assert [
         (r["row"], r["status"], r["final"], r["tokens"], r["cost"], r["error"]) for r in lines
     ] == [
-        (1, "terminated", "TERMINATE", 0, None, None),
-        (2, "terminated", "TERMINATE", 0, None, None),
-        (3, "terminated", "TERMINATE", 0, None, None),
+        # the run's answer: the bot's echo, not the person's closing TERMINATE
+        (1, "terminated", "hi", 0, None, None),
+        (2, "terminated", "Tell me about cats.", 0, None, None),
+        (3, "terminated", "bye", 0, None, None),
     ]
     runs = [r["run"] for r in lines]
     assert stored(folder, "b1") == sorted(runs) == stored(folder)
@@ -71,7 +72,7 @@ def test_bad_rows_fail_with_their_line_and_the_batch_goes_on(folder: Path, roost
     code, out, err = roost("batch", "two.yaml", "q.jsonl", "--batch", "b1")
     assert code == 3
     assert [
-        (r["row"], r["status"], r["run"] is None) for r in results(folder / "q.results.jsonl")
+        (r["row"], r["status"], r["run"] is None) for r in results(folder / "q.jsonl.results.jsonl")
     ] == [
         (1, "terminated", False),
         (2, "invalid", True),
@@ -101,15 +102,16 @@ def test_running_again_runs_only_the_rows_without_a_finished_run(
     jsonl(folder / "q.jsonl", {"message": "a"}, {"message": "b"})
     code, out, _ = roost("batch", "two.yaml", "q.jsonl")
     assert code == 3
-    first = results(folder / "q.results.jsonl")
+    first = results(folder / "q.jsonl.results.jsonl")
     assert [r["status"] for r in first] == ["error", "error"]
     assert first[0]["error"] == "line 1: error at bot: provider 'mock': busy"
-    assert "run the same command again to retry them" in out
+    assert "run the same command again to retry the rows that stopped" in out
+    assert "fix " not in out  # no row is invalid: none needs fixing
 
     jsonl(folder / "q.jsonl", {"message": "a"}, {"message": "b"}, {"message": "c"})
     code, out, err = roost("batch", "two.yaml", "q.jsonl")
     assert code == 3  # the new row fails its first call
-    second = results(folder / "q.results.jsonl")
+    second = results(folder / "q.jsonl.results.jsonl")
     assert [r["status"] for r in second] == ["terminated", "terminated", "error"]
     assert [r["run"] for r in second[:2]] == [r["run"] for r in first]  # the same runs, retried
     assert "2 to run" not in err and "3 to run, 0 finished before" in err
@@ -195,14 +197,16 @@ def test_a_row_of_a_priced_model_gets_its_cost(folder: Path, roost: Roost) -> No
     with FakeLLMServer() as server:
         server.script(
             Reply(text="one TERMINATE", usage=FakeUsage(prompt=1000, completion=500)),
-            Reply(text="two TERMINATE", usage=FakeUsage(prompt=2000, completion=0)),
+            Reply(text="two TERMINATE", usage=FakeUsage(prompt=101, completion=0)),
         )
         (folder / "priced.yaml").write_text(PRICED.replace("URL", server.url))
         jsonl(folder / "q.jsonl", {"message": "a"}, {"message": "b"})
         code, out, err = roost("batch", "priced.yaml", "q.jsonl", "--concurrency", "1")
     assert code == 0, out + err
-    lines = results(folder / "q.results.jsonl")
-    assert [(r["tokens"], r["cost"]) for r in lines] == [
-        (1500, pytest.approx((1000 * 0.15 + 500 * 0.60) / 1e6)),
-        (2000, pytest.approx(2000 * 0.15 / 1e6)),
+    lines = results(folder / "q.jsonl.results.jsonl")
+    assert [(r["tokens"], r["cost"], r["final"]) for r in lines] == [
+        (1500, 0.00045, "one"),
+        # 101 * 0.15 / 1e6 is 1.5149999999999999e-05 in floating point: written rounded
+        (101, 1.515e-05, "two"),
     ]
+    assert '"cost": 1.515e-05,' in (folder / "q.jsonl.results.jsonl").read_text()

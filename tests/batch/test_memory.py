@@ -61,8 +61,8 @@ def test_a_row_of_one_batch_recalls_what_a_row_of_another_stored(
     jsonl(folder / "tell.jsonl", {"message": "I only drink green tea."})
     code, out, err = roost("batch", "tell.yaml", "tell.jsonl", "--batch", "told")
     assert code == 0, out + err
-    [told] = results(folder / "tell.results.jsonl")
-    assert (told["status"], told["final"]) == ("terminated", "Noted. TERMINATE")
+    [told] = results(folder / "tell.jsonl.results.jsonl")
+    assert (told["status"], told["final"]) == ("terminated", "Noted.")
     store = SqlStore(str(folder / ".roost" / "roost.db"))
     tea = MemoryEntry(key="tea", content="The guest drinks green tea.", importance=0.9)
     assert SqlMemory(store).entries("shared:guests") == [tea]
@@ -70,7 +70,7 @@ def test_a_row_of_one_batch_recalls_what_a_row_of_another_stored(
     jsonl(folder / "ask.jsonl", {"message": "Which tea?"}, {"message": "And for the tea?"})
     code, out, err = roost("batch", "ask.yaml", "ask.jsonl", "--batch", "asked")
     assert code == 0, out + err
-    rows = results(folder / "ask.results.jsonl")
+    rows = results(folder / "ask.jsonl.results.jsonl")
     assert [r["status"] for r in rows] == ["terminated", "terminated"]
     for row in rows:
         [echoed] = host_said(store, row["run"])

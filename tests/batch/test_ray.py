@@ -160,11 +160,11 @@ def test_rows_run_on_the_cluster_and_a_killed_worker_s_row_is_resumed_once(
             driver.kill()
     assert driver.returncode == 0, out + err
     assert "Traceback" not in out + err
-    rows = results(tmp_path / "q.results.jsonl")
+    rows = results(tmp_path / "q.jsonl.results.jsonl")
     assert [(r["row"], r["status"], r["final"]) for r in rows] == [
-        (1, "terminated", "TERMINATE"),
-        (2, "terminated", "TERMINATE"),
-        (3, "terminated", "TERMINATE"),
+        (1, "terminated", "after the first try"),  # the bot echoes its tool's result
+        (2, "terminated", "after the first try"),
+        (3, "terminated", "after the first try"),
     ]
     store = SqlStore(pg_url)
     try:
@@ -198,9 +198,9 @@ def test_sqlite_with_a_ray_of_this_machine_then_the_rest_on_the_cluster(
     done = run_cli("batch", "two.yaml", "q.jsonl", "--ray", "--batch", "s1", cwd=tmp_path, env=env)
     assert done.returncode == 3, done.stdout + done.stderr
     assert "Traceback" not in done.stdout + done.stderr
-    rows = results(tmp_path / "q.results.jsonl")
+    rows = results(tmp_path / "q.jsonl.results.jsonl")
     assert [(r["row"], r["status"], r["final"]) for r in rows] == [
-        (1, "terminated", "TERMINATE"),
+        (1, "terminated", "hi"),
         (2, "invalid", None),
     ]
     # Run again with a row more, on the cluster: only the new row runs, into the same file.
@@ -209,7 +209,7 @@ def test_sqlite_with_a_ray_of_this_machine_then_the_rest_on_the_cluster(
     done = run_cli(*again, cwd=tmp_path, env=env)
     assert done.returncode == 3, done.stdout + done.stderr
     assert "1 to run, 1 finished before, 1 invalid" in done.stderr
-    rows = results(tmp_path / "q.results.jsonl")
+    rows = results(tmp_path / "q.jsonl.results.jsonl")
     assert [(r["row"], r["status"]) for r in rows] == [
         (1, "terminated"),
         (2, "invalid"),
@@ -307,7 +307,7 @@ def test_rows_on_the_cluster_store_and_recall_memory(
         command = ("batch", f"{flow}.yaml", f"{flow}.jsonl", "--batch", batch)
         done = run_cli(*command, "--ray", ray_head, "--db", pg_url, cwd=tmp_path, env=env)
         assert done.returncode == 0, done.stdout + done.stderr
-    rows = results(tmp_path / "ask.results.jsonl")
+    rows = results(tmp_path / "ask.jsonl.results.jsonl")
     assert [r["status"] for r in rows] == ["terminated", "terminated"]
     store = SqlStore(pg_url)
     try:

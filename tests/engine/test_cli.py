@@ -63,6 +63,19 @@ def test_without_a_terminal_the_run_pauses_and_says_how_to_continue(
     assert "bot waits for USER" in result.stdout
 
 
+def test_events_into_a_folder_that_does_not_exist_make_it(tmp_path: Path, ask: Path) -> None:
+    events = tmp_path / "recordings" / "deep" / "x.jsonl"  # as a test file's replay: names it
+    result = roost("run", str(ask), "--events", str(events), "--no-input", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(events.read_text().splitlines()[0])["type"] == "run_start"
+    (tmp_path / "afile").write_text("")
+    refused = roost("run", str(ask), "--events", "afile/x.jsonl", cwd=tmp_path)
+    assert (refused.returncode, refused.stderr) == (
+        2,
+        "afile/x.jsonl: cannot make the folder 'afile': File exists\n",
+    )
+
+
 def test_answers_are_used_in_order_and_empty_means_no_feedback(tmp_path: Path, ask: Path) -> None:
     events = tmp_path / "run.jsonl"
     result = roost(
@@ -139,7 +152,7 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, ask: Path) -> None:
     assert result.returncode == 2
     result = roost("run", str(ask), "--to", "USER", cwd=tmp_path)  # the start's own sender
     assert result.returncode == 2 and "'USER' to itself" in result.stderr
-    for events in (str(tmp_path), str(tmp_path / "no-folder" / "run.jsonl")):
+    for events in (str(tmp_path), str(ask / "run.jsonl")):  # a folder; a file in the way
         result = roost("run", str(ask), "--events", events, "--no-input", cwd=tmp_path)
         assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1
         assert events in result.stderr

@@ -68,14 +68,14 @@ def test_answers_answer_the_interrupts_in_order_then_the_run_stays_paused(team: 
           team: [It is 4., Checked., Good., TERMINATE]
           director: [solver, checker, client, solver, checker]
         answers: [Thanks!]
-        expect: {status: terminated, final: {equals: TERMINATE}}
+        expect: {status: terminated, final: {equals: Good.}}
     """
     [result] = results(write_tests(team, case))
     assert result.failures == []
     [result] = results(write_tests(team, case.replace("answers: [Thanks!]", "answers: []")))
     assert result.failures == [
         "status: expected terminated, got paused",
-        'final: expected "TERMINATE", got "Checked."',
+        'final: expected "Good.", got "Checked."',
     ]
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import pytest
+from fakes.llm_server import FakeLLMServer
+from fakes.script import FakeUsage, Reply
 
 from tests.serve.conftest import Server, contents, settled
 
@@ -325,3 +327,30 @@ def test_the_api_is_documented_at_docs(api: httpx2.Client) -> None:
 def test_nothing_the_tests_sent_made_a_traceback(server: Server) -> None:
     # Runs last in this module: every bad request above was answered without one.
     assert "Traceback" not in server.errors()
+
+
+PRICED = """
+roost: 1
+name: priced
+providers:
+  llm: {{kind: openai, model: gpt-4o-mini, base_url: "{url}/v1", api_key: k, max_retries: 0}}
+agents:
+  USER: {{role: A person., interrupt: ALWAYS}}
+  bot: {{provider: llm, role: You answer.}}
+start: {{from: USER, to: bot, content: hi}}
+"""
+
+
+def test_a_run_s_summary_gives_its_answer_and_its_cost_rounded(
+    server: Server, api: httpx2.Client
+) -> None:
+    with FakeLLMServer() as llm:
+        # gpt-4o-mini: 101 * $0.15 per million is 1.5149999999999999e-05 in floating point
+        llm.script(Reply(text="Four. TERMINATE", usage=FakeUsage(prompt=101, completion=0)))
+        (server.flows / "priced.yaml").write_text(PRICED.format(url=llm.url), encoding="utf-8")
+        run_id = start(api, "priced.yaml")["id"]
+        detail = settled(api, run_id, "terminated")
+    assert (detail["answer"], detail["cost"]) == ("Four.", 1.515e-05)
+    assert '"cost":0.00001515' in api.get(f"/runs/{run_id}").text
+    hello = settled(api, start(api, "hello.yaml")["id"], "terminated")
+    assert (hello["answer"], hello["cost"]) == ("Hello!", None)  # no call used tokens
