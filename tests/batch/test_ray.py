@@ -161,10 +161,16 @@ def test_rows_run_on_the_cluster_and_a_killed_worker_s_row_is_resumed_once(
     assert driver.returncode == 0, out + err
     assert "Traceback" not in out + err
     rows = results(tmp_path / "q.jsonl.results.jsonl")
-    assert [(r["row"], r["status"], r["final"]) for r in rows] == [
-        (1, "terminated", "after the first try"),  # the bot echoes its tool's result
-        (2, "terminated", "after the first try"),
-        (3, "terminated", "after the first try"),
+    assert [(r["row"], r["status"]) for r in rows] == [
+        (1, "terminated"),
+        (2, "terminated"),
+        (3, "terminated"),
+    ]
+    # Each bot echoes its tool's result: the killed row's tool call is answered as stopped.
+    assert sorted(r["final"] for r in rows) == [
+        "after the first try",
+        "after the first try",
+        "the process running this tool stopped before it finished; it was not retried",
     ]
     store = SqlStore(pg_url)
     try:
