@@ -45,8 +45,8 @@ def model_lines(flow: Flow, events: list[Event]) -> list[str]:
         if isinstance(event, LlmCallEvent) and event.purpose is None and event.model:
             latest[event.node] = event.model
     lines = []
-    for name, agent in flow.agents.items():
-        provider = agent.provider or flow.defaults.provider
+    for name in flow.agents:
+        provider = flow.provider_of(name)
         config = flow.providers.get(provider) if provider else None
         if provider is None or config is None or flow.interrupt_of(name) == "ALWAYS":
             continue  # a person answers for it

@@ -373,7 +373,7 @@ def context_sizes(flow: Flow, state: RunState) -> list[ContextSize]:
             latest[entry.from_] = entry.to
     found = []
     for node, to in latest.items():
-        provider = flow.agents[node].provider or flow.defaults.provider
+        provider = flow.provider_of(node)
         config = flow.providers.get(provider) if provider else None
         if provider is None or config is None or flow.interrupt_of(node) == "ALWAYS":
             continue  # a person answers for it: it makes no model call

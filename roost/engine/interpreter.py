@@ -213,7 +213,7 @@ class Interpreter:
             )
         changed = 0
         for size in context_sizes(flow, state):
-            provider = flow.agents[size.node].provider or flow.defaults.provider
+            provider = flow.provider_of(size.node)
             assert provider is not None  # context_sizes names only agents with a provider
             system = agent_system(flow, state, size.node, size.to)
             system = with_memory_note(system, self._memory_notes[size.node])
@@ -418,7 +418,7 @@ class Interpreter:
         if agent is None:
             self._fail(frm, to, f"no agent is called {frm!r}")
             return None
-        provider = agent.provider or flow.defaults.provider  # provider_of, inlined
+        provider = flow.provider_of(frm)
         if provider is None:
             self._fail(frm, to, f"agent {frm} has no provider (set provider or defaults.provider)")
             return None
@@ -551,7 +551,7 @@ class Interpreter:
     ) -> tuple[str, By] | None:
         flow, state = self.flow, self.state
         config = flow.channels[channel]
-        provider = config.director.provider or flow.defaults.provider
+        provider = flow.provider_of(channel)
         if provider is None:
             self._fail(channel, to, f"the director of {channel} has no provider")
             return None

@@ -144,7 +144,7 @@ def check_compression(c: Checker) -> None:
             f"defaults.compress_at ({defaults.compress_at:g}); the hard line comes after",
         )
     for name, agent in flow.agents.items():
-        provider = agent.provider or defaults.provider
+        provider = flow.provider_of(name)
         config = flow.providers.get(provider) if provider else None
         window = config.context_window if config is not None else None
         needs = len(agent.role) // _CHARS_PER_TOKEN

@@ -613,6 +613,13 @@ class Flow(Strict):
             return "channel"
         return None
 
+    def provider_of(self, node: str) -> str | None:
+        """The provider ``node`` speaks through: an agent's own or a channel director's,
+        else ``defaults.provider``; None when neither is set."""
+        agent = self.agents.get(node)
+        own = agent.provider if agent is not None else self.channels[node].director.provider
+        return own or self.defaults.provider
+
     def interrupt_of(self, agent: str) -> InterruptPolicy:
         return self.agents[agent].interrupt or self.defaults.interrupt
 
