@@ -59,10 +59,9 @@ def mcp_lines(flow: Flow) -> list[str]:
     listed and stopped here. A server that fails is one line saying why."""
     if not flow.mcp_servers:
         return ["this flow has no MCP servers (mcp_servers: in the flow)"]
-    from roost.flow.models import StdioServer
+    from roost.flow.models import StdioServer, flow_folder
     from roost.flow.redact import clean
     from roost.tools.mcp_tool import McpHub
-    from roost.tools.toolbox import flow_folder
 
     hub = McpHub(dict(flow.mcp_servers), flow_folder(flow))
     lines = []

@@ -9,6 +9,7 @@ which knows where each key stands in the file.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PrivateAttr, field_validator
@@ -666,3 +667,18 @@ class Flow(Strict):
     def markers_of(self, agent: str) -> MarkerRule:
         """How ``agent``'s replies are read for TERMINATE and INTERRUPT."""
         return self.agents[agent].markers or self.defaults.markers
+
+
+def flow_file(flow: Flow) -> Path | None:
+    """The file ``flow`` was read from; None for a flow given as text (a path like ``<string>``)."""
+    path = flow.path
+    return Path(path) if path and not path.startswith("<") else None
+
+
+def flow_folder(flow: Flow) -> Path:
+    """The folder the relative paths of ``flow`` start from: its file's, else the current one.
+
+    As written, not resolved: a tool's or skill's path keeps the form the user gave.
+    """
+    file = flow_file(flow)
+    return file.parent if file is not None else Path()

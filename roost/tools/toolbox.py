@@ -8,7 +8,6 @@ is offered only its best-matching tools for the latest user message.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from roost.errors import ToolFailure
@@ -21,6 +20,7 @@ from roost.flow.models import (
     McpTool,
     PythonTool,
     ToolGroup,
+    flow_folder,
 )
 from roost.flow.redact import redact
 from roost.flow.skills import SKILL_READ
@@ -38,12 +38,6 @@ if TYPE_CHECKING:  # the MCP SDK is imported only by a flow that uses an MCP ser
     from roost.eventlog import MemoryBank
     from roost.tools.base import Tool
     from roost.tools.mcp_tool import McpHub
-
-
-def flow_folder(flow: Flow) -> Path:
-    """The folder that relative tool paths of ``flow`` start from (as written, not resolved)."""
-    path = flow.path
-    return Path(path).parent if path and not path.startswith("<") else Path(".")
 
 
 class Toolbox:
