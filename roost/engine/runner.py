@@ -27,10 +27,18 @@ from roost.engine.fork_memory import fork_view
 from roost.engine.hooks import HooksFor, LiveHooks
 from roost.engine.images import LoadedImage, image_source, keep, start_images
 from roost.engine.interpreter import Interpreter, SkillsFor, ToolsFor
-from roost.engine.recorder import Clock, Recorder, now_iso
+from roost.engine.recorder import Clock, Recorder
 from roost.errors import RoostError
 from roost.eventlog import EventLog, ImageStore, MemoryBank, MemoryImages, MemoryLog
-from roost.events import BackgroundEvent, ErrorEvent, Event, FlowEvent, FlowRecord, ImageRecord
+from roost.events import (
+    BackgroundEvent,
+    ErrorEvent,
+    Event,
+    FlowEvent,
+    FlowRecord,
+    ImageRecord,
+    now_iso,
+)
 from roost.flow.redact import Redactor
 from roost.runstate import RunState, fold
 

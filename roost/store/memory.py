@@ -18,7 +18,6 @@ match (FTS5's ``bm25``, PostgreSQL's ``ts_rank``) weighted by their importance.
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Column, Index, Text, text
@@ -26,7 +25,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlmodel import Field, SQLModel
 
 from roost.errors import StoreError
-from roost.events import MemoryEntry, TimelineEntry, iso_bound
+from roost.events import MemoryEntry, TimelineEntry, iso_bound, now_iso
 
 if TYPE_CHECKING:
     from sqlalchemy import Connection, TextClause
@@ -85,7 +84,7 @@ def moment(value: str | None = None) -> str:
     its first moment. ValueError when ``value`` is no ISO date or time.
     """
     if value is None:
-        return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        return now_iso()
     return iso_bound(value, end=False)
 
 
