@@ -7,6 +7,7 @@ the JSON Lines file flushes it, the SQL store commits it in one transaction.
 
 from __future__ import annotations
 
+import re
 import secrets
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
@@ -17,6 +18,15 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from roost.events import Event, MemoryEntry, TimelineEntry
+
+
+_WORD = re.compile(r"\w+")
+
+
+def words(text: str) -> list[str]:
+    """The words of ``text``, lower-cased, in order: what a memory search matches by
+    (punctuation, quotes and operators are never syntax), and what tools are ranked by."""
+    return _WORD.findall(text.lower())
 
 
 @runtime_checkable
