@@ -910,4 +910,65 @@ EDGES_CLI = [
     ),
 ]
 
-MUTANTS: list[Mutant] = [*ENGINE, *STORE, *PROVIDERS, *TEMPLATING, *SERVE_ACCESS, *EDGES_CLI]
+# One source for each derived fact: the resolver, the system prompt, the clock, the stamp.
+ONE_SOURCE = [
+    Mutant(
+        "refs-server-before-entry",
+        "roost/flow/tool_refs.py",
+        "    if entry is not None:\n        if child is None:",
+        "    if entry is not None and not (child and parent in flow.mcp_servers):\n"
+        "        if child is None:",
+        ("tests/flow/test_tool_refs.py",),
+        "a Python tool X no longer comes before the MCP server X in X#tool",
+    ),
+    Mutant(
+        "refs-memory-without-section",
+        "roost/flow/tool_refs.py",
+        "    if flow.memory is None:\n        raise UnresolvedReference(",
+        "    if flow.memory is None and False:\n        raise UnresolvedReference(",
+        ("tests/flow/test_tool_refs.py", "tests/flow/test_corpus.py"),
+        "memory#... resolves in a flow without a memory: section",
+    ),
+    Mutant(
+        "declared-approval-dropped",
+        "roost/tools/declared.py",
+        '    approval = config.approval == "always"',
+        "    approval = False",
+        ("tests/tools/test_declared.py",),
+        "a replay offers a tool that asks for approval as one that does not",
+    ),
+    Mutant(
+        "system-prompt-no-skills",
+        "roost/nodes/agent.py",
+        "    listed = skills() if flow.agents[agent].skills else ()",
+        "    listed = skills() if flow.agents[agent].skills and strict else ()",
+        ("tests/engine/test_skills.py",),
+        "the context estimate leaves the skills list out again",
+    ),
+    Mutant(
+        "now-iso-drops-zero-fraction",
+        "roost/events.py",
+        '    return f"{prefix}{nanos // 1000:06d}Z"',
+        '    return f"{prefix}{nanos // 1000:06d}Z" if nanos // 1000 else prefix[:-1] + "Z"',
+        ("tests/store/test_sql.py",),
+        "a time at a whole second is written without its fraction",
+    ),
+    Mutant(
+        "stamped-log-stamps-nothing",
+        "roost/eventlog.py",
+        "        return event.model_copy(update=unset) if unset else event",
+        "        return event",
+        ("tests/tools/test_subflows.py", "tests/batch/test_batch.py"),
+        "a child run no longer names its parent, a batch row's run its batch",
+    ),
+]
+
+MUTANTS: list[Mutant] = [
+    *ENGINE,
+    *STORE,
+    *PROVIDERS,
+    *TEMPLATING,
+    *SERVE_ACCESS,
+    *EDGES_CLI,
+    *ONE_SOURCE,
+]

@@ -7,9 +7,10 @@ the JSON Lines file flushes it, the SQL store commits it in one transaction.
 
 from __future__ import annotations
 
+import re
 import secrets
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from roost.errors import ConcurrentRunError
 
@@ -17,6 +18,15 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from roost.events import Event, MemoryEntry, TimelineEntry
+
+
+_WORD = re.compile(r"\w+")
+
+
+def words(text: str) -> list[str]:
+    """The words of ``text``, lower-cased, in order: what a memory search matches by
+    (punctuation, quotes and operators are never syntax), and what tools are ranked by."""
+    return _WORD.findall(text.lower())
 
 
 @runtime_checkable
@@ -147,3 +157,32 @@ class LayeredImages:
             if data is not None:
                 return data
         return None
+
+
+class StampedLog:
+    """A new run's log whose ``run_start`` is given the ``fields`` it leaves unset (None).
+
+    A sub-flow's child run names its parent run and tool call this way
+    (``parent``, ``parent_tool_call``), a batch row's run its batch and row
+    (``batch``, ``row``): the Runner that starts the run need not know why.
+    """
+
+    def __init__(self, inner: EventLog, **fields: Any) -> None:
+        self._inner = inner
+        self._fields = fields
+
+    @property
+    def run_id(self) -> str:
+        return self._inner.run_id
+
+    def load(self) -> list[Event]:
+        return self._inner.load()
+
+    def append(self, events: Sequence[Event]) -> None:
+        self._inner.append([self._stamped(event) for event in events])
+
+    def _stamped(self, event: Event) -> Event:
+        if event.type != "run_start":
+            return event
+        unset = {key: value for key, value in self._fields.items() if getattr(event, key) is None}
+        return event.model_copy(update=unset) if unset else event

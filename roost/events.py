@@ -9,6 +9,7 @@ serialise it as ``from``.
 
 from __future__ import annotations
 
+import time as systime
 from collections.abc import Callable
 from datetime import UTC, date, datetime, time
 from typing import Annotated, Any, Literal
@@ -48,15 +49,32 @@ def valid_texts(value: Any) -> Any:
     return map_texts(value, valid_text)
 
 
+# The second last formatted, and its text up to the fraction: one object, so that a
+# reader in another thread never pairs one second with another's text.
+_formatted: tuple[int, str] = (-1, "")
+
+
 def now_iso() -> str:
-    """The current time as the log writes it: ISO 8601 in UTC with microseconds."""
-    return datetime.now(UTC).isoformat().replace("+00:00", "Z")
+    """The current time as the log and the store write it: ISO 8601 in UTC, fixed width.
+
+    Always six digits of microseconds (``isoformat`` drops a zero fraction, which
+    would put 12:00:00Z after 12:00:00.5Z in text order). Made cheaply, as it
+    stamps every event: the date and time up to the second are formatted once a
+    second; only the microseconds change between the events of a busy run.
+    """
+    global _formatted
+    second, nanos = divmod(systime.time_ns(), 1_000_000_000)
+    known, prefix = _formatted
+    if second != known:
+        prefix = systime.strftime("%Y-%m-%dT%H:%M:%S.", systime.gmtime(second))
+        _formatted = (second, prefix)
+    return f"{prefix}{nanos // 1000:06d}Z"
 
 
 def iso_bound(text: str, *, end: bool) -> str:
     """``text``, an ISO date or time, as a fixed-width UTC time with microseconds.
 
-    (``now_iso`` drops a zero fraction; this never does, so text order is time order.)
+    (Fixed width, as ``now_iso`` writes it, so text order is time order.)
 
     A date alone is its day's first moment, or its last when it ``end``s a period;
     a time without an offset is UTC. Raises ValueError for anything else (OverflowError

@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from roost.engine import Runner
 from roost.errors import RoostError, RunNotFoundError
-from roost.events import ErrorEvent, Event, RunStartEvent
+from roost.eventlog import StampedLog
+from roost.events import ErrorEvent, Event
 from roost.pricing import reported_cost
 from roost.runstate import RunState, fold
 from roost.store.lazy_memory import LazyMemory
@@ -107,7 +108,7 @@ async def _advance(
 ) -> tuple[RunState, EventLog]:
     log: EventLog | None = None if new else _stored_log(store, run_id)
     if log is None:
-        log = BatchLog(store.new_log(run_id), batch, row.line)
+        log = StampedLog(store.new_log(run_id), batch=batch, row=row.line)
     from roost.store.images import SqlImages  # a row's start.images, kept in the store
 
     runner = Runner(flow, log, child_log=store.child_log, memory=memory, images=SqlImages(store))
@@ -146,27 +147,3 @@ def result_of(line: int, run_id: str, state: RunState, events: Sequence[Event]) 
 def finished_result(line: int, run_id: str, events: list[Event]) -> RowResult:
     """The result of a row whose run finished before this batch command began."""
     return result_of(line, run_id, fold(events), events)
-
-
-class BatchLog:
-    """A row's new log: its ``run_start`` names the batch and the row."""
-
-    def __init__(self, inner: EventLog, batch: str, row: int) -> None:
-        self._inner = inner
-        self._batch = batch
-        self._row = row
-
-    @property
-    def run_id(self) -> str:
-        return self._inner.run_id
-
-    def load(self) -> list[Event]:
-        return self._inner.load()
-
-    def append(self, events: Sequence[Event]) -> None:
-        self._inner.append([self._tagged(event) for event in events])
-
-    def _tagged(self, event: Event) -> Event:
-        if isinstance(event, RunStartEvent) and event.batch is None:
-            return event.model_copy(update={"batch": self._batch, "row": self._row})
-        return event

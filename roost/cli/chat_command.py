@@ -324,7 +324,7 @@ class ChatLoop:
         self.out.out.print(f"[dim]run {self.log.run_id} is now “{escape(title)}”[/]")
 
     def fork(self, argument: str) -> None:
-        from roost.cli.logs import flow_of
+        from roost.engine.flows import flow_of
 
         # isdigit() also accepts '²'; an event number is ASCII digits only.
         if not (argument.isascii() and argument.isdigit()):

@@ -45,8 +45,8 @@ def model_lines(flow: Flow, events: list[Event]) -> list[str]:
         if isinstance(event, LlmCallEvent) and event.purpose is None and event.model:
             latest[event.node] = event.model
     lines = []
-    for name, agent in flow.agents.items():
-        provider = agent.provider or flow.defaults.provider
+    for name in flow.agents:
+        provider = flow.provider_of(name)
         config = flow.providers.get(provider) if provider else None
         if provider is None or config is None or flow.interrupt_of(name) == "ALWAYS":
             continue  # a person answers for it
@@ -59,10 +59,9 @@ def mcp_lines(flow: Flow) -> list[str]:
     listed and stopped here. A server that fails is one line saying why."""
     if not flow.mcp_servers:
         return ["this flow has no MCP servers (mcp_servers: in the flow)"]
-    from roost.flow.models import StdioServer
+    from roost.flow.models import StdioServer, flow_folder
     from roost.flow.redact import clean
     from roost.tools.mcp_tool import McpHub
-    from roost.tools.toolbox import flow_folder
 
     hub = McpHub(dict(flow.mcp_servers), flow_folder(flow))
     lines = []

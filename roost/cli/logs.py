@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from roost.errors import EventLogError, RunNotFoundError, StoreError, UsageError
 from roost.eventlog import EventLog, MemoryBank, new_run_id
-from roost.events import Event, RunStartEvent
+from roost.events import Event
 from roost.store.checks import first_difference
 from roost.store.jsonl import JsonlLog
 from roost.store.sql import SqlStore
@@ -31,7 +31,6 @@ __all__ = [
     "TeeLog",
     "child_logs",
     "file_log",
-    "flow_of",
     "is_file_ref",
     "memory_for",
     "new_run_id",
@@ -107,6 +106,8 @@ def child_logs(db: str | None) -> Callable[[str], EventLog]:
 
 def open_run(ref: str, *, db: str | None) -> tuple[EventLog, Flow]:
     """The log of the run ``ref`` names and the flow it follows, rebuilt from its events."""
+    from roost.engine.flows import flow_of
+
     log = open_log(ref, db=db)
     return log, flow_of(log.load(), ref)
 
@@ -160,22 +161,6 @@ _FILE_ONLY = "only the file is written"
 
 def _note(text: str) -> None:
     print(f"roost: note: {text}", file=sys.stderr)
-
-
-def flow_of(events: list[Event], ref: str) -> Flow:
-    """The flow the run follows now (its run_start's, or its latest ``flow`` event's).
-
-    Loaded again from the recorded text as the flow language: nothing the flow
-    names (a tool's module, an MCP server) is imported or started here.
-    """
-    from roost.engine.flows import flow_in_force
-    from roost.flow import load_flow_text
-
-    if not events or not isinstance(events[0], RunStartEvent):
-        raise EventLogError(f"{ref}: the run has no run_start event")
-    record = flow_in_force(events) or events[0].flow
-    flow: Flow = load_flow_text(record.text, record.path)
-    return flow
 
 
 def is_file_ref(ref: str) -> bool:

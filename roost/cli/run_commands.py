@@ -144,7 +144,8 @@ def open_with_flow(run_ref: str, db: str | None, flow_file: str | None) -> tuple
     node the run's history names; without one, a flow file changed since the run
     recorded it gets a note naming ``--flow``.
     """
-    from roost.cli.logs import flow_of, open_log
+    from roost.cli.logs import open_log
+    from roost.engine.flows import flow_of
 
     log = open_log(run_ref, db=db)
     _warn(log)

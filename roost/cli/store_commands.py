@@ -26,7 +26,6 @@ from roost.cli.lines import print_columns
 from roost.cli.logs import (
     child_logs,
     file_log,
-    flow_of,
     is_file_ref,
     new_run_id,
     open_store,
@@ -312,6 +311,7 @@ def fork(
     A stored RUN forks in the store; a JSON Lines RUN forks to a new file beside it.
     """
     from roost.cli.run_commands import Session, flow_to_follow
+    from roost.engine.flows import flow_of
     from roost.runstate import fold
 
     new_id = new_run_id()

@@ -185,7 +185,7 @@ def print_tasks(console: Console, events: list[Event]) -> None:
 def _context_lines(events: list[Event], state: RunState, ref: str) -> list[str]:
     """Each agent's context size against its window, under the flow the run follows now."""
     from roost.cli.console import context_lines
-    from roost.cli.logs import flow_of
+    from roost.engine.flows import flow_of
 
     try:
         flow = flow_of(events, ref)

@@ -28,17 +28,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from roost.engine.calls import ModelCaller, Overflowed
 from roost.engine.digests import RequestDigest, request_digest
 from roost.engine.recorder import Recorder, build_event
-from roost.errors import RoostError
 from roost.events import CompactEvent, ErrorEvent, MemoryEvent, TimelineEntry
 from roost.flow.models import Flow, ScriptedProviderConfig
 from roost.messages import ModelRequest, ModelResponse, ToolSpec, UserMessage
-from roost.nodes.agent import memory_note, with_memory_note
-from roost.nodes.roles import agent_system, render
+from roost.nodes.agent import memory_note, shown_skills, system_prompt
+from roost.nodes.roles import render
 from roost.pricing import context_window_of
 from roost.window import SUMMARY_HEAD, ViewBase, estimate, trimmable
 
@@ -373,15 +373,13 @@ def context_sizes(flow: Flow, state: RunState) -> list[ContextSize]:
             latest[entry.from_] = entry.to
     found = []
     for node, to in latest.items():
-        provider = flow.agents[node].provider or flow.defaults.provider
+        provider = flow.provider_of(node)
         config = flow.providers.get(provider) if provider else None
         if provider is None or config is None or flow.interrupt_of(node) == "ALWAYS":
             continue  # a person answers for it: it makes no model call
-        try:
-            system = agent_system(flow, state, node, to)
-        except RoostError:
-            system = flow.agents[node].role
-        system = with_memory_note(system, memory_note(flow, node))
+        skills = partial(shown_skills, flow, state, node)
+        note = memory_note(flow, node)
+        system = system_prompt(flow, state, node, to, note=note, skills=skills, strict=False)
         anchor = state.views.get((node, to))
         chars = state.view_chars(node, to)
         tokens = estimate(anchor, chars, len(system), state.chars_per_token(provider))

@@ -13,7 +13,7 @@ import hashlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from roost.errors import FlowError
+from roost.errors import EventLogError, FlowError
 from roost.events import (
     ErrorEvent,
     Event,
@@ -78,6 +78,22 @@ def flow_in_force(events: Sequence[Event]) -> FlowRecord | None:
         if isinstance(event, RunStartEvent | FlowEvent):
             return event.flow
     return None
+
+
+def flow_of(events: Sequence[Event], ref: str) -> Flow:
+    """The flow the run whose log holds ``events`` follows now, loaded from its recorded text.
+
+    That of its latest ``flow`` event, else its ``run_start``'s; loaded as the flow
+    language only, so nothing the flow names (a tool's module, an MCP server) is
+    imported or started. EventLogError, naming ``ref``, when there is no run_start.
+    """
+    from roost.flow import load_flow_text
+
+    record = flow_in_force(events)
+    if record is None or not isinstance(events[0], RunStartEvent):
+        raise EventLogError(f"{ref}: the run has no run_start event")
+    flow: Flow = load_flow_text(record.text, record.path)
+    return flow
 
 
 def history_nodes(events: Sequence[Event]) -> dict[str, tuple[int, bool]]:

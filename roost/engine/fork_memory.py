@@ -15,10 +15,10 @@ they are what this conversation itself said.
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING
 
 from roost.engine.replay_tools import RecordedMemory
+from roost.eventlog import words
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -26,8 +26,6 @@ if TYPE_CHECKING:
     from roost.eventlog import MemoryBank
     from roost.events import MemoryEntry, MemoryEvent, TimelineEntry
     from roost.runstate import RunState
-
-_WORD = re.compile(r"\w+")
 
 
 def fork_view(bank: MemoryBank | None, state: RunState) -> MemoryBank | None:
@@ -78,9 +76,9 @@ class ForkMemory:
         own = self._own_entries(scope, as_of)
         # Asked for more, as entries the run replaced or forgot are dropped from them.
         found = self.shared.recall(scope, query, limit + len(own), as_of=self._shared_at(as_of))
-        words = _words(query)
+        wanted = set(words(query))
         scored = [
-            (_score(words, f"{entry.key} {entry.content}") * (0.5 + entry.importance), entry)
+            (_score(wanted, f"{entry.key} {entry.content}") * (0.5 + entry.importance), entry)
             for entry in own.values()
             if entry is not None
         ]
@@ -108,13 +106,13 @@ class ForkMemory:
         """The run's own matching timeline entries (newest first), then the shared ones."""
         if limit <= 0:
             return []
-        words = _words(query)
+        wanted = set(words(query))
         mine = [
             entry
             for entry in self._own_timeline(scope, as_of)
             if (since is None or entry.at >= since)
             and (until is None or entry.at <= until)
-            and (not words or _score(words, entry.summary) > 0)
+            and (not wanted or _score(wanted, entry.summary) > 0)
         ]
         mine.reverse()
         found = self.shared.timeline(
@@ -151,10 +149,6 @@ class ForkMemory:
         return [event.timeline for event in self._writes(scope, as_of) if event.timeline]
 
 
-def _words(text: str) -> set[str]:
-    return {word.lower() for word in _WORD.findall(text)}
-
-
-def _score(words: set[str], text: str) -> int:
-    """How many of ``words`` ``text`` holds."""
-    return len(words & _words(text))
+def _score(wanted: set[str], text: str) -> int:
+    """How many of the ``wanted`` words ``text`` holds."""
+    return len(wanted.intersection(words(text)))

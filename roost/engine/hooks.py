@@ -60,8 +60,8 @@ class LiveHooks:
         if not configs:
             return ()
         # Imported only now: a flow without hooks never loads the machinery.
+        from roost.flow.models import flow_folder
         from roost.tools.hooks import FlowHook
-        from roost.tools.toolbox import flow_folder
 
         folder = flow_folder(self.flow)
         hooks: list[AskedHook] = []

@@ -23,6 +23,7 @@ from urllib.parse import urlsplit
 
 from roost.errors import EventLogError, FlowError, ImageError
 from roost.events import ImageRecord
+from roost.flow.models import flow_folder
 from roost.messages import ImagePart
 
 if TYPE_CHECKING:
@@ -106,8 +107,7 @@ def start_images(flow: Flow) -> list[LoadedImage]:
     refs = flow.start.images if flow.start is not None else []
     if not refs:
         return []
-    path = flow.path
-    folder = Path(path).parent if path and not path.startswith("<") else Path()
+    folder = flow_folder(flow)
     loaded = []
     for index, ref in enumerate(refs):
         try:

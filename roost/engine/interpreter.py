@@ -8,6 +8,7 @@ so a conversation of any length runs in constant stack depth.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import TYPE_CHECKING
 
 from roost.engine.background import BackgroundSource, delivery_note, delivery_text
@@ -39,14 +40,14 @@ from roost.events import (
     map_texts,
 )
 from roost.flow.markers import INTERRUPT, TERMINATE, MarkerRule, marker_in
-from roost.flow.skills import SKILL_READ_WIRE, agent_skills, current_catalogue
+from roost.flow.skills import agent_skills, current_catalogue
 from roost.flow.start_message import render_start
 from roost.messages import ChatMessage, ModelRequest, ModelResponse
-from roost.nodes.agent import memory_note, seen_by, with_memory_note, with_recall, with_skills
+from roost.nodes.agent import memory_note, seen_by, shown_skills, system_prompt, with_recall
 from roost.nodes.channel import ChannelPlan, Turn, channel_turn
 from roost.nodes.directors import By, channel_count, choose_by_llm
 from roost.nodes.human import check_self_answer, is_human, manual_choice
-from roost.nodes.roles import agent_system, render, role_context
+from roost.nodes.roles import render, role_context
 
 if TYPE_CHECKING:  # roost.tools is imported only by flows that have tools
     from roost.engine.digests import RequestDigest
@@ -213,10 +214,16 @@ class Interpreter:
             )
         changed = 0
         for size in context_sizes(flow, state):
-            provider = flow.agents[size.node].provider or flow.defaults.provider
+            provider = flow.provider_of(size.node)
             assert provider is not None  # context_sizes names only agents with a provider
-            system = agent_system(flow, state, size.node, size.to)
-            system = with_memory_note(system, self._memory_notes[size.node])
+            system = system_prompt(
+                flow,
+                state,
+                size.node,
+                size.to,
+                note=self._memory_notes[size.node],
+                skills=partial(shown_skills, flow, state, size.node),
+            )
             asker = Asker(size.node, size.to, provider, fixed_chars(system))
             changed += await self.compactor.fit(asker, force=True)
         self.rec.flush()
@@ -418,7 +425,7 @@ class Interpreter:
         if agent is None:
             self._fail(frm, to, f"no agent is called {frm!r}")
             return None
-        provider = agent.provider or flow.defaults.provider  # provider_of, inlined
+        provider = flow.provider_of(frm)
         if provider is None:
             self._fail(frm, to, f"agent {frm} has no provider (set provider or defaults.provider)")
             return None
@@ -429,13 +436,10 @@ class Interpreter:
                 if refusal is not None:
                     return refusal  # the model is not asked: the reason is the answer
         try:
-            # A role without template syntax is its own system prompt: no rendering needed.
-            role = agent.role
-            system = agent_system(flow, state, frm, to) if "{" in role else role
-            # In the request, so its digest covers it: a replay sends the same.
-            system = with_memory_note(system, self._memory_notes[frm])
-            if agent.skills:
-                system = with_skills(system, self._skills_of(frm), SKILL_READ_WIRE)
+            # The memory note and skills are in the request, so its digest covers them:
+            # a replay sends the same.
+            note, skills = self._memory_notes[frm], partial(self._skills_of, frm)
+            system = system_prompt(flow, state, frm, to, note=note, skills=skills)
             latest = self._latest_text(frm, to)
             recalled = self._recall(frm, latest)
             seen = with_recall(seen_by(flow, state, frm, to, self.images), recalled)
@@ -551,7 +555,7 @@ class Interpreter:
     ) -> tuple[str, By] | None:
         flow, state = self.flow, self.state
         config = flow.channels[channel]
-        provider = config.director.provider or flow.defaults.provider
+        provider = flow.provider_of(channel)
         if provider is None:
             self._fail(channel, to, f"the director of {channel} has no provider")
             return None

@@ -8,7 +8,6 @@ step's events become durable together.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
@@ -24,6 +23,7 @@ from roost.events import (
     MessageEvent,
     SelectEvent,
     map_texts,
+    now_iso,
     valid_text,
     valid_texts,
 )
@@ -38,25 +38,6 @@ E = TypeVar("E", bound=BaseModel)
 
 # What stamps events: a callable giving the time as the log writes it (ISO 8601, UTC).
 Clock = Callable[[], str]
-
-# The second last formatted, and its text up to the fraction: one object, so that a
-# reader in another thread never pairs one second with another's text.
-_formatted: tuple[int, str] = (-1, "")
-
-
-def now_iso() -> str:
-    """The current time as ``roost.events.now_iso`` writes it, made cheaply: the default clock.
-
-    The date and time up to the second are formatted once a second; only the
-    microseconds change between the events of a busy run.
-    """
-    global _formatted
-    second, nanos = divmod(time.time_ns(), 1_000_000_000)
-    known, prefix = _formatted
-    if second != known:
-        prefix = time.strftime("%Y-%m-%dT%H:%M:%S.", time.gmtime(second))
-        _formatted = (second, prefix)
-    return f"{prefix}{nanos // 1000:06d}Z"
 
 
 class _Template(NamedTuple):

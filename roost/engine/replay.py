@@ -29,7 +29,6 @@ from roost.engine.defaults import default_toolbox
 from roost.engine.digests import is_legacy_digest, legacy_digests, request_settings
 from roost.engine.flows import flow_record
 from roost.engine.hooks import RecordedHooks
-from roost.engine.recorder import Clock, now_iso
 from roost.engine.replay_tools import (
     RecordedBackground,
     RecordedMemory,
@@ -53,6 +52,7 @@ from roost.events import (
     RunStartEvent,
     ToolResultEvent,
     event_dict,
+    now_iso,
 )
 from roost.messages import (
     ModelRequest,
@@ -66,6 +66,7 @@ if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Sequence
 
     from roost.engine.interpreter import ToolsFor
+    from roost.engine.recorder import Clock
     from roost.flow.models import Flow
     from roost.providers.base import Provider, TextCallback
 

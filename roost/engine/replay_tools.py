@@ -7,19 +7,20 @@ the flow's declarations alone (its ``functions``, its ``tools`` and
 ``mcp_servers`` entries, and the settings written there: ``approval``,
 ``direct_output``, ``timeout``), with the names of an MCP server's tools, which
 only the server knows, taken from the ``tools`` the recorded ``llm_call``
-events list. A call is answered with the recorded result of the same call.
-Only ``roost replay --live-tools`` builds the real tools.
+events list (``roost.tools.declared``: each kind of tool describes itself, and
+the references resolve as the live toolbox resolves them). A call is answered
+with the recorded result of the same call. Only ``roost replay --live-tools``
+builds the real tools.
 """
 
 from __future__ import annotations
 
 import bisect
 from collections import defaultdict, deque
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from roost.engine.background import Finished
-from roost.errors import RoostError, ToolFailure
+from roost.errors import RoostError
 from roost.events import (
     BackgroundEvent,
     Event,
@@ -34,141 +35,12 @@ from roost.events import (
     ToolCallEvent,
     ToolResultEvent,
 )
-from roost.flow.models import Flow, FlowTool, McpTool, PythonTool, ToolGroup
-from roost.messages import ToolSpec
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Iterable, Sequence
 
-    from roost.tools.base import ToolOutcome
-
-
-@dataclass(frozen=True, slots=True)
-class Declared:
-    """One tool as a flow declares it: its wire name and the settings written for it."""
-
-    name: str
-    config: PythonTool | FlowTool | McpTool
-
-
-def declared_tools(flow: Flow, agent: str, server_tools: Sequence[str]) -> list[Declared]:
-    """The tools ``agent`` lists under ``functions``, in order, as the live toolbox names them.
-
-    ``server_tools`` are tool names seen in the run (an MCP server's tools are
-    those of them that start with the server entry's name). Raises ToolFailure
-    with the live toolbox's words for a reference that names nothing.
-    """
-    from roost.tools.names import parse_ref, wire_name
-
-    def mcp(entry: str, child: str | None, config: McpTool) -> list[Declared]:
-        if child is not None:
-            return [Declared(wire_name(f"{entry}#{child}"), config)]
-        prefix = wire_name(entry) + "__"
-        return [Declared(name, config) for name in server_tools if name.startswith(prefix)]
-
-    def resolve(reference: str) -> list[Declared]:
-        ref = parse_ref(reference)
-        entry = flow.tools.get(ref.parent)
-        if entry is None and ref.parent == "memory" and flow.memory is not None:
-            return [_memory_declared(ref.child or "")]
-        if entry is None and ref.parent == "builtin":
-            return [_builtin_declared(ref.child or "", flow)]
-        if isinstance(entry, ToolGroup):
-            children = [ref.child] if ref.child is not None else list(entry.tools)
-            missing = [c for c in children if c not in entry.tools]
-            if missing:
-                raise ToolFailure(f"tool group {ref.parent!r} has no tool {missing[0]!r}")
-            found: list[Declared] = []
-            for child in children:
-                member, name = entry.tools[child], f"{ref.parent}#{child}"
-                if isinstance(member, McpTool):
-                    found += mcp(name, None, member)
-                else:
-                    found.append(Declared(wire_name(name), member))
-            return found
-        if isinstance(entry, McpTool):
-            return mcp(ref.parent, ref.child, entry)
-        if ref.child is not None and ref.parent in flow.mcp_servers:
-            return mcp(ref.parent, ref.child, _server_settings(flow, ref.parent))
-        if entry is None:
-            raise ToolFailure(f"unknown tool {reference!r}")
-        if ref.child is not None:
-            raise ToolFailure(f"tool {ref.parent!r} is not a group: {reference!r} names nothing")
-        return [Declared(wire_name(ref.parent), entry)]
-
-    config = flow.agents.get(agent)
-    tools: dict[str, Declared] = {}
-    for reference in config.functions if config else []:
-        for tool in resolve(reference):
-            tools.setdefault(tool.name, tool)
-    return list(tools.values())
-
-
-def _memory_declared(name: str) -> Declared:
-    """A built-in memory tool as the live toolbox offers it (its schema is roost's own)."""
-    from roost.tools.memory_tool import DESCRIPTIONS, PARAMETERS
-    from roost.tools.names import wire_name
-
-    if name not in PARAMETERS:
-        raise ToolFailure(f"there is no memory tool 'memory#{name}'")
-    # Only its description and parameters are read: a replay never runs it.
-    config = PythonTool(
-        python=f"roost.tools.memory_tool:{name}",
-        description=DESCRIPTIONS[name],
-        parameters=PARAMETERS[name],
-        timeout=10.0,
-    )
-    return Declared(wire_name(f"memory#{name}"), config)
-
-
-def _builtin_declared(name: str, flow: Flow) -> Declared:
-    """A built-in tool as the live toolbox offers it, from the flow's ``builtins`` settings."""
-    from roost.tools.builtin import (
-        PARAMETERS,
-        builtin_approval,
-        builtin_description,
-        builtin_timeout,
-    )
-    from roost.tools.names import wire_name
-
-    if name not in PARAMETERS:
-        raise ToolFailure(f"there is no built-in tool 'builtin#{name}'")
-    settings = flow.builtins
-    # Only its description, parameters and approval are read: a replay never runs it.
-    config = PythonTool(
-        python=f"roost.tools.builtin:{name}",
-        description=builtin_description(name, settings),
-        parameters=PARAMETERS[name],
-        approval="always" if builtin_approval(name, settings) else "never",
-        timeout=builtin_timeout(name, settings),
-    )
-    return Declared(wire_name(f"builtin#{name}"), config)
-
-
-def _skill_declared() -> Declared:
-    """``skill#read`` as the live toolbox offers it to an agent that lists skills."""
-    from roost.flow.skills import SKILL_READ
-    from roost.tools.names import wire_name
-    from roost.tools.skill_tool import DESCRIPTION, PARAMETERS
-
-    # Only its description and parameters are read: a replay never runs it.
-    config = PythonTool(
-        python="roost.tools.skill_tool:read",
-        description=DESCRIPTION,
-        parameters=PARAMETERS,
-        timeout=10.0,
-    )
-    return Declared(wire_name(SKILL_READ), config)
-
-
-def _server_settings(flow: Flow, server: str) -> McpTool:
-    """The first ``mcp:`` entry exposing ``server``, as the live toolbox takes it."""
-    for config in flow.tools.values():
-        members = config.tools.values() if isinstance(config, ToolGroup) else [config]
-        for member in members:
-            if isinstance(member, McpTool) and member.mcp == server:
-                return member
-    return McpTool(mcp=server)
+    from roost.flow.models import Flow
+    from roost.tools.base import Declared, ToolOutcome
 
 
 Pair = tuple[ToolCallEvent, ToolResultEvent | None]  # None: no tool answered the call
@@ -210,6 +82,9 @@ class RecordedTools:
         self._declared: dict[tuple[int, str], list[Declared]] = {}
 
     def __call__(self, agent: str, text: str) -> Sequence[RecordedTool]:
+        # roost's own modules, loaded when a replayed agent is first offered tools; no flow's.
+        from roost.tools.declared import declared_skill_read, declared_tools
+
         flow = self.flow()
         key = (id(flow), agent)
         if key not in self._declared:
@@ -220,7 +95,7 @@ class RecordedTools:
         if limit is not None and len(tools) > limit:
             tools = self._as_offered(agent, tools, limit)
         if config is not None and config.skills:  # never ranked out, as the toolbox offers it
-            tools = [*tools, _skill_declared()]
+            tools = [*tools, declared_skill_read()]
         return [RecordedTool(tool, agent, self) for tool in tools]
 
     def _as_offered(self, agent: str, tools: list[Declared], limit: int) -> list[Declared]:
@@ -234,7 +109,7 @@ class RecordedTools:
         if index == len(calls):
             return tools[:limit]
         call = calls[index]
-        by_name = {tool.name: tool for tool in tools}
+        by_name = {tool.spec.name: tool for tool in tools}
         return [by_name[name] for name in call.tools if name in by_name][:limit]
 
     def answer(self, agent: str, name: str, arguments: dict[str, Any]) -> ToolOutcome:
@@ -268,16 +143,11 @@ class RecordedTool:
     """A declared tool whose calls are answered from the record."""
 
     def __init__(self, tool: Declared, agent: str, source: RecordedTools) -> None:
-        config = tool.config
-        self.spec = ToolSpec(
-            name=tool.name,
-            description=config.description or "",
-            **({"parameters": config.parameters} if config.parameters else {}),
-        )
-        self.direct_output = config.direct_output
-        self.approval = config.approval == "always"
-        self.timeout = config.timeout
-        self.background = getattr(config, "background", False)
+        self.spec = tool.spec
+        self.direct_output = tool.direct_output
+        self.approval = tool.approval
+        self.timeout = tool.timeout
+        self.background = tool.background
         self._agent = agent
         self._source = source
 

@@ -27,10 +27,18 @@ from roost.engine.fork_memory import fork_view
 from roost.engine.hooks import HooksFor, LiveHooks
 from roost.engine.images import LoadedImage, image_source, keep, start_images
 from roost.engine.interpreter import Interpreter, SkillsFor, ToolsFor
-from roost.engine.recorder import Clock, Recorder, now_iso
+from roost.engine.recorder import Clock, Recorder
 from roost.errors import RoostError
-from roost.eventlog import EventLog, ImageStore, MemoryBank, MemoryImages, MemoryLog
-from roost.events import BackgroundEvent, ErrorEvent, Event, FlowEvent, FlowRecord, ImageRecord
+from roost.eventlog import EventLog, ImageStore, MemoryBank, MemoryImages, MemoryLog, StampedLog
+from roost.events import (
+    BackgroundEvent,
+    ErrorEvent,
+    Event,
+    FlowEvent,
+    FlowRecord,
+    ImageRecord,
+    now_iso,
+)
 from roost.flow.redact import Redactor
 from roost.runstate import RunState, fold
 
@@ -531,14 +539,16 @@ class ChildRuns:
     def _new_child(self, tool: str, arguments: dict[str, Any]) -> EventLog:
         """The log of a new child run, linked to the parent run and the call that starts it."""
         # Only a flow with a flow: tool gets here: the tools package is loaded already.
-        from roost.engine.subflow import LinkedLog, new_child_id, open_call
+        from roost.engine.subflow import new_child_id, open_call
         from roost.tools.subflow import current_tool_call
 
         call_id = current_tool_call.get()
         if call_id is None and self._parent is not None:
             call_id = open_call(self._parent.load(), tool, arguments, self._claimed)
         parent_id = self._parent.run_id if self._parent is not None else None
-        log = LinkedLog(self._child_log(new_child_id()), parent_id, call_id)
+        log = StampedLog(
+            self._child_log(new_child_id()), parent=parent_id, parent_tool_call=call_id
+        )
         self.logs[log.run_id] = log
         return log
 

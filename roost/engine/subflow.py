@@ -1,7 +1,7 @@
 """What a child run is made of: its id, its linked log, the call it answers, its outcome.
 
 ``ChildRuns`` (in ``roost.engine.runner``, beside the ``Runner`` it starts)
-runs a ``flow:`` tool's sub-flow with its own Runner on a ``LinkedLog``,
+runs a ``flow:`` tool's sub-flow with its own Runner on a ``StampedLog``,
 whose ``run_start`` event names the parent run and the tool call that started
 it, so a person can open the child from the parent's ``tool_result`` (its
 ``child_run`` field); ``outcome_of`` turns the child's events into the tool's
@@ -14,14 +14,12 @@ import secrets
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from roost.events import Event, InterruptEvent, RunStartEvent, ToolCallEvent, ToolResultEvent
+from roost.events import Event, InterruptEvent, ToolCallEvent, ToolResultEvent
 from roost.runstate import fold
 from roost.tools.base import ToolOutcome
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
-
-    from roost.eventlog import EventLog
 
 
 def new_child_id() -> str:
@@ -73,28 +71,3 @@ def outcome_of(events: Sequence[Event], name: str, run_id: str) -> ToolOutcome:
         if entry.state == "success":
             return ToolOutcome(entry.content, child_run=run_id)
     return ToolOutcome("", child_run=run_id)
-
-
-class LinkedLog:
-    """A child run's log: its ``run_start`` names the parent run and tool call."""
-
-    def __init__(self, inner: EventLog, parent: str | None, tool_call: str | None) -> None:
-        self._inner = inner
-        self._parent = parent
-        self._tool_call = tool_call
-
-    @property
-    def run_id(self) -> str:
-        return self._inner.run_id
-
-    def load(self) -> list[Event]:
-        return self._inner.load()
-
-    def append(self, events: Sequence[Event]) -> None:
-        self._inner.append([self._link(event) for event in events])
-
-    def _link(self, event: Event) -> Event:
-        if isinstance(event, RunStartEvent) and event.parent is None:
-            update = {"parent": self._parent, "parent_tool_call": self._tool_call}
-            return event.model_copy(update=update)
-        return event

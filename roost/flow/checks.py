@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from roost.errors import Problem, Severity
 from roost.flow.context_paths import context_escape
 from roost.flow.describe import Hints, did_you_mean, label
-from roost.flow.models import BUILTIN_TOOLS, MEMORY_TOOLS, Channel, Flow, McpTool, ToolGroup
+from roost.flow.models import Channel, Flow, McpTool, ToolGroup
 from roost.flow.redact import clean
 from roost.flow.template_checks import (
     PROMPT_NAMES,
@@ -21,10 +21,11 @@ from roost.flow.template_checks import (
     template_findings,
     template_tree,
 )
+from roost.flow.tool_refs import UnresolvedReference, resolve_reference
 from roost.templating import TemplateSyntaxProblem
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Iterator
+    from collections.abc import Callable, Iterable
 
     from roost.flow.positions import Path, Positions
 
@@ -144,7 +145,7 @@ def check_compression(c: Checker) -> None:
             f"defaults.compress_at ({defaults.compress_at:g}); the hard line comes after",
         )
     for name, agent in flow.agents.items():
-        provider = agent.provider or defaults.provider
+        provider = flow.provider_of(name)
         config = flow.providers.get(provider) if provider else None
         window = config.context_window if config is not None else None
         needs = len(agent.role) // _CHARS_PER_TOKEN
@@ -357,7 +358,7 @@ def check_tools(c: Checker) -> None:
         for index, reference in enumerate(agent.functions):
             if _names_a_dropped_tool(c, reference):
                 continue
-            message = resolve_reference(c.flow, reference, c.hints)
+            message = reference_problem(c.flow, reference, c.hints)
             if message:
                 c.at_value(("agents", agent_name, "functions", index), message)
 
@@ -369,81 +370,26 @@ def _names_a_dropped_tool(c: Checker, reference: str) -> bool:
     return bool(sep) and c.was_dropped(("tools", parent, "tools", child))
 
 
-def resolve_reference(
+def reference_problem(
     flow: Flow, reference: str, hints: Callable[[str, Iterable[str]], str] = did_you_mean
 ) -> str | None:
     """None when ``reference`` names a tool of ``flow``, else why it does not.
 
-    ``name`` and ``@@name`` name a tool entry (a group gives all its tools, an
-    ``mcp:`` entry all its server's tools); ``group#child`` names a child of a
-    group; ``ENTRY#tool`` names one tool of the MCP server that the ``mcp:``
-    entry ENTRY exposes, and ``SERVER#tool`` one tool of a server under
-    ``mcp_servers`` (the tool itself is only known once the server runs). A
-    tool entry of that name comes first, as the toolbox resolves it at run time.
+    What it names is ``resolve_reference``'s answer, as the toolbox builds it at
+    run time (an MCP server's tool itself is only known once the server runs);
+    ``builtin#http_get`` needs the hosts it may fetch from besides.
     """
-    text = reference.removeprefix("@@").strip()
-    parent, sep, child = text.partition("#")
-    tools = flow.tools
-    if parent == "memory" and parent not in tools:
-        return _memory_problem(flow, reference, child, hints)
-    if parent == BUILTIN and parent not in tools:
-        return _builtin_problem(flow, reference, child, hints)
-    if not sep:
-        if parent in tools:
-            return None
-        return f"no tool named {parent!r} under tools{hints(parent, _references(flow))}"
-    entry = tools.get(parent)
-    if isinstance(entry, ToolGroup):
-        if child in entry.tools:
-            return None
-        return f"tool group {parent!r} has no tool {child!r}{hints(child, entry.tools)}"
-    if isinstance(entry, McpTool) and child:
-        return None
-    if entry is not None:
-        return f"tool {parent!r} is neither a group nor an MCP tool, so {reference!r} names nothing"
-    if parent in flow.mcp_servers:
-        return None if child else f"{reference!r} names no tool: write {parent}#TOOL"
-    hint = hints(parent, [*tools, *flow.mcp_servers, BUILTIN])
-    return f"no tool group or MCP tool named {parent!r}{hint}"
-
-
-def _memory_problem(
-    flow: Flow, reference: str, child: str, hints: Callable[[str, Iterable[str]], str]
-) -> str | None:
-    """Why ``memory#child`` names no built-in memory tool of ``flow``, if it does not."""
-    if child not in MEMORY_TOOLS:
-        names = ", ".join(f"memory#{name}" for name in MEMORY_TOOLS)
-        return f"{reference!r} is no memory tool{hints(child, MEMORY_TOOLS)}; there are {names}"
-    if flow.memory is None:
-        return f"{reference!r} needs a memory: section in the flow (memory: {{scope: flow}})"
-    return None
-
-
-# Package builtins (issue 20): how builtin#NAME references are checked.
-BUILTIN = "builtin"
-
-
-def _builtin_problem(
-    flow: Flow, reference: str, child: str, hints: Callable[[str, Iterable[str]], str]
-) -> str | None:
-    """Why ``builtin#child`` names no built-in tool ``flow`` can offer, if it does not."""
-    if child not in BUILTIN_TOOLS:
-        names = ", ".join(f"builtin#{name}" for name in BUILTIN_TOOLS)
-        return f"{reference!r} is no built-in tool{hints(child, BUILTIN_TOOLS)}; there are {names}"
-    if child == "http_get" and not flow.builtins.http.hosts:
+    try:
+        targets = resolve_reference(flow, reference, hints)
+    except UnresolvedReference as error:
+        return error.checked
+    fetches = any(t.kind == "builtin" and t.tool == "http_get" for t in targets)
+    if fetches and not flow.builtins.http.hosts:
         return (
             f"{reference!r} needs the hosts it may fetch from: "
             "builtins: {http: {hosts: [example.com]}}"
         )
     return None
-
-
-def _references(flow: Flow) -> Iterator[str]:
-    """Every name an agent's functions may use: entries, ``group#child``, MCP servers."""
-    for name, entry in flow.tools.items():
-        yield name
-        if isinstance(entry, ToolGroup):
-            yield from (f"{name}#{child}" for child in entry.tools)
 
 
 def check_templates(c: Checker) -> None:

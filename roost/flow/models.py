@@ -9,6 +9,7 @@ which knows where each key stands in the file.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PrivateAttr, field_validator
@@ -613,6 +614,13 @@ class Flow(Strict):
             return "channel"
         return None
 
+    def provider_of(self, node: str) -> str | None:
+        """The provider ``node`` speaks through: an agent's own or a channel director's,
+        else ``defaults.provider``; None when neither is set."""
+        agent = self.agents.get(node)
+        own = agent.provider if agent is not None else self.channels[node].director.provider
+        return own or self.defaults.provider
+
     def interrupt_of(self, agent: str) -> InterruptPolicy:
         return self.agents[agent].interrupt or self.defaults.interrupt
 
@@ -659,3 +667,18 @@ class Flow(Strict):
     def markers_of(self, agent: str) -> MarkerRule:
         """How ``agent``'s replies are read for TERMINATE and INTERRUPT."""
         return self.agents[agent].markers or self.defaults.markers
+
+
+def flow_file(flow: Flow) -> Path | None:
+    """The file ``flow`` was read from; None for a flow given as text (a path like ``<string>``)."""
+    path = flow.path
+    return Path(path) if path and not path.startswith("<") else None
+
+
+def flow_folder(flow: Flow) -> Path:
+    """The folder the relative paths of ``flow`` start from: its file's, else the current one.
+
+    As written, not resolved: a tool's or skill's path keeps the form the user gave.
+    """
+    file = flow_file(flow)
+    return file.parent if file is not None else Path()

@@ -30,6 +30,7 @@ from yaml.nodes import MappingNode
 
 from roost.errors import FlowError, Problem, RoostError
 from roost.flow.describe import did_you_mean
+from roost.flow.models import flow_folder
 from roost.flow.yamlread import build, compose
 
 if TYPE_CHECKING:
@@ -96,12 +97,6 @@ def user_skills_folder(environ: Mapping[str, str] | None = None) -> Path:
     import platformdirs  # only a flow with skills needs it
 
     return platformdirs.user_config_path("roost", appauthor=False) / "skills"
-
-
-def flow_folder(flow: Flow) -> Path:
-    """The folder of the flow file (the current folder for a flow given as text)."""
-    path = flow.path
-    return Path(path).parent if path and not path.startswith("<") else Path()
 
 
 def uses_skills(flow: Flow) -> bool:

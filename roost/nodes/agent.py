@@ -20,8 +20,11 @@ from dataclasses import dataclass
 from hashlib import sha256
 from typing import TYPE_CHECKING, NamedTuple, overload
 
+from roost.errors import RoostError
+from roost.flow.skills import SKILL_READ_WIRE, agent_skills
 from roost.messages import AssistantMessage, ChatMessage, ImagePart, UserMessage
 from roost.nodes.context import read_context
+from roost.nodes.roles import agent_system
 from roost.nodes.views import LazyMessages
 from roost.runstate import EMPTY_THREAD, HistoryEntry, RunState
 
@@ -228,6 +231,43 @@ def with_skills(system: str, skills: Sequence[SkillInfo], tool: str) -> str:
         return system
     listed = skills_text(skills, tool)
     return f"{system}\n\n{listed}" if system else listed
+
+
+def system_prompt(
+    flow: Flow,
+    state: RunState,
+    agent: str,
+    to: str,
+    *,
+    note: str,
+    skills: Callable[[], Sequence[SkillInfo]],
+    strict: bool = True,
+) -> str:
+    """The system prompt ``agent`` is sent when it answers ``to``: its role rendered, then
+    the memory ``note`` and the list of the skills ``skills()`` gives.
+
+    The one place it is put together, so that a request, ``/compact`` and the context
+    estimate count the same text. ``skills`` is asked only once the role has rendered
+    (a live run records the list it finds). Not ``strict``, a role that does not render
+    (an estimate made of a run the flow no longer fits) stands as written.
+    """
+    try:
+        system = agent_system(flow, state, agent, to)
+    except RoostError:
+        if strict:
+            raise
+        system = flow.agents[agent].role
+    listed = skills() if flow.agents[agent].skills else ()
+    return with_skills(with_memory_note(system, note), listed, SKILL_READ_WIRE)
+
+
+def shown_skills(flow: Flow, state: RunState, agent: str) -> tuple[SkillInfo, ...]:
+    """The skills ``agent``'s system prompt lists by the run's latest ``skills`` event
+    (none when that event lacks one it lists)."""
+    try:
+        return agent_skills(flow, agent, state.skills or ())
+    except RoostError:
+        return ()
 
 
 def _view_digest(

@@ -17,13 +17,15 @@ from __future__ import annotations
 import glob
 import itertools
 from contextvars import ContextVar
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from roost.errors import RoostError
 from roost.flow.context_paths import context_escape
+from roost.flow.models import flow_folder
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from roost.flow.models import Flow
 
 MAX_FILES = 100  # files one reply is given, over all of an agent's globs
@@ -48,7 +50,7 @@ def read_context(flow: Flow, agent: str) -> str:
     patterns = flow.agents[agent].context if agent in flow.agents else []
     if not patterns:
         return ""
-    folder = _folder(flow)
+    folder = flow_folder(flow)
     refused = _replay_refusal(folder)
     budget = _Budget(agent)
     blocks: list[str] = []
@@ -64,11 +66,6 @@ def read_context(flow: Flow, agent: str) -> str:
         for match in matches:
             blocks.append(f"### {match}\n{budget.read(folder, match)}")
     return HEADER + "\n\n".join(blocks)
-
-
-def _folder(flow: Flow) -> Path:
-    path = flow.path
-    return Path(path).parent if path and not path.startswith("<") else Path()
 
 
 def _replay_refusal(folder: Path) -> str | None:

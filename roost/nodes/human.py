@@ -22,11 +22,6 @@ def is_human(flow: Flow, node: str) -> bool:
     return node in flow.agents and flow.interrupt_of(node) == "ALWAYS"
 
 
-def provider_of(flow: Flow, agent: str) -> str | None:
-    """The provider an agent speaks through: its own, else the flow's default."""
-    return flow.agents[agent].provider or flow.defaults.provider
-
-
 def manual_choice(answer: str, channel: str, members: list[str], found: Sequence[str]) -> str:
     """The member a person named to speak next; a clear error for any other answer."""
     name = answer.strip().lstrip("@").strip()
@@ -44,7 +39,7 @@ def manual_choice(answer: str, channel: str, members: list[str], found: Sequence
 
 def check_self_answer(flow: Flow, node: str) -> None:
     """Raises when ``node`` must answer by itself (no feedback) but has no provider."""
-    if node in flow.agents and provider_of(flow, node) is None:
+    if node in flow.agents and flow.provider_of(node) is None:
         raise RunStateError(
             f"{node} has no provider to answer by itself; give an answer (feedback) instead"
         )

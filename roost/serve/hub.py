@@ -23,7 +23,7 @@ from datetime import datetime
 from typing import Any
 
 from roost.engine import Runner
-from roost.engine.flows import flow_in_force
+from roost.engine.flows import flow_of
 from roost.engine.images import start_images
 from roost.engine.interpreter import start_route
 from roost.errors import (
@@ -34,8 +34,8 @@ from roost.errors import (
     RunStateError,
 )
 from roost.eventlog import new_run_id
-from roost.events import Event, InterruptEvent, RunStartEvent, event_dict
-from roost.flow import Flow, load_flow_text
+from roost.events import Event, InterruptEvent, event_dict
+from roost.flow import Flow
 from roost.nodes.directors import candidates
 from roost.pricing import reported_cost
 from roost.runstate import RunState, fold, statuses
@@ -204,7 +204,7 @@ class Hub:
         new_id = new_run_id()
         log_ = self.store.fork(info.id, at, new_id)
         prefix = log_.load()
-        runner = self._new_runner(flow_of(prefix, new_id), log_)
+        runner = self._new_runner(flow_of(prefix, f"run {new_id}"), log_)
         status = runner.state.status
         first: Step | None
         if status == "new":
@@ -281,7 +281,7 @@ class Hub:
             return info, runner.state, runner.flow
         events = self.store.log(run_id).load()
         try:
-            flow: Flow | None = flow_of(events, run_id)
+            flow: Flow | None = flow_of(events, f"run {run_id}")
         except RoostError:
             flow = None
         return info, fold(events), flow
@@ -372,7 +372,7 @@ class Hub:
             self._runners.move_to_end(run_id)
             return runner
         log_ = self.store.log(run_id)
-        runner = self._new_runner(flow_of(log_.load(), run_id), log_)
+        runner = self._new_runner(flow_of(log_.load(), f"run {run_id}"), log_)
         self._runners[run_id] = runner
         while len(self._runners) > self.config.cached_runs:
             oldest = next(iter(self._runners))
@@ -557,15 +557,6 @@ def one_turn(queued: list[Queued], pending: InterruptEvent) -> tuple[list[Queued
         if pending.reason in ("tool_approval", "tool_plan", "manual_select"):
             break
     return turn, refused
-
-
-def flow_of(events: list[Event], run_id: str) -> Flow:
-    """The flow a run follows now, loaded from the text its log records."""
-    if not events or not isinstance(events[0], RunStartEvent):
-        raise EventLogError(f"run {run_id} has no run_start event")
-    record = flow_in_force(events) or events[0].flow
-    flow: Flow = load_flow_text(record.text, record.path)
-    return flow
 
 
 def run_row(info: RunInfo) -> dict[str, Any]:

@@ -17,8 +17,6 @@ match (FTS5's ``bm25``, PostgreSQL's ``ts_rank``) weighted by their importance.
 
 from __future__ import annotations
 
-import re
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Column, Index, Text, text
@@ -26,7 +24,8 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlmodel import Field, SQLModel
 
 from roost.errors import StoreError
-from roost.events import MemoryEntry, TimelineEntry, iso_bound
+from roost.eventlog import words
+from roost.events import MemoryEntry, TimelineEntry, iso_bound, now_iso
 
 if TYPE_CHECKING:
     from sqlalchemy import Connection, TextClause
@@ -37,7 +36,6 @@ MAX_QUERY_WORDS = 64  # words of a query searched for; the rest are left out
 # The best matches by words that are then weighted by importance (SQLite: with
 # 100,000 entries a recall looked up each of its ~2,000 matches, 40 % of its time).
 CANDIDATES = 100
-_WORD = re.compile(r"\w+")
 
 
 class MemoryRow(SQLModel, table=True):
@@ -85,13 +83,13 @@ def moment(value: str | None = None) -> str:
     its first moment. ValueError when ``value`` is no ISO date or time.
     """
     if value is None:
-        return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        return now_iso()
     return iso_bound(value, end=False)
 
 
 def query_words(query: str) -> list[str]:
     """The distinct words of ``query``, lower-cased, in order (at most MAX_QUERY_WORDS)."""
-    return list(dict.fromkeys(word.lower() for word in _WORD.findall(query)))[:MAX_QUERY_WORDS]
+    return list(dict.fromkeys(words(query)))[:MAX_QUERY_WORDS]
 
 
 def match_expression(query: str) -> str | None:

@@ -22,6 +22,18 @@ class ToolOutcome:
     task: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class Declared:
+    """One tool as its declaration describes it, with nothing run: what a model is offered
+    (``spec``) and the settings the tool loop reads; each kind of tool makes its own."""
+
+    spec: ToolSpec
+    direct_output: bool = False
+    approval: bool = False
+    timeout: float = 10.0
+    background: bool = False
+
+
 @runtime_checkable
 class Tool(Protocol):
     """One callable tool as an agent is offered it.

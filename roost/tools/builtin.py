@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from roost.messages import ToolSpec
 from roost.tools.arguments import argument_problem, schema_validator
-from roost.tools.base import ToolOutcome
+from roost.tools.base import Declared, ToolOutcome
 from roost.tools.refused import Refused
 
 if TYPE_CHECKING:
@@ -112,6 +112,15 @@ def builtin_approval(name: str, settings: Builtins) -> bool:
     return name == "shell" and settings.shell.approval == "always"
 
 
+def builtin_declared(name: str, wire: str, settings: Builtins) -> Declared:
+    """``builtin#name`` as a model is offered it under ``settings``, with nothing run."""
+    spec = ToolSpec(
+        name=wire, description=builtin_description(name, settings), parameters=PARAMETERS[name]
+    )
+    approval, timeout = builtin_approval(name, settings), builtin_timeout(name, settings)
+    return Declared(spec, approval=approval, timeout=timeout)
+
+
 class BuiltinTool:
     """One built-in tool as an agent is offered it; build it with the flow's settings."""
 
@@ -119,13 +128,8 @@ class BuiltinTool:
 
     def __init__(self, name: str, wire: str, settings: Builtins, folder: Path) -> None:
         self.name = name
-        self.spec = ToolSpec(
-            name=wire,
-            description=builtin_description(name, settings),
-            parameters=PARAMETERS[name],
-        )
-        self.approval = builtin_approval(name, settings)
-        self.timeout = builtin_timeout(name, settings)
+        declared = builtin_declared(name, wire, settings)
+        self.spec, self.approval, self.timeout = declared.spec, declared.approval, declared.timeout
         self._settings = settings
         self._folder = folder  # the flow's folder, which a relative root starts from
 

@@ -27,6 +27,8 @@ from roost.flow.models import (
     PythonTool,
     StdioServer,
     ToolGroup,
+    flow_file,
+    flow_folder,
     lists_file_tools,
 )
 from roost.tools.arguments import InvalidSchema, schema_validator
@@ -34,7 +36,6 @@ from roost.tools.loader import load_callable
 from roost.tools.names import wire_name
 from roost.tools.python_tool import python_tool
 from roost.tools.subflow import load_subflow
-from roost.tools.toolbox import flow_folder
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -141,7 +142,7 @@ def _check_subflow(
     path = (folder / config.flow).resolve()
     token = _FOLLOWING.set(True)
     try:
-        cycle = _cycle(path, [Path(flow.path).resolve()] if _has_file(flow) else [])
+        cycle = _cycle(path, [file.resolve()] if (file := flow_file(flow)) else [])
     except ToolFailure as exc:
         return [_problem(flow, (*keys, "flow"), f"tool {name!r}: {exc}")]
     finally:
@@ -173,10 +174,6 @@ def _command_exists(command: str, folder: Path) -> bool:
         candidate = Path(command) if Path(command).is_absolute() else folder / command
         return candidate.is_file() and os.access(candidate, os.X_OK)
     return shutil.which(command) is not None
-
-
-def _has_file(flow: Flow) -> bool:
-    return bool(flow.path) and not flow.path.startswith("<")
 
 
 def _problem(flow: Flow, keys: Keys, message: str) -> Problem:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from roost.events import iso_bound, memory_entry
 from roost.messages import ToolSpec
 from roost.tools.arguments import argument_problem, schema_validator
-from roost.tools.base import ToolOutcome
+from roost.tools.base import Declared, ToolOutcome
 
 if TYPE_CHECKING:
     from roost.eventlog import MemoryBank
@@ -86,6 +86,11 @@ DESCRIPTIONS = {
 def memory_spec(name: str, wire: str) -> ToolSpec:
     """How ``memory#name`` is offered to a model under the wire name ``wire``."""
     return ToolSpec(name=wire, description=DESCRIPTIONS[name], parameters=PARAMETERS[name])
+
+
+def memory_declared(name: str, wire: str) -> Declared:
+    """``memory#name`` as a model is offered it, bound to no bank (what a replay offers)."""
+    return Declared(memory_spec(name, wire), timeout=MemoryTool.timeout)
 
 
 class MemoryTool:

@@ -13,31 +13,12 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass
+
+from roost.flow.tool_refs import ToolRef, parse_ref
 
 WIRE_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 _UNSAFE = re.compile(r"[^a-zA-Z0-9_-]")
 _MAX = 64
-
-
-@dataclass(frozen=True, slots=True)
-class ToolRef:
-    """A parsed reference: ``parent`` is the tool entry, ``child`` its member if any."""
-
-    parent: str
-    child: str | None = None
-
-    @property
-    def text(self) -> str:
-        """The reference as a flow writes it (without ``@@``)."""
-        return self.parent if self.child is None else f"{self.parent}#{self.child}"
-
-
-def parse_ref(reference: str) -> ToolRef:
-    """Splits ``@@name``, ``name`` or ``group#child`` into its parts."""
-    text = reference.removeprefix("@@").strip()
-    parent, sep, child = text.partition("#")
-    return ToolRef(parent, child if sep else None)
 
 
 def wire_name(reference: str) -> str:
@@ -48,3 +29,6 @@ def wire_name(reference: str) -> str:
         return safe
     digest = hashlib.sha256(text.encode()).hexdigest()[:8]
     return f"{safe[: _MAX - 9]}_{digest}"
+
+
+__all__ = ["WIRE_NAME", "ToolRef", "parse_ref", "wire_name"]

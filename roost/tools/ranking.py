@@ -16,18 +16,20 @@ import re
 from collections import Counter
 from typing import TYPE_CHECKING
 
+from roost.eventlog import words
+
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-_WORD = re.compile(r"[a-z0-9]+")
-_HUMP = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+# Where a tool name's words meet: a lower-case letter or digit before a capital, or "_".
+_JOINS = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|_")
 K1 = 1.5
 B = 0.75
 
 
 def tokens(text: str) -> list[str]:
     """Lower-case words of ``text``; ``getWeather`` and ``get_weather`` both give get, weather."""
-    return _WORD.findall(_HUMP.sub(" ", text).lower())
+    return words(_JOINS.sub(" ", text))
 
 
 def bm25_scores(query: str, documents: Sequence[str]) -> list[float]:

@@ -15,7 +15,7 @@ from roost.flow.describe import did_you_mean
 from roost.flow.skills import SkillError, find_skills, skill_body
 from roost.messages import ToolSpec
 from roost.tools.arguments import argument_problem, schema_validator
-from roost.tools.base import ToolOutcome
+from roost.tools.base import Declared, ToolOutcome
 
 if TYPE_CHECKING:
     from roost.flow.models import Flow
@@ -37,6 +37,11 @@ DESCRIPTION = (
 def skill_spec(wire: str) -> ToolSpec:
     """How ``skill#read`` is offered to a model under the wire name ``wire``."""
     return ToolSpec(name=wire, description=DESCRIPTION, parameters=PARAMETERS)
+
+
+def skill_declared(wire: str) -> Declared:
+    """``skill#read`` as a model is offered it, reading no folder (what a replay offers)."""
+    return Declared(skill_spec(wire), timeout=SkillReadTool.timeout)
 
 
 class SkillReadTool:

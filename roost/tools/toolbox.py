@@ -8,25 +8,17 @@ is offered only its best-matching tools for the latest user message.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from roost.errors import ToolFailure
 from roost.flow.describe import did_you_mean
-from roost.flow.models import (
-    BUILTIN_TOOLS,
-    MEMORY_TOOLS,
-    Flow,
-    FlowTool,
-    McpTool,
-    PythonTool,
-    ToolGroup,
-)
+from roost.flow.models import Flow, FlowTool, McpTool, PythonTool, flow_folder
 from roost.flow.redact import redact
 from roost.flow.skills import SKILL_READ
+from roost.flow.tool_refs import Target, resolve_reference
 from roost.tools.builtin import BuiltinTool
 from roost.tools.memory_tool import MemoryTool
-from roost.tools.names import parse_ref, wire_name
+from roost.tools.names import wire_name
 from roost.tools.python_tool import python_tool
 from roost.tools.ranking import best_matches
 from roost.tools.skill_tool import SkillReadTool
@@ -38,12 +30,6 @@ if TYPE_CHECKING:  # the MCP SDK is imported only by a flow that uses an MCP ser
     from roost.eventlog import MemoryBank
     from roost.tools.base import Tool
     from roost.tools.mcp_tool import McpHub
-
-
-def flow_folder(flow: Flow) -> Path:
-    """The folder that relative tool paths of ``flow`` start from (as written, not resolved)."""
-    path = flow.path
-    return Path(path).parent if path and not path.startswith("<") else Path(".")
 
 
 class Toolbox:
@@ -93,28 +79,24 @@ class Toolbox:
         return self._agents[agent]
 
     def resolve(self, reference: str, agent: str = "") -> list[Tool]:
-        """The tools one ``functions`` entry names; raises ToolFailure when it names none.
+        """The tools one ``functions`` entry names (as ``resolve_reference`` reads it),
+        built; raises ToolFailure when it names none."""
+        tools: list[Tool] = []
+        for target in resolve_reference(self.flow, reference):
+            tools.extend(self._tools(target, agent))
+        return tools
 
-        ``X#tool`` names a child of the group X, or a tool of the server that the
-        ``mcp:`` entry X exposes; failing both, a tool of the MCP server X itself.
-        """
-        ref = parse_ref(reference)
-        entry = self.flow.tools.get(ref.parent)
-        if entry is None and ref.parent == "memory" and self.flow.memory is not None:
-            return [self._memory_tool(ref.child or "", agent)]
-        if entry is None and ref.parent == "builtin":
-            return [self._builtin_tool(ref.child or "")]
-        if isinstance(entry, ToolGroup):
-            return self._group_tools(ref.parent, ref.child, entry)
-        if isinstance(entry, McpTool):
-            return self._mcp_tools(ref.parent, ref.child, entry)
-        if ref.child is not None and ref.parent in self.flow.mcp_servers:
-            return self._mcp_tools(ref.parent, ref.child, self._server_settings(ref.parent))
-        if entry is None:
-            raise ToolFailure(f"unknown tool {reference!r}")
-        if ref.child is not None:
-            raise ToolFailure(f"tool {ref.parent!r} is not a group: {reference!r} names nothing")
-        return [self._build(ref.parent, entry)]
+    def _tools(self, target: Target, agent: str) -> list[Tool]:
+        """The live tools of one target: an MCP target's are listed from its server."""
+        if target.kind == "memory":
+            return [self._memory_tool(target.tool or "", agent)]
+        if target.kind == "builtin":
+            return [self._builtin_tool(target.tool or "")]
+        config = target.config
+        if isinstance(config, McpTool):
+            return self._mcp_tools(target.name, target.tool, config)
+        assert config is not None  # an entry target carries its settings
+        return [self._build(target.name, config)]
 
     def close(self) -> None:
         """Stops the MCP servers this toolbox started."""
@@ -127,8 +109,6 @@ class Toolbox:
             await self._hub.aclose()
 
     def _memory_tool(self, name: str, agent: str) -> Tool:
-        if name not in MEMORY_TOOLS:
-            raise ToolFailure(f"there is no memory tool 'memory#{name}'")
         scope = self.flow.memory_scope(agent)
         if self._memory is None or scope is None:
             raise ToolFailure("memory#... tools need a run store to keep the memory in")
@@ -140,8 +120,6 @@ class Toolbox:
 
     def _builtin_tool(self, name: str) -> Tool:
         """``builtin#name``, one for the whole flow (its settings are the flow's)."""
-        if name not in BUILTIN_TOOLS:
-            raise ToolFailure(f"there is no built-in tool 'builtin#{name}'")
         key = f"builtin#{name}"
         if key not in self._built:
             self._built[key] = BuiltinTool(name, wire_name(key), self.flow.builtins, self._folder)
@@ -156,33 +134,6 @@ class Toolbox:
         if key not in self._built:
             self._built[key] = SkillReadTool(wire_name(SKILL_READ), self.flow, agent)
         return [self._built[key]]
-
-    def _group_tools(self, group: str, child: str | None, entry: ToolGroup) -> list[Tool]:
-        children = [child] if child is not None else list(entry.tools)
-        missing = [c for c in children if c not in entry.tools]
-        if missing:
-            raise ToolFailure(f"tool group {group!r} has no tool {missing[0]!r}")
-        tools: list[Tool] = []
-        for name in children:
-            config = entry.tools[name]
-            if isinstance(config, McpTool):
-                tools.extend(self._mcp_tools(f"{group}#{name}", None, config))
-            else:
-                tools.append(self._build(f"{group}#{name}", config))
-        return tools
-
-    def _server_settings(self, server: str) -> McpTool:
-        """The first ``mcp:`` entry exposing ``server``, in the flow's order; else defaults.
-
-        So ``SERVER#tool`` gets the timeout, approval and direct_output a user gave
-        the server's tools, whichever way the agent names them.
-        """
-        for config in self.flow.tools.values():
-            members = config.tools.values() if isinstance(config, ToolGroup) else [config]
-            for member in members:
-                if isinstance(member, McpTool) and member.mcp == server:
-                    return member
-        return McpTool(mcp=server)
 
     def _build(self, name: str, config: PythonTool | FlowTool) -> Tool:
         if name not in self._built:

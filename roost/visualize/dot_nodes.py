@@ -56,7 +56,7 @@ def agent_node(
     if human:
         rows.append(small("person · asked every turn"))
     if not human or agent.provider:
-        rows.append(small(esc(_provider_text(flow, agent.provider), 48)))
+        rows.append(small(esc(_provider_text(flow, name), 48)))
     rows += [small(esc(text), ink) for text, ink in counter_rows(flow, name, run) if text]
     style = _node_style(look, name, run, rounded=not human)
     _node(graph, name, rows, "ellipse" if human else "box", style, agent.description or agent.role)
@@ -70,7 +70,7 @@ def director_node(
     strategy = director.strategy.replace("_", " ")
     rows = [small("director", DIRECTOR["line"]), f"<B>{esc(name, 40)}</B>", small(esc(strategy))]
     if director.strategy == "llm":
-        rows.append(small(esc(_provider_text(flow, director.provider), 48)))
+        rows.append(small(esc(_provider_text(flow, name), 48)))
     cap = f"cap {channel.max_rounds} rounds" + (" · repeats" if director.allow_repeat else "")
     rows.append(small(esc(cap)))
     rows += [small(esc(text), ink) for text, ink in counter_rows(flow, name, run) if text]
@@ -129,8 +129,8 @@ def _node_style(look: dict[str, str], name: str, run: RunSummary | None, *, roun
     }
 
 
-def _provider_text(flow: Flow, provider: str | None) -> str:
-    name = provider or flow.defaults.provider
+def _provider_text(flow: Flow, node: str) -> str:
+    name = flow.provider_of(node)
     if name is None:
         return "no provider"
     config = flow.providers.get(name)

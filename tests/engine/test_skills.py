@@ -226,3 +226,31 @@ async def test_a_reply_resumed_after_a_tool_approval_keeps_its_list(folder: Path
     events = log.load()
     assert len([e for e in events if isinstance(e, SkillsEvent)]) == 1
     assert replies(events)[-1].endswith("- tea: Brewing tea.")
+
+
+async def test_the_context_estimate_and_compact_count_the_skills_list(folder: Path) -> None:
+    """``roost show``'s context line and ``/compact`` measure the system prompt the model
+    was sent, the list of skills included."""
+    from roost.engine.compaction import context_sizes
+    from roost.events import CompactEvent
+    from roost.runstate import fold
+    from roost.window import estimate
+
+    answers = "[{echo: system}, Boil water., Steep it., Add milk., A short summary.]"
+    file = flow_file(folder, "[tea, cocoa]", answers)
+    log = MemoryLog("run-1")
+    runner = Runner(load_flow(file), log)
+    await runner.start()
+    for question in ("How hot?", "How long?", "Milk?"):
+        await runner.continue_(question)
+    sent = replies(log.load())[0]  # the system prompt itself, echoed
+    assert INTRO in sent
+    state = fold(log.load())
+    chars = state.view_chars("helper", "person")
+    anchor = state.views.get(("helper", "person"))
+    expected = estimate(anchor, chars, len(sent), state.chars_per_token("script"))
+    [size] = context_sizes(runner.flow, state)
+    assert (size.node, size.tokens) == ("helper", expected)
+    await runner.compact()
+    [compact] = [e for e in log.load() if isinstance(e, CompactEvent)]
+    assert compact.tokens_before == expected

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+import time
 from typing import TYPE_CHECKING
 
 import pytest
@@ -256,3 +257,30 @@ def test_a_fork_point_inside_a_step_is_refused(store: SqlStore) -> None:
         store.fork("p", 3, "f")
     store.fork("p", 4, "f")  # a step boundary
     store.fork("p", 1, "g")  # a new start is always possible
+
+
+async def test_event_times_and_the_runs_table_are_stamped_alike(
+    store: SqlStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One clock writes a run's event times and its row's created and updated: at a whole
+    second as well, where ``isoformat`` would leave the fraction out of one of them."""
+    from roost.engine import Runner
+    from roost.testing import flow_from_yaml
+
+    monkeypatch.setattr(time, "time_ns", lambda: 1_796_000_000 * 1_000_000_000)
+    flow = flow_from_yaml(
+        """
+        roost: 1
+        name: stamped
+        agents:
+          person: {interrupt: ALWAYS}
+          helper: {}
+        start: {from: person, to: helper, content: Hello}
+        """,
+        replies=["Hi."],
+    )
+    log = store.new_log("r")
+    await Runner(flow, log).start()
+    info = store.run("r")
+    assert {event.ts for event in log.load()} == {info.created, info.updated}
+    assert info.updated == "2026-11-30T00:53:20.000000Z"
