@@ -48,15 +48,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
-sys.path[:0] = [str(HERE), str(HERE / "peers")]
-
-import compare  # the peers' harness: one side of one scenario in a fresh process
+# The peers' harness (one side of one scenario in a fresh process) and the other benches.
+sys.path.insert(0, str(Path(__file__).resolve().parent / "peers"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import compare
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
 SECTIONS = ("engine", "cli", "startup", "server", "memory", "runs")
 
 
@@ -153,8 +154,9 @@ def engine_and_cli(sections: set[str], sizes: Sizes, repeat: int, peers_python: 
             break
         ours = best[("roost", scenario, n)]
         theirs = best.get(("AG2", scenario, n))
-        print(f"engine, {label}: roost {ours['cpu_us']:.1f} µs/msg CPU ({ours['wall_us']:.1f} wall)"
-              + (f", AG2 {theirs['cpu_us']:.1f} ({theirs['wall_us']:.1f})" if theirs else ""))  # fmt: skip
+        peer = f", AG2 {theirs['cpu_us']:.1f} ({theirs['wall_us']:.1f})" if theirs else ""
+        print(f"engine, {label}: roost {ours['cpu_us']:.1f} µs/msg CPU "
+              f"({ours['wall_us']:.1f} wall){peer}")  # fmt: skip
         if theirs:
             rows.append(Row(f"engine, {label}: AG2 over roost", theirs["cpu_us"] / ours["cpu_us"],
                             "x", 10, at_least=True))  # fmt: skip
@@ -209,8 +211,10 @@ def startup(sizes: Sizes) -> list[Row]:
                     times[name].append(elapsed)
     best = {name: min(samples) for name, samples in times.items()}
     base = best["python -c pass"]
-    print("start-up, best of {} (median): ".format(sizes.startup_rounds) + ", ".join(
-        f"{name} {best[name]:.3f} s ({statistics.median(times[name]):.3f})" for name in times))  # fmt: skip
+    shown = ", ".join(
+        f"{name} {best[name]:.3f} s ({statistics.median(times[name]):.3f})" for name in times
+    )
+    print(f"start-up, best of {sizes.startup_rounds} (median): {shown}")
     return [
         Row("roost run flows/hello.yaml, whole command, new store", best["roost run"], "s",
             0.6, at_least=False),
