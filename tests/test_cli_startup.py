@@ -132,6 +132,16 @@ def test_a_run_that_is_not_traced_never_loads_opentelemetry(tmp_path: Path) -> N
     assert _among(loaded, ("opentelemetry", "roost.telemetry.otel")) == []
 
 
+def test_a_stored_run_uses_the_sql_core_but_no_orm(tmp_path: Path) -> None:
+    # The store's tables are SQLAlchemy Core tables: no SQLModel class (a pydantic model
+    # and an ORM mapping each) is built to open a store and run a flow.
+    db = str(tmp_path / "runs.db")
+    code = f"from roost.cli import main\nmain(['run', 'flows/hello.yaml', '--db', {db!r}])\n"
+    loaded = _loaded_after(code)
+    assert "roost.store.sql" in loaded and "sqlalchemy" in loaded  # it did store the run
+    assert _among(loaded, ("sqlmodel", "sqlalchemy.orm")) == []
+
+
 def test_the_console_script_help_imports_no_heavy_package() -> None:
     # The real console script, with Python's own import report (-X importtime as a variable).
     script = Path(sys.executable).parent / "roost"
