@@ -40,13 +40,21 @@ CANDIDATES = 100
 _WORD = re.compile(r"\w+")
 
 
-# Core tables, as the store's others are (no pydantic model or ORM mapping at import).
+def _scoped(name: str, *parts: Any) -> Table:
+    """A Core table (as the store's others are: no pydantic model or ORM mapping at
+    import) of rows numbered by ``id`` in a ``scope``, then ``parts``."""
+    return Table(
+        name,
+        METADATA,
+        Column("id", Integer, primary_key=True),
+        Column("scope", String(256), nullable=False),
+        *parts,
+    )
+
+
 # One version of a knowledge entry: what ``key`` held in ``scope`` from ``at`` on.
-ENTRIES = Table(
+ENTRIES = _scoped(
     "memory_entries",
-    METADATA,
-    Column("id", Integer, primary_key=True),
-    Column("scope", String(256), nullable=False),
     Column("key", String(256), nullable=False),
     Column("content", Text, nullable=False),
     Column("importance", Float, nullable=False, default=0.5),
@@ -59,11 +67,8 @@ ENTRIES = Table(
 )
 
 # One timeline entry: a summary that replaced older messages of ``run``.
-TIMELINE = Table(
+TIMELINE = _scoped(
     "memory_timeline",
-    METADATA,
-    Column("id", Integer, primary_key=True),
-    Column("scope", String(256), nullable=False),
     Column("run", String(64), nullable=False),
     Column("at", String(40), nullable=False),
     Column("summary", Text, nullable=False),
