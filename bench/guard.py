@@ -101,7 +101,7 @@ class Row:
         sign = ">=" if self.at_least else "<="
         shown = f"{self.figure:,.2f} {self.unit}".strip()
         goal = f"{sign} {self.goal:g} {self.unit}".strip()
-        return f"{self.what:58} {shown:>14}   goal {goal:12} {'ok' if self.met() else 'short'}"
+        return f"{self.what:66} {shown:>14}   goal {goal:12} {'ok' if self.met() else 'short'}"
 
 
 def say(text: str) -> None:
