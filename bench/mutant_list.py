@@ -963,6 +963,26 @@ ONE_SOURCE = [
     ),
 ]
 
+# Speed work that changed how a result is found: the graph checks without networkx.
+SPEED = [
+    Mutant(
+        "graph-reach-one-route",
+        "roost/flow/graph.py",
+        "                reached.add(v)\n                todo.append(v)\n",
+        "                reached.add(v)\n",
+        ("tests/flow/test_validate_all.py", "tests/flow"),
+        "an agent two routes away from the start is warned about as unreachable",
+    ),
+    Mutant(
+        "graph-loops-skipped",
+        "roost/flow/graph.py",
+        "    if not uncapped:\n        return\n",
+        "    if uncapped:\n        return\n",
+        ("tests/flow/test_load.py",),
+        "a loop of agents that nothing caps is no longer warned about",
+    ),
+]
+
 MUTANTS: list[Mutant] = [
     *ENGINE,
     *STORE,
@@ -971,4 +991,5 @@ MUTANTS: list[Mutant] = [
     *SERVE_ACCESS,
     *EDGES_CLI,
     *ONE_SOURCE,
+    *SPEED,
 ]

@@ -79,6 +79,19 @@ def test_validate_loads_the_language_but_no_sdk_store_renderer_or_engine() -> No
     assert _among(loaded, not_needed) == []  # the template sandbox is the language's own
 
 
+def test_validate_loads_networkx_only_for_a_loop_it_must_look_into(tmp_path: Path) -> None:
+    # The graph checks of a small flow need no graph library; only a loop of agents that
+    # nothing caps is looked into with networkx's strongly connected components.
+    code = "from roost.cli import main; main(['validate', {path!r}])"
+    assert "networkx" not in _loaded_after(code.format(path="flows/hello.yaml"))
+    endless = tmp_path / "endless.yaml"
+    endless.write_text(
+        "roost: 1\nname: w\ndefaults: {provider: p, max_rounds: 5000}\n"
+        "providers: {p: {kind: scripted}}\nagents: {a: {}, b: {}}\nstart: {from: a, to: b}\n"
+    )
+    assert "networkx" in _loaded_after(code.format(path=str(endless)))
+
+
 TOOL_RUN = """
 import roost
 from roost.testing import call, flow_from_yaml
@@ -117,6 +130,16 @@ def test_a_run_that_is_not_traced_never_loads_opentelemetry(tmp_path: Path) -> N
     loaded = _loaded_after(code)
     assert "roost.engine.runner" in loaded  # it did run
     assert _among(loaded, ("opentelemetry", "roost.telemetry.otel")) == []
+
+
+def test_a_stored_run_uses_the_sql_core_but_no_orm(tmp_path: Path) -> None:
+    # The store's tables are SQLAlchemy Core tables: no SQLModel class (a pydantic model
+    # and an ORM mapping each) is built to open a store and run a flow.
+    db = str(tmp_path / "runs.db")
+    code = f"from roost.cli import main\nmain(['run', 'flows/hello.yaml', '--db', {db!r}])\n"
+    loaded = _loaded_after(code)
+    assert "roost.store.sql" in loaded and "sqlalchemy" in loaded  # it did store the run
+    assert _among(loaded, ("sqlmodel", "sqlalchemy.orm")) == []
 
 
 def test_the_console_script_help_imports_no_heavy_package() -> None:

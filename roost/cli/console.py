@@ -246,13 +246,14 @@ class RunConsole:
             return "[bold]> [/]"
         return f"{self.name(route[0])} → {self.name(route[1])}[bold]> [/]"
 
-    def usage(self, state: RunState, flow: Flow, events: Sequence[Event]) -> None:
+    def usage(self, state: RunState, flow: Flow, events: Callable[[], Sequence[Event]]) -> None:
         """Prints the run's token usage and cost, if any was reported, and each agent's
-        context size against its window."""
+        context size against its window. ``events`` reads the run's log, which only the
+        cost needs: a run without reported usage is not read back."""
         usage = state.usage
         self.flush()
         if usage.prompt_tokens or usage.completion_tokens:
-            self.out.print(escape(usage_line(usage, events)), style="dim")
+            self.out.print(escape(usage_line(usage, events())), style="dim")
         for size in context_lines(flow, state):
             self.out.print(escape(size), style="dim")
 

@@ -309,7 +309,7 @@ class Session:
 
     def finish(self, state: RunState) -> None:
         """Reports how the run stands and exits with its status."""
-        self.out.usage(state, self.flow, self.log.load())
+        self.out.usage(state, self.flow, self.log.load)
         if state.status == "paused" and isinstance(state.pending, InterruptEvent):
             pending = state.pending
             self.out.out.print(

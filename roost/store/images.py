@@ -16,14 +16,14 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Column, LargeBinary, insert, select
+from sqlalchemy import Column, Integer, LargeBinary, String, Table, insert, select
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
-from sqlmodel import Field, SQLModel
 
 from roost.errors import StoreError
 from roost.eventlog import EventLog, ImageStore, LayeredImages, MemoryImages
 from roost.store.forks import FileFork
 from roost.store.jsonl import JsonlLog
+from roost.store.schema import METADATA
 from roost.store.sqllog import SqlLog
 from roost.store.tee import TeeLog
 
@@ -36,18 +36,15 @@ if TYPE_CHECKING:
 _DIGEST = re.compile(r"sha256:([0-9a-f]{64})")
 
 
-class ImageRow(SQLModel, table=True):
-    """One image, by the SHA-256 of its bytes."""
-
-    __tablename__ = "images"
-
-    hash: str = Field(primary_key=True, max_length=80)
-    media_type: str = Field(max_length=64)
-    size: int
-    data: bytes = Field(sa_column=Column(LargeBinary, nullable=False))
-
-
-IMAGES = ImageRow.__table__  # type: ignore[attr-defined]
+# One image, by the SHA-256 of its bytes (a Core table, as the store's others are).
+IMAGES = Table(
+    "images",
+    METADATA,
+    Column("hash", String(80), primary_key=True),
+    Column("media_type", String(64), nullable=False),
+    Column("size", Integer, nullable=False),
+    Column("data", LargeBinary, nullable=False),
+)
 
 
 def hex_of(digest: str) -> str:
@@ -97,9 +94,9 @@ class SqlImages:
             return
         with self._store.translate("prepare images"):
             try:
-                SQLModel.metadata.create_all(self._store.engine, tables=[IMAGES])
+                METADATA.create_all(self._store.engine, tables=[IMAGES])
             except SQLAlchemyError:
-                SQLModel.metadata.create_all(self._store.engine, tables=[IMAGES])
+                METADATA.create_all(self._store.engine, tables=[IMAGES])
         self._made = True
 
 

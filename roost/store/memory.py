@@ -19,13 +19,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Column, Index, Text, text
+from sqlalchemy import Boolean, Column, Float, Index, Integer, String, Table, Text, text
 from sqlalchemy.exc import SQLAlchemyError
-from sqlmodel import Field, SQLModel
 
 from roost.errors import StoreError
 from roost.eventlog import words
 from roost.events import MemoryEntry, TimelineEntry, iso_bound, now_iso
+from roost.store.schema import METADATA
 
 if TYPE_CHECKING:
     from sqlalchemy import Connection, TextClause
@@ -38,41 +38,40 @@ MAX_QUERY_WORDS = 64  # words of a query searched for; the rest are left out
 CANDIDATES = 100
 
 
-class MemoryRow(SQLModel, table=True):
-    """One version of a knowledge entry: what ``key`` held in ``scope`` from ``at`` on."""
-
-    __tablename__ = "memory_entries"
-    __table_args__ = (
-        Index("ix_memory_entries_key", "scope", "key", "id"),
-        Index("ix_memory_entries_latest", "scope", "latest"),
+def _scoped(name: str, *parts: Any) -> Table:
+    """A Core table (as the store's others are: no pydantic model or ORM mapping at
+    import) of rows numbered by ``id`` in a ``scope``, then ``parts``."""
+    return Table(
+        name,
+        METADATA,
+        Column("id", Integer, primary_key=True),
+        Column("scope", String(256), nullable=False),
+        *parts,
     )
 
-    id: int | None = Field(default=None, primary_key=True)
-    scope: str = Field(max_length=256)
-    key: str = Field(max_length=256)
-    content: str = Field(sa_column=Column(Text, nullable=False))
-    importance: float = 0.5
-    run: str = Field(max_length=64)  # the run that wrote it ("" from `roost memory add`)
-    at: str = Field(max_length=40)  # fixed-width ISO time, so text order is time order
-    gone: bool = False  # a forget: from ``at`` on the key holds nothing
-    latest: bool = True  # the newest version of its key, and not gone
 
+# One version of a knowledge entry: what ``key`` held in ``scope`` from ``at`` on.
+ENTRIES = _scoped(
+    "memory_entries",
+    Column("key", String(256), nullable=False),
+    Column("content", Text, nullable=False),
+    Column("importance", Float, nullable=False, default=0.5),
+    Column("run", String(64), nullable=False),  # the run that wrote it ("" from `roost memory add`)
+    Column("at", String(40), nullable=False),  # fixed-width ISO time: text order is time order
+    Column("gone", Boolean, nullable=False, default=False),  # a forget: the key holds nothing
+    Column("latest", Boolean, nullable=False, default=True),  # newest of its key, not gone
+    Index("ix_memory_entries_key", "scope", "key", "id"),
+    Index("ix_memory_entries_latest", "scope", "latest"),
+)
 
-class TimelineRow(SQLModel, table=True):
-    """One timeline entry: a summary that replaced older messages of ``run``."""
-
-    __tablename__ = "memory_timeline"
-    __table_args__ = (Index("ix_memory_timeline_at", "scope", "at"),)
-
-    id: int | None = Field(default=None, primary_key=True)
-    scope: str = Field(max_length=256)
-    run: str = Field(max_length=64)
-    at: str = Field(max_length=40)
-    summary: str = Field(sa_column=Column(Text, nullable=False))
-
-
-ENTRIES = MemoryRow.__table__  # type: ignore[attr-defined]
-TIMELINE = TimelineRow.__table__  # type: ignore[attr-defined]
+# One timeline entry: a summary that replaced older messages of ``run``.
+TIMELINE = _scoped(
+    "memory_timeline",
+    Column("run", String(64), nullable=False),
+    Column("at", String(40), nullable=False),
+    Column("summary", Text, nullable=False),
+    Index("ix_memory_timeline_at", "scope", "at"),
+)
 
 
 def moment(value: str | None = None) -> str:
@@ -403,7 +402,7 @@ def _create(store: SqlStore, ddl: tuple[str, ...]) -> None:
 
 def _create_once(store: SqlStore, ddl: tuple[str, ...]) -> None:
     with store.engine.begin() as connection:
-        SQLModel.metadata.create_all(connection, tables=[ENTRIES, TIMELINE])
+        METADATA.create_all(connection, tables=[ENTRIES, TIMELINE])
         for statement in ddl:
             connection.execute(text(statement))
 

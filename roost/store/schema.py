@@ -18,8 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from sqlalchemy import Column, Engine, Text
-from sqlmodel import Field, SQLModel
+from sqlalchemy import Column, Engine, Integer, MetaData, String, Table, Text
 
 from roost.errors import ConcurrentRunError, StoreError
 from roost.store.checks import COLUMN_MAX
@@ -43,54 +42,62 @@ MIGRATIONS: dict[str, tuple[str, ...]] = {
 }
 
 
-class RoostMeta(SQLModel, table=True):
-    """Marks a database as roost's and records the schema version."""
-
-    __tablename__ = "roost_meta"
-    key: str = Field(primary_key=True, max_length=64)
-    value: str = Field(max_length=256)
+# The tables are SQLAlchemy Core's, not SQLModel classes: a class costs a pydantic model
+# and an ORM mapping at import, a tenth of a second of every command that opens a store,
+# and roost reads and writes rows with statements, never through the ORM.
+METADATA = MetaData()
 
 
-class RunRow(SQLModel, table=True):
-    __tablename__ = "runs"
+def _text(name: str, length: int, **options: Any) -> Column[Any]:
+    """A string column of at most ``length`` characters (VARCHAR), not null unless told."""
+    options.setdefault("nullable", False)
+    return Column(name, String(length), **options)
+
+
+# Marks a database as roost's and records the schema version.
+META = Table(
+    "roost_meta",
+    METADATA,
+    _text("key", 64, primary_key=True),
+    _text("value", 256),
+)
+
+RUNS = Table(
+    "runs",
+    METADATA,
     # No index on the columns each append changes (updated, status, counts): every index
     # on them would add a page write to every step's transaction.
-
-    id: str = Field(primary_key=True, max_length=64)
-    flow_name: str = Field(index=True, max_length=256)
-    flow_path: str = Field(sa_column=Column(Text, nullable=False))
-    flow_hash: str = Field(max_length=80)
-    flow_text: str = Field(sa_column=Column(Text, nullable=False))
-    title: str | None = Field(default=None, max_length=256)
-    parent: str | None = Field(default=None, index=True, max_length=64)
-    fork_at: int | None = None  # events shared with the parent; None: all stored here
-    batch: str | None = Field(default=None, index=True, max_length=64)  # from run_start
+    _text("id", 64, primary_key=True),
+    _text("flow_name", 256, index=True),
+    Column("flow_path", Text, nullable=False),
+    _text("flow_hash", 80),
+    Column("flow_text", Text, nullable=False),
+    _text("title", 256, nullable=True),
+    _text("parent", 64, nullable=True, index=True),
+    Column("fork_at", Integer, nullable=True),  # events shared with the parent; None: all here
+    _text("batch", 64, nullable=True, index=True),  # from run_start
     # When the run was archived (hidden from roost runs); None: it is not. Not indexed:
     # only listing and pruning read it, never a step.
-    archived: str | None = Field(default=None, max_length=40)
-    created: str = Field(max_length=40)
-    updated: str = Field(max_length=40)
-    status: str = Field(default="new", max_length=16)
-    messages: int = 0
-    tokens: int = 0
-    next_seq: int = 0
+    _text("archived", 40, nullable=True),
+    _text("created", 40),
+    _text("updated", 40),
+    _text("status", 16, default="new"),
+    Column("messages", Integer, nullable=False, default=0),
+    Column("tokens", Integer, nullable=False, default=0),
+    Column("next_seq", Integer, nullable=False, default=0),
+)
 
-
-class EventRow(SQLModel, table=True):
-    __tablename__ = "events"
+EVENTS = Table(
+    "events",
+    METADATA,
+    _text("run", 64, primary_key=True),
+    Column("seq", Integer, primary_key=True, autoincrement=False),
+    _text("type", 32),
+    _text("ts", 40),
+    Column("payload", Text, nullable=False),  # the event but seq, run, ts
     # SQLite: rows clustered by (run, seq), with no second copy of the key in a separate index.
-    __table_args__ = {"sqlite_with_rowid": False}
-
-    run: str = Field(primary_key=True, max_length=64)
-    seq: int = Field(primary_key=True)
-    type: str = Field(max_length=32)
-    ts: str = Field(max_length=40)
-    payload: str = Field(sa_column=Column(Text, nullable=False))  # the event but seq, run, ts
-
-
-RUNS = RunRow.__table__  # type: ignore[attr-defined]
-EVENTS = EventRow.__table__  # type: ignore[attr-defined]
-META = RoostMeta.__table__  # type: ignore[attr-defined]
+    sqlite_with_rowid=False,
+)
 
 
 @dataclass(frozen=True, slots=True)

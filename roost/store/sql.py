@@ -22,13 +22,13 @@ from sqlalchemy import Engine, create_engine, delete, event, inspect, select, up
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 from sqlalchemy.pool import NullPool
-from sqlmodel import SQLModel
 
 from roost.errors import ConcurrentRunError, RunNotFoundError, StoreError, UsageError
 from roost.events import Event, RunStartEvent
 from roost.store.schema import (
     EVENTS,
     META,
+    METADATA,
     MIGRATIONS,
     RUNS,
     SCHEMA_VERSION,
@@ -299,7 +299,7 @@ class SqlStore:
             with self.engine.connect() as conn:
                 conn.exec_driver_sql("PRAGMA journal_mode=WAL")
         with self.engine.begin() as conn:
-            SQLModel.metadata.create_all(conn, tables=[META, RUNS, EVENTS])
+            METADATA.create_all(conn, tables=[META, RUNS, EVENTS])
             conn.execute(META.insert().values(key="schema", value=SCHEMA_VERSION))
 
     def _check_version(self) -> None:
