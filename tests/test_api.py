@@ -121,7 +121,7 @@ async def test_a_refused_tool_call_is_not_run() -> None:
     log = roost.MemoryLog("refused")
     await roost.run(flow, answer=lambda state: "no", log=log)
     results = [(e.content, e.is_error) for e in log.load() if e.type == "tool_result"]
-    assert results == [("The person did not approve this call: no", True)]
+    assert results == [("The person did not approve this call.", True)]
 
 
 async def test_a_log_holding_a_paused_run_goes_on_from_its_pause(tmp_path: Path) -> None:
