@@ -377,16 +377,18 @@ class ChatLoop:
         print_transcript(self.out.out, self.log.load(), ref=self.log.run_id, db=self.db)
 
     def compact(self) -> None:
-        from roost.cli.transcript import compact_text
+        """Compresses each view now; each compaction is shown as it is recorded (on_event)."""
         from roost.events import CompactEvent
 
         since = self.runner.state.next_seq
         self.loop_.run_until_complete(self.runner.compact())
+        self.out.flush()
         made = [e for e in self.log.load() if e.seq >= since and isinstance(e, CompactEvent)]
-        for event in made:
-            self.out.out.print(f"[dim]{compact_text(event)}[/]")
         if not made:
-            self.out.out.print("[dim]nothing to compress: each view is as short as it gets[/]")
+            self.out.out.print(
+                "[dim]nothing compressed: no agent's view would get shorter "
+                "(a compaction that does not shrink a view is not made)[/]"
+            )
 
     def info(self) -> None:
         from roost.cli.chat_session import model_lines

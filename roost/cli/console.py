@@ -18,7 +18,9 @@ from rich.console import Console
 from rich.markup import escape
 
 from roost.cli.lines import Piece, lines_for
+from roost.errors import CONTEXT_TOO_LONG
 from roost.events import (
+    CompactEvent,
     ErrorEvent,
     Event,
     HookEvent,
@@ -34,6 +36,7 @@ from roost.events import (
 )
 from roost.flow.models import Flow
 from roost.runstate import RunState
+from roost.window import limit_in
 
 PALETTE = [
     "cyan",
@@ -167,7 +170,14 @@ class RunConsole:
             self._message(event)
         elif isinstance(event, SelectEvent):
             self._pick(event)
+        elif isinstance(event, CompactEvent):
+            self.end_line()
+            self.lines.write(((compact_words(event), "dim"),))
         elif isinstance(event, LlmCallEvent):
+            refused = refused_words(event)
+            if refused is not None:
+                self.end_line()
+                self.lines.write(((refused, "dim"),))
             note = finish_note(event.response)
             if note is not None:
                 self._notes.append(f"({event.node}: {note})")
@@ -312,6 +322,30 @@ _CUT = {
     "model_context_window_exceeded": "cut: the context window is full",
     "pause_turn": "cut: the turn was still paused",
 }
+
+
+def compact_words(event: CompactEvent) -> str:
+    """A compaction in words: whose view, which stage, the size before and after."""
+    covered = {"trim": "tool results trimmed", "summary": "older turns summarised"}
+    what = covered.get(event.stage, "older turns left out")
+    return (
+        f"⇲ {event.node}'s view of its talk with {event.to} compressed "
+        f"({event.stage}: {what} through {event.through}): "
+        f"~{event.tokens_before:,} → ~{event.tokens_after:,} tokens"
+    )
+
+
+def refused_words(event: LlmCallEvent) -> str | None:
+    """A model call refused as too long, in words (None for any other call): the limit the
+    server named, when it named one, and that the request is compressed and tried again."""
+    if event.error is None or not any(a.outcome == CONTEXT_TOO_LONG for a in event.attempts):
+        return None
+    limit = limit_in(event.error)
+    said = f" (its server's limit: {limit:,} tokens)" if limit is not None else ""
+    return (
+        f"⇲ {event.provider} refused {event.node}'s request as too long{said}: "
+        "compressing its view and trying once more"
+    )
 
 
 def describe_wait(

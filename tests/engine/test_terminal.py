@@ -326,7 +326,7 @@ def test_chat_info_gives_each_agents_context_against_its_window(tmp_path: Path) 
         chat.type("/info")
         chat.wait_for("no agent has spoken yet")
         chat.type("Tell me about the tides.")
-        chat.wait_for("terminated: helper said TERMINATE")
+        chat.wait_for("the run has ended")
         chat.type("/info")
         shown = chat.wait_for("of 100 tokens", times=2)
         chat.type("/quit")
@@ -373,6 +373,32 @@ def test_chat_compact_compresses_now_and_says_what_it_did(tmp_path: Path) -> Non
     run_id = shown.split("run ")[1].split()[0]
     replayed = run_cli("replay", run_id, cwd=tmp_path)
     assert replayed.returncode == 0 and "identical" in replayed.stdout, replayed.stdout
+
+
+def test_chat_compact_that_would_not_shrink_a_view_is_not_made_and_says_so(
+    tmp_path: Path,
+) -> None:
+    flow = tmp_path / "pausing.yaml"
+    flow.write_text(PAUSING)
+    chat = Terminal(["chat", str(flow)], tmp_path)
+    try:
+        chat.wait_for("USER → bot> ")
+        for n, line in enumerate(("Hello.", "More."), start=2):
+            chat.type(line)
+            chat.wait_for("USER → bot> ", times=n)
+        # The summary (the scripted reply, under its heading) is longer than the turns it
+        # would replace: compressing would make the view bigger.
+        chat.type("/compact")
+        shown = chat.wait_for("nothing compressed")
+        chat.type("/quit")
+        chat.wait_for("is stored")
+    finally:
+        chat.close()
+    assert "no agent's view would get shorter" in shown, shown
+    assert "⇲" not in shown, shown
+    run_id = shown.split("run ")[1].split()[0]
+    exported = run_cli("export", run_id, cwd=tmp_path).stdout.splitlines()
+    assert not [e for e in map(json.loads, exported) if e["type"] == "compact"], shown
 
 
 LIVE = """
