@@ -101,7 +101,7 @@ def _places_of(root: type[BaseModel], key: str, here: Any) -> list[str]:
     than ``here``): ``max_rounds`` in an agent belongs to ``defaults:`` or a channel."""
     places = []
     for name, field in root.model_fields.items():
-        inner = field.annotation
+        inner: Any = field.annotation
         mapped = False
         while typing.get_args(inner) and not _is_model(inner):
             args = [a for a in typing.get_args(inner) if a is not type(None)]
