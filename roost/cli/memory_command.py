@@ -31,7 +31,10 @@ def memory(
         Action, typer.Argument(help="list [FLOW], search QUERY, add KEY CONTENT, forget KEY")
     ],
     words: Annotated[
-        list[str] | None, typer.Argument(metavar="[ARGS]...", show_default=False)
+        list[str] | None,
+        typer.Argument(
+            metavar="ARGS", show_default=False, help="The action's QUERY, KEY or CONTENT."
+        ),
     ] = None,
     scope: Annotated[
         str | None,
