@@ -140,6 +140,13 @@ class Terminal:
         os.close(self.fd)
 
 
+def chat_with(folder: Path, name: str, text: str) -> Terminal:
+    """``roost chat`` in a terminal, on a flow file ``name`` holding ``text``."""
+    flow = folder / name
+    flow.write_text(text)
+    return Terminal(["chat", str(flow)], folder)
+
+
 def test_chat_ends_a_directors_turn_before_the_prompt_and_names_who_you_answer_as(
     tmp_path: Path,
 ) -> None:
@@ -378,9 +385,7 @@ def test_chat_compact_compresses_now_and_says_what_it_did(tmp_path: Path) -> Non
 def test_chat_compact_that_would_not_shrink_a_view_is_not_made_and_says_so(
     tmp_path: Path,
 ) -> None:
-    flow = tmp_path / "pausing.yaml"
-    flow.write_text(PAUSING)
-    chat = Terminal(["chat", str(flow)], tmp_path)
+    chat = chat_with(tmp_path, "pausing.yaml", PAUSING)
     try:
         chat.wait_for("USER → bot> ")
         for n, line in enumerate(("Hello.", "More."), start=2):
@@ -512,9 +517,7 @@ def test_run_reads_y_as_yes_n_as_no_and_other_text_as_a_reason(tmp_path: Path) -
 def test_chat_reads_approvals_the_same_way_and_lets_a_node_answer_only_when_told(
     tmp_path: Path,
 ) -> None:
-    flow = tmp_path / "approvals.yaml"
-    flow.write_text(APPROVALS)
-    chat = Terminal(["chat", str(flow)], tmp_path)
+    chat = chat_with(tmp_path, "approvals.yaml", APPROVALS)
     try:
         chat.wait_for("USER → helper> ")
         chat.type("")  # an empty first line starts nothing
