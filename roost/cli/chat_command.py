@@ -77,6 +77,7 @@ class ChatLoop:
         self.out = RunConsole.for_flow(flow)
         self.loop_ = asyncio.new_event_loop()
         self.lines = TypedLines(sys.stdin)
+        self.typed_at_a_terminal = _is_terminal(sys.stdin)
         self.stopping = False  # /stop or Ctrl-C asked to stop the step in flight
         # /help is made from this table, so it lists exactly the commands there are.
         commands = [
@@ -273,8 +274,11 @@ class ChatLoop:
     def say(self, text: str) -> None:
         state = self.runner.state
         person = not isinstance(state.pending, InterruptEvent) or state.pending.reason == "human"
-        if state.status == "new" or (state.status == "paused" and person):
-            self.out.typed = text  # on the screen as typed: its message is not printed again
+        # A terminal shows the line as it is typed: its message is not printed again (input
+        # from a pipe is shown by nothing else, so there the message is printed).
+        echoed = self.typed_at_a_terminal
+        if echoed and (state.status == "new" or (state.status == "paused" and person)):
+            self.out.typed = text
         if state.status == "new":
             frm, to = self.route
             self.step(lambda runner: runner.start(text, from_=frm, to=to))
@@ -494,6 +498,12 @@ class ChatLoop:
 
 
 _LOOK = 0.1  # seconds between two looks for /stop while a step runs
+
+
+def _is_terminal(stream: object) -> bool:
+    """Whether ``stream`` is a terminal (an input made by other means, a test's, is not)."""
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty()) if callable(isatty) else False
 
 
 def _wants(pending: InterruptEvent) -> str:
