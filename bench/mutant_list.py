@@ -265,10 +265,10 @@ ENGINE = [
     Mutant(
         "approval-word",
         TOOL_LOOP_PY,
-        'return answer.strip().lower() == "yes"',
-        'return answer.strip().lower().startswith("y")',
+        "    return approval(answer).approved",
+        '    return answer.strip().lower().startswith("y")',
         TOOL_LOOP,
-        '"y" (or "yesterday") approves a call; only "yes" may',
+        '"yesterday" (or "yes, but") approves a call; only yes or y may',
     ),
     Mutant(
         "approval-refusal",
@@ -983,6 +983,107 @@ SPEED = [
     ),
 ]
 
+# A person's keys and what a person is told (issue 24: approvals, compaction said, the
+# window a server names, the small things at the edges).
+EDGES_PERSON = [
+    Mutant(
+        "approval-y",
+        "roost/approval.py",
+        'APPROVE = ("yes", "y")',
+        'APPROVE = ("yes",)',
+        ("tests/test_approval.py",),
+        "a person's y refuses the call instead of approving it",
+    ),
+    Mutant(
+        "approval-no-is-a-reason",
+        "roost/approval.py",
+        'REFUSE = ("no", "n")',
+        "REFUSE: tuple[str, ...] = ()",
+        ("tests/test_approval.py",),
+        "a plain no is given to the model as the reason 'no'",
+    ),
+    Mutant(
+        "window-learnt",
+        "roost/runstate.py",
+        "    limit = limit_in(error)\n    if limit is not None:",
+        "    limit = limit_in(error)\n    if False:",
+        ("tests/providers/test_context_overflow.py",),
+        "the limit a server names in its refusal is not learnt: the table's window stays",
+    ),
+    Mutant(
+        "window-learnt-used",
+        "roost/engine/compaction.py",
+        "return limit if learned is None or limit is None else min(limit, learned)",
+        "return limit",
+        ("tests/providers/test_context_cli.py",),
+        "the learnt limit is shown but requests are not fitted to it",
+    ),
+    Mutant(
+        "window-anthropic-wording",
+        "roost/window.py",
+        '    r"> ?(\\d[\\d,]*) maximum",\n',
+        "",
+        ("tests/test_window_limits.py",),
+        "Anthropic's 'N tokens > M maximum' names no limit",
+    ),
+    Mutant(
+        "compact-must-shrink",
+        "roost/engine/compaction.py",
+        "        if tokens_after >= before:\n            return False\n",
+        "",
+        ("tests/engine/test_compaction.py",),
+        "a compaction that makes the view bigger is recorded",
+    ),
+    Mutant(
+        "mcp-own-python",
+        "roost/tools/mcp_tool.py",
+        "    if command in _OWN_PYTHON and sys.executable:",
+        "    if False:",
+        ("tests/tools/test_example_flow.py",),
+        "an MCP command python3 starts whichever python3 is first on PATH",
+    ),
+    Mutant(
+        "replay-file-missing",
+        "roost/flowtest/cases.py",
+        "    if not loaded.replay.is_file():",
+        "    if False:",
+        ("tests/flowtest/test_cases.py",),
+        "a missing recording fails with a stack of words, not its own one line",
+    ),
+    Mutant(
+        "memory-scope-form",
+        "roost/cli/memory_command.py",
+        "    if not _SCOPE.fullmatch(scope):",
+        "    if False:",
+        ("tests/store/test_memory_cli.py",),
+        "a --scope in no form a run writes silently lists nothing",
+    ),
+    Mutant(
+        "misplaced-key",
+        "roost/flow/schema_errors.py",
+        "                if places\n",
+        "                if False\n",
+        ("tests/flow/test_validate_all.py",),
+        "max_rounds on an agent suggests max_background",
+    ),
+    Mutant(
+        "unquoted-colon-in-braces",
+        "roost/flow/yamlerrors.py",
+        '        if char == ":" and ": " in entry:',
+        "        if False:",
+        ("tests/flow/test_validate_all.py",),
+        "{role: You are: a helper} is reported as an unclosed '{'",
+    ),
+    Mutant(
+        "import-keeps-times",
+        "roost/store/sql.py",
+        "            conn.execute(update(RUNS).where(RUNS.c.id == log.run_id).values(**times))",
+        "            pass",
+        ("tests/store/test_sql.py",),
+        "an imported run is shown as created when it was imported",
+    ),
+]
+
 MUTANTS: list[Mutant] = [
     *ENGINE,
     *STORE,
@@ -992,4 +1093,5 @@ MUTANTS: list[Mutant] = [
     *EDGES_CLI,
     *ONE_SOURCE,
     *SPEED,
+    *EDGES_PERSON,
 ]

@@ -47,7 +47,8 @@ async def run(
     the flow's ``start`` content) and is sent as written. At each pause,
     ``answer(state)`` is called (it may be async): ``state.pending`` is the
     interrupt, its ``reason`` says whether a person is asked (``human``) or a
-    tool call waits for approval (``tool_approval``, ``yes`` runs it; ``tool_plan``
+    tool call waits for approval (``tool_approval``: ``yes`` or ``y`` runs it, ``no``
+    or ``n`` refuses it, other text refuses it as the reason; ``tool_plan``
     for all the calls of a model answer at once). The text
     it returns answers the pause; ``""`` lets the waiting node answer itself;
     ``None`` leaves the run paused, as does having no ``answer`` at all.

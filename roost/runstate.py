@@ -23,6 +23,7 @@ from functools import lru_cache
 from hashlib import sha256
 from typing import TYPE_CHECKING, Any, Literal
 
+from roost.errors import CONTEXT_TOO_LONG
 from roost.events import (
     BackgroundEvent,
     CompactEvent,
@@ -51,6 +52,7 @@ from roost.window import (
     IMAGE_CHARS,
     Calibration,
     ViewBase,
+    limit_in,
     tail_chars,
     thread_chars,
 )
@@ -183,6 +185,9 @@ class RunState:
     views: dict[tuple[str, str], ViewBase] = field(default_factory=dict)
     # provider entry -> its characters per token, learnt from the usage it reported.
     calibration: dict[str, Calibration] = field(default_factory=dict)
+    # provider entry -> the context window its server named when it refused a request as
+    # too long: the model's real limit, used instead of the configured or known one.
+    windows: dict[str, int] = field(default_factory=dict)
     # A fork's: the time whose shared memory it sees (run_start's memory_at).
     memory_at: str | None = None
     # The memory the run wrote (its store, forget and timeline events, inherited ones
@@ -481,6 +486,8 @@ def _on_llm_call(state: RunState, event: Any) -> None:
             attempts[attempt.provider] = attempts.get(attempt.provider, 0) + 1
     else:
         attempts[provider] = attempts.get(provider, 0) + 1
+    if data["error"] is not None:
+        _learn_window(state, provider, data["error"], data["attempts"])
     usage = data["usage"]
     if usage is not None and (usage.prompt_tokens or usage.completion_tokens):
         state.usage = state.usage + usage_of(usage)
@@ -493,6 +500,15 @@ def _on_llm_call(state: RunState, event: Any) -> None:
         turn.messages.append(message)
         turn.seqs.append(data["seq"])
         turn.awaiting = {tool_call.id for tool_call in message.tool_calls}
+
+
+def _learn_window(state: RunState, provider: str, error: str, attempts: Sequence[Any]) -> None:
+    """A refusal as too long that names the server's limit: the provider's window from now."""
+    if not any(attempt.outcome == CONTEXT_TOO_LONG for attempt in attempts):
+        return
+    limit = limit_in(error)
+    if limit is not None:
+        state.windows[provider] = min(limit, state.windows.get(provider, limit))
 
 
 def _measured(state: RunState, node: str, provider: str, prompt_tokens: int) -> None:

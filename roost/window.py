@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -177,3 +178,37 @@ def estimate(base: ViewBase | None, chars: int, fixed_chars: int, ratio: float) 
     if base is not None and base.anchor_chars >= 0:
         return max(0, base.anchor_tokens + math.ceil((chars - base.anchor_chars) / ratio))
     return math.ceil((fixed_chars + chars) / ratio)
+
+
+# How servers say the limit they refused a request against; the group is the limit in tokens.
+_LIMIT_SAID = [
+    # OpenAI, and the servers that copy its wording (vLLM, LiteLLM, DeepSeek, Mistral, ...)
+    r"maximum context length is (\d[\d,]*) tokens",
+    # Anthropic: "prompt is too long: 210000 tokens > 200000 maximum"
+    r"> ?(\d[\d,]*) maximum",
+    # Anthropic: "input length and `max_tokens` exceed context limit: 199000 + 21333 > 200000"
+    r"exceed context limit: [\d,]+ \+ [\d,]+ > (\d[\d,]*)",
+    # llama.cpp: "exceeds the available context size (4096 tokens)", or "(n_ctx: 4096)"
+    r"context size \((\d[\d,]*) tokens\)",
+    r"n_ctx[=: ]+(\d[\d,]*)",
+    # Gemini's OpenAI endpoint: "exceeds the maximum number of tokens allowed (1048576)"
+    r"maximum number of tokens allowed \((\d[\d,]*)\)",
+    # LM Studio, Ollama and others: "a context length of only 4096 tokens", "context window
+    # of 8192 tokens", "context length of 8192"
+    r"context (?:length|window|size) (?:is |of )?(?:only )?(\d[\d,]*)(?: tokens)?",
+    # Text Generation Inference, Together: "`inputs` tokens + `max_new_tokens` must be <= 8193"
+    r"must be <= (\d[\d,]*)",
+]
+_LIMIT_PATTERN = re.compile("|".join(f"(?:{said})" for said in _LIMIT_SAID), re.IGNORECASE)
+_SMALLEST_LIMIT = 256  # below this, a number in a refusal is not a window (a count, a code)
+
+
+def limit_in(refusal: str) -> int | None:
+    """The context window a server's too-long refusal names, in tokens; None when it names
+    none (pure: the same text always gives the same limit, so a replay learns the same)."""
+    for match in _LIMIT_PATTERN.finditer(refusal):
+        number = next(group for group in match.groups() if group is not None)
+        limit = int(number.replace(",", ""))
+        if limit >= _SMALLEST_LIMIT:
+            return limit
+    return None

@@ -121,7 +121,26 @@ async def test_a_refused_tool_call_is_not_run() -> None:
     log = roost.MemoryLog("refused")
     await roost.run(flow, answer=lambda state: "no", log=log)
     results = [(e.content, e.is_error) for e in log.load() if e.type == "tool_result"]
-    assert results == [("The person did not approve this call: no", True)]
+    assert results == [("The person did not approve this call.", True)]
+
+
+@pytest.mark.parametrize(
+    ("answer", "result"),
+    [
+        ("y", ("5.0", False)),
+        ("Yes", ("5.0", False)),
+        ("n", ("The person did not approve this call.", True)),
+        ("later, please", ("The person did not approve this call: later, please", True)),
+    ],
+)
+async def test_a_run_reads_an_approval_as_yes_y_no_n_or_a_reason(
+    answer: str, result: tuple[str, bool]
+) -> None:
+    flow = flow_from_yaml(APPROVE, replies=APPROVE_REPLIES)
+    log = roost.MemoryLog("approval")
+    await roost.run(flow, answer=lambda state: answer, log=log)
+    results = [(e.content, e.is_error) for e in log.load() if e.type == "tool_result"]
+    assert results == [result]
 
 
 async def test_a_log_holding_a_paused_run_goes_on_from_its_pause(tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import inspect
 import json
 import os
+import re
 import subprocess
 import sys
 import tomllib
@@ -217,3 +218,28 @@ def test_a_misspelt_command_is_still_named_with_a_suggestion() -> None:
     )
     assert done.returncode == 2
     assert done.stderr == "roost: error: No such command 'valdate'. Did you mean 'validate'?\n"
+
+
+def test_help_names_values_as_a_person_reads_them_and_cuts_no_description() -> None:
+    script = Path(sys.executable).parent / "roost"
+    env = {**os.environ, "COLUMNS": "80"}
+    shown = subprocess.run(
+        [str(script), "--help"], capture_output=True, text=True, env=env, check=True
+    ).stdout
+    words = " ".join(shown.split())
+    for _, first_line in COMMANDS.values():  # each description whole (wrapped, never cut)
+        assert first_line in words, first_line
+    assert "..." not in shown.split("Commands:")[1]
+    for name in COMMANDS:
+        page = subprocess.run(
+            [str(script), name, "--help"], capture_output=True, text=True, env=env
+        )
+        assert page.returncode == 0, page.stderr
+        usage = page.stdout.splitlines()[0]
+        assert "{" not in usage, usage  # RUN, not {RUN}
+        marks = re.findall(r"<[a-z|\[\], ]+>", page.stdout)
+        assert marks == [], f"roost {name} --help: {marks}"  # no <str>, no <list[str]>
+    run_help = subprocess.run(
+        [str(script), "run", "--help"], capture_output=True, text=True, env=env
+    ).stdout
+    assert "Usage: roost run [OPTIONS] FLOW" in run_help and "--db URL" in run_help

@@ -115,10 +115,12 @@ class _Commands(MutableMapping[str, "Command"]):
         for info in app.registered_commands:
             name = _command_name(info)
             if name not in self._built:
-                self._built[name] = get_command_from_info(
-                    info,
-                    pretty_exceptions_short=app.pretty_exceptions_short,
-                    rich_markup_mode=self._group.rich_markup_mode,
+                self._built[name] = plain_help(
+                    get_command_from_info(
+                        info,
+                        pretty_exceptions_short=app.pretty_exceptions_short,
+                        rich_markup_mode=self._group.rich_markup_mode,
+                    )
                 )
 
 
@@ -133,17 +135,16 @@ class LazyGroup(TyperGroup):
         return list(self.commands)  # the names alone: listing them builds nothing
 
     def format_commands(self, ctx: Context, formatter: HelpFormatter) -> None:
-        """The commands and their first lines, from ``COMMANDS``, importing none of them."""
-        names = self.list_commands(ctx)
-        limit = formatter.width - 6 - max(len(name) for name in names)
-        rows = [(name, self._short_help(name, limit)) for name in names]
+        """The commands and their first lines, from ``COMMANDS``, importing none of them;
+        a long line is wrapped, never cut."""
+        rows = [(name, self._short_help(name)) for name in self.list_commands(ctx)]
         with formatter.section("Commands"):
             formatter.write_dl(rows)
 
-    def _short_help(self, name: str, limit: int) -> str:
+    def _short_help(self, name: str) -> str:
         if name in COMMANDS:
-            return _shortened(COMMANDS[name][1], limit)
-        return str(self.commands[name].get_short_help_str(limit))  # one added by other means
+            return COMMANDS[name][1]
+        return str(self.commands[name].get_short_help_str(_WHOLE))  # one added by other means
 
 
 def _command_name(info: CommandInfo) -> str:
@@ -154,12 +155,42 @@ def _command_name(info: CommandInfo) -> str:
     return typer.main.get_command_name(info.callback.__name__)
 
 
-def _shortened(text: str, limit: int) -> str:
-    """``text`` cut at a word to fit ``limit`` columns, as click shortens a command's help."""
-    if len(text) <= limit:
-        return text
-    cut = text[: max(limit - 3, 0)].rsplit(" ", 1)[0]
-    return f"{cut.rstrip(',;:')}..."
+_WHOLE = 10_000  # columns: a command's first line is never cut
+
+# How a value is named in help when its option names none: by its type, else by its name.
+_TYPE_WORDS: dict[object, str] = {int: "N", float: "NUMBER"}
+_NAME_WORDS = {"db": "URL", "answer": "TEXT", "message": "TEXT"}
+
+
+def plain_help(command: Command) -> Command:
+    """``command`` with help as a person reads it: ``RUN`` and ``--db DB``, not typer's
+    ``{RUN}``, ``RUN <str>``, ``--db <str>`` or ``<list[str]>``."""
+    from typer.core import TyperArgument, TyperOption
+
+    for param in command.params:
+        if isinstance(param, TyperOption) and not (param.is_flag or param.count):
+            if param.metavar is None:
+                param.metavar = _value_word(param)
+        elif isinstance(param, TyperArgument):
+            if param.metavar is None:
+                param.metavar = (param.name or "value").upper()
+            shown = param.metavar
+            usage = shown if param.required or shown.startswith("[") else f"[{shown}]"
+            usage += "..." if param.nargs != 1 and not shown.endswith("...") else ""
+            # Set on the parameter itself: typer's own methods add the braces and the types.
+            setattr(param, "_usage_display_name", lambda usage=usage: usage)  # noqa: B010
+            setattr(param, "display_type_rich", lambda ctx: None)  # noqa: B010
+    return command
+
+
+def _value_word(param: Any) -> str:
+    """The word an option's value is shown as: ``N``, ``a|b`` for choices, else its name."""
+    described = getattr(param, "type_descriptor", None)
+    if described is not None and described.is_choice and described.choices:
+        return "[" + "|".join(str(choice) for choice in described.choices) + "]"
+    annotation = getattr(described, "annotation", None)
+    name = param.name or "value"
+    return _TYPE_WORDS.get(annotation) or _NAME_WORDS.get(name) or name.upper()
 
 
 def _print_version(value: bool) -> None:

@@ -20,8 +20,10 @@ from typing import TYPE_CHECKING, Annotated, NamedTuple
 import typer
 from rich.markup import escape
 
+from roost.approval import approval
 from roost.cli.app import app
 from roost.cli.chat_input import STOP, TypedLines
+from roost.cli.console import LET
 from roost.cli.logs import child_logs, memory_for, new_run_id, new_run_log, open_run, open_store
 from roost.errors import RoostError, UsageError
 from roost.eventlog import EventLog
@@ -75,6 +77,7 @@ class ChatLoop:
         self.out = RunConsole.for_flow(flow)
         self.loop_ = asyncio.new_event_loop()
         self.lines = TypedLines(sys.stdin)
+        self.typed_at_a_terminal = _is_terminal(sys.stdin)
         self.stopping = False  # /stop or Ctrl-C asked to stop the step in flight
         # /help is made from this table, so it lists exactly the commands there are.
         commands = [
@@ -91,6 +94,11 @@ class ChatLoop:
                 "/fork SEQ",
                 "branch off this run before event SEQ and continue the branch",
                 self.fork,
+            ),
+            Command(
+                LET,
+                "let the node you are asked to answer as answer by itself (its own model)",
+                lambda _: self.let(),
             ),
             Command("/show", "print this run's transcript", lambda _: self.show()),
             Command(
@@ -229,6 +237,9 @@ class ChatLoop:
         self.out.out.print(escape("\n".join(lines)))
 
     def handle(self, line: str) -> None:
+        if not line.strip():
+            self.empty_line()
+            return
         if line.startswith("/"):
             name, _, argument = line[1:].partition(" ")
             command = self.commands.get(name.strip())
@@ -238,8 +249,36 @@ class ChatLoop:
             return
         self.say(line)
 
+    def empty_line(self) -> None:
+        """An empty line is no answer and starts nothing: it says what would be one."""
+        from roost.cli.console import empty_line_hint
+
+        state = self.runner.state
+        if state.status == "paused" and isinstance(state.pending, InterruptEvent):
+            said = empty_line_hint(state.pending)
+        elif state.status == "new":
+            said = "an empty line is no message: type one to start the run"
+        else:
+            return
+        self.out.out.print(f"[dim]{escape(said)}[/]")
+
+    def let(self) -> None:
+        """The empty feedback: the node the person is asked to answer as answers by itself."""
+        pending = self.runner.state.pending
+        if self.runner.state.status != "paused" or not isinstance(pending, InterruptEvent):
+            raise UsageError(f"{LET} answers a person's turn, and no one waits for one now")
+        if pending.reason != "human":
+            raise UsageError(f"{LET} answers a person's turn; this one waits for {_wants(pending)}")
+        self.step(lambda runner: runner.continue_(""))
+
     def say(self, text: str) -> None:
         state = self.runner.state
+        person = not isinstance(state.pending, InterruptEvent) or state.pending.reason == "human"
+        # A terminal shows the line as it is typed: its message is not printed again (input
+        # from a pipe is shown by nothing else, so there the message is printed).
+        echoed = self.typed_at_a_terminal
+        if echoed and (state.status == "new" or (state.status == "paused" and person)):
+            self.out.typed = text
         if state.status == "new":
             frm, to = self.route
             self.step(lambda runner: runner.start(text, from_=frm, to=to))
@@ -263,7 +302,8 @@ class ChatLoop:
         state = self.runner.state
         if state.status == "paused" and isinstance(state.pending, InterruptEvent):
             pending = state.pending
-            self.out.out.print(f"[bold]{escape(describe_wait(pending, self.choices()))}[/]")
+            waits = describe_wait(pending, self.choices(), self.flow.channels)
+            self.out.out.print(f"[bold]{escape(waits)}[/]")
         elif _was_stopped(state.pending) and self.stopping:
             self.out.out.print(f"[dim]stopped: {escape(self._after_stop())}[/]")
         elif state.status == "error":
@@ -341,16 +381,18 @@ class ChatLoop:
         print_transcript(self.out.out, self.log.load(), ref=self.log.run_id, db=self.db)
 
     def compact(self) -> None:
-        from roost.cli.transcript import compact_text
+        """Compresses each view now; each compaction is shown as it is recorded (on_event)."""
         from roost.events import CompactEvent
 
         since = self.runner.state.next_seq
         self.loop_.run_until_complete(self.runner.compact())
+        self.out.flush()
         made = [e for e in self.log.load() if e.seq >= since and isinstance(e, CompactEvent)]
-        for event in made:
-            self.out.out.print(f"[dim]{compact_text(event)}[/]")
         if not made:
-            self.out.out.print("[dim]nothing to compress: each view is as short as it gets[/]")
+            self.out.out.print(
+                "[dim]nothing compressed: no agent's view would get shorter "
+                "(a compaction that does not shrink a view is not made)[/]"
+            )
 
     def info(self) -> None:
         from roost.cli.chat_session import model_lines
@@ -415,7 +457,7 @@ class ChatLoop:
             question += f", with the {len(runs) - 1} runs that branch off it ({others})"
         self.out.out.print(escape(f"{question}? This cannot be undone. [y/N] "), end="")
         answer = self.lines.next()
-        if answer is None or answer.strip().lower() not in ("y", "yes"):
+        if answer is None or not approval(answer).approved:
             self.out.out.print("[dim]nothing deleted[/]")
             return
         events = store.delete([run.id for run in runs])
@@ -456,6 +498,19 @@ class ChatLoop:
 
 
 _LOOK = 0.1  # seconds between two looks for /stop while a step runs
+
+
+def _is_terminal(stream: object) -> bool:
+    """Whether ``stream`` is a terminal (an input made by other means, a test's, is not)."""
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty()) if callable(isatty) else False
+
+
+def _wants(pending: InterruptEvent) -> str:
+    """What answers ``pending``, in words, when it is not a person's turn."""
+    if pending.reason == "manual_select":
+        return "the name of who speaks next"
+    return "yes or no"
 
 
 def _was_stopped(pending: object) -> bool:

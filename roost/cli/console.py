@@ -11,14 +11,16 @@ from __future__ import annotations
 import json
 import select
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
 
 from roost.cli.lines import Piece, lines_for
+from roost.errors import CONTEXT_TOO_LONG
 from roost.events import (
+    CompactEvent,
     ErrorEvent,
     Event,
     HookEvent,
@@ -34,6 +36,7 @@ from roost.events import (
 )
 from roost.flow.models import Flow
 from roost.runstate import RunState
+from roost.window import limit_in
 
 PALETTE = [
     "cyan",
@@ -56,6 +59,9 @@ PICKED_BY = {
     "random": "at random",
     "manual": "named by a person",
 }
+
+# Typed at a person's prompt, it lets the node answer by itself (the empty feedback).
+LET = "/let"
 
 # Shown after text a model wrote in the same answer as its tool calls.
 BEFORE_TOOLS = "(written before its tool calls: not a reply)"
@@ -95,6 +101,8 @@ class RunConsole:
         # The command says the error the run stopped at when it ends (on standard error,
         # with how to retry): the transcript does not say it a first time.
         self.error_told_at_end = False
+        self.typed: str | None = None  # the line the person just typed: not printed again
+        self._said_last: str | None = None  # who wrote the latest message
 
     @classmethod
     def for_flow(
@@ -165,7 +173,14 @@ class RunConsole:
             self._message(event)
         elif isinstance(event, SelectEvent):
             self._pick(event)
+        elif isinstance(event, CompactEvent):
+            self.end_line()
+            self.lines.write(((compact_words(event), "dim"),))
         elif isinstance(event, LlmCallEvent):
+            refused = refused_words(event)
+            if refused is not None:
+                self.end_line()
+                self.lines.write(((refused, "dim"),))
             note = finish_note(event.response)
             if note is not None:
                 self._notes.append(f"({event.node}: {note})")
@@ -196,8 +211,7 @@ class RunConsole:
             self.lines.write((("error", "bold red"), (" at ", ""), *at))
         elif isinstance(event, TerminateEvent):
             self.end_line()
-            why = event.reason or "done"
-            self.lines.write(((f"— terminated at {event.node} ({why}) —", "dim"),))
+            self.lines.write(((f"— {ending(event, self._said_last)} —", "dim"),))
 
     def _pick(self, event: SelectEvent) -> None:
         self.end_line()
@@ -209,8 +223,10 @@ class RunConsole:
             self.lines.write((picks, _SPACE, self.named(event.chosen)))
 
     def _message(self, event: MessageEvent) -> None:
-        if self._streaming == event.from_:
-            self.end_line()
+        self._said_last = event.from_
+        typed, self.typed = self.typed, None
+        if self._streaming == event.from_ or event.content == typed:
+            self.end_line()  # streamed, or typed by the person: already on the screen
         else:
             self.end_line()
             said = (f": {event.content}", "")
@@ -223,14 +239,28 @@ class RunConsole:
             self.lines.write(((note, "yellow"),))
 
     def ask(self, interrupt: InterruptEvent, state: RunState, choices: Sequence[str]) -> str:
-        """Asks the person at an interrupt; Enter gives no feedback (Ctrl-C: KeyboardInterrupt)."""
+        """Asks the person at an interrupt until they give an answer (Ctrl-C: KeyboardInterrupt).
+
+        An empty line is no answer: it asks again, with a hint. ``/let`` at a person's
+        prompt is the empty feedback that lets the node answer by itself.
+        """
         self.end_line()
         self.flush()
-        self.out.print(f"[bold]{escape(describe_wait(interrupt, choices))}[/]")
-        hint = _hint(interrupt)
-        self.out.print(f"{self.prompt(interrupt)}[dim]{escape(hint)}[/] ", end="")
-        _wait_for_a_line(sys.stdin)
-        return input()
+        self.out.print(f"[bold]{escape(describe_wait(interrupt, choices, self.channels))}[/]")
+        hint = f"[dim]{escape(_hint(interrupt))}[/] "
+        while True:
+            self.out.print(f"{self.prompt(interrupt)}{hint}", end="")
+            _wait_for_a_line(sys.stdin)
+            line = input()
+            said = line.strip()
+            if said == LET and interrupt.reason == "human":
+                return ""
+            if said and said != LET:
+                if interrupt.reason == "human":
+                    self.typed = line  # on the screen as typed: its message is not printed again
+                return line
+            self.out.print(f"[dim]{escape(empty_line_hint(interrupt))}[/]")
+            hint = ""
 
     def prompt(self, interrupt: InterruptEvent | None, route: tuple[str, str] | None = None) -> str:
         """The input prompt (rich markup): it names who the person answers as, and to whom."""
@@ -241,6 +271,9 @@ class RunConsole:
                 return "[bold]run it? > [/]"
             if interrupt.reason == "tool_plan":
                 return "[bold]run them? > [/]"
+            if interrupt.from_ in self.channels:  # a member said INTERRUPT in a channel
+                room, to = self.name(interrupt.from_), self.name(interrupt.to)
+                return f"[bold]you[/] in {room} → {to}[bold]> [/]"
             route = (interrupt.from_, interrupt.to)
         if route is None:
             return "[bold]> [/]"
@@ -297,8 +330,34 @@ _CUT = {
 }
 
 
-def describe_wait(interrupt: InterruptEvent, choices: Sequence[str]) -> str:
-    """Who waits for whom at this interrupt, in one line."""
+def compact_words(event: CompactEvent) -> str:
+    """A compaction in words: whose view, which stage, the size before and after."""
+    covered = {"trim": "tool results trimmed", "summary": "older turns summarised"}
+    what = covered.get(event.stage, "older turns left out")
+    return (
+        f"⇲ {event.node}'s view of its talk with {event.to} compressed "
+        f"({event.stage}: {what} through {event.through}): "
+        f"~{event.tokens_before:,} → ~{event.tokens_after:,} tokens"
+    )
+
+
+def refused_words(event: LlmCallEvent) -> str | None:
+    """A model call refused as too long, in words (None for any other call): the limit the
+    server named, when it named one, and that the request is compressed and tried again."""
+    if event.error is None or not any(a.outcome == CONTEXT_TOO_LONG for a in event.attempts):
+        return None
+    limit = limit_in(event.error)
+    said = f" (its server's limit: {limit:,} tokens)" if limit is not None else ""
+    return (
+        f"⇲ {event.provider} refused {event.node}'s request as too long{said}: "
+        "compressing its view and trying once more"
+    )
+
+
+def describe_wait(
+    interrupt: InterruptEvent, choices: Sequence[str], channels: Collection[str] = ()
+) -> str:
+    """Who waits for whom at this interrupt, in one line (``channels``: the flow's channels)."""
     frm, to = interrupt.from_, interrupt.to
     if interrupt.reason == "manual_select":
         return f"{frm} waits for you to name who speaks next (one of: {', '.join(choices)})"
@@ -308,7 +367,26 @@ def describe_wait(interrupt: InterruptEvent, choices: Sequence[str]) -> str:
         return f"{frm} asks to run {call.get('name')}({arguments}): answer yes to run it"
     if interrupt.reason == "tool_plan":
         return f"{frm} asks to run {plan_text(interrupt.tool_calls or ())}: answer yes to run them"
+    if frm in channels:  # a member of the channel said INTERRUPT: the person answers it
+        return f"{to} said INTERRUPT in {frm} and waits for you: your answer goes to {to}"
     return f"{to} waits for {frm}: answer as {frm}"
+
+
+def empty_line_hint(interrupt: InterruptEvent) -> str:
+    """What to type instead of the empty line (or ``/let``) that is no answer here."""
+    if interrupt.reason == "manual_select":
+        return "an empty line names no one: type the name of who speaks next"
+    if interrupt.reason in ("tool_approval", "tool_plan"):
+        return "an empty line is no answer: type yes or no (other text refuses, as the reason)"
+    who = interrupt.from_
+    return f"an empty line is no answer: type one, or {LET} to let {who} answer by itself"
+
+
+def ending(event: TerminateEvent, said_last: str | None) -> str:
+    """How the run ended, naming who said TERMINATE when someone did."""
+    if event.reason == "TERMINATE" and said_last is not None:
+        return f"terminated: {said_last} said TERMINATE"
+    return f"terminated at {event.node} ({event.reason or 'done'})"
 
 
 def hook_note(event: HookEvent) -> str | None:
@@ -335,10 +413,16 @@ def _hint(interrupt: InterruptEvent) -> str:
     if interrupt.reason == "manual_select":
         return "(a name; Ctrl-C leaves the run paused)"
     if interrupt.reason == "tool_approval":
-        return "(yes runs it, anything else refuses; Ctrl-C leaves the run paused)"
+        return (
+            "(yes or y runs it, no or n refuses, other text refuses with it as the reason; "
+            "Ctrl-C leaves the run paused)"
+        )
     if interrupt.reason == "tool_plan":
-        return "(yes runs them all, anything else refuses them all; Ctrl-C leaves the run paused)"
-    return f"(Enter: {interrupt.from_} answers by itself; Ctrl-C leaves the run paused)"
+        return (
+            "(yes or y runs them all, no or n or other text refuses them all; "
+            "Ctrl-C leaves the run paused)"
+        )
+    return f"({LET}: {interrupt.from_} answers by itself; Ctrl-C leaves the run paused)"
 
 
 def _short(text: str, limit: int = 200) -> str:

@@ -6,6 +6,8 @@ A scope is written as runs record it: ``flow:FLOW``, ``agent:FLOW/AGENT`` or
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
 from typing import Annotated, Literal
 
 import typer
@@ -19,17 +21,20 @@ from roost.events import MemoryEntry
 from roost.store.memory import SqlMemory
 
 Action = Literal["list", "search", "add", "forget"]
-USAGE = "list, search QUERY, add KEY CONTENT, forget KEY"
+USAGE = "list [FLOW], search QUERY, add KEY CONTENT, forget KEY"
 HEADER = ("SCOPE", "KEY", "IMPORTANCE", "CONTENT")
 
 
 @app.command()
 def memory(
     action: Annotated[
-        Action, typer.Argument(help="list, search QUERY, add KEY CONTENT, forget KEY")
+        Action, typer.Argument(help="list [FLOW], search QUERY, add KEY CONTENT, forget KEY")
     ],
     words: Annotated[
-        list[str] | None, typer.Argument(metavar="[ARGS]...", show_default=False)
+        list[str] | None,
+        typer.Argument(
+            metavar="ARGS", show_default=False, help="The action's QUERY, KEY or CONTENT."
+        ),
     ] = None,
     scope: Annotated[
         str | None,
@@ -49,10 +54,16 @@ def memory(
     """List, search, add or forget the entries of the memory flows keep across runs."""
     args = words or []
     out = Console(highlight=False, soft_wrap=True)
+    if scope is not None:
+        _check_scope(scope)
     if action == "list":
-        _expect(action, args, 0)
+        if len(args) > 1:
+            _expect(action, args, 0)
         bank = _bank(db, create=False)
         found = bank.every_entry() if scope is None else [(scope, e) for e in bank.entries(scope)]
+        if args:  # list FLOW: the entries of the scopes that flow reads and writes
+            kept = _flow_scopes(args[0])
+            found = [(s, e) for s, e in found if kept(s)]
         print_columns(out, HEADER, [_row(s, e) for s, e in found])
         return
     if scope is None:
@@ -75,10 +86,42 @@ def memory(
 
 def _expect(action: str, args: list[str], count: int) -> list[str]:
     if len(args) != count:
-        usage = {"list": "list", "search": "search QUERY", "add": "add KEY CONTENT"}
+        usage = {"list": "list [FLOW]", "search": "search QUERY", "add": "add KEY CONTENT"}
         shown = usage.get(action, "forget KEY")
         raise UsageError(f"usage: roost memory {shown} (got {len(args)} arguments)")
     return args
+
+
+# How runs write a scope: flow:FLOW, agent:FLOW/AGENT or shared:NAME.
+_SCOPE = re.compile(r"(flow:[^/\s]+|agent:[^/\s]+/\S+|shared:\S+)")
+
+
+def _check_scope(scope: str) -> None:
+    """A --scope that no run could have written is said, rather than matching nothing."""
+    if not _SCOPE.fullmatch(scope):
+        raise UsageError(
+            f"--scope {scope!r} is not a scope: write flow:FLOW, agent:FLOW/AGENT or "
+            "shared:NAME (roost memory list shows the scopes there are)"
+        )
+
+
+def _flow_scopes(ref: str) -> Callable[[str], bool]:
+    """Which scopes belong to the flow ``ref`` (its file, or its name): its own
+    ``flow:``/``agent:`` scopes and, for a file, the shared scope it names."""
+    from pathlib import Path
+
+    name, shared = ref, set()
+    if Path(ref).is_file():
+        from roost.loading import load_flow
+
+        flow = load_flow(ref)
+        name = flow.name
+        shared = {flow.memory_scope(agent) for agent in flow.agents} - {None}
+
+    def kept(scope: str) -> bool:
+        return scope == f"flow:{name}" or scope.startswith(f"agent:{name}/") or scope in shared
+
+    return kept
 
 
 def _check_sizes(key: str, content: str) -> None:

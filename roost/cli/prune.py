@@ -13,6 +13,7 @@ import re
 import sys
 from datetime import UTC, datetime, timedelta
 
+from roost.approval import approval
 from roost.cli.logs import open_store
 from roost.errors import RunNotFoundError, UsageError
 from roost.store.pruning import prune_plan
@@ -77,4 +78,4 @@ def _confirmed(question: str) -> bool:
     if not answer:
         print(file=sys.stderr)
         raise UsageError("no answer to the question: nothing deleted (--yes deletes unasked)")
-    return answer.strip().lower() in ("y", "yes")
+    return approval(answer).approved

@@ -126,12 +126,14 @@ def continue_command(
 @app.command()
 def retry(
     run_ref: Annotated[str, typer.Argument(metavar="RUN", help="Run id or JSON Lines event file.")],
+    answer: AnswerOption = None,
+    no_input: NoInputOption = False,
     flow_file: FlowFileOption = None,
     db: DbOption = None,
 ) -> None:
     """Retry a run stopped at an error (or left running by a process that stopped)."""
     log, flow = open_with_flow(run_ref, db, flow_file)
-    session = Session(flow, log, db=db, answers=[], no_input=False, ref=run_ref)
+    session = Session(flow, log, db=db, answers=list(answer or []), no_input=no_input, ref=run_ref)
     if flow_file is not None:
         session.runner().follow(flow)
     session.finish(session.drive(lambda runner: runner.retry()))
@@ -307,13 +309,17 @@ class Session:
             parts += ["--flow", flow]
         return shlex.join(parts)
 
+    def choices(self, pending: InterruptEvent) -> tuple[str, ...]:
+        """The names a person may give at ``pending`` (a channel's manual choice)."""
+        return _choices(self.flow, self.runner().state, pending)
+
     def finish(self, state: RunState) -> None:
         """Reports how the run stands and exits with its status."""
         self.out.usage(state, self.flow, self.log.load)
         if state.status == "paused" and isinstance(state.pending, InterruptEvent):
             pending = state.pending
             self.out.out.print(
-                f"paused: {describe_wait(pending, _choices(self.flow, state, pending))}\n"
+                f"paused: {describe_wait(pending, self.choices(pending), self.flow.channels)}\n"
                 f"continue with: {self.command('continue', 'TEXT')}"
             )
         elif state.status == "error" and isinstance(state.pending, ErrorEvent):
@@ -394,7 +400,7 @@ def _require_answer(state: RunState, session: Session) -> None:
     if state.status != "paused" or not isinstance(state.pending, InterruptEvent):
         raise RunStateError(f"run {session.ref} is {state.status}, not paused at an interrupt")
     pending = state.pending
-    waiting = describe_wait(pending, _choices(session.flow, state, pending))
+    waiting = describe_wait(pending, session.choices(pending), session.flow.channels)
     raise UsageError(
         f"run {session.ref} is paused ({waiting})"
         f" and there is no terminal to ask in: answer with {session.command('continue', 'TEXT')}"

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from rich.console import Console
 from rich.markup import escape
 
-from roost.cli.console import finish_note
+from roost.cli.console import compact_words, finish_note
 from roost.errors import RoostError
 from roost.events import (
     BackgroundEvent,
@@ -91,13 +91,7 @@ def event_line(event: Event) -> str | None:
 
 def compact_text(event: CompactEvent) -> str:
     """A compaction in words (escaped): whose view, which stage, the size before and after."""
-    covered = {"trim": "tool results trimmed", "summary": "older turns summarised"}
-    what = covered.get(event.stage, "older turns left out")
-    return (
-        f"⇲ {escape(event.node)}'s view of its talk with {escape(event.to)} compressed "
-        f"({event.stage}: {what} through {event.through}): "
-        f"~{event.tokens_before:,} → ~{event.tokens_after:,} tokens"
-    )
+    return escape(compact_words(event))
 
 
 def next_step(state: RunState, ref: str, db: str | None, events: list[Event] | None = None) -> str:

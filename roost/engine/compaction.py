@@ -112,7 +112,12 @@ class Compactor:
 
     def window(self, provider: str) -> int | None:
         """The tokens ``provider``'s model sees at most; None: no limit (a scripted provider
-        that sets no ``context_window``)."""
+        that sets no ``context_window``). A limit its server named in a refusal wins."""
+        limit = self._table_window(provider)
+        learned = self.state.windows.get(provider)
+        return limit if learned is None or limit is None else min(limit, learned)
+
+    def _table_window(self, provider: str) -> int | None:
         if provider not in self._windows:
             config = self.flow.providers.get(provider)
             limit: int | None = None
@@ -204,8 +209,7 @@ class Compactor:
         base = self._base(asker)
         if through <= base.trimmed:
             return False
-        self._record(asker, "trim", through, None, replace(base, trimmed=through))
-        return True
+        return self._record(asker, "trim", through, None, replace(base, trimmed=through))
 
     async def _summarise(self, asker: Asker, window: int, target: float) -> bool | None:
         """True: summarised; False: the summary could not be written; None: nothing to do."""
@@ -227,8 +231,8 @@ class Compactor:
             return False
         through = history[thread.indices[covered - 1]].seq
         after = replace(base, covered=covered, through=through, summary=summary)
-        self._record(asker, "summary", through, summary, after)
-        return True
+        # A summary longer than what it replaces is not used (its call stays recorded).
+        return self._record(asker, "summary", through, summary, after) or None
 
     def _cut(self, asker: Asker, target: float) -> bool:
         state = self.state
@@ -243,14 +247,8 @@ class Compactor:
         else:
             return False
         through = state.history[thread.indices[covered - 1]].seq
-        self._record(
-            asker,
-            "cut",
-            through,
-            None,
-            replace(base, covered=covered, through=through, summary=None),
-        )
-        return True
+        after = replace(base, covered=covered, through=through, summary=None)
+        return self._record(asker, "cut", through, None, after)
 
     def _cover(self, asker: Asker, low: int, high: int, target: float, shape: ViewBase) -> int:
         """The fewest entries to cover (between ``low`` and ``high``) for the request to fit
@@ -313,8 +311,13 @@ class Compactor:
 
     def _record(
         self, asker: Asker, stage: str, through: int, summary: str | None, after: ViewBase
-    ) -> None:
+    ) -> bool:
+        """Records the stage that leaves the view as ``after``; whether it did. A stage
+        that would not shrink the request is not made (nothing is recorded)."""
         before = self.estimate(asker)
+        tokens_after = self.estimate(asker, after)
+        if tokens_after >= before:
+            return False
         compact = self.rec.add(
             CompactEvent,
             node=asker.node,
@@ -323,10 +326,11 @@ class Compactor:
             stage=stage,
             summary=summary,
             tokens_before=before,
-            tokens_after=self.estimate(asker, after),
+            tokens_after=tokens_after,
         )
         if compact.summary is not None:  # as recorded: secrets masked
             self._keep_timeline(asker.node, compact.ts, compact.summary)
+        return True
 
     def _keep_timeline(self, node: str, at: str, summary: str) -> None:
         """A summary of ``node``'s view as a timeline entry of its memory, when the flow
@@ -383,7 +387,9 @@ def context_sizes(flow: Flow, state: RunState) -> list[ContextSize]:
         anchor = state.views.get((node, to))
         chars = state.view_chars(node, to)
         tokens = estimate(anchor, chars, len(system), state.chars_per_token(provider))
-        found.append(ContextSize(node, to, tokens, context_window_of(config)))
+        window = context_window_of(config)
+        learned = state.windows.get(provider)  # the limit its server named, when it did
+        found.append(ContextSize(node, to, tokens, min(window, learned or window)))
     return found
 
 

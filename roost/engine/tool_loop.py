@@ -16,6 +16,7 @@ import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from roost.approval import approval, refusal_text
 from roost.engine.background import over_cap
 from roost.engine.calls import error_text
 from roost.engine.compaction import Asker, Compactor, fixed_chars
@@ -369,10 +370,8 @@ class ToolLoop:
                 f"the arguments of {call.name} are not valid JSON: {quoted}", is_error=True
             )
         if (tool.approval or plan) and not _approved(decisions.get(call.id, "")):
-            answer = decisions.get(call.id, "").strip()
-            said = f": {answer}" if answer else "."
             what = "plan" if plan else "call"
-            return ToolOutcome(f"The person did not approve this {what}{said}", is_error=True)
+            return ToolOutcome(refusal_text(decisions.get(call.id, ""), what), is_error=True)
         # A sub-flow tool names the call that started it (a context var, so only this task sees it).
         _current_call(call.id)
         try:
@@ -442,9 +441,7 @@ def _current_call(call_id: str) -> None:
 
 
 def _approved(answer: str) -> bool:
-    # The contract: a person's `yes` runs the call (any case, spaces around it ignored);
-    # anything else, "y" included, is the refusal the model is given.
-    return answer.strip().lower() == "yes"
+    return approval(answer).approved
 
 
 _PAUSED = object()

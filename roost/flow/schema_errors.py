@@ -96,6 +96,28 @@ def translate(
     return sorted(unique.values(), key=lambda f: (f.problem.line, f.problem.col))
 
 
+def _places_of(root: type[BaseModel], key: str, here: Any) -> list[str]:
+    """Where ``key`` is a key of its own, among the top-level sections of ``root`` (other
+    than ``here``): ``max_rounds`` in an agent belongs to ``defaults:`` or a channel."""
+    places = []
+    for name, field in root.model_fields.items():
+        inner: Any = field.annotation
+        mapped = False
+        while typing.get_args(inner) and not _is_model(inner):
+            args = [a for a in typing.get_args(inner) if a is not type(None)]
+            mapped = mapped or typing.get_origin(inner) is dict
+            inner = args[-1]
+        if not _is_model(inner) or inner is here:
+            continue
+        if key in inner.model_fields:
+            places.append(f"a {name.removesuffix('s')} ({name}:)" if mapped else f"{name}:")
+    return places
+
+
+def _is_model(kind: Any) -> bool:
+    return isinstance(kind, type) and issubclass(kind, BaseModel)
+
+
 class _Report:
     """Collects the problems of one validation error, union noise collapsed."""
 
@@ -179,7 +201,12 @@ class _Report:
         parent = path[:-1]
         if error.type == "extra_forbidden":
             _, parent_type = walk(self.model, error.loc[:-1])
-            hint = self.hints(str(key), _keys_of(parent_type))
+            places = _places_of(self.model, str(key), parent_type)
+            hint = (
+                f" ({key!r} belongs in {one_of(places)}, not here)"
+                if places
+                else self.hints(str(key), _keys_of(parent_type))
+            )
             message = f"unknown key {key!r} in {owner(parent)}{hint}"
             self.add(self.positions.key(path), message, path)
         elif error.type == "missing":

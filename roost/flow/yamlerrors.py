@@ -65,6 +65,13 @@ def _plain(problem: str, context: str, here: str, col: int, char: str, since: in
     if problem == "could not find expected ':'":
         return f"the key at line {since} has no ':' after it (write 'key: value')"
     if problem.startswith("did not find expected ',' or '}'"):
+        entry = before[max(before.rfind("{"), before.rfind(",")) + 1 :]
+        if char == ":" and ": " in entry:  # {role: You are: a helper}: a second ': ' in one entry
+            key = entry.split(":", 1)[0].strip()
+            return (
+                f"the value of {key!r} holds an unquoted ': ' (column {col}): quote the value "
+                '("...")'
+            )
         return f"the '{{' at line {since} is not closed: a ',' or '}}' is missing"
     if problem.startswith("did not find expected ',' or ']'"):
         return f"the '[' at line {since} is not closed: a ',' or ']' is missing"

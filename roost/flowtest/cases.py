@@ -206,6 +206,8 @@ async def _replayed(loaded: LoadedCase) -> tuple[list[str], list[str]]:
     from roost.store.jsonl import JsonlLog
 
     assert loaded.replay is not None
+    if not loaded.replay.is_file():
+        return [f"replay: no recorded run {loaded.case.replay!r} next to the test file"], []
     log = JsonlLog(loaded.replay)
     try:
         recorded = log.load()

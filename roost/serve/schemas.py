@@ -111,7 +111,8 @@ class Waiting(BaseModel):
     node: str = Field(description="Who is asked (the node a message answers as).")
     answering: str
     reason: str = Field(
-        description="human, tool_approval (answer yes to run it), tool_plan (answer yes to "
+        description="human, tool_approval (yes or y runs it, no or n refuses, other text "
+        "refuses with it as the reason), tool_plan (answer yes to "
         "run them all) or manual_select"
     )
     tool_call: dict[str, Any] | None

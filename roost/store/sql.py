@@ -193,6 +193,10 @@ class SqlStore:
             raise UsageError("the events do not start with a run_start event")
         log = self.new_log(events[0].run)
         log.append(events)
+        # The run was made when its first event was written, not when it was imported.
+        times = {"created": events[0].ts, "updated": events[-1].ts}
+        with self.translate("write"), self.engine.begin() as conn:
+            conn.execute(update(RUNS).where(RUNS.c.id == log.run_id).values(**times))
         return log.run_id
 
     def close(self) -> None:

@@ -40,6 +40,7 @@ import concurrent.futures
 import logging
 import math
 import os
+import sys
 import threading
 from contextlib import AsyncExitStack, suppress
 from dataclasses import dataclass, field
@@ -302,15 +303,28 @@ def _late(name: str, config: McpServerConfig) -> str:
     return f"MCP server {name!r} did not answer within {config.timeout:g}s"
 
 
+# An MCP command that names these means the interpreter running roost: the environment
+# that holds roost's packages, whether or not it is first on PATH (a venv not activated).
+_OWN_PYTHON = ("python", "python3")
+
+
+def server_command(command: str, folder: Path) -> str:
+    """The program a stdio server's ``command`` starts: ``python``/``python3`` the interpreter
+    running roost, a relative path from the flow's folder, else as written (found on PATH)."""
+    if command in _OWN_PYTHON and sys.executable:
+        return sys.executable
+    if "/" in command and not Path(command).is_absolute():
+        return str(folder / command)
+    return command
+
+
 async def _transport(
     stack: AsyncExitStack, config: McpServerConfig, folder: Path, tail: StderrTail | None
 ) -> Any:
     """Opens the server's transport on ``stack``; gives its (read, write) streams."""
     if isinstance(config, StdioServer):
         assert tail is not None
-        command = config.command
-        if "/" in command and not Path(command).is_absolute():
-            command = str(folder / command)
+        command = server_command(config.command, folder)
         params = StdioServerParameters(
             command=command, args=list(config.args), env=dict(config.env) or None, cwd=folder
         )

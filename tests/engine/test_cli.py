@@ -50,6 +50,34 @@ def test_the_readme_flow_runs_to_the_end_offline(tmp_path: Path) -> None:
     result = roost("run", str(FLOWS / "hello.yaml"), cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert "terminated" in result.stdout
+    # It names who said TERMINATE, not the node the last message went to.
+    assert "— terminated: assistant said TERMINATE —" in result.stdout, result.stdout
+
+
+INTERRUPTING = """
+roost: 1
+name: room
+defaults: {provider: team}
+providers:
+  team: {kind: scripted, replies: [a draft, "I need a person here. INTERRUPT"]}
+agents:
+  USER: {role: the person}
+  writer: {role: writes}
+  critic: {role: checks}
+channels:
+  room: {members: [writer, critic], max_rounds: 4, director: {strategy: round_robin}}
+start: {from: USER, to: room, content: write it}
+"""
+
+
+def test_a_member_saying_interrupt_in_a_channel_is_named_as_who_waits(tmp_path: Path) -> None:
+    flow = tmp_path / "room.yaml"
+    flow.write_text(INTERRUPTING)
+    result = roost("run", str(flow), "--no-input", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    said = "paused: critic said INTERRUPT in room and waits for you: your answer goes to critic"
+    assert said in result.stdout, result.stdout
+    assert "answer as room" not in result.stdout, result.stdout
 
 
 def test_without_a_terminal_the_run_pauses_and_says_how_to_continue(
@@ -247,3 +275,20 @@ def test_what_a_tool_module_prints_on_import_stays_off_standard_output(tmp_path:
     )
     result = roost("validate", "f.yaml", cwd=tmp_path)
     assert (result.returncode, result.stdout) == (0, "f.yaml: ok\n")
+
+
+def test_retry_takes_answers_and_no_input_as_continue_does(tmp_path: Path) -> None:
+    flow = tmp_path / "broken.yaml"
+    flow.write_text(BROKEN)
+    events = tmp_path / "run.jsonl"
+    assert roost("run", str(flow), "--events", str(events), cwd=tmp_path).returncode == 3
+    retried = roost("retry", str(events), "--no-input", cwd=tmp_path)
+    assert retried.returncode == 0 and "paused: bot waits for USER" in retried.stdout
+    assert (
+        roost("run", str(flow), "--events", str(tmp_path / "b.jsonl"), cwd=tmp_path).returncode == 3
+    )
+    answered = roost("retry", str(tmp_path / "b.jsonl"), "--answer", "ok", cwd=tmp_path)
+    assert answered.returncode == 0, answered.stderr
+    said = [json.loads(line) for line in (tmp_path / "b.jsonl").read_text().splitlines()]
+    assert [e["content"] for e in said if e["type"] == "message"][-2:] == ["ok", "TERMINATE"]
+    assert said[-1]["type"] == "terminate"

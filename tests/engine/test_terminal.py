@@ -69,12 +69,14 @@ def test_a_terminal_asks_names_who_waits_and_takes_the_answer(tmp_path: Path) ->
     events = tmp_path / "run.jsonl"
     process, master = spawn(["run", str(flow), "--events", str(events)], tmp_path)
     try:
-        shown = read_until(master, "(Enter")
+        shown = read_until(master, "(/let")
         assert "bot waits for USER" in shown, shown
-        assert "USER → bot> (Enter: USER answers by itself" in plain(shown), shown
+        assert "USER → bot> (/let: USER answers by itself" in plain(shown), shown
         os.write(master, b"thanks a lot\r")
         shown = read_until(master, "> ")
-        os.write(master, b"\r")  # Enter: USER answers by itself
+        os.write(master, b"\r")  # an empty line is no answer: it asks again
+        shown += read_until(master, "> ")
+        os.write(master, b"/let\r")  # the explicit command: USER answers by itself
         shown += read_until(master, "> ")
         process.send_signal(signal.SIGINT)  # Ctrl-C at the prompt
         shown += read_until(master, "continue with")
@@ -83,10 +85,14 @@ def test_a_terminal_asks_names_who_waits_and_takes_the_answer(tmp_path: Path) ->
         process.kill()
         os.close(master)
     assert "Traceback" not in shown
+    assert "an empty line is no answer: type one, or /let to let USER answer" in plain(shown)
     lines = [json.loads(line) for line in events.read_text().splitlines()]
     said = [e["content"] for e in lines if e["type"] == "message"]
     assert said == ["2 + 2?", "four", "thanks a lot", "own words", "five", "six"], shown
+    assert [e["feedback"] for e in lines if e["type"] == "resume"] == ["thanks a lot", ""]
     assert lines[-1]["type"] == "interrupt"  # left paused, resumable
+    # What the person typed is on the screen once, at the prompt, not printed again.
+    assert "USER → bot: thanks a lot" not in plain(shown), shown
 
 
 def plain(shown: str) -> str:
@@ -132,6 +138,13 @@ class Terminal:
         self.process.kill()
         self.process.wait()
         os.close(self.fd)
+
+
+def chat_with(folder: Path, name: str, text: str) -> Terminal:
+    """``roost chat`` in a terminal, on a flow file ``name`` holding ``text``."""
+    flow = folder / name
+    flow.write_text(text)
+    return Terminal(["chat", str(flow)], folder)
 
 
 def test_chat_ends_a_directors_turn_before_the_prompt_and_names_who_you_answer_as(
@@ -245,7 +258,8 @@ def test_chat_fork_at_1_is_a_new_run_that_the_next_line_starts(tmp_path: Path) -
     listed = [line for line in shown.splitlines() if line.startswith("* ")]
     assert len(listed) == 1 and listed[0].split()[2] == "new", shown
     fork_id = listed[0].split()[1]
-    assert "USER → bot: hello" in shown and "bot: four" in shown.split("/fork 1")[1], shown
+    assert "USER → bot> hello" in shown and "bot: four" in shown.split("/fork 1")[1], shown
+    assert "USER → bot: hello" not in shown, shown  # the typed line is not echoed back
     stored = run_cli("show", fork_id, cwd=tmp_path)
     assert "paused: bot waits for USER" in stored.stdout, stored.stdout
 
@@ -368,6 +382,30 @@ def test_chat_compact_compresses_now_and_says_what_it_did(tmp_path: Path) -> Non
     assert replayed.returncode == 0 and "identical" in replayed.stdout, replayed.stdout
 
 
+def test_chat_compact_that_would_not_shrink_a_view_is_not_made_and_says_so(
+    tmp_path: Path,
+) -> None:
+    chat = chat_with(tmp_path, "pausing.yaml", PAUSING)
+    try:
+        chat.wait_for("USER → bot> ")
+        for n, line in enumerate(("Hello.", "More."), start=2):
+            chat.type(line)
+            chat.wait_for("USER → bot> ", times=n)
+        # The summary (the scripted reply, under its heading) is longer than the turns it
+        # would replace: compressing would make the view bigger.
+        chat.type("/compact")
+        shown = chat.wait_for("nothing compressed")
+        chat.type("/quit")
+        chat.wait_for("is stored")
+    finally:
+        chat.close()
+    assert "no agent's view would get shorter" in shown, shown
+    assert "⇲" not in shown, shown
+    run_id = shown.split("run ")[1].split()[0]
+    exported = run_cli("export", run_id, cwd=tmp_path).stdout.splitlines()
+    assert not [e for e in map(json.loads, exported) if e["type"] == "compact"], shown
+
+
 LIVE = """
 roost: 1
 name: live
@@ -418,3 +456,96 @@ def test_ctrl_c_in_a_chat_stops_the_reply_in_progress_and_the_chat_goes_on(
     said = [e["content"] for e in map(json.loads, exported) if e["type"] == "message"]
     assert said == ["tell me everything", "Short."], shown
     assert run_cli("replay", run_id, cwd=tmp_path, env=env).returncode == 0
+
+
+APPROVALS = """
+roost: 1
+name: approvals
+defaults: {provider: mock}
+providers:
+  mock:
+    kind: scripted
+    replies:
+      - {tool_calls: [{name: mean, arguments: {data: [2, 4, 9]}}]}
+      - {tool_calls: [{name: mean, arguments: {data: [1, 3]}}]}
+      - {tool_calls: [{name: mean, arguments: {data: [5]}}]}
+      - done
+      - TERMINATE
+tools:
+  mean: {python: "statistics:fmean", description: The mean., approval: always}
+agents:
+  USER: {interrupt: ALWAYS, role: the person}
+  helper: {role: You answer with your tools., functions: [mean]}
+start: {from: USER, to: helper, content: "means, please"}
+"""
+
+
+def _results(tmp_path: Path, run_id: str) -> list[tuple[str, bool]]:
+    exported = run_cli("export", run_id, cwd=tmp_path).stdout.splitlines()
+    events = [json.loads(line) for line in exported]
+    return [(e["content"], e["is_error"]) for e in events if e["type"] == "tool_result"]
+
+
+def test_run_reads_y_as_yes_n_as_no_and_other_text_as_a_reason(tmp_path: Path) -> None:
+    flow = tmp_path / "approvals.yaml"
+    flow.write_text(APPROVALS)
+    run = Terminal(["run", str(flow)], tmp_path)
+    try:
+        run.wait_for("run it? > ")
+        run.type("")  # no answer: asked again, nothing refused
+        run.wait_for("run it? > ", times=2)
+        run.type("Y")
+        run.wait_for("run it? > ", times=3)
+        run.type("n")
+        run.wait_for("run it? > ", times=4)
+        run.type("not that one")
+        run.wait_for("USER → helper> ", times=1)
+        run.process.send_signal(signal.SIGINT)
+    except BaseException:
+        run.close()
+        raise
+    shown = run.finish()
+    assert "type yes or no" in shown, shown
+    run_id = shown.split("run ", 1)[1].split()[0]
+    assert _results(tmp_path, run_id) == [
+        ("5.0", False),
+        ("The person did not approve this call.", True),
+        ("The person did not approve this call: not that one", True),
+    ], shown
+
+
+def test_chat_reads_approvals_the_same_way_and_lets_a_node_answer_only_when_told(
+    tmp_path: Path,
+) -> None:
+    chat = chat_with(tmp_path, "approvals.yaml", APPROVALS)
+    try:
+        chat.wait_for("USER → helper> ")
+        chat.type("")  # an empty first line starts nothing
+        chat.wait_for("type one to start the run")
+        chat.type("means, please")
+        chat.wait_for("run it? > ")
+        chat.type("yes")
+        chat.wait_for("run it? > ", times=2)
+        chat.type("y")
+        chat.wait_for("run it? > ", times=3)
+        chat.type("/let")  # not a person's turn: refused, still asked
+        chat.wait_for("this one waits for yes or no")
+        chat.type("NO")
+        chat.wait_for("USER → helper> ", times=2)
+        chat.type("")  # an empty line at a person's prompt asks again, with a hint
+        chat.wait_for("or /let to let USER answer by itself")
+        chat.type("/let")
+        chat.wait_for("terminated: helper said TERMINATE")
+        chat.type("/quit")
+        shown = chat.wait_for("is stored")
+    finally:
+        chat.close()
+    run_id = shown.split("run ", 1)[1].split()[0]
+    assert _results(tmp_path, run_id) == [
+        ("5.0", False),
+        ("2.0", False),
+        ("The person did not approve this call.", True),
+    ], shown
+    exported = run_cli("export", run_id, cwd=tmp_path).stdout.splitlines()
+    resumes = [e["feedback"] for e in map(json.loads, exported) if e["type"] == "resume"]
+    assert resumes == ["yes", "y", "NO", ""], shown  # the empty line resumed nothing

@@ -188,8 +188,11 @@ async def test_a_refused_call_is_given_to_the_model_as_the_refusal() -> None:
     assert "no, too expensive" in messages(log.load())[1][2]
 
 
-@pytest.mark.parametrize(("answer", "runs"), [(" Yes ", True), ("YES", True), ("y", False)])
-async def test_only_the_word_yes_approves(answer: str, runs: bool) -> None:
+@pytest.mark.parametrize(
+    ("answer", "runs"),
+    [(" Yes ", True), ("YES", True), ("y", True), ("N", False), ("yes, but", False)],
+)
+async def test_yes_or_y_approves_and_anything_else_refuses(answer: str, runs: bool) -> None:
     fast = FakeTool("fast", approval=True)
     replies = f"[{{tool_calls: [{call('fast')}]}}, {{echo: last}}, TERMINATE]"
     runner, log = await run(flow_with(replies), fast)

@@ -82,9 +82,9 @@ def test_a_dropped_entry_still_exists_for_the_references_to_it() -> None:
     assert found == [
         "flow.yaml:4:3: error: provider 'gpt' needs the key 'model'",
         "flow.yaml:5:40: error: temperature of provider 'cheap': expected a number",
-        # (an agent's own max_background is the nearest key an agent has)
+        # (not the nearest key an agent has, max_background: where max_rounds belongs)
         "flow.yaml:8:22: error: unknown key 'max_rounds' in agent 'a' "
-        "(did you mean 'max_background'?)",
+        "('max_rounds' belongs in defaults: or a channel (channels:), not here)",
         "flow.yaml:11:56: error: director.seed of channel 'c': expected an integer",
         "flow.yaml:12:16: error: members of channel 'd': expected a list",
     ]
@@ -315,6 +315,12 @@ def test_an_mcp_tool_is_checked_when_its_server_runs_and_its_tools_are_named() -
         ("roost: 1\nagents\n  a: {}\n", "3:4", "the key at line 2 has no ':' after it"),
         ('roost: 1\nname: "abc\n', "3:1", "the quoted text that starts at line 2 is never closed"),
         ("roost: 1\nname: [a, b\n", "3:1", "the '[' at line 2 is not closed"),
+        (
+            "roost: 1\nagents:\n  a: {role: You are: a helper}\n",
+            "3:20",
+            "the value of 'role' holds an unquoted ': ' (column 20): quote the value",
+        ),
+        ("roost: 1\nagents:\n  a: {role: x, b: c\n", "4:1", "the '{' at line 3 is not closed"),
         ("roost: 1\nname: *nope\n", "2:7", "'*nope' names no anchor '&nope' written before it"),
         ("roost: 1\nagents:\n\ta: {}\n", "3:1", "a tab ('\\t') in the indentation"),
         ("roost: 1\nname: @x\n", "2:7", "'@' cannot start a value here"),

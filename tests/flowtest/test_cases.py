@@ -142,6 +142,14 @@ def test_a_recording_replays_identical_until_the_flow_changes_what_a_model_is_as
     assert result.details[:2] == ["--- recorded", "+++ replayed"]
 
 
+def test_a_missing_recording_fails_its_own_case_only(team: Path) -> None:
+    record(team)  # the flow's own provider scripted: the replay case needs no key
+    path = write_tests(team, CASE, "name: replays\nreplay: nowhere.jsonl")
+    first, second = results(path)
+    assert first.passed, first.failures
+    assert second.failures == ["replay: no recorded run 'nowhere.jsonl' next to the test file"]
+
+
 def test_a_recording_that_cannot_be_read_fails_its_case(team: Path) -> None:
     recording = record(team)
     shutil.copy(recording, team / "copy.jsonl")

@@ -87,3 +87,36 @@ def test_a_price_in_the_flow_gives_a_cost_that_is_not_estimated(tmp_path: Path) 
     cost = re.search(r"cost \$([\d.,]+)(.*)", ran.stdout)
     assert cost is not None and cost.group(2).strip() == ""
     assert float(cost.group(1).replace(",", "")) > 1  # thousands of tokens at $1000 a million
+
+
+def test_a_refusal_as_too_long_is_said_and_its_servers_limit_is_used_from_then_on(
+    tmp_path: Path,
+) -> None:
+    # The flow names no window: roost's table says 128,000 for gpt-4o-mini, but this server
+    # refuses anything above 600 tokens, and says so in OpenAI's words.
+    with FakeLLMServer(window=600, responder=answer) as server:
+        flow = write_flow(tmp_path, server.url)
+        flow.write_text(flow.read_text().replace(", context_window: 600", ""))
+        env = {"ROOST_DB": str(tmp_path / "roost.db")}
+        events = tmp_path / "run.jsonl"
+        ran = roost("run", str(flow), "--events", str(events), cwd=tmp_path, env=env)
+        assert ran.returncode == 0, ran.stdout + ran.stderr
+        refused = server.refused
+    lines = ran.stdout.splitlines()
+    said = [line for line in lines if "refused" in line and "as too long" in line]
+    assert said and re.fullmatch(
+        r"⇲ llm refused \w's request as too long \(its server's limit: 600 tokens\): "
+        r"compressing its view and trying once more",
+        said[0],
+    ), ran.stdout
+    # Once learnt, the limit is the window: later requests are compressed before sending.
+    assert refused == len(said) == 1, ran.stdout
+    compressed = [line for line in lines if re.match(r"⇲ \w's view of its talk with \w", line)]
+    assert len(compressed) >= 2, ran.stdout  # each compaction said as it happens
+    assert lines.index(said[0]) < lines.index(compressed[0]), ran.stdout
+    sizes = re.findall(r"context: \w → \w: ~\d+ of ([\d,]+) tokens", ran.stdout)
+    assert sizes and set(sizes) == {"600"}, ran.stdout
+    shown = roost("show", str(events), cwd=tmp_path, env=env)
+    assert "of 600 tokens" in shown.stdout and "128,000" not in shown.stdout, shown.stdout
+    replayed = roost("replay", str(events), cwd=tmp_path, env=env)
+    assert replayed.returncode == 0 and "identical" in replayed.stdout, replayed.stdout

@@ -16,12 +16,14 @@ import pytest
 from fakes.script import Reply, Status, too_long
 
 from roost.engine import Runner
+from roost.engine.compaction import context_sizes
 from roost.engine.replay import replay_run
 from roost.errors import CONTEXT_TOO_LONG
 from roost.eventlog import MemoryLog
 from roost.events import CompactEvent, ErrorEvent, Event, LlmCallEvent, MessageEvent
 from roost.flow import load_flow_text
 from roost.providers._errors import is_context_overflow
+from roost.runstate import fold
 
 from .conftest import API_KEY
 
@@ -101,6 +103,22 @@ async def test_a_refused_request_is_summarised_and_tried_once_more(
     assert len(retried) < len(str(server.requests[-3].body))
     report = await replay_run(None, events)
     assert report.identical, report.difference
+
+
+@pytest.mark.parametrize(("kind", "learnt"), [("openai", 4096), ("anthropic", 4096)])
+async def test_the_limit_a_refusal_names_becomes_the_providers_window(
+    kind: str, learnt: int, server: FakeLLMServer
+) -> None:
+    server.script(
+        *chat_replies(4),
+        too_long(APIS[kind], 5000, learnt),
+        Reply(text="SUMMARY: the sea."),
+        Reply(text="b answers after all."),
+    )
+    events = await run(pair_flow(kind, server))
+    assert fold(events).windows == {"llm": learnt}
+    sizes = context_sizes(pair_flow(kind, server), fold(events))
+    assert sizes and {size.window for size in sizes} == {learnt}
 
 
 @pytest.mark.parametrize("kind", list(APIS))

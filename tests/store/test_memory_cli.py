@@ -60,8 +60,26 @@ def test_memory_commands_say_what_is_missing(roost) -> None:  # type: ignore[no-
     missing = roost("memory", "add", "k", "v")
     assert missing.code == 2 and "needs --scope" in missing.err
     assert "Traceback" not in missing.err
-    wrong = roost("memory", "add", "only-a-key", "--scope", "s")
+    wrong = roost("memory", "add", "only-a-key", "--scope", "shared:s")
     assert wrong.code == 2 and "usage: roost memory add KEY CONTENT" in wrong.err
+
+
+def test_memory_list_takes_a_flow_and_says_when_a_scope_is_written_wrong(roost, tmp_path) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+    (tmp_path / "tell.yaml").write_text(TELL)
+    (tmp_path / "other.yaml").write_text(ASK.replace("scope: guests", "scope: flow"))
+    assert roost("run", "tell.yaml").code == 0
+    assert roost("memory", "add", "k", "elsewhere", "--scope", "flow:tea-order").code == 0
+    listed = roost("memory", "list", "tell.yaml")
+    assert listed.code == 0, listed.err
+    assert "green tea" in listed.out and "elsewhere" not in listed.out
+    by_name = roost("memory", "list", "tea-order")
+    assert "elsewhere" in by_name.out and "green tea" not in by_name.out
+    for wrong in ("guests", "flow:", "agent:tea-order"):
+        said = roost("memory", "list", "--scope", wrong)
+        assert said.code == 2, said.out
+        assert f"--scope {wrong!r} is not a scope: write flow:FLOW" in said.err
+        assert "Traceback" not in said.err
+    assert "shared:guests" in roost("memory", "list", "--scope", "shared:guests").out
 
 
 def test_chat_memory_shows_what_the_flow_remembers(roost, tmp_path) -> None:  # type: ignore[no-untyped-def]  # noqa: F811

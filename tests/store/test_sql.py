@@ -132,6 +132,16 @@ def test_import_refuses_an_id_already_stored(store: SqlStore) -> None:
     assert store.log("r").load() == events
 
 
+def test_an_imported_run_keeps_the_times_its_events_were_written(store: SqlStore) -> None:
+    events = [
+        event.model_copy(update={"ts": f"2025-01-0{n + 1}T10:00:00.000Z"})
+        for n, event in enumerate(run_events("old", 3))
+    ]
+    store.import_events(events)
+    info = store.run("old")
+    assert (info.created, info.updated) == (events[0].ts, events[-1].ts)
+
+
 def test_a_new_run_must_start_with_run_start(store: SqlStore) -> None:
     with pytest.raises(UsageError, match="run_start"):
         store.new_log("r").append([message(0, "r")])

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 from roost.engine import Runner
@@ -38,3 +42,25 @@ async def test_example_flow_runs_offline() -> None:
     child = children[found["summarize"].child_run or ""].load()
     assert child[0].parent == "demo"  # type: ignore[union-attr]
     assert not any(e.is_error for e in found.values())
+
+
+def test_the_example_runs_from_a_virtualenv_that_is_not_on_path(tmp_path: Path) -> None:
+    # On PATH, a python3 that is not roost's (as the system's would be without its
+    # packages): the flow's `command: python3` must still start the interpreter running
+    # roost, so `.venv/bin/roost run` works from a shell that never activated the venv.
+    shutil.copytree(EXAMPLE.parent, tmp_path / "tools")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for name in ("python", "python3"):
+        other = bin_dir / name
+        other.write_text("#!/bin/sh\necho 'not the python running roost' >&2\nexit 7\n")
+        other.chmod(0o755)
+    env = {**os.environ, "PATH": f"{bin_dir}:/usr/bin:/bin", "ROOST_DB": str(tmp_path / "db")}
+    code = "import sys; from roost.cli import main; main(sys.argv[1:])"
+    ran = subprocess.run(
+        [sys.executable, "-c", code, "run", str(tmp_path / "tools" / "tools.yaml")],
+        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=240,
+    )  # fmt: skip
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert "215 km = 133.6 mi" in ran.stdout, ran.stdout
+    assert "not the python running roost" not in ran.stdout + ran.stderr
