@@ -218,12 +218,16 @@ def replay(
     out = console()
     if report.identical:
         out.print(f"identical: {report.compared} events")
+        if report.unfinished:
+            out.print(UNFINISHED)
         return
     assert report.difference is not None
     diff = report.difference
     out.print(f"[bold red]diverged[/] at event {diff.index} (of {report.compared} recorded)")
     if report.stopped:
         out.print(f"the replay stopped: {escape(report.stopped)}")
+    if report.unfinished:
+        out.print(UNFINISHED)
     from roost.cli.request_diff import explain_request
 
     for line in explain_request(events, flow, diff.recorded, diff.replayed, live_tools, images):
@@ -252,6 +256,12 @@ def _import_images(path: Path, events: list[Event], store: SqlStore) -> list[str
     from roost.store.images import FolderImages, SqlImages, copy_images
 
     return copy_images(events, FolderImages(images_folder(path)), SqlImages(store))
+
+
+UNFINISHED = (
+    "its last step was unfinished: the process stopped during it and the run was not "
+    "retried (roost retry finishes it)"
+)
 
 
 class ReplayDiverged(RoostError):
