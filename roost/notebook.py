@@ -110,12 +110,12 @@ def show(item: Any) -> FlowDrawing | RunDrawing:
 def run_drawing(events: list[Event], ref: str) -> RunDrawing:
     """A run's drawing under the flow its events recorded; EventLogError when they hold none."""
     from roost.engine.flows import flow_in_force
-    from roost.flow import load_flow_text
+    from roost.flow import load_recorded_flow
 
     record = flow_in_force(events)
     if record is None:
         raise EventLogError(f"{ref}: the run has no run_start event, so no flow to draw")
-    return RunDrawing(load_flow_text(record.text, record.path), events)
+    return RunDrawing(load_recorded_flow(record.text, record.path), events)
 
 
 def register(shell: Any) -> None:

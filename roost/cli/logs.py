@@ -157,19 +157,22 @@ def _note(text: str) -> None:
     print(f"roost: note: {text}", file=sys.stderr)
 
 
-def flow_of(events: list[Event], ref: str) -> Flow:
+def flow_of(events: list[Event], ref: str, *, shown: bool = False) -> Flow:
     """The flow the run follows now (its run_start's, or its latest ``flow`` event's).
 
     Loaded again from the recorded text as the flow language: nothing the flow
-    names (a tool's module, an MCP server) is imported or started here.
+    names (a tool's module, an MCP server) is imported or started here. To go
+    on with the run it reads the environment, as a run of it does; ``shown``
+    (to show it) reads none: a run from elsewhere decides nothing about yours.
     """
     from roost.engine.flows import flow_in_force
-    from roost.flow import load_flow_text
+    from roost.flow import load_flow_text, load_recorded_flow
 
     if not events or not isinstance(events[0], RunStartEvent):
         raise EventLogError(f"{ref}: the run has no run_start event")
     record = flow_in_force(events) or events[0].flow
-    flow: Flow = load_flow_text(record.text, record.path)
+    load = load_recorded_flow if shown else load_flow_text
+    flow: Flow = load(record.text, record.path)
     return flow
 
 

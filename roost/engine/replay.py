@@ -237,9 +237,10 @@ class PartFlows:
         if self.flow is not None:
             return self.flow
         if record.hash not in self._loaded:
-            from roost.flow import load_flow_text
+            from roost.flow import load_recorded_flow
 
-            self._loaded[record.hash] = load_flow_text(record.text, record.path)
+            # Read as the run recorded it: your environment decides nothing in it.
+            self._loaded[record.hash] = load_recorded_flow(record.text, record.path)
         return self._loaded[record.hash]
 
 

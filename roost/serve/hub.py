@@ -277,10 +277,11 @@ class Hub:
         info = self.store.run(run_id)
         runner = self._runners.get(run_id)
         if runner is not None and runner.state.next_seq == info.next_seq:
-            return info, runner.state, runner.flow
+            return info, runner.state, self.flows.shown(runner.flow.path, runner.flow.text)
         events = self.store.log(run_id).load()
+        record = flow_in_force(events)
         try:
-            flow: Flow | None = flow_of(events, run_id)
+            flow = self.flows.shown(record.path, record.text) if record is not None else None
         except RoostError:
             flow = None
         return info, fold(events), flow
