@@ -456,7 +456,10 @@ def import_command(
         store.import_events(events)
         print(f"imported run {run_id} ({len(events)} events)")
         if missing:
-            print(f"note: {len(missing)} of its images are not in {images_folder(path)}")
+            print(
+                f"note: {len(missing)} of its images were not kept: not in "
+                f"{images_folder(path)}, or not the images their hashes name"
+            )
         if summarize(events).clamped:
             print(
                 f"note: run {run_id} reports token counts outside 0 to {COLUMN_MAX:,}; "

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from roost.errors import EventLogError, FlowError, ImageError
+from roost.eventlog import IMAGE_TYPES
 from roost.events import ImageRecord
 from roost.messages import ImagePart
 
@@ -34,7 +35,6 @@ if TYPE_CHECKING:
 
 # The lowest limit of the supported APIs (Anthropic's 5 MB an image); OpenAI takes more.
 MAX_IMAGE_BYTES = 5 * 1000 * 1000
-MEDIA_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
 FETCH_TIMEOUT = 30.0  # seconds for a URL's whole answer
 
 
@@ -87,7 +87,7 @@ def checked(name: str, data: bytes, shown: str | None = None) -> LoadedImage:
     if len(data) > MAX_IMAGE_BYTES:
         raise ImageError(f"{where}: over the image size limit of {MAX_IMAGE_BYTES:,} bytes")
     kind = filetype.guess(data[:8192])
-    if kind is None or kind.mime not in MEDIA_TYPES:
+    if kind is None or kind.mime not in IMAGE_TYPES:
         found = f"it looks like {kind.mime}" if kind is not None else "its bytes are no known type"
         raise ImageError(f"{where}: not a PNG, JPEG, GIF or WebP image ({found})")
     return LoadedImage(name, kind.mime, data)
