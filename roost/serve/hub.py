@@ -24,7 +24,7 @@ from typing import Any
 
 from roost.engine import Runner
 from roost.engine.flows import flow_in_force
-from roost.engine.images import start_images
+from roost.engine.images import start_images_async
 from roost.engine.interpreter import start_route
 from roost.errors import (
     ConcurrentRunError,
@@ -179,7 +179,7 @@ class Hub:
     ) -> str:
         """Starts a run of a loaded flow; its id once its first events are stored."""
         start_route(flow, message, frm, to)  # a bad route fails before a run is stored
-        images = await asyncio.to_thread(start_images, flow)  # so does a bad image
+        images = await start_images_async(flow)  # so does a bad image
         run_id = new_run_id()
         runner = self._new_runner(flow, self.store.new_log(run_id, title=title))
         self.leases.claim(run_id, work=True)
