@@ -1084,6 +1084,95 @@ EDGES_PERSON = [
     ),
 ]
 
+# Issue 25 (hardening, second pass): ids, recorded flows, images, shell, unfinished replays.
+SHARED_IDS = ("tests/attacks/test_shared_call_ids.py",)
+RECORDED_ENV = ("tests/attacks/test_recorded_env.py",)
+IMAGE_BYTES = ("tests/attacks/test_image_bytes.py",)
+IMAGE_DOWNLOADS = ("tests/attacks/test_image_downloads.py",)
+SHELL_ESCAPE = ("tests/attacks/test_shell_escape.py",)
+HARDENING_ENGINE = [
+    Mutant(
+        "shared-call-ids",
+        "roost/messages.py",
+        "        if call.id in seen:\n",
+        "        if False:\n",
+        SHARED_IDS,
+        "two calls of one answer under one id: the second runs unasked, recorded under the first",
+    ),
+    Mutant(
+        "shared-ids-streamed",
+        "roost/providers/_toolcalls.py",
+        "        if current is not None or index < 0:\n",
+        "        if True:\n",
+        ("tests/providers/test_toolcalls.py", *SHARED_IDS),
+        "a streamed call at a new index is folded into an earlier call of the same id",
+    ),
+    Mutant(
+        "replay-unfinished-end",
+        REPLAY_PY,
+        "    end = [recorded[-1].seq + 1] if unfinished else []\n",
+        "    end = []\n",
+        ("tests/engine/test_stopped_runs.py",),
+        "a run killed mid-step replays past its end and diverges at a call it never recorded",
+    ),
+    Mutant(
+        "replay-reads-environment",
+        REPLAY_PY,
+        "load_recorded_flow(record.text, record.path)",
+        "__import__('roost.flow').flow.load_flow_text(record.text, record.path)",
+        RECORDED_ENV,
+        "a run file's public_env prints your variable in the replay diff",
+    ),
+    Mutant(
+        "served-flow-reads-environment",
+        "roost/serve/flowdir.py",
+        'key = ("own" if self._holds(path, text) else "recorded", path, text_hash(text))',
+        'key = ("own", path, text_hash(text))',
+        RECORDED_ENV,
+        "an imported run's graph shows the server's variables",
+    ),
+    Mutant(
+        "image-hash-unchecked",
+        "roost/eventlog.py",
+        "    if actual != digest:\n",
+        "    if False:\n",
+        IMAGE_BYTES,
+        "bytes kept under a hash they do not have poison it for the genuine image",
+    ),
+    Mutant(
+        "image-nosniff",
+        "roost/serve/app.py",
+        '            "X-Content-Type-Options": "nosniff",\n',
+        "",
+        IMAGE_BYTES,
+        "a browser may sniff an image's bytes for a page",
+    ),
+    Mutant(
+        "image-download-deadline",
+        "roost/engine/images.py",
+        "            asyncio.timeout(seconds),\n",
+        "            asyncio.timeout(None),\n",
+        IMAGE_DOWNLOADS,
+        "a server trickling an image's bytes holds the run start past its deadline",
+    ),
+    Mutant(
+        "image-download-pool",
+        "roost/engine/images.py",
+        "        return await loop.run_in_executor(_downloads(), start_images, flow)\n",
+        "        return await asyncio.to_thread(start_images, flow)\n",
+        IMAGE_DOWNLOADS,
+        "slow downloads take the default pool every other run start works in",
+    ),
+    Mutant(
+        "shell-subreaper",
+        "roost/tools/builtin_shell.py",
+        "    libc.prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER\n",
+        "",
+        SHELL_ESCAPE,
+        "a process that calls setsid outlives the command",
+    ),
+]
+
 MUTANTS: list[Mutant] = [
     *ENGINE,
     *STORE,
@@ -1094,4 +1183,5 @@ MUTANTS: list[Mutant] = [
     *ONE_SOURCE,
     *SPEED,
     *EDGES_PERSON,
+    *HARDENING_ENGINE,
 ]

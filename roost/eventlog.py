@@ -10,9 +10,10 @@ from __future__ import annotations
 import re
 import secrets
 from datetime import UTC, datetime
+from hashlib import sha256
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from roost.errors import ConcurrentRunError
+from roost.errors import ConcurrentRunError, ImageError
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -128,6 +129,46 @@ class ImageStore(Protocol):
     def get(self, digest: str) -> bytes | None: ...
 
 
+# The image formats every supported API takes: the only ones roost keeps and serves.
+IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
+
+
+def image_type(data: bytes) -> str | None:
+    """The media type of ``data`` by its magic bytes (``filetype``), when it is one of
+    ``IMAGE_TYPES``; None for anything else (text, HTML, another format)."""
+    import filetype  # magic bytes only; loaded when an image is
+
+    kind = filetype.guess(data[:8192])
+    return kind.mime if kind is not None and kind.mime in IMAGE_TYPES else None
+
+
+def checked_image(digest: str, media_type: str, data: bytes) -> None:
+    """Refuses (ImageError) to keep ``data`` as the image ``digest`` names unless it is.
+
+    Its SHA-256 must be ``digest`` and its magic bytes a PNG, JPEG, GIF or WebP of
+    ``media_type``: bytes from a run file are anyone's, and the first kept under a
+    hash are the ones served (and sent to models) under it.
+    """
+    actual = "sha256:" + sha256(data).hexdigest()
+    if actual != digest:
+        raise ImageError(f"image {digest[:19]}…: its bytes hash to {actual[:19]}…; not kept")
+    found = image_type(data)
+    if found is None:
+        raise ImageError(f"image {digest[:19]}…: not a PNG, JPEG, GIF or WebP image; not kept")
+    if found != media_type:
+        raise ImageError(
+            f"image {digest[:19]}…: its bytes are {found}, not {media_type[:40]!r}; not kept"
+        )
+
+
+def verified_type(digest: str, data: bytes) -> str | None:
+    """The media type of ``data`` when it is the image ``digest`` names (its hash, an
+    image's magic bytes); None when it is not."""
+    if "sha256:" + sha256(data).hexdigest() != digest:
+        return None
+    return image_type(data)
+
+
 class MemoryImages:
     """Images kept in a dict: for tests, embedding, and runs without a store."""
 
@@ -135,6 +176,7 @@ class MemoryImages:
         self._images: dict[str, bytes] = {}
 
     def put(self, digest: str, media_type: str, data: bytes) -> None:
+        checked_image(digest, media_type, data)
         self._images.setdefault(digest, data)
 
     def get(self, digest: str) -> bytes | None:

@@ -32,6 +32,33 @@ class ToolCall(_Frozen):
     provider_details: dict[str, Any] | None = None
 
 
+def distinct_ids(calls: tuple[ToolCall, ...]) -> tuple[ToolCall, ...]:
+    """``calls`` with an id of its own each: a call reusing an earlier call's id gets one.
+
+    Two calls of one answer that share an id are two calls (a model or a proxy may
+    number them alike): the second becomes ``<id>_2`` (the third ``<id>_3``, skipping
+    any id the answer already uses). Made from the answer alone, so the same answer
+    always gets the same ids: a replay rebuilds the same requests.
+    """
+    if len(calls) < 2:
+        return calls
+    taken = {call.id for call in calls}
+    if len(taken) == len(calls):
+        return calls
+    seen: set[str] = set()
+    out: list[ToolCall] = []
+    for call in calls:
+        if call.id in seen:
+            base, n = call.id or "call", 2
+            while f"{base}_{n}" in taken:
+                n += 1
+            call = call.model_copy(update={"id": f"{base}_{n}"})
+            taken.add(call.id)
+        seen.add(call.id)
+        out.append(call)
+    return tuple(out)
+
+
 class ReasoningPart(_Frozen):
     """Thinking or reasoning a model produced; sent back unchanged, never shown to others.
 

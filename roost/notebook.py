@@ -109,13 +109,13 @@ def show(item: Any) -> FlowDrawing | RunDrawing:
 
 def run_drawing(events: list[Event], ref: str) -> RunDrawing:
     """A run's drawing under the flow its events recorded; EventLogError when they hold none."""
-    from roost.engine.flows import flow_of
+    from roost.engine.flows import flow_in_force
+    from roost.flow import load_recorded_flow
 
-    try:
-        flow = flow_of(events, ref)
-    except EventLogError as error:
-        raise EventLogError(f"{error}, so no flow to draw") from None
-    return RunDrawing(flow, events)
+    record = flow_in_force(events)
+    if record is None:
+        raise EventLogError(f"{ref}: the run has no run_start event, so no flow to draw")
+    return RunDrawing(load_recorded_flow(record.text, record.path), events)
 
 
 def register(shell: Any) -> None:

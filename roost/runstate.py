@@ -46,7 +46,14 @@ from roost.events import (
     ToolResultEvent,
 )
 from roost.flow.markers import MarkerRule, marker_in
-from roost.messages import AssistantMessage, ReasoningPart, ToolCall, ToolResultMessage, Usage
+from roost.messages import (
+    AssistantMessage,
+    ReasoningPart,
+    ToolCall,
+    ToolResultMessage,
+    Usage,
+    distinct_ids,
+)
 from roost.window import (
     ENTRY_OVERHEAD,
     IMAGE_CHARS,
@@ -640,15 +647,18 @@ def assistant_message(
     response: LlmResponse, provider: str, *, with_calls: bool = True
 ) -> AssistantMessage:
     """The answer an ``llm_call`` records, as the message model holds it (validated)."""
-    calls = tuple(
-        ToolCall(
-            id=call.id,
-            name=call.name,
-            arguments=call.arguments,
-            raw_arguments=call.raw_arguments,
-            provider_details=call.provider_details,
+    # Ids made distinct here too: a log written elsewhere may repeat one within an answer.
+    calls = distinct_ids(
+        tuple(
+            ToolCall(
+                id=call.id,
+                name=call.name,
+                arguments=call.arguments,
+                raw_arguments=call.raw_arguments,
+                provider_details=call.provider_details,
+            )
+            for call in (response.tool_calls if with_calls else ())
         )
-        for call in (response.tool_calls if with_calls else ())
     )
     reasoning = tuple(
         ReasoningPart.model_validate(part.model_dump(exclude=set(part.model_extra or ())))

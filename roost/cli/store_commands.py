@@ -217,12 +217,16 @@ def replay(
     out = console()
     if report.identical:
         out.print(f"identical: {report.compared} events")
+        if report.unfinished:
+            out.print(UNFINISHED)
         return
     assert report.difference is not None
     diff = report.difference
     out.print(f"[bold red]diverged[/] at event {diff.index} (of {report.compared} recorded)")
     if report.stopped:
         out.print(f"the replay stopped: {escape(report.stopped)}")
+    if report.unfinished:
+        out.print(UNFINISHED)
     from roost.cli.request_diff import explain_request
 
     for line in explain_request(events, flow, diff.recorded, diff.replayed, live_tools, images):
@@ -251,6 +255,12 @@ def _import_images(path: Path, events: list[Event], store: SqlStore) -> list[str
     from roost.store.images import FolderImages, SqlImages, copy_images
 
     return copy_images(events, FolderImages(images_folder(path)), SqlImages(store))
+
+
+UNFINISHED = (
+    "its last step was unfinished: the process stopped during it and the run was not "
+    "retried (roost retry finishes it)"
+)
 
 
 class ReplayDiverged(RoostError):
@@ -446,7 +456,10 @@ def import_command(
         store.import_events(events)
         print(f"imported run {run_id} ({len(events)} events)")
         if missing:
-            print(f"note: {len(missing)} of its images are not in {images_folder(path)}")
+            print(
+                f"note: {len(missing)} of its images were not kept: not in "
+                f"{images_folder(path)}, or not the images their hashes name"
+            )
         if summarize(events).clamped:
             print(
                 f"note: run {run_id} reports token counts outside 0 to {COLUMN_MAX:,}; "

@@ -182,7 +182,7 @@ def _context_lines(events: list[Event], state: RunState, ref: str) -> list[str]:
     from roost.engine.flows import flow_of
 
     try:
-        flow = flow_of(events, ref)
+        flow = flow_of(events, ref, shown=True)
     except RoostError:  # no flow to read windows from: nothing to say about them
         return []
     return context_lines(flow, state)

@@ -32,6 +32,7 @@ from roost.messages import (
     ModelRequest,
     ModelResponse,
     ToolCall,
+    distinct_ids,
 )
 from roost.runstate import assistant_message
 
@@ -257,7 +258,8 @@ _last: tuple[ModelResponse | None, bool, LlmResponse] = (None, False, LlmRespons
 
 def _response_record(response: ModelResponse, keep_calls: bool) -> LlmResponse:
     message = response.message
-    calls, reasoning = message.tool_calls, message.reasoning
+    # Recorded with an id each, so each call is asked about, run and recorded on its own.
+    calls, reasoning = distinct_ids(message.tool_calls), message.reasoning
     # Built without validating again (the values come from a validated ModelResponse),
     # every field written out: this runs once per model call. Most answers have neither
     # calls nor reasoning; tuples, as in every event: an answer without them then holds

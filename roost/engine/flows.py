@@ -80,19 +80,22 @@ def flow_in_force(events: Sequence[Event]) -> FlowRecord | None:
     return None
 
 
-def flow_of(events: Sequence[Event], ref: str) -> Flow:
+def flow_of(events: Sequence[Event], ref: str, *, shown: bool = False) -> Flow:
     """The flow the run whose log holds ``events`` follows now, loaded from its recorded text.
 
     That of its latest ``flow`` event, else its ``run_start``'s; loaded as the flow
     language only, so nothing the flow names (a tool's module, an MCP server) is
     imported or started. EventLogError, naming ``ref``, when there is no run_start.
+    To go on with the run it reads the environment, as a run of it does; ``shown``
+    (only to show it) reads none: a run from elsewhere decides nothing about yours.
     """
-    from roost.flow import load_flow_text
+    from roost.flow import load_flow_text, load_recorded_flow
 
     record = flow_in_force(events)
     if record is None or not isinstance(events[0], RunStartEvent):
         raise EventLogError(f"{ref}: the run has no run_start event")
-    flow: Flow = load_flow_text(record.text, record.path)
+    load = load_recorded_flow if shown else load_flow_text
+    flow: Flow = load(record.text, record.path)
     return flow
 
 

@@ -14,14 +14,18 @@ An image is checked before anything is recorded: it must exist, be at most
 
 from __future__ import annotations
 
+import asyncio
 import base64
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import cache
 from hashlib import sha256
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from roost.errors import EventLogError, FlowError, ImageError
+from roost.eventlog import IMAGE_TYPES
 from roost.events import ImageRecord
 from roost.flow.models import flow_folder
 from roost.messages import ImagePart
@@ -35,8 +39,7 @@ if TYPE_CHECKING:
 
 # The lowest limit of the supported APIs (Anthropic's 5 MB an image); OpenAI takes more.
 MAX_IMAGE_BYTES = 5 * 1000 * 1000
-MEDIA_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
-FETCH_TIMEOUT = 30.0  # seconds for a URL's whole answer
+FETCH_TIMEOUT = 30.0  # seconds for a URL's whole download, however its bytes arrive
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,7 +91,7 @@ def checked(name: str, data: bytes, shown: str | None = None) -> LoadedImage:
     if len(data) > MAX_IMAGE_BYTES:
         raise ImageError(f"{where}: over the image size limit of {MAX_IMAGE_BYTES:,} bytes")
     kind = filetype.guess(data[:8192])
-    if kind is None or kind.mime not in MEDIA_TYPES:
+    if kind is None or kind.mime not in IMAGE_TYPES:
         found = f"it looks like {kind.mime}" if kind is not None else "its bytes are no known type"
         raise ImageError(f"{where}: not a PNG, JPEG, GIF or WebP image ({found})")
     return LoadedImage(name, kind.mime, data)
@@ -156,19 +159,53 @@ def shown_url(url: str) -> str:
 
 
 def _fetch(url: str) -> bytes:
-    """The body at ``url`` (at most one byte over the limit); ImageError when it fails."""
+    """The body at ``url`` (at most one byte over the limit); ImageError when it fails.
+
+    ``FETCH_TIMEOUT`` bounds the whole download, not each read: a server that
+    trickles a byte now and then is cut off all the same. Runs its own event loop
+    (a download is made in a worker thread: see ``start_images_async``).
+    """
+    return asyncio.run(_download(url, FETCH_TIMEOUT))
+
+
+async def _download(url: str, seconds: float) -> bytes:
     import httpx2
 
     shown = shown_url(url)
     try:
-        with httpx2.stream("GET", url, timeout=FETCH_TIMEOUT, follow_redirects=True) as answer:
+        async with (
+            asyncio.timeout(seconds),
+            httpx2.AsyncClient(timeout=seconds) as client,
+            client.stream("GET", url, follow_redirects=True) as answer,
+        ):
             if answer.status_code != 200:
                 raise ImageError(f"{shown}: the server answered HTTP {answer.status_code}")
             data = bytearray()
-            for chunk in answer.iter_bytes():
+            async for chunk in answer.aiter_bytes():
                 data += chunk
                 if len(data) > MAX_IMAGE_BYTES:
                     break
             return bytes(data)
+    except TimeoutError:
+        raise ImageError(f"{shown}: not fetched within {seconds:g} s") from None
     except httpx2.HTTPError as exc:
         raise ImageError(f"{shown}: cannot be fetched ({type(exc).__name__})") from None
+
+
+async def start_images_async(flow: Flow) -> list[LoadedImage]:
+    """``start_images`` off the event loop: a flow whose start images include a URL reads
+    them in the downloads' own bounded pool, so that slow servers never hold up the
+    threads every other run (and the server) works in."""
+    refs = flow.start.images if flow.start is not None else []
+    loop = asyncio.get_running_loop()
+    if any(is_url(ref) for ref in refs):
+        return await loop.run_in_executor(_downloads(), start_images, flow)
+    return await asyncio.to_thread(start_images, flow)
+
+
+@cache
+def _downloads() -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(DOWNLOADS, thread_name_prefix="roost-image-download")
+
+
+DOWNLOADS = 8  # image downloads at once in one process; more wait for a free one

@@ -60,7 +60,7 @@ from roost.messages import (
     Usage,
 )
 from roost.nodes.context import replay_root
-from roost.runstate import assistant_message, usage_of
+from roost.runstate import assistant_message, fold, usage_of
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Sequence
@@ -96,6 +96,7 @@ class ReplayReport:
     stopped: str | None = None  # an error that stopped the replay early, if any
     request: ModelRequest | None = None  # the request made at seq ``capture``, if asked
     settings: str = ""  # the settings of that request's provider (``request_settings``)
+    unfinished: bool = False  # the run's last step never finished: compared up to its end
 
     @property
     def identical(self) -> bool:
@@ -122,7 +123,11 @@ async def replay_run(
     expected = [e for e in recorded if until is None or e.seq <= until]
     flows = PartFlows(recorded, flow)
     run_id = recorded[0].run if recorded else "replay"
-    stops = Stops(stop_points(recorded), cancel_points(recorded))
+    # A run whose process stopped mid-step, never retried, is replayed up to its last
+    # event: the step it left unfinished is not made again past the record's end.
+    unfinished = until is None and ends_unfinished(recorded)
+    end = [recorded[-1].seq + 1] if unfinished else []
+    stops = Stops(stop_points(recorded) + end, cancel_points(recorded))
     log = StoppingLog(run_id, stops)
     start = recorded[0] if recorded and isinstance(recorded[0], RunStartEvent) else None
     first = flows.first()
@@ -191,8 +196,20 @@ async def replay_run(
     difference = first_difference(expected, replayed)
     captured = providers.captured
     return ReplayReport(
-        len(expected), difference, replayed, stopped, captured, providers.captured_settings
+        len(expected),
+        difference,
+        replayed,
+        stopped,
+        captured,
+        providers.captured_settings,
+        unfinished=unfinished,
     )
+
+
+def ends_unfinished(recorded: Sequence[Event]) -> bool:
+    """Whether the run's last step never finished: its process stopped mid-step (killed
+    during a model or tool call) and the run was not retried after."""
+    return bool(recorded) and fold(recorded).status == "running"
 
 
 class PartFlows:
@@ -221,9 +238,10 @@ class PartFlows:
         if self.flow is not None:
             return self.flow
         if record.hash not in self._loaded:
-            from roost.flow import load_flow_text
+            from roost.flow import load_recorded_flow
 
-            self._loaded[record.hash] = load_flow_text(record.text, record.path)
+            # Read as the run recorded it: your environment decides nothing in it.
+            self._loaded[record.hash] = load_recorded_flow(record.text, record.path)
         return self._loaded[record.hash]
 
 

@@ -25,7 +25,7 @@ from roost.engine.digests import settings_of
 from roost.engine.flows import check_keeps_history, flow_record, text_hash
 from roost.engine.fork_memory import fork_view
 from roost.engine.hooks import HooksFor, LiveHooks
-from roost.engine.images import LoadedImage, image_source, keep, start_images
+from roost.engine.images import LoadedImage, image_source, keep, start_images_async
 from roost.engine.interpreter import Interpreter, SkillsFor, ToolsFor
 from roost.engine.recorder import Clock, Recorder
 from roost.errors import RoostError
@@ -176,9 +176,7 @@ class Runner:
             start = self.flow.start
             # Read in a thread (a URL may take a while); a flow without start images never
             # yields to the loop here, so a consumer of events() made just before sees the call.
-            images = (
-                await asyncio.to_thread(start_images, self.flow) if start and start.images else ()
-            )
+            images = await start_images_async(self.flow) if start and start.images else ()
         chosen = images
         return await self._drive(lambda: self._interpreter.start(message, from_, to, chosen))
 

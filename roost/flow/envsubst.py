@@ -43,6 +43,10 @@ class Substitution:
     paths: set[Path] = field(default_factory=set)
     unset: set[Path] = field(default_factory=set)  # values naming an unset variable
     read: dict[Path, list[str]] = field(default_factory=dict)  # secret variables read, by value
+    # A recorded flow (a run's, from anywhere): the environment is not read at all; a
+    # placeholder gives its default or stays as written, and its value is kept here.
+    keep: bool = False
+    kept: set[Path] = field(default_factory=set)
 
     def walk(self, value: Any, path: Path) -> Any:
         """``value`` with every placeholder in its strings replaced."""
@@ -67,6 +71,11 @@ class Substitution:
         name, default = match.group(1), match.group(2)
         if name is None:
             return "${"  # "$${" escapes a literal "${"
+        if self.keep:
+            if default is not None:
+                return default
+            self.kept.add(path)
+            return match.group(0)
         value = self.environ.get(name, "")
         if value:
             if name not in self.public:
@@ -104,10 +113,13 @@ def substitute(
     file: str,
     environ: Mapping[str, str],
     public: frozenset[str] = frozenset(),
+    *,
+    keep: bool = False,
 ) -> tuple[dict[str, Any], Substitution]:
     """``data`` with every string value substituted, and what the substitution found.
 
-    The values of the variables named in ``public`` are not secrets.
+    The values of the variables named in ``public`` are not secrets. ``keep``
+    reads no variable: each placeholder gives its default or stays as written.
     """
-    result = Substitution(file, positions, environ, public)
+    result = Substitution(file, positions, environ, public, keep=keep)
     return result.walk(data, ()), result

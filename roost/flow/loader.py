@@ -81,22 +81,39 @@ def check_flow_file(
     return check_flow_text(text, file, environ=environ)
 
 
-def check_flow_text(text: str, path: str, *, environ: Mapping[str, str] | None = None) -> Checked:
-    """Every problem of ``text`` as the flow file ``path``; never raises for a bad flow."""
+def load_recorded_flow(text: str, path: str) -> Flow:
+    """The flow a run recorded, as text from anywhere: for showing, drawing and replaying.
+
+    No environment variable and no ``.env`` file is read, so its ``public_env``
+    decides nothing: each ``${NAME:-default}`` gives its default, each other
+    placeholder stays as written (a value that then does not validate is left
+    out, its default taken). Only a flow the user gives reads the environment.
+    """
+    return _loaded(check_flow_text(text, path, recorded=True))
+
+
+def check_flow_text(
+    text: str, path: str, *, environ: Mapping[str, str] | None = None, recorded: bool = False
+) -> Checked:
+    """Every problem of ``text`` as the flow file ``path``; never raises for a bad flow.
+
+    ``recorded``: the text is a run's record (see ``load_recorded_flow``).
+    """
     file = str(path)
     try:
         built = build(compose(text, file), file)
     except FlowError as error:
         return Checked(None, error.problems)
     positions = built.positions
-    public = _public_variables(built.data)
-    env_files, env_problems = ({}, []) if environ is not None else env_file_values(file)
+    public = frozenset() if recorded else _public_variables(built.data)
+    reads_files = environ is None and not recorded
+    env_files, env_problems = env_file_values(file) if reads_files else ({}, [])
     if env_problems:  # a value missing from a broken .env would only mislead later checks
         return Checked(None, env_problems)
     # A caller that passes ``environ`` gets exactly that (tests, embedders); only the
     # process environment is completed by the .env files, and it wins over them.
-    env = environ if environ is not None else {**env_files, **os.environ}
-    data, found = substitute(built.data, positions, file, env, public)
+    env = {} if recorded else environ if environ is not None else {**env_files, **os.environ}
+    data, found = substitute(built.data, positions, file, env, public, keep=recorded)
     secrets = frozenset(found.secrets)
     problems = [*built.problems, *found.problems, *_secrets_in_templates(found, file)]
     dropped = built.dropped | found.unset
@@ -104,7 +121,7 @@ def check_flow_text(text: str, path: str, *, environ: Mapping[str, str] | None =
     if "name" not in data:  # the contract requires only the version: name it after its file
         data = {**data, "name": FsPath(file).stem or "flow"}
     hints = Hints()
-    flow, findings, dropped = _validate(data, positions, file, hints, dropped)
+    flow, findings, dropped = _validate(data, positions, file, hints, dropped, found.kept)
     problems += findings
     if flow is not None:
         flow._path = file
@@ -208,12 +225,18 @@ def _secrets_in_templates(found: Substitution, file: str) -> list[Problem]:
 
 
 def _validate(
-    data: dict[str, Any], positions: Positions, file: str, hints: Hints, dropped: set[Path]
+    data: dict[str, Any],
+    positions: Positions,
+    file: str,
+    hints: Hints,
+    dropped: set[Path],
+    unread: set[Path] | frozenset[Path] = frozenset(),
 ) -> tuple[Flow | None, list[Problem], set[Path]]:
     """The flow made of what validates in ``data``, the problems of the rest, what was dropped.
 
     Each pass reports what the models refuse and drops it; a problem that only
-    follows from an earlier drop (a required key dropped) is not reported again.
+    follows from an earlier drop (a required key dropped) is not reported again,
+    nor one of a value at ``unread`` (a recorded flow's placeholder left as written).
     """
     problems: list[Problem] = []
     dropped = set(dropped)
@@ -231,7 +254,9 @@ def _validate(
                 return None, [*listed, Problem(file, last.line, last.col, note)], dropped
             findings = translate(error, Flow, positions, file, hints)
         consequences = around(dropped)
-        problems += [f.problem for f in findings if f.path not in consequences]
+        problems += [
+            f.problem for f in findings if f.path not in consequences and f.path not in unread
+        ]
         wrong = {f.path for f in findings}
         data = without(data, wrong)
         dropped |= wrong

@@ -90,7 +90,12 @@ class ToolCallAccumulator:
         current = self._by_index.get(index)
         if current is not None and (not call_id or not current.id or call_id == current.id):
             return current
-        known = next((c for c in self._calls if call_id and c.id == call_id), None)
+        # A new index is a new call, even under an id seen before: two calls of one
+        # answer may share an id. Only a server that reuses an index (or sends none) is
+        # followed by id.
+        known = None
+        if current is not None or index < 0:
+            known = next((c for c in self._calls if call_id and c.id == call_id), None)
         if known is None:
             known = _Partial()
             self._calls.append(known)

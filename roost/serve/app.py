@@ -26,6 +26,7 @@ from starlette.exceptions import HTTPException
 
 import roost
 from roost.errors import RoostError
+from roost.eventlog import verified_type
 from roost.events import event_dict
 from roost.serve import schemas
 from roost.serve.access import Access, SameOrigin
@@ -300,12 +301,17 @@ def _routes(app: FastAPI, hub: Hub) -> None:
     async def image(digest: Annotated[str, Path(max_length=80)]) -> Response:
         """An image a message carries, by the ``hash`` its event names (``sha256:<hex>``)."""
         found = await asyncio.to_thread(hub.images.find, digest)
-        if found is None:
+        # Served only as what its bytes are, an image whose hash they have: bytes an older
+        # roost kept unchecked from a run file are never served (as a page, say).
+        media_type = await asyncio.to_thread(verified_type, digest, found[1]) if found else None
+        if found is None or media_type is None:
             raise HTTPException(404, f"no image {digest!r} in the store")
-        media_type, data = found
         # Content-addressed: the bytes of a hash never change.
-        headers = {"Cache-Control": "public, max-age=31536000, immutable"}
-        return Response(data, media_type=media_type, headers=headers)
+        headers = {
+            "Cache-Control": "public, max-age=31536000, immutable",
+            "X-Content-Type-Options": "nosniff",
+        }
+        return Response(found[1], media_type=media_type, headers=headers)
 
     @app.get(
         "/runs/{run_id}/stream",

@@ -12,8 +12,9 @@ import os
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from roost.engine.flows import text_hash
 from roost.errors import Problem
-from roost.flow import Flow, check_flow_file
+from roost.flow import Flow, check_flow_file, load_flow_text, load_recorded_flow
 from roost.flow.loader import Checked
 from roost.loading import load_flow, tool_problems
 from roost.serve.errors import NoSuchFlow, OutsideFlows
@@ -45,6 +46,7 @@ class FlowDir:
         self.root = root.resolve()
         self._listed: dict[str, tuple[tuple[int, int], FlowEntry]] = {}
         self._loaded: dict[str, tuple[bytes, Flow]] = {}
+        self._shown: dict[tuple[str, str, str], Flow] = {}
 
     def file(self, name: str) -> Path:
         """The file ``name`` names inside the folder; refused when it leads outside."""
@@ -87,6 +89,31 @@ class FlowDir:
             self._loaded.clear()
         self._loaded[name] = (digest, flow)
         return flow
+
+    def shown(self, path: str, text: str) -> Flow:
+        """A run's flow (recorded as ``path`` and ``text``) as the server shows it.
+
+        Only a flow that is a file of this folder as it is now reads the server's
+        environment; any other (an imported run's, an older text) is read without
+        it, so that a run from elsewhere never shows the server's variables.
+        """
+        key = ("own" if self._holds(path, text) else "recorded", path, text_hash(text))
+        flow = self._shown.get(key)
+        if flow is None:
+            load = load_flow_text if key[0] == "own" else load_recorded_flow
+            flow = load(text, path)
+            if len(self._shown) >= MOST_FLOWS:
+                self._shown.clear()
+            self._shown[key] = flow
+        return flow
+
+    def _holds(self, path: str, text: str) -> bool:
+        """Whether ``path`` names a file of this folder whose text is ``text``."""
+        try:
+            name = Path(path).relative_to(self.given).as_posix()
+            return self.file(name).read_bytes() == text.encode()
+        except (ValueError, OSError, OutsideFlows, NoSuchFlow):
+            return False
 
     def check(self, name: str) -> list[Problem]:
         """Every problem of the flow ``name`` names, its tools' included."""

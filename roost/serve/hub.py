@@ -23,8 +23,8 @@ from datetime import datetime
 from typing import Any
 
 from roost.engine import Runner
-from roost.engine.flows import flow_of
-from roost.engine.images import start_images
+from roost.engine.flows import flow_in_force, flow_of
+from roost.engine.images import start_images_async
 from roost.engine.interpreter import start_route
 from roost.errors import (
     ConcurrentRunError,
@@ -180,7 +180,7 @@ class Hub:
     ) -> str:
         """Starts a run of a loaded flow; its id once its first events are stored."""
         start_route(flow, message, frm, to)  # a bad route fails before a run is stored
-        images = await asyncio.to_thread(start_images, flow)  # so does a bad image
+        images = await start_images_async(flow)  # so does a bad image
         run_id = new_run_id()
         runner = self._new_runner(flow, self.store.new_log(run_id, title=title))
         self.leases.claim(run_id, work=True)
@@ -278,10 +278,11 @@ class Hub:
         info = self.store.run(run_id)
         runner = self._runners.get(run_id)
         if runner is not None and runner.state.next_seq == info.next_seq:
-            return info, runner.state, runner.flow
+            return info, runner.state, self.flows.shown(runner.flow.path, runner.flow.text)
         events = self.store.log(run_id).load()
+        record = flow_in_force(events)
         try:
-            flow: Flow | None = flow_of(events, f"run {run_id}")
+            flow = self.flows.shown(record.path, record.text) if record is not None else None
         except RoostError:
             flow = None
         return info, fold(events), flow

@@ -16,11 +16,18 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Column, Integer, LargeBinary, String, Table, insert, select
+from sqlalchemy import Column, Integer, LargeBinary, String, Table, delete, insert, select
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
-from roost.errors import StoreError
-from roost.eventlog import EventLog, ImageStore, LayeredImages, MemoryImages
+from roost.errors import ImageError, StoreError
+from roost.eventlog import (
+    EventLog,
+    ImageStore,
+    LayeredImages,
+    MemoryImages,
+    checked_image,
+    verified_type,
+)
 from roost.store.forks import FileFork
 from roost.store.jsonl import JsonlLog
 from roost.store.schema import METADATA
@@ -64,11 +71,15 @@ class SqlImages:
 
     def put(self, digest: str, media_type: str, data: bytes) -> None:
         hex_of(digest)
-        if self.find(digest) is not None:
+        checked_image(digest, media_type, data)
+        kept = self.find(digest)
+        if kept is not None and verified_type(digest, kept[1]) == kept[0]:
             return  # the same bytes, by their hash: kept once
         row = {"hash": digest, "media_type": media_type, "size": len(data), "data": data}
         try:
             with self._store.translate("keep an image"), self._store.engine.begin() as conn:
+                if kept is not None:  # bytes an older roost kept unchecked: replaced
+                    conn.execute(delete(IMAGES).where(IMAGES.c.hash == digest))
                 conn.execute(insert(IMAGES).values(row))
         except StoreError as error:
             if not isinstance(error.__cause__, IntegrityError):
@@ -113,8 +124,9 @@ class FolderImages:
 
     def put(self, digest: str, media_type: str, data: bytes) -> None:
         path = self.folder / hex_of(digest)
-        if path.is_file():
-            return  # the same bytes, by their hash: kept once
+        checked_image(digest, media_type, data)
+        if path.is_file() and verified_type(digest, self._read(path)):
+            return  # the same bytes, by their hash: kept once (other bytes are replaced)
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
             # A name of its own for each writer (threads of one process share a pid).
@@ -131,9 +143,15 @@ class FolderImages:
         if _DIGEST.fullmatch(digest) is None:
             return None
         try:
-            return (self.folder / hex_of(digest)).read_bytes()
+            return self._read(self.folder / hex_of(digest))
         except FileNotFoundError:
             return None
+
+    def _read(self, path: Path) -> bytes:
+        try:
+            return path.read_bytes()
+        except FileNotFoundError:
+            raise
         except OSError as exc:
             why = exc.strerror or exc
             raise StoreError(f"{self.folder}: cannot read an image ({why})") from exc
@@ -171,8 +189,15 @@ def copy_images(events: Iterable[Event], source: ImageStore, target: ImageStore)
                 continue
             seen.add(image.hash)
             data = source.get(image.hash)
-            if data is None:
+            if data is None or not _kept(target, image.hash, image.media_type, data):
                 missing.append(image.hash)
-            else:
-                target.put(image.hash, image.media_type, data)
     return missing
+
+
+def _kept(target: ImageStore, digest: str, media_type: str, data: bytes) -> bool:
+    """Keeps the image in ``target``; False when its bytes are not that image (not kept)."""
+    try:
+        target.put(digest, media_type, data)
+    except ImageError:
+        return False
+    return True

@@ -144,6 +144,18 @@ def assert_whole(events: list[Event], before: list[Event]) -> None:
     assert fold(events).status == "terminated"
 
 
+def assert_replays_unfinished(cli: Cli, run_id: str, before: list[Event]) -> None:
+    """The killed run, not retried, replays identical up to its last event and says its
+    last step was unfinished (rather than diverging at a call it never recorded)."""
+    said = cli("replay", run_id, "--db", "r.db")
+    assert said.code == 0, said.out + said.err
+    assert said.out.splitlines() == [
+        f"identical: {len(before)} events",
+        "its last step was unfinished: the process stopped during it and the run was not "
+        "retried (roost retry finishes it)",
+    ]
+
+
 def stored(db: str, run_id: str) -> list[Event]:
     store = SqlStore(db, create=False)
     try:
@@ -168,6 +180,7 @@ def test_killed_during_a_model_call(folder: Path, server: FakeLLMServer, cli: Cl
     run_id = only_run("r.db")
     before = stored("r.db", run_id)
     assert [e.type for e in before][-2:] == ["tool_call", "tool_result"]
+    assert_replays_unfinished(cli, run_id, before)
     server.script(FIRST, SECOND)
     assert cli("retry", run_id, "--db", "r.db").code == 0
     assert cli("continue", run_id, "--answer", "more", "--db", "r.db").code == 0
@@ -184,6 +197,9 @@ def test_killed_during_a_tool_call(folder: Path, server: FakeLLMServer, cli: Cli
     before = stored("r.db", run_id)
     assert [e.type for e in before][-1] == "tool_call"  # written before the tool ran
     (folder / "open").write_text("")
+    (folder / "entered").unlink()
+    assert_replays_unfinished(cli, run_id, before)
+    assert not (folder / "entered").exists()  # the replay ran no tool
     server.script(FIRST, SECOND)
     assert cli("retry", run_id, "--db", "r.db").code == 0
     assert cli("continue", run_id, "--answer", "more", "--db", "r.db").code == 0

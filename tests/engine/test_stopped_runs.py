@@ -348,6 +348,25 @@ async def replay_each_cut(text: str) -> None:
         assert report.identical, (cut, report.difference, report.stopped)
 
 
+async def test_a_run_cut_anywhere_and_never_retried_replays_identical_up_to_its_cut() -> None:
+    for text in (CHANNEL, PARALLEL, PAIR.replace("{CALL}", NAMED_CALL)):
+        events = await full_run(text)
+        for cut in range(2, len(events)):
+            report = await replay_run(make_flow(text), events[:cut], live_tools=tools())
+            assert report.identical, (cut, report.difference, report.stopped)
+            assert report.unfinished == (fold(events[:cut]).status == "running"), cut
+            assert len(report.events) == cut  # nothing made past the record's end
+
+
+async def test_an_unfinished_run_still_shows_where_an_edited_flow_differs() -> None:
+    text = PAIR.replace("{CALL}", NAMED_CALL)
+    events = await full_run(text)
+    cut = max(i for i in range(2, len(events)) if fold(events[:i]).status == "running")
+    edited = make_flow(text.replace("You help.", "You help briefly."))
+    report = await replay_run(edited, events[:cut], live_tools=tools())
+    assert report.unfinished and not report.identical
+
+
 LAST_CALL_ASKS_AGAIN = """
 roost: 1
 name: limit

@@ -399,8 +399,10 @@ def anthropic_events(reply: Reply, model: str) -> list[Event]:
     start = {**anthropic_json(reply, model), "content": [], "stop_reason": None}
     start["usage"] = {**anthropic_usage(reply), "output_tokens": 1}
     events: list[dict[str, Any]] = [{"type": "message_start", "message": start}, {"type": "ping"}]
+    calls = iter(reply.calls)  # tool_use blocks come in the order of the calls
     for index, block in enumerate(anthropic_blocks(reply)):
-        events += _block_events(reply, index, block)
+        call = next(calls) if block["type"] == "tool_use" else None
+        events += _block_events(reply, index, block, call)
     delta = {"stop_reason": anthropic_stop(reply), "stop_sequence": None}
     events.append(
         {
@@ -413,7 +415,9 @@ def anthropic_events(reply: Reply, model: str) -> list[Event]:
     return [(e["type"], json.dumps(e)) for e in events]
 
 
-def _block_events(reply: Reply, index: int, block: dict[str, Any]) -> list[dict[str, Any]]:
+def _block_events(
+    reply: Reply, index: int, block: dict[str, Any], call: FakeCall | None
+) -> list[dict[str, Any]]:
     kind = block["type"]
     empty = {
         "text": {"type": "text", "text": ""},
@@ -435,10 +439,7 @@ def _block_events(reply: Reply, index: int, block: dict[str, Any]) -> list[dict[
         for p in pieces(block["thinking"], reply.chunk_size):
             delta({"type": "thinking_delta", "thinking": p})
         delta({"type": "signature_delta", "signature": block["signature"]})
-    elif kind == "tool_use":
-        call = next(
-            c for n, c in enumerate(reply.calls) if call_id(c, n, "anthropic") == block["id"]
-        )
+    elif kind == "tool_use" and call is not None:
         for p in pieces(call.arguments_text(), reply.chunk_size):
             delta({"type": "input_json_delta", "partial_json": p})
     events.append({"type": "content_block_stop", "index": index})

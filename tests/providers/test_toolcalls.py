@@ -32,6 +32,19 @@ def test_reused_index_with_new_ids_starts_new_calls() -> None:
     assert [c.arguments for c in acc.calls()] == [{"x": 1}, {"x": 2}]
 
 
+def test_two_indexes_under_one_id_are_two_calls() -> None:
+    # A server numbering two calls alike: each index keeps its own arguments.
+    acc = ToolCallAccumulator()
+    acc.add(0, "call_1", "add", "")
+    acc.add(1, "call_1", "add", "")
+    acc.add(0, None, None, '{"x": 1}')
+    acc.add(1, None, None, '{"x": 2}')
+    assert [(c.id, c.arguments) for c in acc.calls()] == [
+        ("call_1", {"x": 1}),
+        ("call_1", {"x": 2}),
+    ]
+
+
 def test_missing_ids_and_indexes_are_made_up() -> None:
     acc = ToolCallAccumulator()
     acc.add(None, None, "ping", "")
