@@ -434,7 +434,10 @@ class Session:
                 if step is None:
                     if hub.leases.release(self.run_id):
                         break
-                    continue  # a message came in meanwhile
+                    # A message came in meanwhile: the next round delivers it or drops it.
+                    # Yield first, so that no round of this loop can hold the event loop.
+                    await asyncio.sleep(0)
+                    continue
                 await self._take(runner, step)
         except asyncio.CancelledError:
             raise
@@ -458,10 +461,11 @@ class Session:
         state = runner.state
         if state.status == "running":
             return lambda r: r.retry()
-        if state.status != "paused" or not isinstance(state.pending, InterruptEvent):
-            return None
         queued = self.hub.leases.inbox(self.run_id)
         if not queued:
+            return None
+        if state.status != "paused" or not isinstance(state.pending, InterruptEvent):
+            self._drop(queued, state.status)
             return None
         pending = state.pending
         turn, refused = one_turn(queued, pending)
@@ -501,6 +505,18 @@ class Session:
         if self._delivering and event.type == "resume":
             ids, self._delivering = self._delivering, []
             self.hub.leases.remove(ids)
+
+    def _drop(self, queued: list[Queued], status: str) -> None:
+        """Drops messages the run can no longer take (it ended, or stopped at an error
+        while they waited), each with a notice on the run's streams."""
+        why = {
+            "terminated": "the run terminated before it could take it",
+            "error": "the run stopped at an error before it could take it; retry it first",
+        }.get(status, f"the run is {status}, not waiting for a message")
+        for message in queued:
+            self._refuse(message, why)
+        self.hub.leases.remove([m.id for m in queued])
+        self.hub.publish(self.run_id, {"type": "state", "status": status})  # nothing queued now
 
     def _refuse(self, message: Queued, why: str) -> None:
         self.hub.publish(

@@ -22,7 +22,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from roost.events import Event, event_dict
-from roost.serve.hub import Hub
+from roost.serve.hub import Hub, Watcher
 
 
 async def follow(hub: Hub, run_id: str, after: int) -> AsyncIterator[dict[str, Any]]:
@@ -35,7 +35,7 @@ async def follow(hub: Hub, run_id: str, after: int) -> AsyncIterator[dict[str, A
             yield _event(event)
         summary = hub.summary(run_id)
         yield {"type": "state", **summary}
-        if summary["status"] == "terminated" and not summary["busy"]:
+        if _over(summary):
             return
         while True:
             try:
@@ -67,12 +67,31 @@ async def follow(hub: Hub, run_id: str, after: int) -> AsyncIterator[dict[str, A
             elif kind == "state":
                 summary = hub.summary(run_id)
                 yield {"type": "state", **summary}
-                if summary["status"] == "terminated" and not summary["busy"]:
+                if _over(summary):
+                    for left in _left(watcher):
+                        yield left
                     return
             else:
                 yield item
     finally:
         hub.unwatch(run_id, watcher)
+
+
+def _left(watcher: Watcher) -> list[dict[str, Any]]:
+    """The notices a stream's queue still holds when its run ends (a message dropped
+    as the run ended is told before the stream closes)."""
+    left: list[dict[str, Any]] = []
+    while not watcher.queue.empty():
+        item = watcher.queue.get_nowait()
+        if item["type"] == "notice":
+            left.append(item)
+    return left
+
+
+def _over(summary: dict[str, Any]) -> bool:
+    """Whether a run has nothing more to show: terminated, no step running, nothing
+    queued (a message that came too late is dropped with a notice first)."""
+    return summary["status"] == "terminated" and not summary["busy"] and not summary["queued"]
 
 
 def _event(event: Event) -> dict[str, Any]:
