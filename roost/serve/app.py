@@ -200,9 +200,14 @@ def _routes(app: FastAPI, hub: Hub) -> None:
         flow: Annotated[str | None, Query(max_length=256)] = None,
         status: schemas.Status | None = None,
         limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+        offset: Annotated[int, Query(ge=0, le=2**31, description="Runs to skip (paging).")] = 0,
     ) -> list[dict[str, Any]]:
-        """Stored runs, newest first."""
-        return [run_row(info) for info in hub.store.runs(flow=flow, status=status)[:limit]]
+        """Stored runs, newest first: at most ``limit``, after the first ``offset``."""
+        # One page, read by the database in a thread: a large store never blocks the loop.
+        found = await asyncio.to_thread(
+            hub.store.runs, flow=flow, status=status, limit=limit, offset=offset
+        )
+        return [run_row(info) for info in found]
 
     @app.get("/runs/{run_id}", response_model=schemas.RunDetail, responses=ERRORS, tags=["runs"])
     async def read_run(run_id: RunId) -> dict[str, Any]:
