@@ -6,15 +6,18 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from roost.store.schema import RUNS
 from roost.store.sql import SqlStore
-from tests.serve.conftest import settled, start_server, wait_for, write_flows
+from tests.serve.conftest import settled, sse_items, start_server, wait_for, write_flows
+from tests.store.conftest import message, start_event
 
 if TYPE_CHECKING:
     import httpx2
@@ -81,8 +84,7 @@ def test_a_message_posted_during_a_runs_last_step_is_dropped_and_the_server_answ
             sent = api.post(f"/runs/{run_id}/messages", json={"content": "one more thing"})
             assert sent.status_code == 202, sent.text
             with api.stream("GET", f"/runs/{run_id}/stream", timeout=30) as stream:
-                (tmp_path / "gate").write_text("open")
-                notices = _notices(stream)
+                notices = _notices(stream, tmp_path / "gate")
             assert any(n.get("content") == "one more thing" for n in notices), notices
             assert "not delivered" in notices[0]["message"]
             detail = settled(api, run_id, status)
@@ -100,8 +102,9 @@ def _busy(api: httpx2.Client, run_id: str) -> bool:
     return bool(api.get(f"/runs/{run_id}").json()["busy"])
 
 
-def _notices(stream: httpx2.Response) -> list[dict[str, Any]]:
-    """The notices of an SSE stream, read until the stream says the run settled."""
+def _notices(stream: httpx2.Response, gate: Path) -> list[dict[str, Any]]:
+    """The notices of an SSE stream: the gate is opened once the stream is following
+    the run (its first state), and the notices read until the run has settled."""
     found: list[dict[str, Any]] = []
     deadline = time.monotonic() + 30
     for line in stream.iter_lines():
@@ -110,6 +113,8 @@ def _notices(stream: httpx2.Response) -> list[dict[str, Any]]:
         if not line.startswith("data:"):
             continue
         item = json.loads(line.removeprefix("data:").strip())
+        if item["type"] == "state" and not gate.exists():
+            gate.write_text("open")
         if item["type"] == "notice":
             found.append(item)
         if item["type"] == "state" and item.get("status") in ("terminated", "error") and found:
@@ -154,3 +159,72 @@ def _row(n: int) -> dict[str, Any]:
         "id": f"run-{n:06d}", "flow_name": "f", "flow_path": "f.yaml", "flow_hash": "sha256:0",
         "flow_text": "roost: 1", "created": stamp, "updated": stamp, "status": "terminated",
     }  # fmt: skip
+
+
+def big_run(db: Path) -> str:
+    """A stored run of about 1.6 MB of events (400 messages of 4 KB), left running."""
+    store = SqlStore(str(db))
+    run = "20260101-000000-b16b16"
+    events = [start_event(run), *(message(seq, run, "x" * 4000) for seq in range(1, 401))]
+    store.import_events(events)
+    store.close()
+    return run
+
+
+def test_many_streams_on_a_large_run_leave_the_server_answering(tmp_path: Path) -> None:
+    """200 SSE clients open on a run of 1.6 MB at once, none of them reading: the
+    catch-up is read off the event loop, in pages, once for streams asking the same,
+    and encoded once; ``/health`` answers all the while (200 such streams used to
+    hold it for ~50 s, each loading and encoding the whole log on the loop)."""
+    db = tmp_path / "runs.db"
+    run = big_run(db)
+    server = start_server(tmp_path, "--streams-per-client", "250", db=str(db))
+    try:
+        opened: list[int] = []
+        stop = threading.Event()
+
+        def stream() -> None:
+            client = server.client(timeout=300)
+            with client.stream("GET", f"/runs/{run}/stream") as response:
+                opened.append(response.status_code)
+                stop.wait(300)  # holds the stream open and reads nothing
+
+        threads = [threading.Thread(target=stream, daemon=True) for _ in range(200)]
+        for thread in threads:
+            thread.start()
+        probe = server.client()
+        waited = [healthy_within(probe, 5)]
+        while len(opened) < 200 and len(waited) < 100:  # while the streams open
+            waited.append(healthy_within(probe, 5))
+        wait_for(lambda: len(opened) == 200, timeout=300)
+        assert set(opened) == {200}
+        assert max(waited) < 5
+        # One reader still gets every event, in order.
+        items = sse_items(server.client(), f"/runs/{run}/stream", until=_state)
+        assert [i["event"]["seq"] for i in items if i["type"] == "event"] == list(range(401))
+        stop.set()
+    finally:
+        server.stop()
+
+
+def test_one_client_may_hold_only_so_many_streams(tmp_path: Path) -> None:
+    db = tmp_path / "runs.db"
+    run = big_run(db)
+    server = start_server(tmp_path, "--streams-per-client", "3", db=str(db))
+    try:
+        client = server.client()
+        with ExitStack() as streams:
+            for _ in range(3):
+                held = streams.enter_context(client.stream("GET", f"/runs/{run}/stream"))
+                assert held.status_code == 200
+            refused = client.get(f"/runs/{run}/stream")
+            assert refused.status_code == 429
+            assert refused.json()["kind"] == "too_many_streams"
+        # Closed streams are counted out: a new one opens.
+        assert sse_items(client, f"/runs/{run}/stream", until=_state)[-1]["type"] == "state"
+    finally:
+        server.stop()
+
+
+def _state(item: dict[str, Any]) -> bool:
+    return bool(item["type"] == "state")
