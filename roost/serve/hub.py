@@ -48,7 +48,7 @@ from roost.serve.servefile import Schedule, flow_for, tick_key
 from roost.store.forks import check_fork_point, fork_refusal
 from roost.store.images import SqlImages
 from roost.store.lazy_memory import LazyMemory
-from roost.store.leases import Queued, RunLeases
+from roost.store.leases import Queued, RunLeases, Stepping, stepper, takes_messages
 from roost.store.memory import SqlMemory
 from roost.store.sql import RunInfo, SqlStore
 from roost.store.sqllog import SqlLog
@@ -88,6 +88,9 @@ class Hub:
         self.memory = LazyMemory(lambda: SqlMemory(self.store))
         self.images = SqlImages(self.store)  # the images of messages, served by hash
         self.leases = RunLeases(self.store, config.worker, seconds=config.lease_seconds)
+        # The sub-flow runs a step drives here, held until that step ends (not retried or
+        # sent to meanwhile, by this worker or another).
+        self.stepping = Stepping(self.store, config.worker, seconds=config.lease_seconds)
         self.flows = FlowDir(config.flows)
         self.sessions: dict[str, Session] = {}
         self._runners: OrderedDict[str, Runner] = OrderedDict()
@@ -140,6 +143,7 @@ class Hub:
                 await session.task
             with contextlib.suppress(RoostError):
                 self.leases.hand_back(session.run_id)
+        self.stepping.close()
         self.store.close()
 
     async def _poll(self) -> None:
@@ -252,6 +256,12 @@ class Hub:
             pending = self.state(run_id)[1].pending
             if isinstance(pending, InterruptEvent) and pending.from_ != sender:
                 raise RunStateError(f"run {run_id} waits for {pending.from_}, not {sender}")
+        holder = self.leases.holder(run_id)
+        if holder.alive(time.time()) and not takes_messages(holder.owner):
+            raise Busy(
+                f"run {run_id} is being stepped by {stepper(holder.owner)}: "
+                "send to it once that has ended"
+            )
         waiting = self.leases.enqueue(run_id, content, sender, self.config.queue_limit)
         self._wake(run_id)
         return waiting
@@ -462,12 +472,17 @@ class Hub:
         def on_text(node: str, text: str) -> None:
             self.publish(run_id, {"type": "delta", "node": node, "text": text})
 
+        def child_log(child_id: str) -> SqlLog:
+            opened = self.store.child_log(child_id)
+            self.stepping.hold(child_id, group=run_id)  # until the parent's step ends
+            return opened
+
         return Runner(
             flow,
             log_,
             on_event=on_event,
             on_text=on_text,
-            child_log=self.store.child_log,
+            child_log=child_log,
             memory=self.memory,
             images=self.images,
         )
@@ -616,6 +631,7 @@ class Session:
         except (EventLogError, RunNotFoundError):
             raise
         finally:
+            self.hub.stepping.release(self.run_id)  # the sub-flow runs this step drove
             self._rest.set()
         self.hub.publish(self.run_id, {"type": "state", "status": state.status})
 

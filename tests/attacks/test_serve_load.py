@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -41,6 +43,7 @@ agents:
   helper: {{role: You wait when asked., functions: [gate]}}
 start: {{from: USER, to: helper, content: Wait for the gate.}}
 """
+ENDS = "      - Open. TERMINATE"
 GATE = '''
 import time
 from pathlib import Path
@@ -69,7 +72,7 @@ def test_a_message_posted_during_a_runs_last_step_is_dropped_and_the_server_answ
     flows = write_flows(
         tmp_path / "flows",
         {
-            "ends.yaml": LAST_STEP.format(name="ends", last="      - Open. TERMINATE"),
+            "ends.yaml": LAST_STEP.format(name="ends", last=ENDS),
             "fails.yaml": LAST_STEP.format(name="fails", last=""),
             "gate.py": GATE,
         },
@@ -228,3 +231,40 @@ def test_one_client_may_hold_only_so_many_streams(tmp_path: Path) -> None:
 
 def _state(item: dict[str, Any]) -> bool:
     return bool(item["type"] == "state")
+
+
+def test_a_run_a_terminal_steps_is_not_retried_or_sent_to_by_the_server(tmp_path: Path) -> None:
+    """``roost run --db SAME`` steps a run whose tool waits; the server sharing the store
+    answers 409 to a retry and to a message for it (it used to take the retry: the
+    model called twice, two processes writing one run), and 202 once the command ended."""
+    flows = write_flows(
+        tmp_path / "flows",
+        {
+            "ends.yaml": LAST_STEP.format(name="ends", last=ENDS),
+            "gate.py": GATE,
+        },
+    )
+    db = tmp_path / "runs.db"
+    server = start_server(tmp_path, flows=flows, db=str(db))
+    command = [sys.executable, "-m", "roost", "run", str(flows / "ends.yaml"), "--db", str(db)]
+    terminal = subprocess.Popen(
+        command, cwd=tmp_path, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        api = server.client()
+        run_id = wait_for(lambda: [row["id"] for row in api.get("/runs").json()], 60)[0]
+        wait_for(lambda: api.get(f"/runs/{run_id}").json()["status"] == "running", 60)
+        retried = api.post(f"/runs/{run_id}/retry")
+        assert retried.status_code == 409, retried.text
+        sent = api.post(f"/runs/{run_id}/messages", json={"content": "me too"})
+        assert sent.status_code == 409, sent.text
+        assert "being stepped by the command line (pid" in sent.json()["error"]
+        (tmp_path / "gate").write_text("open")
+        assert terminal.wait(60) == 0
+        events = api.get(f"/runs/{run_id}/events").json()
+        assert [e["type"] for e in events].count("llm_call") == 2  # the model called once a step
+        assert events[-1]["type"] == "terminate"
+    finally:
+        terminal.kill()
+        terminal.wait()
+        server.stop()
