@@ -195,13 +195,14 @@ def test_many_streams_on_a_large_run_leave_the_server_answering(tmp_path: Path) 
         threads = [threading.Thread(target=stream, daemon=True) for _ in range(200)]
         for thread in threads:
             thread.start()
+        # Generous for a busy machine: the streams used to hold /health for ~50 s.
         probe = server.client()
-        waited = [healthy_within(probe, 5)]
+        waited = [healthy_within(probe, 15)]
         while len(opened) < 200 and len(waited) < 100:  # while the streams open
-            waited.append(healthy_within(probe, 5))
+            waited.append(healthy_within(probe, 15))
         wait_for(lambda: len(opened) == 200, timeout=300)
         assert set(opened) == {200}
-        assert max(waited) < 5
+        assert max(waited) < 15
         # One reader still gets every event, in order.
         items = sse_items(server.client(), f"/runs/{run}/stream", until=_state)
         assert [i["event"]["seq"] for i in items if i["type"] == "event"] == list(range(401))
@@ -223,10 +224,16 @@ def test_one_client_may_hold_only_so_many_streams(tmp_path: Path) -> None:
             refused = client.get(f"/runs/{run}/stream")
             assert refused.status_code == 429
             assert refused.json()["kind"] == "too_many_streams"
-        # Closed streams are counted out: a new one opens.
-        assert sse_items(client, f"/runs/{run}/stream", until=_state)[-1]["type"] == "state"
+        # Closed streams are counted out (once the server has seen them go): a new one opens.
+        wait_for(partial(_opens, client, f"/runs/{run}/stream"))
     finally:
         server.stop()
+
+
+def _opens(client: httpx2.Client, path: str) -> bool:
+    """Whether a stream opens (it is closed again at once)."""
+    with client.stream("GET", path) as response:
+        return bool(response.status_code == 200)
 
 
 def _state(item: dict[str, Any]) -> bool:

@@ -8,6 +8,7 @@ from sqlalchemy import event
 
 from roost.store.schema import RUNS
 from roost.store.sql import SqlStore
+from tests.store.conftest import message, run_events
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -59,3 +60,20 @@ def test_the_database_reads_only_the_page(tmp_path: Path) -> None:
     assert len(statements) == 1  # one statement, which carries the page
     assert "LIMIT" in statements[0]
     assert "OFFSET" in statements[0]
+
+
+def test_a_runs_new_events_are_read_from_where_a_reader_stopped(tmp_path: Path) -> None:
+    store = SqlStore(str(tmp_path / "runs.db"))
+    store.import_events(run_events("r1", 10))
+    log = store.log("r1")
+    assert [e.seq for e in log.since(4)] == [5, 6, 7, 8, 9]
+    assert [e.seq for e in log.since(4, limit=2)] == [5, 6]
+    assert [e.seq for e in log.since(-1)] == list(range(10))
+    assert log.since(9) == []
+    # A fork reads its shared first events from its parent's rows.
+    fork = store.fork("r1", 6, "r2")
+    fork.append([message(6, "r2", "own")])
+    forked = store.log("r2")
+    assert [e.seq for e in forked.since(2)] == [3, 4, 5, 6]
+    assert [e.seq for e in forked.since(5)] == [6]
+    assert forked.since(5)[0].content == "own"  # type: ignore[attr-defined]
