@@ -814,6 +814,14 @@ SERVE_LOAD = [
         "a message to a run the command line steps is queued for a second stepper",
     ),
     Mutant(
+        "serve-child-lease",
+        "roost/serve/hub.py",
+        "            self.stepping.hold(child_id, group=run_id)  # until the parent's step ends\n",
+        "",
+        SERVE_LOAD_TESTS,
+        "a sub-flow run its parent's step drives can be retried beside it",
+    ),
+    Mutant(
         "store-list-limit",
         "roost/store/sql.py",
         "        if limit is not None:\n            query = query.limit(limit)\n",

@@ -221,9 +221,9 @@ def test_one_client_may_hold_only_so_many_streams(tmp_path: Path) -> None:
             for _ in range(3):
                 held = streams.enter_context(client.stream("GET", f"/runs/{run}/stream"))
                 assert held.status_code == 200
-            refused = client.get(f"/runs/{run}/stream")
-            assert refused.status_code == 429
-            assert refused.json()["kind"] == "too_many_streams"
+            with client.stream("GET", f"/runs/{run}/stream") as refused:
+                assert refused.status_code == 429
+                assert json.loads(refused.read())["kind"] == "too_many_streams"
         # Closed streams are counted out (once the server has seen them go): a new one opens.
         wait_for(partial(_opens, client, f"/runs/{run}/stream"))
     finally:
@@ -274,4 +274,69 @@ def test_a_run_a_terminal_steps_is_not_retried_or_sent_to_by_the_server(tmp_path
     finally:
         terminal.kill()
         terminal.wait()
+        server.stop()
+
+
+CHILD = """
+roost: 1
+name: child
+description: Waits for the gate, then answers.
+providers:
+  mock:
+    kind: scripted
+    replies:
+      - {tool_calls: [{name: gate, arguments: {path: gate}}]}
+      - Child done.
+tools:
+  gate: {python: "gate:wait", description: Waits until a file exists.}
+agents:
+  USER: {interrupt: ALWAYS}
+  clerk: {provider: mock, functions: [gate]}
+start: {from: USER, to: clerk}
+"""
+PARENT = """
+roost: 1
+name: parent
+providers:
+  mock:
+    kind: scripted
+    replies:
+      - {tool_calls: [{name: helper, arguments: {message: go}}]}
+      - Done.
+tools:
+  helper: {flow: child.yaml}
+agents:
+  guest: {interrupt: ALWAYS}
+  desk: {provider: mock, functions: [helper]}
+start: {from: guest, to: desk, content: Hello.}
+"""
+
+
+def test_a_sub_flow_run_its_parents_step_drives_is_not_retried_or_sent_to(
+    tmp_path: Path,
+) -> None:
+    """The server drives a sub-flow run inside its parent's step; a retry or a message
+    for that child answers 409 (a retry used to run it a second time beside the parent)."""
+    flows = write_flows(
+        tmp_path / "flows", {"parent.yaml": PARENT, "child.yaml": CHILD, "gate.py": GATE}
+    )
+    server = start_server(tmp_path, flows=flows)
+    try:
+        api = server.client()
+        parent = api.post("/runs", json={"flow": "parent.yaml"}).json()["id"]
+
+        def child() -> str | None:
+            rows = api.get("/runs", params={"status": "running"}).json()
+            return next((r["id"] for r in rows if r["parent"] == parent), None)
+
+        child_id = wait_for(child, 60)
+        retried = api.post(f"/runs/{child_id}/retry")
+        assert retried.status_code == 409, retried.text
+        sent = api.post(f"/runs/{child_id}/messages", json={"content": "hi"})
+        assert sent.status_code == 409, sent.text
+        (tmp_path / "gate").write_text("open")
+        settled(api, parent, "paused")
+        events = api.get(f"/runs/{child_id}/events").json()
+        assert [e["type"] for e in events].count("llm_call") == 2  # the child ran once
+    finally:
         server.stop()
