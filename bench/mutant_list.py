@@ -1173,6 +1173,59 @@ HARDENING_ENGINE = [
     ),
 ]
 
+SERVE_LOAD_TESTS = ("tests/attacks/test_serve_load.py",)
+SERVE_LOAD = [
+    Mutant(
+        "serve-late-message-kept",
+        "roost/serve/hub.py",
+        "            self._drop(queued, state.status)\n",
+        "",
+        SERVE_LOAD_TESTS,
+        "a message that comes during a run's last step is never dropped: the session "
+        "cannot release the lease and the server spins",
+    ),
+    Mutant(
+        "serve-stream-limit",
+        "roost/serve/hub.py",
+        "        if open_ >= self.config.streams_per_client:",
+        "        if open_ > 10**9:",
+        SERVE_LOAD_TESTS,
+        "one client may open streams without end",
+    ),
+    Mutant(
+        "serve-stepper-takes-messages",
+        "roost/serve/hub.py",
+        "        if holder.alive(time.time()) and not takes_messages(holder.owner):",
+        "        if False:",
+        SERVE_LOAD_TESTS,
+        "a message to a run the command line steps is queued for a second stepper",
+    ),
+    Mutant(
+        "serve-child-lease",
+        "roost/serve/hub.py",
+        "            self.stepping.hold(child_id, group=run_id)  # until the parent's step ends\n",
+        "",
+        SERVE_LOAD_TESTS,
+        "a sub-flow run its parent's step drives can be retried beside it",
+    ),
+    Mutant(
+        "store-list-limit",
+        "roost/store/sql.py",
+        "        if limit is not None:\n            query = query.limit(limit)\n",
+        "",
+        ("tests/store/test_listing.py",),
+        "a page of runs reads every run",
+    ),
+    Mutant(
+        "store-since-reads-all",
+        "roost/store/sqllog.py",
+        ".where(EVENTS.c.run == self._run_id, EVENTS.c.seq > after)",
+        ".where(EVENTS.c.run == self._run_id, EVENTS.c.seq >= after)",
+        ("tests/store/test_listing.py", *SERVE_LOAD_TESTS),
+        "a read of a run's new events gives one old event again",
+    ),
+]
+
 MUTANTS: list[Mutant] = [
     *ENGINE,
     *STORE,
@@ -1184,4 +1237,5 @@ MUTANTS: list[Mutant] = [
     *SPEED,
     *EDGES_PERSON,
     *HARDENING_ENGINE,
+    *SERVE_LOAD,
 ]

@@ -14,13 +14,23 @@ one tool round and makes the closing call, then pauses for its person.
    first run's first event to the last run's interrupt, by the events' own
    time stamps (the client's polling is not counted).
 
+3. **A long run**: one run of a person and a scripted bot taken ``--steps``
+   turns (5,000) through the server, one message at a time, a stream open on
+   it all along: the time from each ``POST /messages`` until the stream says
+   the run is paused again, the mean over the first and the last 1,000 steps
+   (their ratio is 1 when a step costs the same at the end as at the start).
+
 Figures: runs per second of each, and their ratio; the step time of each
 run from its events (its first message to its interrupt) less the two calls'
 latency, at p50 and p99, under that load and for runs taken one at a time
 (``--single``, 30); the server's resident memory per idle run once all the
 runs have paused (its RSS after, less before, over the number of runs).
 
-    python bench/serve.py [--runs 1000] [--latency 0.05] [--single 30]
+    python bench/serve.py [--runs 1000] [--latency 0.05] [--single 30] [--steps 5000]
+
+``measure()`` gives the same figures as a ``Figures`` (what ``bench/guard.py``
+calls); ``ROOST_BENCH_PYTHONPATH`` runs another tree's roost as the server
+(the same benchmark before and after a change).
 """
 
 from __future__ import annotations
@@ -29,12 +39,14 @@ import argparse
 import asyncio
 import json
 import multiprocessing
+import os
 import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -168,10 +180,26 @@ async def raw(url: str, runs: int) -> float:
 # ---------------------------------------------------------------------- roost serve
 
 
+CHAT = """
+roost: 1
+name: bench-chat
+defaults: {provider: mock, max_rounds: 1000000}
+providers:
+  mock: {kind: scripted, replies: ["Noted."], when_exhausted: repeat_last}
+agents:
+  USER: {interrupt: ALWAYS, role: A person.}
+  bot: {role: You note.}
+start: {from: USER, to: bot, content: Hi}
+"""
+
+
 def start_roost(folder: Path) -> tuple[subprocess.Popen[str], str]:
     command = [sys.executable, "-m", "roost", "serve", "--port", "0", "--flows", "flows"]
     command += ["--db", str(folder / "runs.db"), "--queue-limit", "4"]
-    process = subprocess.Popen(command, cwd=folder, stdout=subprocess.PIPE, text=True)
+    env = dict(os.environ)
+    if other := os.environ.get("ROOST_BENCH_PYTHONPATH"):
+        env["PYTHONPATH"] = other
+    process = subprocess.Popen(command, cwd=folder, stdout=subprocess.PIPE, text=True, env=env)
     assert process.stdout is not None
     line = process.stdout.readline()
     if "listening on " not in line:
@@ -244,53 +272,130 @@ async def single(url: str, count: int, latency: float) -> list[float]:
     return times
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=1000)
-    parser.add_argument("--latency", type=float, default=0.05)
-    parser.add_argument("--single", type=int, default=30)
-    options = parser.parse_args()
+def long_run(url: str, steps: int) -> list[float]:
+    """Seconds of each of ``steps`` turns of one run, from its message to its next pause."""
+    client = httpx2.Client(base_url=url, timeout=120)
+    run_id = client.post("/runs", json={"flow": "chat.yaml"}).json()["id"]
+    times: list[float] = []
+    with client.stream("GET", f"/runs/{run_id}/stream") as stream:
+        lines = stream.iter_lines()
+        seq = _paused(lines, -1)
+        for number in range(steps):
+            began = time.perf_counter()
+            client.post(f"/runs/{run_id}/messages", json={"content": f"note {number}"})
+            seq = _paused(lines, seq)
+            times.append(time.perf_counter() - began)
+    client.close()
+    return times
 
+
+def _paused(lines: Any, after: int) -> int:
+    """Reads a stream until it says the run is paused past ``after``; its next_seq."""
+    for line in lines:
+        if line.startswith("data:") and '"type": "state"' in line:
+            item = json.loads(line[5:])
+            if item.get("status") == "paused" and item.get("next_seq", 0) > after + 1:
+                return int(item["next_seq"]) - 1
+    raise SystemExit("the stream ended before the run paused")
+
+
+@dataclass(frozen=True)
+class Figures:
+    """What ``measure`` found; times in milliseconds."""
+
+    runs: int
+    raw_runs_per_s: float
+    served_runs_per_s: float
+    added_p50_ms: float  # one run at a time
+    added_p99_ms: float
+    loaded_p50_ms: float  # ``runs`` at once
+    loaded_p99_ms: float
+    kib_per_idle_run: float
+    steps: int
+    first_steps_ms: float  # mean step of the long run's first 1,000 (or fifth) steps
+    last_steps_ms: float
+
+    @property
+    def throughput(self) -> float:
+        """The server's runs per second as a share of the raw client's."""
+        return self.served_runs_per_s / self.raw_runs_per_s
+
+    @property
+    def flatness(self) -> float:
+        """The long run's last steps' cost over its first steps' (1.0: flat)."""
+        return self.last_steps_ms / self.first_steps_ms
+
+    def lines(self) -> list[str]:
+        return [
+            f"{self.runs} runs, one tool round each",
+            f"raw AsyncOpenAI:  {self.raw_runs_per_s:7.1f} runs/s",
+            f"roost serve:      {self.served_runs_per_s:7.1f} runs/s",
+            f"throughput ratio: {self.throughput * 100:.0f} % of raw",
+            f"added per step, {self.runs} at once: p50 {self.loaded_p50_ms:.0f} ms, "
+            f"p99 {self.loaded_p99_ms:.0f} ms",
+            f"added per step, one at a time: p50 {self.added_p50_ms:.1f} ms, "
+            f"p99 {self.added_p99_ms:.1f} ms",
+            f"memory per idle run: {self.kib_per_idle_run:.1f} KiB",
+            f"long run of {self.steps} steps: first {self.first_steps_ms:.2f} ms/step, "
+            f"last {self.last_steps_ms:.2f} ms/step ({self.flatness:.2f}x)",
+        ]
+
+
+def measure(runs: int = 1000, latency: float = 0.05, lone: int = 30, steps: int = 5000) -> Figures:
+    """Every figure of this benchmark, each server and client in processes of their own."""
     port = free_port()
-    fake = multiprocessing.Process(target=fake_server, args=(port, options.latency), daemon=True)
+    fake = multiprocessing.Process(target=fake_server, args=(port, latency), daemon=True)
     fake.start()
     wait_listening(port)
     url = f"http://127.0.0.1:{port}"
     try:
-        raw_seconds = asyncio.run(raw(url, options.runs))
+        raw_seconds = asyncio.run(raw(url, runs))
         with tempfile.TemporaryDirectory() as name:
             folder = Path(name)
             (folder / "flows").mkdir()
             (folder / "flows" / "bench.yaml").write_text(FLOW.format(url=url))
             (folder / "flows" / "benchtools.py").write_text(TOOLS)
+            (folder / "flows" / "chat.yaml").write_text(CHAT)
             process, served_url = start_roost(folder)
             try:
-                lone = asyncio.run(single(served_url, options.single, options.latency))
+                single_times = asyncio.run(single(served_url, lone, latency))
                 before = rss_kib(process.pid)
-                seconds, added = asyncio.run(served(served_url, options.runs, options.latency))
+                seconds, added = asyncio.run(served(served_url, runs, latency))
                 after = rss_kib(process.pid)
+                step_times = long_run(served_url, steps) if steps else [0.0, 0.0]
             finally:
                 process.terminate()
                 process.wait(30)
     finally:
         fake.terminate()
         fake.join(10)
+    part = max(1, min(1000, len(step_times) // 5))
+    return Figures(
+        runs=runs,
+        raw_runs_per_s=runs / raw_seconds,
+        served_runs_per_s=runs / seconds,
+        added_p50_ms=statistics.median(single_times) * 1000,
+        added_p99_ms=percentile(single_times, 0.99) * 1000,
+        loaded_p50_ms=percentile(added, 0.5) * 1000,
+        loaded_p99_ms=percentile(added, 0.99) * 1000,
+        kib_per_idle_run=(after - before) / runs,
+        steps=steps,
+        first_steps_ms=statistics.fmean(step_times[:part]) * 1000,
+        last_steps_ms=statistics.fmean(step_times[-part:]) * 1000,
+    )
 
-    runs = options.runs
-    print(f"{runs} runs, one tool round each, model latency {options.latency * 1000:.0f} ms")
-    print(f"raw AsyncOpenAI:  {raw_seconds:6.2f} s  {runs / raw_seconds:7.1f} runs/s")
-    print(f"roost serve:      {seconds:6.2f} s  {runs / seconds:7.1f} runs/s")
-    print(f"throughput ratio: {raw_seconds / seconds * 100:.0f} % of raw")
-    print(
-        f"added per step, {runs} at once: p50 {percentile(added, 0.5) * 1000:.0f} ms, "
-        f"p99 {percentile(added, 0.99) * 1000:.0f} ms"
-    )
-    print(
-        f"added per step, one at a time ({len(lone)} runs): p50 "
-        f"{statistics.median(lone) * 1000:.1f} ms, p99 {percentile(lone, 0.99) * 1000:.1f} ms"
-    )
-    per_run = (after - before) / runs
-    print(f"memory per idle run: {per_run:.1f} KiB (server RSS {after // 1024} MiB)")
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=1000)
+    parser.add_argument("--latency", type=float, default=0.05)
+    parser.add_argument("--single", type=int, default=30)
+    parser.add_argument("--steps", type=int, default=5000)
+    options = parser.parse_args()
+    figures = measure(options.runs, options.latency, options.single, options.steps)
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    print(f"model latency {options.latency * 1000:.0f} ms; load {load}")
+    print("\n".join(figures.lines()))
     sys.stdout.flush()
 
 

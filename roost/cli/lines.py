@@ -103,12 +103,19 @@ class PlainLines:
 
 def plain_text(text: str) -> str:
     """``text`` as rich prints it without a terminal: control codes out, tabs expanded."""
+    if text.isascii() and text.isprintable():
+        return text  # most cells: nothing to strip or expand (a tab is not printable)
     text = strip_control_codes(text)
     if "\t" in text:  # rare: rich's own expansion, which counts wide characters as two
         expanded = Text(text)
         expanded.expand_tabs(8)
         return expanded.plain
     return text
+
+
+def _width(cell: str) -> int:
+    """The cells a text takes on a terminal: its length when it is plain ASCII."""
+    return len(cell) if cell.isascii() and cell.isprintable() else cell_len(cell)
 
 
 def _shown(cell: str, width: int) -> str:
@@ -127,12 +134,13 @@ def print_columns(console: Console, header: Sequence[str], rows: Sequence[Sequen
     """
     header = [plain_text(cell) for cell in header]
     rows = [[plain_text(cell) for cell in row] for row in rows]
-    widths = [max(map(cell_len, column)) for column in zip(header, *rows, strict=True)]
+    sizes = {cell: _width(cell) for row in (header, *rows) for cell in row}  # each text once
+    widths = [max(map(sizes.__getitem__, column)) for column in zip(header, *rows, strict=True)]
 
     def line(cells: Sequence[str]) -> str:
         padded = zip(cells, widths, strict=True)
         return "".join(
-            [f" {_shown(cell, width)}{' ' * (width - cell_len(cell))} " for cell, width in padded]
+            [f" {_shown(cell, width)}{' ' * (width - sizes[cell])} " for cell, width in padded]
         )
 
     lines = lines_for(console)

@@ -7,8 +7,10 @@ Exit status: 0 terminated or paused at an interrupt, 3 stopped at an error,
 from __future__ import annotations
 
 import asyncio
+import os
 import shlex
 import signal
+import socket
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -30,6 +32,7 @@ from roost.runstate import RunState
 
 if TYPE_CHECKING:
     from roost.engine.images import LoadedImage
+    from roost.store.leases import Stepping
 
 AnswerOption = Annotated[
     list[str] | None,
@@ -223,6 +226,15 @@ class Session:
             self.child_log = child_logs(db)
         self._runner: Runner | None = None
         self.images: list[LoadedImage] = []  # sent with the next answer (continue --image)
+        self._held: Stepping | None = None  # the leases this command holds (see _stepping)
+
+    def _held_child_log(self, run_id: str) -> EventLog:
+        """A sub-flow run's log, its lease held while this command runs."""
+        assert self.child_log is not None
+        opened = self.child_log(run_id)
+        if self._held is not None:
+            self._held.hold(run_id)
+        return opened
 
     def _step(self) -> tuple[str, str] | None:
         return self._runner.state.step if self._runner is not None else None
@@ -237,7 +249,7 @@ class Session:
                 self.log,
                 on_event=traced(self.out.on_event, self.log),
                 on_text=self.out.on_text,
-                child_log=self.child_log,
+                child_log=self._held_child_log if self.child_log is not None else None,
                 memory=memory_for(self.flow, self.db),
                 images=images_of(self.log),
             )
@@ -245,6 +257,28 @@ class Session:
 
     def drive(self, first: Callable[[Runner], Awaitable[RunState]]) -> RunState:
         """Runs the first step, then answers interrupts while answers or a person are there."""
+        stepping = self._stepping()
+        try:
+            return self._drive(first)
+        finally:
+            if stepping is not None:
+                stepping.close()
+
+    def _stepping(self) -> Stepping | None:
+        """The leases this command holds on its stored run and its sub-flow runs, in a
+        store a server shares, so that the server does not step them too meanwhile."""
+        store = getattr(self.log, "store", None)
+        if store is None or not hasattr(store, "engine"):
+            return None  # a run file: no server steps it
+        from roost.store.leases import Stepping
+
+        who = f"the command line (pid {os.getpid()} on {socket.gethostname()})"
+        stepping = Stepping(store, who[:120])
+        stepping.hold(self.log.run_id)
+        self._held = stepping
+        return stepping
+
+    def _drive(self, first: Callable[[Runner], Awaitable[RunState]]) -> RunState:
         runner = self.runner()
 
         async def go() -> RunState:

@@ -61,6 +61,15 @@ def serve(
             "--queue-limit", metavar="N", min=1, help="Messages that may wait for one run."
         ),
     ] = 32,
+    streams_per_client: Annotated[
+        int,
+        typer.Option(
+            "--streams-per-client",
+            metavar="N",
+            min=1,
+            help="Streams (SSE and WebSocket) one client address may hold open.",
+        ),
+    ] = 32,
     lease: Annotated[
         float,
         typer.Option(
@@ -100,6 +109,7 @@ def serve(
         tokens=token_digests(token or [], os.environ.get("ROOST_TOKENS")),
         cors=tuple(cors or ()),
         queue_limit=queue_limit,
+        streams_per_client=streams_per_client,
         lease_seconds=lease,
         schedules=schedules,
         schedule_clock=clock,

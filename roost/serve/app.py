@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -21,7 +20,7 @@ from fastapi import FastAPI, Header, Path, Query, Request, WebSocket, WebSocketD
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
-from sse_starlette import EventSourceResponse, ServerSentEvent
+from sse_starlette import EventSourceResponse
 from starlette.exceptions import HTTPException
 
 import roost
@@ -36,7 +35,7 @@ from roost.serve.errors import error_body, one_line, status_of
 from roost.serve.guard import Guard
 from roost.serve.hub import Hub, run_row
 from roost.serve.page import graph_svg, page_html
-from roost.serve.streams import follow
+from roost.serve.streams import follow, sse_frames
 
 log = logging.getLogger("roost.serve")
 
@@ -216,9 +215,14 @@ def _routes(app: FastAPI, hub: Hub) -> None:
         flow: Annotated[str | None, Query(max_length=256)] = None,
         status: schemas.Status | None = None,
         limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+        offset: Annotated[int, Query(ge=0, le=2**31, description="Runs to skip (paging).")] = 0,
     ) -> list[dict[str, Any]]:
-        """Stored runs, newest first."""
-        return [run_row(info) for info in hub.store.runs(flow=flow, status=status)[:limit]]
+        """Stored runs, newest first: at most ``limit``, after the first ``offset``."""
+        # One page, read by the database in a thread: a large store never blocks the loop.
+        found = await asyncio.to_thread(
+            hub.store.runs, flow=flow, status=status, limit=limit, offset=offset
+        )
+        return [run_row(info) for info in found]
 
     @app.get("/runs/{run_id}", response_model=schemas.RunDetail, responses=ERRORS, tags=["runs"])
     async def read_run(run_id: RunId) -> dict[str, Any]:
@@ -240,7 +244,7 @@ def _routes(app: FastAPI, hub: Hub) -> None:
     )
     async def events(run_id: RunId, after: After = -1) -> list[dict[str, Any]]:
         """The run's events whose seq is greater than ``after``, as its event log holds them."""
-        return [event_dict(event) for event in hub.events_after(run_id, after)]
+        return [event_dict(event) for event in await hub.events_after(run_id, after)]
 
     @app.post(
         "/runs/{run_id}/messages",
@@ -325,6 +329,7 @@ def _routes(app: FastAPI, hub: Hub) -> None:
         tags=["runs"],
     )
     async def stream(
+        request: Request,
         run_id: RunId,
         after: After = -1,
         last_event_id: Annotated[str | None, Header(max_length=32)] = None,
@@ -332,18 +337,19 @@ def _routes(app: FastAPI, hub: Hub) -> None:
         """The run's events as they are recorded and its answers' text as it streams.
 
         A reconnecting client's ``Last-Event-ID`` takes the place of ``after``."""
-        hub.store.run(run_id)  # 404 before the stream opens
+        await asyncio.to_thread(hub.store.run, run_id)  # 404 before the stream opens
         if last_event_id is not None and last_event_id.strip().isdigit():
             after = max(after, int(last_event_id))
+        client = _client(request)
+        hub.open_stream(client)  # 429 past the streams one client may hold
 
-        async def items() -> AsyncIterator[ServerSentEvent]:
-            async for item in follow(hub, run_id, after):
-                seq = item["event"]["seq"] if item["type"] == "event" else None
-                yield ServerSentEvent(
-                    data=json.dumps(item, ensure_ascii=False),
-                    event=item["type"],
-                    id=None if seq is None else str(seq),
-                )
+        async def items() -> AsyncIterator[bytes]:
+            try:
+                async for batch in follow(hub, run_id, after):
+                    if batch:
+                        yield sse_frames(batch)
+            finally:
+                hub.close_stream(client)
 
         return EventSourceResponse(items(), ping=15)
 
@@ -353,11 +359,13 @@ def _routes(app: FastAPI, hub: Hub) -> None:
         # A browser, which cannot set headers here, offers "roost" and "bearer.TOKEN".
         offered = websocket.scope.get("subprotocols") or []
         await websocket.accept(subprotocol="roost" if "roost" in offered else None)
+        client = _client(websocket)
         try:
-            hub.store.run(run_id)
+            await asyncio.to_thread(hub.store.run, run_id)
+            hub.open_stream(client)
         except RoostError as error:
             await websocket.send_json({"type": "error", **error_body(error)})
-            await websocket.close(code=4404)
+            await websocket.close(code=4429 if status_of(error)[0] == 429 else 4404)
             return
         sender = asyncio.create_task(_send_items(websocket, hub, run_id, after))
         try:
@@ -367,14 +375,21 @@ def _routes(app: FastAPI, hub: Hub) -> None:
         except WebSocketDisconnect:
             pass
         finally:
+            hub.close_stream(client)
             sender.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await sender
 
 
 async def _send_items(websocket: WebSocket, hub: Hub, run_id: str, after: int) -> None:
-    async for item in follow(hub, run_id, after):
-        await websocket.send_text(json.dumps(item, ensure_ascii=False))
+    async for batch in follow(hub, run_id, after):
+        for item in batch:
+            await websocket.send_text(item.text)
+
+
+def _client(connection: Request | WebSocket) -> str:
+    """The address a stream's client connects from: what its streams are counted by."""
+    return connection.client.host if connection.client is not None else "unknown"
 
 
 async def _answer(hub: Hub, run_id: str, text: str) -> dict[str, Any]:

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
 BODY_LIMIT = 1 * 2**20  # bytes in one request body: far more than any message or flow path
 QUEUE_LIMIT = 32  # messages that may wait for one run
+STREAMS_PER_CLIENT = 32  # streams (SSE and WebSocket) one client address may hold open
 LEASE_SECONDS = 30.0
 TOKEN_MIN_LENGTH = 16
 _HASHED = "sha256:"
@@ -34,6 +35,7 @@ class ServeConfig:
     tokens: frozenset[str] = frozenset()
     cors: tuple[str, ...] = ()
     queue_limit: int = QUEUE_LIMIT
+    streams_per_client: int = STREAMS_PER_CLIENT
     body_limit: int = BODY_LIMIT
     lease_seconds: float = LEASE_SECONDS
     worker: str = field(default_factory=lambda: worker_name())

@@ -39,6 +39,10 @@ class Busy(RunStateError):
     """The run is taking a step: what was asked must wait for it to end."""
 
 
+class TooManyStreams(RoostError):
+    """A client has as many streams open as one client may."""
+
+
 class TooLarge(UsageError):
     """A request body over the server's limit."""
 
@@ -50,6 +54,7 @@ STATUSES: tuple[tuple[type[BaseException], int, str], ...] = (
     (RunNotFoundError, 404, "not_found"),
     (TooLarge, 413, "too_large"),
     (QueueFull, 429, "queue_full"),
+    (TooManyStreams, 429, "too_many_streams"),
     (FlowError, 422, "invalid_flow"),
     (RunStateError, 409, "conflict"),
     (ConcurrentRunError, 409, "conflict"),

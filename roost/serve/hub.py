@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
+import threading
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
@@ -40,21 +42,24 @@ from roost.nodes.directors import candidates
 from roost.pricing import reported_cost
 from roost.runstate import RunState, fold, statuses
 from roost.serve.config import ServeConfig
-from roost.serve.errors import Busy
+from roost.serve.errors import Busy, TooManyStreams
 from roost.serve.flowdir import FlowDir
 from roost.serve.scheduler import Scheduler
 from roost.serve.servefile import Schedule, flow_for, tick_key
 from roost.store.forks import check_fork_point, fork_refusal
 from roost.store.images import SqlImages
 from roost.store.lazy_memory import LazyMemory
-from roost.store.leases import Queued, RunLeases
+from roost.store.leases import Queued, RunLeases, Stepping, stepper, takes_messages
 from roost.store.memory import SqlMemory
 from roost.store.sql import RunInfo, SqlStore
+from roost.store.sqllog import SqlLog
 from roost.store.ticks import ScheduleTicks
 
 log = logging.getLogger("roost.serve")
 
 Step = Callable[[Runner], Awaitable[RunState]]
+ENCODED_KEPT = 5_000  # events whose stream JSON is kept for the next stream that sends them
+STATES_KEPT = 256  # states of runs stepped elsewhere kept for the streams that watch them
 WATCH_BACKLOG = 2000  # items a slow stream may fall behind before it reads the store instead
 
 
@@ -84,6 +89,9 @@ class Hub:
         self.memory = LazyMemory(lambda: SqlMemory(self.store))
         self.images = SqlImages(self.store)  # the images of messages, served by hash
         self.leases = RunLeases(self.store, config.worker, seconds=config.lease_seconds)
+        # The sub-flow runs a step drives here, held until that step ends (not retried or
+        # sent to meanwhile, by this worker or another).
+        self.stepping = Stepping(self.store, config.worker, seconds=config.lease_seconds)
         self.flows = FlowDir(config.flows)
         self.sessions: dict[str, Session] = {}
         self._runners: OrderedDict[str, Runner] = OrderedDict()
@@ -92,6 +100,16 @@ class Hub:
         self._heartbeat: asyncio.Task[None] | None = None
         self._scheduler: asyncio.Task[None] | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._encoded: OrderedDict[tuple[str, int], tuple[str, bytes]] = (
+            OrderedDict()
+        )  # see ``encoded``
+        self._streams: dict[str, int] = {}  # streams open per client address
+        # The state of runs not stepped here, by the next_seq it was folded at: many
+        # streams on one run fold its log once per step, not once each (read in threads).
+        self._states: OrderedDict[str, tuple[int, RunState, Flow | None]] = OrderedDict()
+        self._states_lock = threading.Lock()
+        # The reads of new events in flight, shared by the streams that ask the same.
+        self._reads: dict[tuple[str, int, int | None], asyncio.Future[list[Event]]] = {}
 
     # ------------------------------------------------------------------ life
 
@@ -126,6 +144,7 @@ class Hub:
                 await session.task
             with contextlib.suppress(RoostError):
                 self.leases.hand_back(session.run_id)
+        self.stepping.close()
         self.store.close()
 
     async def _poll(self) -> None:
@@ -133,7 +152,7 @@ class Hub:
         while True:
             await asyncio.sleep(self.config.poll_seconds)
             try:
-                for run_id in self.leases.claim_due(limit=50):
+                for run_id in await asyncio.to_thread(self.leases.claim_due, 50):
                     if run_id not in self.sessions:
                         log.info("taking over run %s", run_id)
                         self._drive(run_id, None)
@@ -148,7 +167,9 @@ class Hub:
             if not self.sessions:
                 continue
             try:
-                lost, cancels = self.leases.renew_all(list(self.sessions))
+                # In a thread: a loop kept busy (many streams) must not let the leases
+                # expire while their runs are stepped here.
+                lost, cancels = await asyncio.to_thread(self.leases.renew_all, list(self.sessions))
             except RoostError as error:
                 log.warning("roost serve: %s", error)
                 continue
@@ -236,6 +257,12 @@ class Hub:
             pending = self.state(run_id)[1].pending
             if isinstance(pending, InterruptEvent) and pending.from_ != sender:
                 raise RunStateError(f"run {run_id} waits for {pending.from_}, not {sender}")
+        holder = self.leases.holder(run_id)
+        if holder.alive(time.time()) and not takes_messages(holder.owner):
+            raise Busy(
+                f"run {run_id} is being stepped by {stepper(holder.owner)}: "
+                "send to it once that has ended"
+            )
         waiting = self.leases.enqueue(run_id, content, sender, self.config.queue_limit)
         self._wake(run_id)
         return waiting
@@ -279,13 +306,23 @@ class Hub:
         runner = self._runners.get(run_id)
         if runner is not None and runner.state.next_seq == info.next_seq:
             return info, runner.state, self.flows.shown(runner.flow.path, runner.flow.text)
+        with self._states_lock:
+            kept = self._states.get(run_id)
+        if kept is not None and kept[0] == info.next_seq:
+            return info, kept[1], kept[2]  # a run another worker steps, read once per step
         events = self.store.log(run_id).load()
         record = flow_in_force(events)
         try:
             flow = self.flows.shown(record.path, record.text) if record is not None else None
         except RoostError:
             flow = None
-        return info, fold(events), flow
+        state = fold(events)
+        with self._states_lock:
+            self._states[run_id] = (info.next_seq, state, flow)
+            self._states.move_to_end(run_id)
+            while len(self._states) > STATES_KEPT:
+                self._states.popitem(last=False)
+        return info, state, flow
 
     def summary(self, run_id: str) -> dict[str, Any]:
         """What ``GET /runs/{id}`` answers: the run's row, where it stands, what it waits for."""
@@ -316,13 +353,60 @@ class Hub:
             raise EventLogError(f"run {run_id}: the flow it follows does not load")
         return flow
 
-    def events_after(self, run_id: str, after: int) -> list[Event]:
+    async def events_after(self, run_id: str, after: int, limit: int | None = None) -> list[Event]:
+        """The run's events after seq ``after`` (at most ``limit``), read in a thread.
+
+        Only the new rows are read. Streams that catch up on the same run from the same
+        point at once (many clients opening one run) share one read.
+        """
+        key = (run_id, after, limit)
+        shared = self._reads.get(key)
+        if shared is None:
+            shared = asyncio.ensure_future(asyncio.to_thread(self._events_after, *key))
+            self._reads[key] = shared
+            shared.add_done_callback(lambda _: self._reads.pop(key, None))
+        return await asyncio.shield(shared)
+
+    def _events_after(self, run_id: str, after: int, limit: int | None) -> list[Event]:
         info = self.store.run(run_id)
         if info.next_seq <= after + 1:
             return []  # nothing new: the events need not be read
-        return [event for event in self.store.log(run_id).load() if event.seq > after]
+        return SqlLog(self.store, info).since(after, limit)
 
     # ------------------------------------------------------------------ streams
+
+    def encoded(self, event: Event) -> tuple[str, bytes]:
+        """An event's stream item as JSON, and as a Server-Sent Events frame: encoded once
+        for every stream that sends it."""
+        key = (event.run, event.seq)
+        found = self._encoded.get(key)
+        if found is None:
+            text = json.dumps({"type": "event", "event": event_dict(event)}, ensure_ascii=False)
+            # JSON escapes line breaks: the text is one data line.
+            frame = f"id: {event.seq}\r\nevent: event\r\ndata: {text}\r\n\r\n".encode()
+            found = self._encoded[key] = (text, frame)
+            if len(self._encoded) > ENCODED_KEPT:
+                self._encoded.popitem(last=False)
+        else:
+            self._encoded.move_to_end(key)
+        return found
+
+    def open_stream(self, client: str) -> None:
+        """Counts a stream of ``client`` (its address); Busy past the limit per client."""
+        open_ = self._streams.get(client, 0)
+        if open_ >= self.config.streams_per_client:
+            raise TooManyStreams(
+                f"{client} has {open_} streams open, as many as one client may; "
+                "close one before opening another"
+            )
+        self._streams[client] = open_ + 1
+
+    def close_stream(self, client: str) -> None:
+        left = self._streams.get(client, 1) - 1
+        if left > 0:
+            self._streams[client] = left
+        else:
+            self._streams.pop(client, None)
 
     def watch(self, run_id: str) -> Watcher:
         watcher = Watcher()
@@ -398,12 +482,17 @@ class Hub:
         def on_text(node: str, text: str) -> None:
             self.publish(run_id, {"type": "delta", "node": node, "text": text})
 
+        def child_log(child_id: str) -> SqlLog:
+            opened = self.store.child_log(child_id)
+            self.stepping.hold(child_id, group=run_id)  # until the parent's step ends
+            return opened
+
         return Runner(
             flow,
             log_,
             on_event=on_event,
             on_text=on_text,
-            child_log=self.store.child_log,
+            child_log=child_log,
             memory=self.memory,
             images=self.images,
         )
@@ -444,7 +533,10 @@ class Session:
                 if step is None:
                     if hub.leases.release(self.run_id):
                         break
-                    continue  # a message came in meanwhile
+                    # A message came in meanwhile: the next round delivers it or drops it.
+                    # Yield first, so that no round of this loop can hold the event loop.
+                    await asyncio.sleep(0)
+                    continue
                 await self._take(runner, step)
         except asyncio.CancelledError:
             raise
@@ -468,10 +560,11 @@ class Session:
         state = runner.state
         if state.status == "running":
             return lambda r: r.retry()
-        if state.status != "paused" or not isinstance(state.pending, InterruptEvent):
-            return None
         queued = self.hub.leases.inbox(self.run_id)
         if not queued:
+            return None
+        if state.status != "paused" or not isinstance(state.pending, InterruptEvent):
+            self._drop(queued, state.status)
             return None
         pending = state.pending
         turn, refused = one_turn(queued, pending)
@@ -512,6 +605,18 @@ class Session:
             ids, self._delivering = self._delivering, []
             self.hub.leases.remove(ids)
 
+    def _drop(self, queued: list[Queued], status: str) -> None:
+        """Drops messages the run can no longer take (it ended, or stopped at an error
+        while they waited), each with a notice on the run's streams."""
+        why = {
+            "terminated": "the run terminated before it could take it",
+            "error": "the run stopped at an error before it could take it; retry it first",
+        }.get(status, f"the run is {status}, not waiting for a message")
+        for message in queued:
+            self._refuse(message, why)
+        self.hub.leases.remove([m.id for m in queued])
+        self.hub.publish(self.run_id, {"type": "state", "status": status})  # nothing queued now
+
     def _refuse(self, message: Queued, why: str) -> None:
         self.hub.publish(
             self.run_id,
@@ -536,6 +641,7 @@ class Session:
         except (EventLogError, RunNotFoundError):
             raise
         finally:
+            self.hub.stepping.release(self.run_id)  # the sub-flow runs this step drove
             self._rest.set()
         self.hub.publish(self.run_id, {"type": "state", "status": state.status})
 

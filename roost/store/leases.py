@@ -16,8 +16,9 @@ never left waiting with nobody to deliver it.
 
 from __future__ import annotations
 
+import threading
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -26,7 +27,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import SQLAlchemyError
 from sqlmodel import Field, SQLModel
 
-from roost.errors import RoostError
+from roost.errors import RoostError, RunStateError
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -288,3 +289,91 @@ class RunLeases:
         except SQLAlchemyError:
             # Two workers starting together may both try; the one that lost finds them made.
             SQLModel.metadata.create_all(self.store.engine, tables=[LEASES, INBOX])
+
+
+STEPPER = "step:"  # owners that step runs without taking their messages
+
+
+def takes_messages(owner: str | None) -> bool:
+    """Whether a lease's owner is a server worker, which delivers the run's inbox; the
+    command line and sub-flows driven in their parent's process do not."""
+    return owner is not None and not owner.startswith(STEPPER)
+
+
+def stepper(owner: str | None) -> str:
+    """Who a lease's owner is, as a line says it."""
+    if owner is None:
+        return "nobody"
+    if owner.startswith(STEPPER):
+        name = owner.removeprefix(STEPPER)
+        return name if name.startswith("the command line") else f"a step of worker {name}"
+    return f"worker {owner}"
+
+
+class Stepping:
+    """The leases a process holds on the stored runs it steps outside a server's sessions:
+    the runs a command steps, and the sub-flow runs a step drives in its parent's process.
+
+    Held only in a store a server has used (its lease table is there): a server that
+    shares the store then answers 409 to a retry or message for these runs, instead of
+    stepping them a second time. Renewed by a thread of its own, so a busy event loop
+    cannot let them lapse; handed back by ``release``.
+    """
+
+    def __init__(self, store: Database, owner: str, *, seconds: float = 30.0) -> None:
+        self.leases: RunLeases | None = None
+        with store.translate("read"), store.engine.connect() as conn:
+            shared = conn.dialect.has_table(conn, LEASES.name)
+        if shared:
+            self.leases = RunLeases(store, STEPPER + owner, seconds=seconds)
+        self.seconds = seconds
+        self._held: dict[str, str] = {}  # run id -> the group it is released with
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._renewer: threading.Thread | None = None
+
+    def hold(self, run_id: str, group: str = "") -> None:
+        """Takes the run's lease for this process; StepTaken when someone else holds it."""
+        if self.leases is None or run_id in self._held:
+            return
+        if not self.leases.claim(run_id):
+            holder = stepper(self.leases.holder(run_id).owner)
+            raise StepTaken(
+                f"run {run_id} is being stepped by {holder}; try again once its step has ended"
+            )
+        with self._lock:
+            self._held[run_id] = group
+            if self._renewer is None:
+                self._renewer = threading.Thread(target=self._renew, daemon=True)
+                self._renewer.start()
+
+    def release(self, group: str = "") -> None:
+        """Hands back the leases held with ``group``."""
+        with self._lock:
+            runs = [run for run, held in self._held.items() if held == group]
+            for run in runs:
+                del self._held[run]
+        for run in runs:
+            if self.leases is not None:
+                with suppress(RoostError):  # the store went away: the lease expires anyway
+                    self.leases.hand_back(run)
+
+    def close(self) -> None:
+        """Hands back every lease and stops renewing."""
+        for group in set(self._held.values()):
+            self.release(group)
+        self._stop.set()
+        if self._renewer is not None:
+            self._renewer.join(5)
+
+    def _renew(self) -> None:
+        while not self._stop.wait(self.seconds / 3):
+            with self._lock:
+                runs = list(self._held)
+            if runs and self.leases is not None:
+                with suppress(RoostError):  # tried again at the next turn
+                    self.leases.renew_all(runs)
+
+
+class StepTaken(RunStateError):
+    """Another process steps the run now."""

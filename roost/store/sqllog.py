@@ -80,6 +80,25 @@ class SqlLog:
                 oldest = oldest or len(items)
         return self._mark_fork(self._validated(items), oldest)
 
+    def since(self, after: int, limit: int | None = None) -> list[Event]:
+        """The run's events whose seq is greater than ``after``, in order (at most
+        ``limit``): only those rows are read, so a stream that follows a long run reads
+        each event once, not the whole log at every poll."""
+        info = self.info
+        if info is None or (info.fork_at is not None and after < info.fork_at):
+            events = [event for event in self.load() if event.seq > after]  # a shared prefix
+            return events if limit is None else events[:limit]
+        query = (
+            select(EVENTS.c.seq, EVENTS.c.ts, EVENTS.c.payload)
+            .where(EVENTS.c.run == self._run_id, EVENTS.c.seq > after)
+            .order_by(EVENTS.c.seq)
+        )
+        if limit is not None:
+            query = query.limit(limit)
+        with self.store.translate("read"), self.store.engine.connect() as conn:
+            items = [self._stored_item(seq, ts, body) for seq, ts, body in conn.execute(query)]
+        return self._validated(items, first=max(after + 1, 0))
+
     def append(self, events: Sequence[Event]) -> None:
         """Adds one step's events in one transaction; ConcurrentRunError if a seq is taken."""
         if not events:
@@ -133,15 +152,16 @@ class SqlLog:
         item.update(seq=seq, run=self._run_id, ts=ts)
         return item
 
-    def _validated(self, items: list[dict[str, Any]]) -> list[Event]:
-        """The events of ``items``; one EventLogError naming the seq of the first bad one."""
+    def _validated(self, items: list[dict[str, Any]], first: int = 0) -> list[Event]:
+        """The events of ``items`` (the first of seq ``first``); one EventLogError naming
+        the seq of the first bad one."""
         try:
             events = EVENTS_ADAPTER.validate_python(items)
         except ValidationError as exc:
             index = exc.errors()[0]["loc"][0]
             seq = items[index]["seq"] if isinstance(index, int) else "?"
             raise self._damaged(seq, invalid_event_text(exc, skip=1)) from exc
-        for expected, event in enumerate(events):
+        for expected, event in enumerate(events, start=first):
             if problem := order_problem(event, expected, self._run_id):
                 raise self._damaged(event.seq, problem)
         return events

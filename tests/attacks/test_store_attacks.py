@@ -10,6 +10,9 @@ from __future__ import annotations
 import io
 import json
 import sqlite3
+import subprocess
+import sys
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -22,6 +25,7 @@ from roost.events import LlmCallEvent
 from roost.store.checks import COLUMN_MAX
 from roost.store.jsonl import JsonlLog
 from roost.store.sql import SqlStore
+from tests.postgres import fresh_database
 from tests.store.conftest import pg_server, pg_url, run_events
 
 __all__ = ["pg_server", "pg_url"]  # fixtures used by the tests below
@@ -378,3 +382,43 @@ def test_a_torn_line_cut_from_a_file_kept_with_the_store_is_reported(roost: Roos
         "(not JSON: Unterminated string starting at: line 1 column 19 (char 18))\n"
     )
     assert _stored(run_id)[len(lines) :]  # the stored copy went on with the file
+
+
+def test_processes_opening_a_fresh_postgresql_store_at_once_all_open_it(
+    pg_server: str, tmp_path: Path
+) -> None:
+    """Each of several processes makes the tables of a new store at the same moment:
+    the ones that lose the race find the tables made instead of failing."""
+    script = (
+        "import sys, time\n"
+        "from pathlib import Path\n"
+        "from roost.store.sql import SqlStore\n"
+        "Path(sys.argv[2] + '.ready').write_text('ready')\n"
+        "while not Path(sys.argv[3]).exists(): time.sleep(0.001)\n"
+        "SqlStore(sys.argv[1]).close()\n"
+        "print('opened')\n"
+    )
+    for attempt in range(2):
+        url = fresh_database(pg_server)
+        go = tmp_path / f"go-{attempt}"
+        names = [str(tmp_path / f"p{attempt}-{n}") for n in range(4)]
+        processes = [
+            subprocess.Popen(
+                [sys.executable, "-c", script, url, name, str(go)],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for name in names
+        ]
+        deadline = time.monotonic() + 120
+        while not all(Path(name + ".ready").exists() for name in names):
+            assert time.monotonic() < deadline, "the processes did not start"
+            time.sleep(0.01)
+        go.write_text("go")  # every process starts creating the tables now
+        for process in processes:
+            out, err = process.communicate(timeout=120)
+            assert out.strip() == "opened", err
+        store = SqlStore(url)
+        assert store.runs() == []
+        store.close()
