@@ -1414,6 +1414,108 @@ TELEMETRY = [
     # 64 zero bits, which no run id does.
 ]
 
+# -- serve/ and batch/: texts that other work moves least (the one-turn rule, the worker
+# count, what counts as finished); their tests are named one by one, as the rest of those
+# files start servers.
+QUEUE_TESTS = "tests/serve/test_queue.py::"
+
+SERVE = [
+    Mutant(
+        "serve-choice-takes-every-answer",
+        "roost/serve/hub.py",
+        'if pending.reason in ("tool_approval", "tool_plan", "manual_select"):',
+        'if pending.reason in ("tool_approval", "tool_plan"):',
+        (QUEUE_TESTS + "test_an_approval_a_plan_or_a_choice_takes_one_answer_of_those_waiting",),
+        "a run waiting for a choice of speaker is given every queued answer as one name",
+    ),
+    Mutant(
+        "serve-approval-takes-every-answer",
+        "roost/serve/hub.py",
+        'if pending.reason in ("tool_approval", "tool_plan", "manual_select"):',
+        'if pending.reason in ("tool_plan", "manual_select"):',
+        (QUEUE_TESTS + "test_an_approval_a_plan_or_a_choice_takes_one_answer_of_those_waiting",),
+        "an approval is answered with every queued answer joined: neither yes nor no",
+    ),
+    Mutant(
+        "serve-turn-spans-senders",
+        "roost/serve/hub.py",
+        "            if turn:\n                break\n",
+        "",
+        (
+            QUEUE_TESTS
+            + "test_messages_from_another_sender_are_refused_before_a_turn_and_end_it_after",
+        ),
+        "a message from someone else in the middle of a turn is dropped, and the turn runs past it",
+    ),
+    Mutant(
+        "serve-unnamed-sender-refused",
+        "roost/serve/hub.py",
+        "if message.sender is not None and message.sender != pending.from_:",
+        "if message.sender != pending.from_:",
+        (QUEUE_TESTS + "test_a_persons_turn_takes_every_message_waiting_from_them_in_order",),
+        "a message sent without naming who speaks is refused instead of answering the pause",
+    ),
+    Mutant(
+        "serve-pause-kind-unnamed",
+        "roost/serve/hub.py",
+        '"reason": pending.reason or "human",',
+        '"reason": pending.reason,',
+        (QUEUE_TESTS + "test_what_a_paused_run_waits_for_names_the_kind_of_pause",),
+        "a run paused for a person says it waits for no kind of answer (null)",
+    ),
+]
+
+BATCH_TESTS = "tests/batch/test_batch.py::"
+
+BATCH = [
+    Mutant(
+        "batch-one-worker",
+        "roost/batch/local.py",
+        "range(min(concurrency, len(todo)))",
+        "range(min(1, len(todo)))",
+        (BATCH_TESTS + "test_concurrency_n_runs_n_rows_at_once",),
+        "--concurrency N runs one row at a time",
+    ),
+    Mutant(
+        "batch-paused-not-finished",
+        "roost/batch/plan.py",
+        "stored.get(item.run_id) in FINISHED",
+        'stored.get(item.run_id) == "terminated"',
+        (
+            BATCH_TESTS
+            + "test_a_row_that_ended_paused_counts_as_finished_when_the_batch_runs_again",
+        ),
+        "a row whose run ended paused is run again by the next batch command",
+    ),
+    Mutant(
+        "batch-paused-is-a-failure",
+        "roost/batch/rows.py",
+        'FINISHED = ("terminated", "paused")',
+        'FINISHED = ("terminated",)',
+        (
+            BATCH_TESTS
+            + "test_a_row_that_ended_paused_counts_as_finished_when_the_batch_runs_again",
+        ),
+        "a row that ended paused (waiting for a person) fails the batch",
+    ),
+    Mutant(
+        "batch-failures-exit-0",
+        "roost/batch/session.py",
+        "return 3 if self.failed else 0",
+        "return 0",
+        (BATCH_TESTS + "test_running_again_runs_only_the_rows_without_a_finished_run",),
+        "a batch whose rows failed exits 0, and CI takes it for a success",
+    ),
+    Mutant(
+        "batch-retry-new-run",
+        "roost/batch/local.py",
+        "new = item.run_id not in plan.stored",
+        "new = True",
+        (BATCH_TESTS + "test_running_again_runs_only_the_rows_without_a_finished_run",),
+        "a row that failed is not retried from its run: the next command cannot store it",
+    ),
+]
+
 MUTANTS: list[Mutant] = [
     *ENGINE,
     *STORE,
@@ -1429,4 +1531,6 @@ MUTANTS: list[Mutant] = [
     *FLOWTEST,
     *PRICING,
     *TELEMETRY,
+    *SERVE,
+    *BATCH,
 ]
