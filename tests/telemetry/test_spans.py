@@ -18,7 +18,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import StatusCode
 
 import roost
-from roost.events import LlmAttempt, LlmCallEvent, LlmUsage
+from roost.events import LlmAttempt, LlmCallEvent, LlmUsage, RetryEvent, ToolCallEvent
 from roost.flow import load_flow_text
 from roost.telemetry import tracing_configured
 from roost.telemetry.otel import Tracing, default_resource, readable_span
@@ -386,3 +386,43 @@ def test_a_model_written_as_a_placeholder_is_reported_as_the_model_that_answered
     chats = [s for s in spans_of(direct) if s.attributes.get("gen_ai.operation.name") == "chat"]
     assert chats and all(c.attributes["gen_ai.request.model"] == "gpt-test" for c in chats)
     assert all(c.name == "chat gpt-test" for c in chats)
+
+
+def test_a_failed_call_is_typed_by_how_its_last_attempt_failed() -> None:
+    flow = flow_from_yaml(
+        FALLBACK_FLOW, replies=[fail("the server is busy")], environ={"MODEL": "gpt-test"}
+    )
+    _, events = traced_run(flow)
+    attempts = (
+        LlmAttempt(provider="claude", model="claude-test", outcome="http 529", status=529),
+        LlmAttempt(provider="gpt", model="gpt-test", outcome="connection error"),
+    )
+    failed = [
+        e.model_copy(update={"provider": "claude", "attempts": attempts})
+        if isinstance(e, LlmCallEvent)
+        else e
+        for e in events
+    ]
+    [chat] = [s for s in spans_of(failed) if s.attributes.get("gen_ai.operation.name") == "chat"]
+    assert chat.error is not None
+    assert chat.attributes["error.type"] == "connection error"
+
+
+def test_a_reply_left_open_by_a_stopped_process_ends_failed_at_the_retry() -> None:
+    flow = flow_from_yaml(
+        FALLBACK_FLOW,
+        replies=[call("mean", data=[2, 4, 9]), "The mean is 5.", "TERMINATE"],
+        environ={"MODEL": "gpt-test"},
+    )
+    _, events = traced_run(flow)
+    # The process stopped once the tool call was recorded; another one retried the step.
+    cut = next(i for i, e in enumerate(events) if isinstance(e, ToolCallEvent)) + 1
+    stopped = events[:cut]
+    retry = RetryEvent.model_validate(
+        {"seq": cut, "run": "run-1", "ts": stopped[-1].ts, "from": "helper", "to": "USER"}
+    )
+    spans = spans_of([*stopped, retry])
+    [reply] = [s for s in spans if s.name == "invoke_agent helper"]
+    assert reply.error == "left unfinished by a stopped process"
+    [tool] = [s for s in spans if s.name == "execute_tool mean"]
+    assert tool.error == "left unfinished by a stopped process"
