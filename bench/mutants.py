@@ -472,6 +472,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     signal.signal(signal.SIGTERM, _terminate_as_interrupt)
     head = git_head(ROOT)  # the tree as it is copied, not as it is once the run ends
+    if args.room is not None:
+        head += f", room {args.room}"
     started = time.monotonic()
     try:
         outcomes = run_all(mutants, args)
