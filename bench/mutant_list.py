@@ -864,6 +864,14 @@ LEASES = [
         LEASE_TESTS,
         "messages are delivered newest first",
     ),
+    Mutant(
+        "lease-own-not-renewed",
+        LEASES_PY,
+        "                    | (LEASES.c.owner == self.owner)\n",
+        "",
+        LEASE_TESTS,
+        "a worker cannot take its own lease again: it gives up a run it still holds",
+    ),
 ]
 
 MEMORY_PY = "roost/store/memory.py"
@@ -929,6 +937,14 @@ MEMORY = [
     ),
     # Not listed: dropping "AND latest" from _RETIRE changes nothing, as only the
     # latest version of a key is ever marked latest (setting false on the others again).
+    Mutant(
+        "fork-memory-entries-forgotten-shown",
+        FORK_MEMORY_PY,
+        "seen = [entry for entry in shared if entry.key not in own]",
+        "seen = list(shared)",
+        MEMORY_TESTS,
+        "a fork lists the keys it forgot, and a key it replaced twice",
+    ),
 ]
 
 COMPACTION_PY = "roost/engine/compaction.py"
@@ -1084,6 +1100,22 @@ BUILTIN_TOOLS = [
         SHELL_TESTS,
         "a command that failed reads as a success to the model and the hooks",
     ),
+    Mutant(
+        "http-html-refused",
+        TOOLS_HTTP_PY,
+        'kind.startswith("text/")',
+        'kind == "text/plain"',
+        HTTP_TESTS,
+        "an HTML page is refused as not text",
+    ),
+    Mutant(
+        "shell-env-not-the-flows",
+        TOOLS_SHELL_PY,
+        "return {**passed, **settings.env}",
+        "return {**settings.env, **passed}",
+        SHELL_TESTS,
+        "a variable the flow sets for its commands (LANG, HOME) is replaced by roost's own",
+    ),
 ]
 
 SKILLS_PY = "roost/flow/skills.py"
@@ -1200,6 +1232,14 @@ HOOKS = [
         "",
         HOOK_TESTS,
         "the before_reply hooks after one that refused a message are asked all the same",
+    ),
+    Mutant(
+        "hooks-replay-first-decision",
+        HOOKS_PY,
+        "event = waiting.popleft()",
+        "event = waiting[0]",
+        HOOK_TESTS,
+        "a replay answers every message a before_reply hook saw with its first decision",
     ),
 ]
 

@@ -411,3 +411,19 @@ async def test_no_before_reply_hook_is_asked_after_one_refused_the_message(tmp_p
     events = await run(write_flow(tmp_path, ["never said"], hooks=hooks, start="buy spam now"))
     assert [(h.hook, h.decision) for h in hooks_of(events)] == [("guards:no_spam", "refuse")]
     assert last_message(events) == "I do not answer spam."
+
+
+async def test_a_replay_gives_each_message_the_decision_recorded_for_it(tmp_path: Path) -> None:
+    """One before_reply hook allows the first message and refuses the second: a replay
+    answers each from its own record, not both from the first."""
+    hooks = {"before_reply": [{"python": "guards:no_spam"}]}
+    path = write_flow(tmp_path, ["Hello to you.", "never said"], hooks=hooks, start="hello")
+    log = MemoryLog("r")
+    runner = Runner(read_flow(path), log)
+    await runner.start()
+    await runner.continue_("buy spam now")
+    events = log.load()
+    assert [h.decision for h in hooks_of(events)] == ["allow", "refuse"]
+    assert last_message(events) == "I do not answer spam."
+    report = await replay_run(None, events)
+    assert report.identical, report.difference
