@@ -34,7 +34,7 @@ CHANNEL = (
 )
 PAIR = ("tests/engine/test_pair.py", "tests/engine/test_basics.py")
 TOOL_LOOP = ("tests/engine/test_tool_loop.py", "tests/engine/test_stopped_runs.py")
-HOOKS = ("tests/engine/test_hooks.py", "tests/engine/test_plan_mode.py")
+HOOK_RUNS = ("tests/engine/test_hooks.py", "tests/engine/test_plan_mode.py")
 STOPPED = ("tests/engine/test_stopped_runs.py", "tests/engine/test_state.py")
 SECRETS = (
     "tests/engine/test_secrets_in_events.py",
@@ -284,7 +284,7 @@ ENGINE = [
         "roost/engine/hooks.py",
         "for hook in hooks[turn.hooked.get(call.id, 0) :]:",
         "for hook in hooks:",
-        HOOKS,
+        HOOK_RUNS,
         "a run resumed after a plan's approval asks its before_tool hooks again",
     ),
     Mutant(
@@ -292,7 +292,7 @@ ENGINE = [
         STATE_PY,
         'turn.refused[call_id] = hook.reason or ""',
         "turn.changed.pop(call_id, None)",
-        HOOKS,
+        HOOK_RUNS,
         "a call a before_tool hook refused runs all the same",
     ),
     Mutant(
@@ -300,7 +300,7 @@ ENGINE = [
         TOOL_LOOP_PY,
         "if job.plan and calls:",
         "if job.plan and not calls:",
-        HOOKS,
+        HOOK_RUNS,
         "an agent in plan mode runs its calls without asking",
     ),
     Mutant(
@@ -308,7 +308,7 @@ ENGINE = [
         "roost/nodes/agent.py",
         'return entry if text is None else entry.model_copy(update={"content": text})',
         "return entry",
-        HOOKS,
+        HOOK_RUNS,
         "an agent is shown the message as written, not as its before_reply hook rewrote it",
     ),
     Mutant(
@@ -786,6 +786,777 @@ TEMPLATING = [
     ),
 ]
 
+# -- the rooms built since the first wave: each list is one room (``--room leases``)
+
+LEASES_PY = "roost/store/leases.py"
+LEASE_TESTS = ("tests/store/test_leases.py",)
+
+LEASES = [
+    Mutant(
+        "lease-live-taken",
+        LEASES_PY,
+        "| (LEASES.c.expires < now)",
+        "| (LEASES.c.expires > now)",
+        LEASE_TESTS,
+        "a second worker takes a run whose lease is alive: two workers step one run",
+    ),
+    Mutant(
+        "lease-released-with-mail",
+        LEASES_PY,
+        "            if self._count(conn, run_id):\n                return False\n",
+        "",
+        LEASE_TESTS,
+        "a worker gives its lease back with messages waiting: nobody delivers them",
+    ),
+    Mutant(
+        "lease-queue-limit",
+        LEASES_PY,
+        "if waiting >= limit:",
+        "if waiting > limit:",
+        LEASE_TESTS,
+        "a run's inbox takes one message more than its limit",
+    ),
+    Mutant(
+        "lease-due-takes-live",
+        LEASES_PY,
+        ".where(LEASES.c.active.is_(True), LEASES.c.expires < now)",
+        ".where(LEASES.c.active.is_(True))",
+        LEASE_TESTS,
+        "a worker takes over runs whose worker is alive, not only those whose worker died",
+    ),
+    Mutant(
+        "lease-due-takes-idle",
+        LEASES_PY,
+        ".where(LEASES.c.active.is_(True), LEASES.c.expires < now)",
+        ".where(LEASES.c.expires < now)",
+        LEASE_TESTS,
+        "a worker takes over runs that have no work to do",
+    ),
+    Mutant(
+        "lease-release-keeps-work",
+        LEASES_PY,
+        ".values(owner=None, expires=0.0, active=False, cancel=False)",
+        ".values(owner=None, expires=0.0, cancel=False)",
+        LEASE_TESTS,
+        "a released run still reads as having work: another worker takes it up again",
+    ),
+    Mutant(
+        "lease-renew-others",
+        LEASES_PY,
+        ".where(LEASES.c.run.in_(chunk), LEASES.c.owner == self.owner)",
+        ".where(LEASES.c.run.in_(chunk))",
+        LEASE_TESTS,
+        "a worker that lost a lease keeps it alive and never learns it lost it",
+    ),
+    Mutant(
+        "lease-cancel-dead-worker",
+        LEASES_PY,
+        "                    LEASES.c.expires >= time.time(),\n",
+        "",
+        LEASE_TESTS,
+        "a cancel is said to reach a worker that died: nobody stops the run",
+    ),
+    Mutant(
+        "lease-inbox-order",
+        LEASES_PY,
+        "            .order_by(INBOX.c.id)\n",
+        "            .order_by(INBOX.c.id.desc())\n",
+        LEASE_TESTS,
+        "messages are delivered newest first",
+    ),
+    Mutant(
+        "lease-own-not-renewed",
+        LEASES_PY,
+        "                    | (LEASES.c.owner == self.owner)\n",
+        "",
+        LEASE_TESTS,
+        "a worker cannot take its own lease again: it gives up a run it still holds",
+    ),
+]
+
+MEMORY_PY = "roost/store/memory.py"
+FORK_MEMORY_PY = "roost/engine/fork_memory.py"
+MEMORY_TESTS = ("tests/store/test_memory.py", "tests/engine/test_memory_forks.py")
+
+MEMORY = [
+    Mutant(
+        "fork-memory-later-moment",
+        FORK_MEMORY_PY,
+        "min(as_of, self.memory_at)",
+        "max(as_of, self.memory_at)",
+        MEMORY_TESTS,
+        "a fork asked for a moment after its fork point sees what other runs wrote since",
+    ),
+    Mutant(
+        "fork-memory-earlier-moment",
+        FORK_MEMORY_PY,
+        "return self.memory_at if as_of is None else min(as_of, self.memory_at)",
+        "return self.memory_at",
+        MEMORY_TESTS,
+        "a fork asked for a moment before its fork point sees what was written after it",
+    ),
+    Mutant(
+        "fork-memory-own-writes-as-of",
+        FORK_MEMORY_PY,
+        "(as_of is None or event.ts <= as_of)",
+        "(as_of is None or event.ts >= as_of)",
+        MEMORY_TESTS,
+        "a fork reading its memory as of a moment sees its own later writes, not its earlier",
+    ),
+    Mutant(
+        "fork-memory-forgotten-shown",
+        FORK_MEMORY_PY,
+        "return (mine + [entry for entry in found if entry.key not in own])[:limit]",
+        "return (mine + found)[:limit]",
+        MEMORY_TESTS,
+        "a key a fork forgot or replaced is still recalled from the shared memory",
+    ),
+    Mutant(
+        "memory-as-of-older-version",
+        MEMORY_PY,
+        "n.at <= :as_of AND n.id > m.id",
+        "n.at <= :as_of AND n.id < m.id",
+        MEMORY_TESTS,
+        "memory read as of a moment gives a key's first version, not the one of that moment",
+    ),
+    Mutant(
+        "memory-forget-missing",
+        MEMORY_PY,
+        "            if not self._retire(connection, scope, key):\n                return False\n",
+        "            self._retire(connection, scope, key)\n",
+        MEMORY_TESTS,
+        "forgetting a key that is not there says it was forgotten",
+    ),
+    Mutant(
+        "memory-timeline-as-of",
+        MEMORY_PY,
+        "upper = min(\n",
+        "upper = max(\n",
+        MEMORY_TESTS,
+        "a timeline read as of a moment and until a later one shows entries kept after it",
+    ),
+    # Not listed: dropping "AND latest" from _RETIRE changes nothing, as only the
+    # latest version of a key is ever marked latest (setting false on the others again).
+    Mutant(
+        "fork-memory-entries-forgotten-shown",
+        FORK_MEMORY_PY,
+        "seen = [entry for entry in shared if entry.key not in own]",
+        "seen = list(shared)",
+        MEMORY_TESTS,
+        "a fork lists the keys it forgot, and a key it replaced twice",
+    ),
+]
+
+COMPACTION_PY = "roost/engine/compaction.py"
+WINDOW_PY = "roost/window.py"
+COMPACTION_TESTS = ("tests/engine/test_compaction.py", "tests/test_window.py")
+
+COMPACTION = [
+    Mutant(
+        "compaction-no-cut-after-failed-summary",
+        COMPACTION_PY,
+        "if summarised is False or self.estimate(asker) > hard:",
+        "if self.estimate(asker) > hard:",
+        COMPACTION_TESTS,
+        "a summary that failed leaves the request too long: the model refuses it",
+    ),
+    Mutant(
+        "compaction-summary-takes-latest",
+        COMPACTION_PY,
+        "last = len(thread.indices) - 1  # the latest entry too",
+        "last = len(thread.indices)  # the latest entry too",
+        COMPACTION_TESTS,
+        "the message the agent answers is summarised away with the older ones",
+    ),
+    Mutant(
+        "compaction-summary-takes-first",
+        COMPACTION_PY,
+        "start = max(base.covered, 1)  # the first entry is always shown",
+        "start = max(base.covered, 0)  # the first entry is always shown",
+        COMPACTION_TESTS,
+        "the conversation's first message (the task) is summarised away",
+    ),
+    Mutant(
+        "compaction-summary-one-more",
+        COMPACTION_PY,
+        "entries = [history[i] for i in thread.indices[start:covered]]",
+        "entries = [history[i] for i in thread.indices[start : covered + 1]]",
+        COMPACTION_TESTS,
+        "the summary is written of one message more than it replaces (still shown after it)",
+    ),
+    Mutant(
+        "window-placeholder-at-one",
+        WINDOW_PY,
+        "        if self.covered <= 1:\n",
+        "        if self.covered < 1:\n",
+        COMPACTION_TESTS,
+        "a view that left nothing out says that 0 earlier messages were left out",
+    ),
+    Mutant(
+        "window-ratio-unbounded",
+        WINDOW_PY,
+        "return min(max(self.chars / self.tokens, low), high)",
+        "return max(self.chars / self.tokens, low)",
+        COMPACTION_TESTS,
+        "a provider reporting few tokens makes the estimates of every request tiny",
+    ),
+    Mutant(
+        "window-trim-latest-round",
+        WINDOW_PY,
+        "if seq >= last_answer:",
+        "if seq > last_answer:",
+        COMPACTION_TESTS,
+        "the latest answer's reasoning is trimmed, though its API wants it back unchanged",
+    ),
+    Mutant(
+        "window-covered-off-by-one",
+        WINDOW_PY,
+        "shown = sizes[0] + (total - sizes[covered - 1])",
+        "shown = sizes[0] + (total - sizes[covered - 2])",
+        COMPACTION_TESTS,
+        "a compacted view is counted one message bigger than it is",
+    ),
+    # Not listed: ``break`` made ``continue`` in trimmable changes nothing (every seq after
+    # the latest answer is after it too).
+]
+
+TOOLS_FILES_PY = "roost/tools/builtin_files.py"
+TOOLS_HTTP_PY = "roost/tools/builtin_http.py"
+TOOLS_SHELL_PY = "roost/tools/builtin_shell.py"
+FILE_TESTS = ("tests/tools/test_builtin_files.py",)
+HTTP_TESTS = ("tests/tools/test_builtin_http.py",)
+SHELL_TESTS = ("tests/tools/test_builtin_shell.py",)
+
+BUILTIN_TOOLS = [
+    Mutant(
+        "files-sibling-of-root",
+        TOOLS_FILES_PY,
+        "if not target.is_relative_to(root):",
+        "if not str(target).startswith(str(root)):",
+        FILE_TESTS,
+        "a path into a sibling folder whose name starts with the root's (root2) is let through",
+    ),
+    Mutant(
+        "files-read-cut-at-limit",
+        TOOLS_FILES_PY,
+        "data = _read_at_most(fd, self.max_bytes + 1)",
+        "data = _read_at_most(fd, self.max_bytes)",
+        FILE_TESTS,
+        "a file over max_bytes is read cut short instead of refused",
+    ),
+    Mutant(
+        "files-append-past-limit",
+        TOOLS_FILES_PY,
+        "if append and _size(target) + len(data) > self.max_bytes:",
+        "if append and len(data) > self.max_bytes:",
+        FILE_TESTS,
+        "appending grows a file past max_bytes",
+    ),
+    Mutant(
+        "files-listing-one-more",
+        TOOLS_FILES_PY,
+        "if len(lines) == self.max_entries:",
+        "if len(lines) == self.max_entries + 1:",
+        FILE_TESTS,
+        "a listing shows one entry more than max_entries",
+    ),
+    Mutant(
+        "http-wildcard-suffix",
+        TOOLS_HTTP_PY,
+        "return host.endswith(allowed[1:]) and len(host) > len(allowed) - 1",
+        "return host.endswith(allowed[2:]) and len(host) > len(allowed) - 2",
+        HTTP_TESTS,
+        "*.example.com lets badexample.com through",
+    ),
+    Mutant(
+        "http-redirect-unchecked",
+        TOOLS_HTTP_PY,
+        "target = _allowed(response.url.join(location), settings.hosts)",
+        "target = response.url.join(location)",
+        HTTP_TESTS,
+        "a redirect leads to a host the flow does not allow",
+    ),
+    Mutant(
+        "http-one-redirect-short",
+        TOOLS_HTTP_PY,
+        "for _ in range(MAX_REDIRECTS + 1):",
+        "for _ in range(MAX_REDIRECTS):",
+        HTTP_TESTS,
+        "an answer reached by five redirects is refused",
+    ),
+    Mutant(
+        "shell-output-not-cut",
+        TOOLS_SHELL_PY,
+        "self.kept.extend(chunk[: self.limit - len(self.kept)])",
+        "self.kept.extend(chunk)",
+        SHELL_TESTS,
+        "a command's output goes past max_output",
+    ),
+    Mutant(
+        "shell-failure-not-flagged",
+        TOOLS_SHELL_PY,
+        'return f"{output.text()}[exit status {process.returncode}]", process.returncode != 0',
+        'return f"{output.text()}[exit status {process.returncode}]", False',
+        SHELL_TESTS,
+        "a command that failed reads as a success to the model and the hooks",
+    ),
+    Mutant(
+        "http-html-refused",
+        TOOLS_HTTP_PY,
+        'kind.startswith("text/")',
+        'kind == "text/plain"',
+        HTTP_TESTS,
+        "an HTML page is refused as not text",
+    ),
+    Mutant(
+        "shell-env-not-the-flows",
+        TOOLS_SHELL_PY,
+        "return {**passed, **settings.env}",
+        "return {**settings.env, **passed}",
+        SHELL_TESTS,
+        "a variable the flow sets for its commands (LANG, HOME) is replaced by roost's own",
+    ),
+]
+
+SKILLS_PY = "roost/flow/skills.py"
+SKILL_TESTS = ("tests/flow/test_skills.py", "tests/engine/test_skills.py")
+
+SKILLS = [
+    Mutant(
+        "skills-farther-wins",
+        SKILLS_PY,
+        "found.skills.setdefault(skill.name, skill)",
+        "found.skills[skill.name] = skill",
+        SKILL_TESTS,
+        "the user's skill of a name replaces the flow's own",
+    ),
+    Mutant(
+        "skills-oversize-cut",
+        SKILLS_PY,
+        "data = handle.read(MAX_SKILL_BYTES + 1)",
+        "data = handle.read(MAX_SKILL_BYTES)",
+        SKILL_TESTS,
+        "a SKILL.md over the size limit is read cut short instead of refused",
+    ),
+    Mutant(
+        "skills-body-holds-the-line",
+        SKILLS_PY,
+        'return "".join(lines[1:index]), "".join(lines[index + 1 :])',
+        'return "".join(lines[1:index]), "".join(lines[index:])',
+        SKILL_TESTS,
+        "a skill's instructions start with the front matter's closing line",
+    ),
+    Mutant(
+        "skills-catalogue-unasked",
+        SKILLS_PY,
+        "if names is None or name in names",
+        "if names is None or name",
+        SKILL_TESTS,
+        "agents are told of skills no agent lists",
+    ),
+    Mutant(
+        "skills-all-ignored",
+        SKILLS_PY,
+        '        if agent.skills == "all":\n            return None\n',
+        '        if agent.skills == "all":\n            continue\n',
+        SKILL_TESTS,
+        "an agent listing all skills is told of none (unless others list them)",
+    ),
+    Mutant(
+        "skills-place-itself",
+        SKILLS_PY,
+        "    if own.is_file():\n        return [own]\n",
+        "",
+        SKILL_TESTS,
+        "a skill_paths entry that is itself a skill folder is not found",
+    ),
+    Mutant(
+        "skills-description-limit",
+        SKILLS_PY,
+        "if len(description) > MAX_DESCRIPTION:",
+        "if len(description) >= MAX_DESCRIPTION:",
+        SKILL_TESTS,
+        "a description of exactly the longest length allowed is refused",
+    ),
+]
+
+HOOKS_PY = "roost/engine/hooks.py"
+HOOK_TESTS = ("tests/engine/test_hooks.py",)
+
+HOOKS = [
+    Mutant(
+        "hooks-asked-after-refusal",
+        HOOKS_PY,
+        "                if call.id in turn.refused:\n                    break\n",
+        "",
+        HOOK_TESTS,
+        "the before_tool hooks after one that refused a call are asked all the same",
+    ),
+    Mutant(
+        "hooks-change-not-passed-on",
+        HOOKS_PY,
+        "arguments = turn.changed.get(call.id, call.arguments)",
+        "arguments = call.arguments",
+        HOOK_TESTS,
+        "a before_tool hook sees the arguments the model wrote, not those the hook before left",
+    ),
+    Mutant(
+        "hooks-after-refusal-ignored",
+        HOOKS_PY,
+        '            if decision.decision == "refuse":\n'
+        '                return decision.reason or "", True, decided\n',
+        "",
+        HOOK_TESTS,
+        "a result an after_tool hook refused reaches the model",
+    ),
+    Mutant(
+        "hooks-after-error-flag",
+        HOOKS_PY,
+        '"result": {"content": content, "is_error": is_error},',
+        '"result": {"content": content, "is_error": False},',
+        HOOK_TESTS,
+        "an after_tool hook is told a failed call succeeded",
+    ),
+    Mutant(
+        "hooks-reply-rewrite-not-passed-on",
+        HOOKS_PY,
+        '"content": state.rewrites.get(key, entry.content),',
+        '"content": entry.content,',
+        HOOK_TESTS,
+        "a before_reply hook sees the message as written, not as the hook before rewrote it",
+    ),
+    Mutant(
+        "hooks-reply-asked-after-refusal",
+        HOOKS_PY,
+        "            if key in state.refusals:\n                break\n",
+        "",
+        HOOK_TESTS,
+        "the before_reply hooks after one that refused a message are asked all the same",
+    ),
+    Mutant(
+        "hooks-replay-first-decision",
+        HOOKS_PY,
+        "event = waiting.popleft()",
+        "event = waiting[0]",
+        HOOK_TESTS,
+        "a replay answers every message a before_reply hook saw with its first decision",
+    ),
+]
+
+BACKGROUND_PY = "roost/engine/background.py"
+BACKGROUND_TESTS = ("tests/tools/test_background.py",)
+
+BACKGROUND = [
+    Mutant(
+        "background-flow-cap",
+        BACKGROUND_PY,
+        "if open_tasks >= flow_cap:",
+        "if open_tasks > flow_cap:",
+        BACKGROUND_TESTS,
+        "a run opens one background task more than max_background",
+    ),
+    Mutant(
+        "background-agent-cap",
+        BACKGROUND_PY,
+        "own >= agent_cap:",
+        "own > agent_cap:",
+        BACKGROUND_TESTS,
+        "an agent opens one background task more than its max_background",
+    ),
+    Mutant(
+        "background-id-reused",
+        BACKGROUND_PY,
+        "self._numbered = max(self._numbered, self._started()) + 1",
+        "self._numbered = self._numbered + 1",
+        BACKGROUND_TESTS,
+        "a run continued in another process names a new task like one it started before",
+    ),
+    Mutant(
+        "background-revived-twice",
+        BACKGROUND_PY,
+        "            if task.task not in self._jobs:\n    ",
+        "",
+        BACKGROUND_TESTS,
+        "a task still running is started again: its child run runs twice",
+    ),
+    Mutant(
+        "background-crash-is-success",
+        BACKGROUND_PY,
+        'return f"the background task failed: {error_text(exc)}", True',
+        'return f"the background task failed: {error_text(exc)}", False',
+        BACKGROUND_TESTS,
+        "a child run that crashed is delivered as finished",
+    ),
+    Mutant(
+        "background-open-shown-done",
+        BACKGROUND_PY,
+        'ended.get(key, "running")',
+        'ended.get(key, "done")',
+        BACKGROUND_TESTS,
+        "roost show lists a task still running as done",
+    ),
+]
+
+FLOWTEST_TESTS = ("tests/flowtest/test_cases.py", "tests/flowtest/test_cli.py")
+
+FLOWTEST = [
+    Mutant(
+        "flowtest-invalid-hidden-by-failure",
+        "roost/flowtest/session.py",
+        "        if self.invalid:\n            return 2\n        return 1 if self.failed else 0",
+        "        if self.failed:\n            return 1\n        return 2 if self.invalid else 0",
+        FLOWTEST_TESTS,
+        "an invalid test file beside a failing case exits 1, as if every file had loaded",
+    ),
+    Mutant(
+        "flowtest-all-invalid-usage",
+        "roost/flowtest/session.py",
+        "if not files and not outcome.invalid:",
+        "if not files:",
+        FLOWTEST_TESTS,
+        "test files that are all invalid are reported as no test files at all",
+    ),
+    Mutant(
+        "flowtest-arguments-any",
+        "roost/flowtest/cases.py",
+        "return all(key in call.arguments and call.arguments[key] == value",
+        "return any(key in call.arguments and call.arguments[key] == value",
+        FLOWTEST_TESTS,
+        "tool_called passes when one of the expected arguments matches",
+    ),
+    Mutant(
+        "flowtest-only-first-call",
+        "roost/flowtest/cases.py",
+        "for one in wanted if isinstance(wanted, list) else [wanted]:",
+        "for one in (wanted if isinstance(wanted, list) else [wanted])[:1]:",
+        FLOWTEST_TESTS,
+        "tool_called with a list checks only its first call",
+    ),
+    Mutant(
+        "flowtest-chosen-prefix",
+        "roost/flowtest/cases.py",
+        "if chosen == expect.chosen:",
+        "if chosen[: len(expect.chosen)] == expect.chosen:",
+        FLOWTEST_TESTS,
+        "chosen passes when the directors chose more than expected",
+    ),
+    Mutant(
+        "flowtest-contains-flipped",
+        "roost/flowtest/cases.py",
+        "(got is None or final.contains not in got)",
+        "(got is None or final.contains in got[1:])",
+        FLOWTEST_TESTS,
+        "final.contains fails for a message that starts with the text",
+    ),
+]
+
+PRICING_PY = "roost/pricing/__init__.py"
+PRICING_TESTS = ("tests/test_pricing.py",)
+
+PRICING = [
+    Mutant(
+        "pricing-variant-any-suffix",
+        PRICING_PY,
+        'and name.startswith(key) and name[len(key)] in "-:@"',
+        "and name.startswith(key)",
+        PRICING_TESTS,
+        "gpt-4.5 is priced as gpt-4",
+    ),
+    Mutant(
+        "pricing-cached-over-prompt",
+        PRICING_PY,
+        "cached = min(usage.cached_tokens, usage.prompt_tokens)",
+        "cached = usage.cached_tokens",
+        PRICING_TESTS,
+        "more cached tokens reported than prompt tokens make a call cost less than nothing",
+    ),
+    Mutant(
+        "pricing-cached-charged-twice",
+        PRICING_PY,
+        "(usage.prompt_tokens - cached) * price.input",
+        "usage.prompt_tokens * price.input",
+        PRICING_TESTS,
+        "cached tokens are charged at the full price and the cached one",
+    ),
+    Mutant(
+        "pricing-flow-cached-free",
+        PRICING_PY,
+        "cached = setting.cached_input if setting.cached_input is not None else setting.input",
+        "cached = setting.cached_input if setting.cached_input is not None else 0.0",
+        PRICING_TESTS,
+        "a flow price without cached_input makes cached tokens free",
+    ),
+    Mutant(
+        "pricing-first-attempt",
+        PRICING_PY,
+        'if attempts and attempts[-1].outcome == "ok":\n        return str(attempts[-1].provider)',
+        'if attempts and attempts[-1].outcome == "ok":\n        return str(attempts[0].provider)',
+        PRICING_TESTS,
+        "a fallback's answer is priced as the provider that failed",
+    ),
+    Mutant(
+        "pricing-unpriced-not-counted",
+        PRICING_PY,
+        "return RunCost(self.amount, self.estimated, self.unpriced + 1)",
+        "return RunCost(self.amount, self.estimated, self.unpriced)",
+        PRICING_TESTS,
+        "calls of unknown price are left out of a run's cost without saying so",
+    ),
+    # Not listed: ``len(key) > best_length`` made ``>=`` in known_model changes nothing: two
+    # different keys of one length cannot both start the same name.
+]
+
+TELEMETRY_TESTS = ("tests/telemetry/test_spans.py",)
+GENAI_PY = "roost/telemetry/genai.py"
+
+TELEMETRY = [
+    Mutant(
+        "telemetry-first-provider",
+        GENAI_PY,
+        "answered_by = attempts[-1].provider if attempts else event.provider",
+        "answered_by = attempts[0].provider if attempts else event.provider",
+        TELEMETRY_TESTS,
+        "after a fallback, the span names the provider that failed as the one that answered",
+    ),
+    Mutant(
+        "telemetry-last-call-tokens",
+        GENAI_PY,
+        "totals[name] = (before if isinstance(before, int) else 0) + getattr(usage, field)",
+        "totals[name] = getattr(usage, field)",
+        TELEMETRY_TESTS,
+        "a reply's token totals are those of its last model call, not of all of them",
+    ),
+    Mutant(
+        "telemetry-placeholder-model",
+        GENAI_PY,
+        'if isinstance(model, str) and "${" not in model:',
+        "if isinstance(model, str):",
+        TELEMETRY_TESTS,
+        "a span's requested model reads ${MODEL} instead of the model asked for",
+    ),
+    Mutant(
+        "telemetry-first-failure",
+        GENAI_PY,
+        "for attempt in reversed(event.attempts):",
+        "for attempt in event.attempts:",
+        TELEMETRY_TESTS,
+        "a failed call's error type is how its first attempt failed, not its last",
+    ),
+    Mutant(
+        "telemetry-open-turn-not-failed",
+        "roost/telemetry/spans.py",
+        "turn.error = turn.error or error",
+        "turn.error = turn.error",
+        TELEMETRY_TESTS,
+        "a reply cut short by a run that stopped at an error reads as a success",
+    ),
+    # Not listed: dropping ``or 1`` in spans._bits changes an id only when sha256 gives
+    # 64 zero bits, which no run id does.
+]
+
+# -- serve/ and batch/: texts that other work moves least (the one-turn rule, the worker
+# count, what counts as finished); their tests are named one by one, as the rest of those
+# files start servers.
+QUEUE_TESTS = "tests/serve/test_queue.py::"
+
+SERVE = [
+    Mutant(
+        "serve-choice-takes-every-answer",
+        "roost/serve/hub.py",
+        'if pending.reason in ("tool_approval", "tool_plan", "manual_select"):',
+        'if pending.reason in ("tool_approval", "tool_plan"):',
+        (QUEUE_TESTS + "test_an_approval_a_plan_or_a_choice_takes_one_answer_of_those_waiting",),
+        "a run waiting for a choice of speaker is given every queued answer as one name",
+    ),
+    Mutant(
+        "serve-approval-takes-every-answer",
+        "roost/serve/hub.py",
+        'if pending.reason in ("tool_approval", "tool_plan", "manual_select"):',
+        'if pending.reason in ("tool_plan", "manual_select"):',
+        (QUEUE_TESTS + "test_an_approval_a_plan_or_a_choice_takes_one_answer_of_those_waiting",),
+        "an approval is answered with every queued answer joined: neither yes nor no",
+    ),
+    Mutant(
+        "serve-turn-spans-senders",
+        "roost/serve/hub.py",
+        "            if turn:\n                break\n",
+        "",
+        (
+            QUEUE_TESTS
+            + "test_messages_from_another_sender_are_refused_before_a_turn_and_end_it_after",
+        ),
+        "a message from someone else in the middle of a turn is dropped, and the turn runs past it",
+    ),
+    Mutant(
+        "serve-unnamed-sender-refused",
+        "roost/serve/hub.py",
+        "if message.sender is not None and message.sender != pending.from_:",
+        "if message.sender != pending.from_:",
+        (QUEUE_TESTS + "test_a_persons_turn_takes_every_message_waiting_from_them_in_order",),
+        "a message sent without naming who speaks is refused instead of answering the pause",
+    ),
+    Mutant(
+        "serve-pause-kind-unnamed",
+        "roost/serve/hub.py",
+        '"reason": pending.reason or "human",',
+        '"reason": pending.reason,',
+        (QUEUE_TESTS + "test_what_a_paused_run_waits_for_names_the_kind_of_pause",),
+        "a run paused for a person says it waits for no kind of answer (null)",
+    ),
+]
+
+BATCH_TESTS = "tests/batch/test_batch.py::"
+
+BATCH = [
+    Mutant(
+        "batch-one-worker",
+        "roost/batch/local.py",
+        "range(min(concurrency, len(todo)))",
+        "range(min(1, len(todo)))",
+        (BATCH_TESTS + "test_concurrency_n_runs_n_rows_at_once",),
+        "--concurrency N runs one row at a time",
+    ),
+    Mutant(
+        "batch-paused-not-finished",
+        "roost/batch/plan.py",
+        "stored.get(item.run_id) in FINISHED",
+        'stored.get(item.run_id) == "terminated"',
+        (
+            BATCH_TESTS
+            + "test_a_row_that_ended_paused_counts_as_finished_when_the_batch_runs_again",
+        ),
+        "a row whose run ended paused is run again by the next batch command",
+    ),
+    Mutant(
+        "batch-paused-is-a-failure",
+        "roost/batch/rows.py",
+        'FINISHED = ("terminated", "paused")',
+        'FINISHED = ("terminated",)',
+        (
+            BATCH_TESTS
+            + "test_a_row_that_ended_paused_counts_as_finished_when_the_batch_runs_again",
+        ),
+        "a row that ended paused (waiting for a person) fails the batch",
+    ),
+    Mutant(
+        "batch-failures-exit-0",
+        "roost/batch/session.py",
+        "return 3 if self.failed else 0",
+        "return 0",
+        (BATCH_TESTS + "test_running_again_runs_only_the_rows_without_a_finished_run",),
+        "a batch whose rows failed exits 0, and CI takes it for a success",
+    ),
+    Mutant(
+        "batch-retry-new-run",
+        "roost/batch/local.py",
+        "new = item.run_id not in plan.stored",
+        "new = True",
+        (BATCH_TESTS + "test_running_again_runs_only_the_rows_without_a_finished_run",),
+        "a row that failed is not retried from its run: the next command cannot store it",
+    ),
+]
+
+
 SAME_ORIGIN = ("tests/attacks/test_same_origin.py",)
 
 # roost serve without a token: only requests by its own names, from its own page.
@@ -1226,11 +1997,24 @@ SERVE_LOAD = [
     ),
 ]
 
+
 MUTANTS: list[Mutant] = [
     *ENGINE,
     *STORE,
     *PROVIDERS,
     *TEMPLATING,
+    *LEASES,
+    *MEMORY,
+    *COMPACTION,
+    *BUILTIN_TOOLS,
+    *SKILLS,
+    *HOOKS,
+    *BACKGROUND,
+    *FLOWTEST,
+    *PRICING,
+    *TELEMETRY,
+    *SERVE,
+    *BATCH,
     *SERVE_ACCESS,
     *EDGES_CLI,
     *ONE_SOURCE,

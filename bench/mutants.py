@@ -4,10 +4,13 @@
     python bench/mutants.py --out bench/mutants.md
     python bench/mutants.py channel-cap-general jsonl-unterminated-tail   # some, by name
     python bench/mutants.py --area store         # those planted in roost/store
+    python bench/mutants.py --room leases        # one room's list (--rooms names them)
     python bench/mutants.py --check              # only check the list against the code
     python bench/mutants.py --list               # name, file and change of each mutant
 
-The mutants are listed in ``bench/mutant_list.py``: each names its file, the exact
+The mutants are listed in ``bench/mutant_list.py``, one list per room (a list's
+variable name, in lower case with dashes, is the room's name: ``FORK_MEMORY`` is
+``fork-memory``); each names its file, the exact
 text it replaces, the replacement, and the tests that should catch it. Before
 anything runs, every mutant's text must be found exactly once in its file and the
 planted file must still compile to different code: otherwise the tool stops and
@@ -50,7 +53,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from typing import TYPE_CHECKING
 
-from mutant_list import MUTANTS, Mutant  # the list lives beside this file
+import mutant_list  # the list lives beside this file
+from mutant_list import MUTANTS, Mutant
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
@@ -129,14 +133,58 @@ def check_list(mutants: Sequence[Mutant], root: Path = ROOT) -> list[str]:
     return problems
 
 
-def chosen(mutants: Sequence[Mutant], names: Sequence[str], area: str | None) -> list[Mutant]:
-    """The mutants named (all when none is), of ``area`` when given."""
+def rooms(module: object = mutant_list) -> dict[str, list[Mutant]]:
+    """Each room's list, by name: every list of mutants in ``module`` but ``MUTANTS``.
+
+    Found by looking rather than kept in a table, so that adding a list just
+    before the ``MUTANTS`` line is all a new room takes.
+    """
+    found = {}
+    for variable, value in vars(module).items():
+        if variable == "MUTANTS" or not isinstance(value, list) or not value:
+            continue
+        if all(isinstance(item, Mutant) for item in value):
+            found[variable.lower().replace("_", "-")] = value
+    return found
+
+
+def room_problems(mutants: Sequence[Mutant], by_room: dict[str, list[Mutant]]) -> list[str]:
+    """A line for each mutant of a room missing from ``mutants``, or in no room, or in two."""
+    problems = []
+    listed = {m.name for m in mutants}
+    homes: dict[str, list[str]] = {}
+    for room, members in by_room.items():
+        for mutant in members:
+            homes.setdefault(mutant.name, []).append(room)
+            if mutant.name not in listed:
+                problems.append(f"{mutant.name}: in the room {room} but not in MUTANTS")
+    for mutant in mutants:
+        where = homes.get(mutant.name, [])
+        if len(where) != 1:
+            problems.append(f"{mutant.name}: in {len(where)} rooms ({', '.join(where)}), not one")
+    return problems
+
+
+def chosen(
+    mutants: Sequence[Mutant],
+    names: Sequence[str],
+    area: str | None,
+    room: str | None = None,
+    by_room: dict[str, list[Mutant]] | None = None,
+) -> list[Mutant]:
+    """The mutants named (all when none is), of ``area`` and of ``room`` when given."""
     unknown = sorted(set(names) - {m.name for m in mutants})
     if unknown:
         raise ListError(f"no mutant is called {', '.join(unknown)} (--list shows them)")
     picked = [m for m in mutants if not names or m.name in names]
     if area is not None:
         picked = [m for m in picked if m.file.startswith(AREAS[area])]
+    if room is not None:
+        by_room = rooms() if by_room is None else by_room
+        if room not in by_room:
+            raise ListError(f"no room is called {room!r}; the rooms: {', '.join(sorted(by_room))}")
+        members = {m.name for m in by_room[room]}
+        picked = [m for m in picked if m.name in members]
     return picked
 
 
@@ -216,8 +264,8 @@ class TestRun:
 def run_tests(copy: Path, tests: Sequence[str], workers: int, timeout: float) -> TestRun:
     """Runs pytest on ``tests`` in the copy, in a process group of its own."""
     command = [sys.executable, "-m", "pytest", *tests, *PYTEST]
-    if workers > 1:
-        command += ["-n", str(workers)]
+    # One worker: no xdist at all (the project's addopts ask for every CPU otherwise).
+    command += ["-n", str(workers) if workers > 1 else "0"]
     with tempfile.TemporaryFile(mode="w+") as output:
         process = subprocess.Popen(
             command,
@@ -392,6 +440,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("names", nargs="*", help="mutants to plant (default: all)")
     parser.add_argument("--area", choices=sorted(AREAS), help="only the mutants of this area")
+    parser.add_argument("--room", help="only the mutants of this room (--rooms names them)")
+    parser.add_argument("--rooms", action="store_true", help="name each room; run nothing")
     parser.add_argument("--check", action="store_true", help="check the list; run nothing")
     parser.add_argument("--list", action="store_true", help="show the mutants; run nothing")
     parser.add_argument("--workers", "-n", type=int, default=1, help="pytest-xdist workers")
@@ -400,15 +450,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--no-baseline", action="store_true", help="skip the unmutated run")
     args = parser.parse_args(argv)
     try:
-        mutants = chosen(MUTANTS, args.names, args.area)
+        mutants = chosen(MUTANTS, args.names, args.area, args.room)
     except ListError as exc:
         print(f"mutants: error: {exc}", file=sys.stderr)
         return 2
-    problems = check_list(MUTANTS)
+    problems = check_list(MUTANTS) + room_problems(MUTANTS, rooms())
     if problems:
         for problem in problems:
             print(f"mutants: error: {problem}", file=sys.stderr)
         return 2
+    if args.rooms:
+        for room, members in rooms().items():
+            print(f"{room}  {len(members)} mutants")
+        return 0
     if args.list:
         for m in mutants:
             print(f"{m.name}  {m.file}  {change(m.old, m.new)}\n    {m.why}")
@@ -418,6 +472,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     signal.signal(signal.SIGTERM, _terminate_as_interrupt)
     head = git_head(ROOT)  # the tree as it is copied, not as it is once the run ends
+    if args.room is not None:
+        head += f", room {args.room}"
     started = time.monotonic()
     try:
         outcomes = run_all(mutants, args)

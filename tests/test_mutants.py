@@ -81,3 +81,38 @@ def test_the_planted_file_is_put_back_when_the_run_fails(tmp_path: Path) -> None
         assert (tmp_path / "code.py").read_text(encoding="utf-8") == "ok = a > b\n"
         raise KeyboardInterrupt
     assert (tmp_path / "code.py").read_text(encoding="utf-8") == "ok = a >= b\n"
+
+
+def test_each_list_of_the_mutant_file_is_a_room_and_every_mutant_is_in_one() -> None:
+    tool = _tool()
+    rooms = tool.rooms()
+    assert {"engine", "store", "leases", "memory", "builtin-tools", "telemetry"} <= set(rooms)
+    assert tool.room_problems(tool.MUTANTS, rooms) == []
+    assert sum(len(members) for members in rooms.values()) == len(tool.MUTANTS)
+
+
+def test_a_mutant_outside_mutants_or_in_no_room_is_a_problem() -> None:
+    tool = _tool()
+    one = tool.Mutant("one", "code.py", "a", "b", ("t.py",))
+    two = tool.Mutant("two", "code.py", "c", "d", ("t.py",))
+    assert tool.room_problems([one], {"x": [one, two]}) == ["two: in the room x but not in MUTANTS"]
+    assert tool.room_problems([one, two], {"x": [one]}) == ["two: in 0 rooms (), not one"]
+
+
+def test_a_room_is_chosen_by_name_and_an_unknown_one_names_the_rooms() -> None:
+    tool = _tool()
+    one = tool.Mutant("one", "code.py", "a", "b", ("t.py",))
+    two = tool.Mutant("two", "code.py", "c", "d", ("t.py",))
+    by_room = {"first": [one], "second": [two]}
+    assert tool.chosen([one, two], [], None, "second", by_room) == [two]
+    with pytest.raises(tool.ListError, match="no room is called 'third'; the rooms: first, second"):
+        tool.chosen([one, two], [], None, "third", by_room)
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "mutants.py"), "--room", "nowhere"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert done.stderr.startswith("mutants: error: no room is called 'nowhere'; the rooms: ")
+    assert "leases" in done.stderr and "Traceback" not in done.stderr

@@ -112,6 +112,14 @@ def test_a_flow_price_overrides_the_table_and_is_not_estimated() -> None:
     assert cost_of(usage, providers["nocache"]) == Cost(2 * 3 + 1 * 4, False)
 
 
+def test_cached_tokens_reported_over_the_prompt_never_make_a_call_cost_less() -> None:
+    """A provider that reports more cached tokens than prompt tokens (some count the cache
+    apart): every prompt token is priced as cached, none below nothing."""
+    providers = providers_of(FLOW)
+    usage = LlmUsage(prompt_tokens=10**6, completion_tokens=0, cached_tokens=3 * 10**6)
+    assert cost_of(usage, providers["own"]) == Cost(0.5, False)
+
+
 def test_a_call_without_tokens_costs_nothing_and_an_unknown_model_is_unpriced() -> None:
     providers = providers_of(FLOW)
     assert cost_of(LlmUsage(), providers["unknown"]) == Cost(0.0, False)

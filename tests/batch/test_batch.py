@@ -210,3 +210,78 @@ def test_a_row_of_a_priced_model_gets_its_cost(folder: Path, roost: Roost) -> No
         (101, 1.515e-05, "two"),
     ]
     assert '"cost": 1.515e-05,' in (folder / "q.jsonl.results.jsonl").read_text()
+
+
+# Each row's bot calls meet, which waits (at most a few seconds) until ROWS rows are in it
+# at once: with --concurrency ROWS they all meet; one row at a time, each waits alone.
+BARRIER_PY = '''\
+import asyncio
+import uuid
+from pathlib import Path
+
+ROWS = 3
+
+
+async def meet() -> str:
+    """Marks this row as arrived, then waits for the others to arrive too."""
+    hall = Path(__file__).parent / "hall"
+    hall.mkdir(exist_ok=True)
+    (hall / uuid.uuid4().hex).touch()
+    for _ in range(300):  # a bound: a row never waits for ever
+        if len(list(hall.iterdir())) >= ROWS:
+            return "met"
+        await asyncio.sleep(0.01)
+    return "alone"
+'''
+MEET = """\
+roost: 1
+name: meet
+defaults: {provider: mock}
+providers:
+  mock: {kind: scripted, replies: [{tool_calls: [{name: meet, arguments: {}}]}, {echo: last}]}
+tools:
+  meet: {python: "barrier:meet", description: Wait for the other rows.}
+agents:
+  USER: {interrupt: ALWAYS}
+  bot: {role: You meet the others., functions: [meet]}
+start: {from: USER, to: bot, content: Meet the others.}
+"""
+
+
+def test_concurrency_n_runs_n_rows_at_once(folder: Path, roost: Roost) -> None:
+    (folder / "barrier.py").write_text(BARRIER_PY)
+    (folder / "meet.yaml").write_text(MEET)
+    jsonl(folder / "q.jsonl", {"message": "a"}, {"message": "b"}, {"message": "c"})
+    code, out, err = roost("batch", "meet.yaml", "q.jsonl", "--concurrency", "3")
+    assert code == 0, out + err
+    assert [r["final"] for r in results(folder / "q.jsonl.results.jsonl")] == ["met"] * 3
+
+
+PAUSES = """\
+roost: 1
+name: pauses
+defaults: {provider: mock}
+providers:
+  mock: {kind: scripted, replies: [{echo: last}]}
+agents:
+  USER: {interrupt: ALWAYS}
+  bot: {role: You answer.}
+start: {from: USER, to: bot, content: Hello.}
+"""
+
+
+def test_a_row_that_ended_paused_counts_as_finished_when_the_batch_runs_again(
+    folder: Path, roost: Roost
+) -> None:
+    (folder / "pauses.yaml").write_text(PAUSES)
+    jsonl(folder / "q.jsonl", {"message": "a"}, {"message": "b"})
+    code, out, err = roost("batch", "pauses.yaml", "q.jsonl")
+    assert code == 0, out + err
+    first = results(folder / "q.jsonl.results.jsonl")
+    assert [(r["status"], r["final"]) for r in first] == [("paused", "a"), ("paused", "b")]
+    code, out, err = roost("batch", "pauses.yaml", "q.jsonl")
+    assert code == 0, out + err
+    assert "0 to run, 2 finished before, 0 invalid" in err
+    assert "ran 0 now" in out
+    assert results(folder / "q.jsonl.results.jsonl") == first
+    assert len(stored(folder)) == 2

@@ -392,3 +392,44 @@ async def test_a_summary_is_not_streamed_as_the_nodes_words() -> None:
     events = await run(flow, on_text=lambda node, text: streamed.append((node, text)))
     assert compacts(events) and streamed
     assert not any("They spoke of the sea." in text for _, text in streamed)
+
+
+async def test_a_summary_covers_the_entries_it_replaces_and_never_the_latest() -> None:
+    """The summary is written of exactly the entries after the first, up to the one its
+    ``compact`` event goes through; the next request shows the first entry, the summary,
+    then every entry after that one, the message being answered last."""
+    replies = ", ".join(f'"{LONG * 2}reply {n}"' for n in range(1, 9))
+    flow = pair(400, replies=f"[{replies}]")
+    recording = Recording(flow)
+    events = await run(flow, recording)
+    first = next(c for c in compacts(events) if c.stage == "summary")
+    messages = [e for e in events if isinstance(e, MessageEvent) and e.seq < first.seq]
+    covered = [m for m in messages[1:] if m.seq <= first.through]
+    kept = [m for m in messages if m.seq > first.through]
+    assert covered and kept  # some entries replaced, the latest one (at least) not
+    prompt = _writer_request(recording, 0).messages[0].content
+    said = [line for line in prompt.splitlines() if line.startswith("@")]
+    assert said == [f"@{m.from_}: {m.content}" for m in covered]
+    request = next(r for name, r in recording.sent if name == "chat" and _summarised(r))
+    shown = texts(request)
+    assert shown[0] == messages[0].content
+    assert shown[1] == f"{SUMMARY_HEAD}\nThey spoke of the sea."
+    assert shown[2:] == [m.content for m in kept]
+
+
+def _summarised(request: ModelRequest) -> bool:
+    return any(m.content.startswith(SUMMARY_HEAD) for m in request.messages)
+
+
+async def test_a_failed_summary_is_followed_by_a_cut_even_under_the_hard_line() -> None:
+    """The request is over compress_at: if the summary cannot be written, the older entries
+    are cut at once, though the request is still under compress_hard_at."""
+    away = "[{error: the writer is away}]"
+    flow = pair(400, replies=REPLIES, writer=away, extra=", compress_hard_at: 1.0")
+    events = await run(flow)
+    failed = [i for i, e in enumerate(events) if isinstance(e, LlmCallEvent) and e.purpose]
+    assert failed
+    for index in failed:
+        following = next(e for e in events[index + 1 :] if not isinstance(e, MessageEvent))
+        assert isinstance(following, CompactEvent) and following.stage == "cut"
+    assert events[-1].type == "terminate"

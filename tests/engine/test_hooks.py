@@ -363,3 +363,67 @@ async def test_a_channel_member_is_shown_the_message_rewritten_and_others_as_wri
     assert "@USER: please, sum it up" in said[1]
     assert "@USER: sum it up" in said[2]
     assert "@a: The conversation in c so far:\n@USER: please, sum it up" in said[2]
+
+
+CHECKS_PY = """\
+def boom(cmd: str) -> str:
+    raise ValueError("the disk is full")
+
+def report(call):
+    result = call["result"]
+    return {"decision": "change", "content": f"error={result['is_error']}: {result['content']}"}
+
+def seen(call):
+    return {"decision": "change", "content": "seen: " + call["content"]}
+"""
+
+
+def with_checks(path: Path) -> Path:
+    """The flow at ``path`` with ``checks.py`` beside it and its tool ``boom``, which fails."""
+    (path.parent / "checks.py").write_text(CHECKS_PY)
+    flow = json.loads(path.read_text())
+    flow["tools"]["boom"] = {"python": "checks:boom"}
+    flow["agents"]["a"]["functions"].append("boom")
+    path.write_text(json.dumps(flow))
+    return path
+
+
+async def test_an_after_tool_hook_is_told_whether_the_call_failed(tmp_path: Path) -> None:
+    replies = [{"tool_calls": [{"name": "boom", "arguments": {"cmd": "x"}}]}, sh("ls"), "ok"]
+    hooks = {"after_tool": [{"python": "checks:report"}]}
+    events = await run(with_checks(write_flow(tmp_path, replies, hooks=hooks)))
+    [(failed, failed_flag), (ran, ran_flag)] = results(events)
+    assert failed.startswith("error=True: ") and "the disk is full" in failed and failed_flag
+    assert (ran, ran_flag) == ("error=False: ran ls", False)
+
+
+async def test_each_before_reply_hook_sees_the_message_as_the_one_before_left_it(
+    tmp_path: Path,
+) -> None:
+    hooks = {"before_reply": [{"python": "guards:polite"}, {"python": "checks:seen"}]}
+    path = with_checks(write_flow(tmp_path, [{"echo": "last"}], hooks=hooks, start="the file"))
+    events = await run(path)
+    assert last_message(events) == "seen: please, the file"
+
+
+async def test_no_before_reply_hook_is_asked_after_one_refused_the_message(tmp_path: Path) -> None:
+    hooks = {"before_reply": [{"python": "guards:no_spam"}, {"python": "guards:polite"}]}
+    events = await run(write_flow(tmp_path, ["never said"], hooks=hooks, start="buy spam now"))
+    assert [(h.hook, h.decision) for h in hooks_of(events)] == [("guards:no_spam", "refuse")]
+    assert last_message(events) == "I do not answer spam."
+
+
+async def test_a_replay_gives_each_message_the_decision_recorded_for_it(tmp_path: Path) -> None:
+    """One before_reply hook allows the first message and refuses the second: a replay
+    answers each from its own record, not both from the first."""
+    hooks = {"before_reply": [{"python": "guards:no_spam"}]}
+    path = write_flow(tmp_path, ["Hello to you.", "never said"], hooks=hooks, start="hello")
+    log = MemoryLog("r")
+    runner = Runner(read_flow(path), log)
+    await runner.start()
+    await runner.continue_("buy spam now")
+    events = log.load()
+    assert [h.decision for h in hooks_of(events)] == ["allow", "refuse"]
+    assert last_message(events) == "I do not answer spam."
+    report = await replay_run(None, events)
+    assert report.identical, report.difference

@@ -8,6 +8,7 @@ its forks can go on differently from the same script.
 from __future__ import annotations
 
 import re
+import time
 from typing import TYPE_CHECKING
 
 import pytest
@@ -18,8 +19,9 @@ from roost.engine.replay import replay_run
 from roost.eventlog import MemoryLog
 from roost.events import Event, MemoryEntry, MemoryEvent, RunStartEvent, ToolResultEvent
 from roost.messages import AssistantMessage, ModelRequest, ModelResponse, ToolCall, UserMessage
+from roost.runstate import RunState
 from roost.store.forks import fork_prefix
-from roost.store.memory import SqlMemory
+from roost.store.memory import SqlMemory, moment
 from roost.store.sql import SqlStore
 from tests.engine.conftest import make_flow
 from tests.store.conftest import pg_server, pg_url
@@ -223,3 +225,67 @@ async def test_a_file_fork_sees_the_same_time_as_a_stored_one(
     assert isinstance(again[0], RunStartEvent) and again[0].memory_at == events[at - 1].ts
     view = runner(MemoryLog("again", again), bank).memory
     assert view is not None and keys(view.entries(SCOPE)) == ["boat", "tea"]
+
+
+# ---------------------------------------------------------------------------- reading "as of"
+
+
+def later() -> str:
+    """The store's time now, after a pause long enough to order two writes by their times."""
+    time.sleep(0.002)
+    return moment()
+
+
+def written(operation: str, key: str, content: str, ts: str) -> MemoryEvent:
+    """A ``memory`` event of the fork itself: one of its own writes."""
+    return MemoryEvent(
+        seq=1,
+        run="f",
+        ts=ts,
+        node="helper",
+        scope=SCOPE,
+        operation=operation,  # type: ignore[arg-type]
+        entry=MemoryEntry(key=key, content=content),
+    )
+
+
+def test_a_fork_read_as_of_a_moment_sees_nothing_written_after_its_fork_point(
+    bank: SqlMemory,
+) -> None:
+    """Whichever of the fork point and the moment asked for is earlier bounds what is seen."""
+    bank.store(SCOPE, MemoryEntry(key="tea", content="green tea"), "p")
+    before = later()
+    bank.store(SCOPE, MemoryEntry(key="cat", content="a cat named tea lover"), "p")
+    fork_point = later()
+    bank.store(SCOPE, MemoryEntry(key="tea", content="black tea"), "p")
+    bank.store(SCOPE, MemoryEntry(key="city", content="tea in Lyon"), "p")
+    after = later()
+    fork = ForkMemory(bank, RunState(), fork_point)
+    for as_of in (None, after):  # a moment after the fork point: the fork point's memory
+        assert fork.entries(SCOPE, as_of=as_of) == [
+            MemoryEntry(key="tea", content="green tea"),
+            MemoryEntry(key="cat", content="a cat named tea lover"),
+        ]
+        assert keys(fork.recall(SCOPE, "tea Lyon", 5, as_of=as_of)) == ["cat", "tea"]
+    # A moment before the fork point: that moment's memory, without what came between.
+    assert fork.entries(SCOPE, as_of=before) == [MemoryEntry(key="tea", content="green tea")]
+    assert keys(fork.recall(SCOPE, "tea lover", 5, as_of=before)) == ["tea"]
+
+
+def test_a_fork_read_as_of_a_moment_sees_its_own_writes_of_then_and_not_later(
+    bank: SqlMemory,
+) -> None:
+    bank.store(SCOPE, MemoryEntry(key="tea", content="green tea"), "p")
+    fork_point = later()
+    state = RunState()
+    state.memory_writes.append(written("store", "boat", "a small boat", later()))
+    between = later()
+    state.memory_writes.append(written("forget", "tea", "", later()))
+    state.memory_writes.append(written("store", "bike", "a red bike", later()))
+    fork = ForkMemory(bank, state, fork_point)
+    assert keys(fork.entries(SCOPE, as_of=between)) == ["boat", "tea"]
+    assert keys(fork.recall(SCOPE, "tea boat bike", 5, as_of=between)) == ["boat", "tea"]
+    assert keys(fork.entries(SCOPE)) == ["bike", "boat"]
+    # What the fork forgot is not recalled from the shared memory, which still holds it.
+    assert keys(fork.recall(SCOPE, "tea boat bike", 5)) == ["bike", "boat"]
+    assert keys(bank.recall(SCOPE, "tea", 5)) == ["tea"]

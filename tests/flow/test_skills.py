@@ -9,7 +9,14 @@ import pytest
 
 import roost
 from roost.errors import FlowError
-from roost.flow.skills import find_skills, skill_body, user_skills_folder
+from roost.flow.skills import (
+    MAX_DESCRIPTION,
+    MAX_SKILL_BYTES,
+    find_skills,
+    read_skill,
+    skill_body,
+    user_skills_folder,
+)
 from tests.cli_inprocess import run_cli
 
 if TYPE_CHECKING:
@@ -114,6 +121,23 @@ def test_a_multi_line_description_is_one_line(tmp_path: Path, user: Path) -> Non
         "---\nname: tea\ndescription: >\n  Brewing tea,\n  green or black.\n---\nBoil.\n"
     )
     assert found(write_flow(tmp_path)) == {"tea": ("Brewing tea, green or black.", "flow")}
+
+
+def test_the_limits_of_a_skill_file_are_allowed_up_to_their_last_unit(
+    tmp_path: Path, user: Path
+) -> None:
+    """A description of exactly MAX_DESCRIPTION characters and a file of exactly
+    MAX_SKILL_BYTES bytes are read; one character or byte more is refused."""
+    longest = "d" * MAX_DESCRIPTION
+    head = f"---\nname: tea\ndescription: {longest}\n---\n"
+    file = tmp_path / "skills" / "tea" / "SKILL.md"
+    file.parent.mkdir(parents=True)
+    file.write_text(head + "b" * (MAX_SKILL_BYTES - len(head)))
+    assert found(write_flow(tmp_path)) == {"tea": (longest, "flow")}
+    assert skill_body(file) == "b" * (MAX_SKILL_BYTES - len(head))
+    file.write_text(head + "b" * (MAX_SKILL_BYTES - len(head) + 1))
+    with pytest.raises(FlowError, match="larger than 256 KiB"):
+        read_skill(file, "flow")
 
 
 # --------------------------------------------------------------------------- bad input

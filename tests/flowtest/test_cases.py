@@ -42,8 +42,17 @@ def test_a_case_that_meets_every_expectation_passes(team: Path) -> None:
             'tool_called: expected a call of add with {"a": 3}; calls made: add {"a": 2, "b": 2}',
         ),
         (
+            "tool_called: {name: add, arguments: {a: 2, b: 5}}",
+            'tool_called: expected a call of add with {"a": 2, "b": 5}; '
+            'calls made: add {"a": 2, "b": 2}',
+        ),
+        (
             "tool_called: [{name: add}, {name: mul}]",
             'tool_called: expected a call of mul with {}; calls made: add {"a": 2, "b": 2}',
+        ),
+        (
+            "chosen: [solver, checker]",
+            'chosen: expected ["solver", "checker"], got ["solver", "checker", "client"]',
         ),
         (
             "chosen: [solver, client]",

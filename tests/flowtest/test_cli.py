@@ -99,6 +99,20 @@ def test_an_invalid_test_file_is_located_the_others_still_run_and_exit_2(
     assert "1 passed, 1 invalid test file in " in lines[-1]
 
 
+def test_an_invalid_test_file_beside_a_failing_case_exits_2_not_1(
+    team: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Exit 1 would say every test file was read; one was not, and that is told first."""
+    write_tests(team, FAILING)
+    (team / "bad.test.yaml").write_text("flow: team.yaml\ncases: {}\n")
+    code, out, _ = roost("test", cwd=team, capsys=capsys, monkeypatch=monkeypatch)
+    assert code == 2
+    lines = out.splitlines()
+    assert lines[0].startswith("FAILED team.test.yaml::wrong")
+    assert any(line.startswith("bad.test.yaml:2:") for line in lines), out
+    assert "0 passed, 1 failed, 1 invalid test file in " in lines[-1]
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

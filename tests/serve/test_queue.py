@@ -7,6 +7,10 @@ from typing import TYPE_CHECKING
 import pytest
 
 from roost.engine.runner import CANCELLED
+from roost.events import InterruptEvent
+from roost.runstate import RunState
+from roost.serve.hub import one_turn, waiting_for
+from roost.store.leases import Queued
 from tests.serve.conftest import Server, contents, settled, wait_for
 
 if TYPE_CHECKING:
@@ -125,3 +129,58 @@ def test_many_runs_take_their_steps_at_the_same_time_on_one_server(
     for run_id in runs:
         assert api.post(f"/runs/{run_id}/cancel").status_code == 200
     assert {api.get(f"/runs/{run_id}").json()["status"] for run_id in runs} == {"error"}
+
+
+# ---------------------------------------------------------------------------- one turn's messages
+
+
+def paused(reason: str | None) -> InterruptEvent:
+    """A run paused for USER: a person's turn (None), an approval, a plan or a choice."""
+    return InterruptEvent.model_validate(
+        {"seq": 3, "run": "r", "ts": "t", "from": "USER", "to": "a", "reason": reason}
+    )
+
+
+def queue(*messages: tuple[str, str | None]) -> list[Queued]:
+    return [Queued(n, sender, content) for n, (content, sender) in enumerate(messages, 1)]
+
+
+def told(messages: list[Queued]) -> list[str]:
+    return [m.content for m in messages]
+
+
+@pytest.mark.parametrize("reason", ["tool_approval", "tool_plan", "manual_select"])
+def test_an_approval_a_plan_or_a_choice_takes_one_answer_of_those_waiting(reason: str) -> None:
+    turn, refused = one_turn(queue(("yes", None), ("no", None), ("b", "USER")), paused(reason))
+    assert (told(turn), refused) == (["yes"], [])
+
+
+@pytest.mark.parametrize("reason", [None, "human"])
+def test_a_persons_turn_takes_every_message_waiting_from_them_in_order(
+    reason: str | None,
+) -> None:
+    waiting = queue(("one", "USER"), ("two", None), ("three", "USER"))
+    turn, refused = one_turn(waiting, paused(reason))
+    assert (told(turn), refused) == (["one", "two", "three"], [])
+
+
+def test_messages_from_another_sender_are_refused_before_a_turn_and_end_it_after() -> None:
+    waiting = queue(("hi", "bob"), ("one", "USER"), ("me too", "bob"), ("two", "USER"))
+    turn, refused = one_turn(waiting, paused(None))
+    assert (told(turn), told(refused)) == (["one"], ["hi"])  # "two" waits for the next turn
+
+
+def test_what_a_paused_run_waits_for_names_the_kind_of_pause() -> None:
+    state = RunState(status="paused", pending=paused(None))
+    assert waiting_for(None, state) == {
+        "node": "USER",
+        "answering": "a",
+        "reason": "human",
+        "tool_call": None,
+        "tool_calls": None,
+        "choices": [],
+    }
+    state.pending = paused("tool_approval")
+    assert (waiting_for(None, state) or {})["reason"] == "tool_approval"
+    state.status = "terminated"
+    assert waiting_for(None, state) is None

@@ -18,6 +18,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import StatusCode
 
 import roost
+from roost.events import LlmAttempt, LlmCallEvent, LlmUsage, RetryEvent, ToolCallEvent
 from roost.flow import load_flow_text
 from roost.telemetry import tracing_configured
 from roost.telemetry.otel import Tracing, default_resource, readable_span
@@ -312,3 +313,116 @@ def roost_events(flow: roost.Flow, run_id: str) -> list[roost.Event]:
 )
 def test_tracing_is_off_unless_the_otel_variables_ask(environ: dict[str, str], on: bool) -> None:
     assert tracing_configured(environ) is on
+
+
+FALLBACK_FLOW = """
+roost: 1
+name: fallback
+providers:
+  claude: {kind: anthropic, model: claude-test, api_key: k, fallback: [gpt]}
+  gpt: {kind: openai, model: "${MODEL}", api_key: k}
+tools:
+  mean: {python: "statistics:fmean", description: The mean of some numbers.}
+agents:
+  USER: {role: A person with numbers.}
+  helper: {role: You answer with your tools., functions: [mean]}
+start: {from: USER, to: helper, content: "What is the mean of 2, 4 and 9?"}
+"""
+
+
+def as_fallback_calls(events: Sequence[roost.Event]) -> list[roost.Event]:
+    """The run's events as if each model call had gone to claude, failed there with an
+    overload and been answered by its fallback gpt, each reporting its own tokens."""
+    rewritten: list[roost.Event] = []
+    number = 0
+    for event in events:
+        if isinstance(event, LlmCallEvent):
+            number += 1
+            attempts = (
+                LlmAttempt(provider="claude", model="claude-test", outcome="http 529", status=529),
+                LlmAttempt(provider="gpt", model="gpt-test", outcome="ok"),
+            )
+            usage = LlmUsage(prompt_tokens=100 * number, completion_tokens=number)
+            answered = {"provider": "claude", "model": "gpt-test"}
+            event = event.model_copy(update={**answered, "attempts": attempts, "usage": usage})
+        rewritten.append(event)
+    return rewritten
+
+
+def test_after_a_fallback_the_provider_that_answered_is_reported_and_tokens_add_up() -> None:
+    flow = flow_from_yaml(
+        FALLBACK_FLOW,
+        replies=[call("mean", data=[2, 4, 9]), "The mean is 5.", "TERMINATE"],
+        environ={"MODEL": "gpt-test"},
+    )
+    _, events = traced_run(flow)
+    spans = spans_of(as_fallback_calls(events))
+    chats = [s for s in spans if s.attributes.get("gen_ai.operation.name") == "chat"]
+    assert len(chats) == 3
+    for chat in chats:
+        assert chat.attributes["gen_ai.provider.name"] == "openai"  # gpt answered, not claude
+        assert chat.attributes["gen_ai.request.model"] == "claude-test"
+        assert chat.attributes["roost.provider"] == "claude"
+        assert chat.attributes["roost.attempts"] == 2
+    # The helper's reply made two calls (the tool round, then the answer): its totals are
+    # the sum of both, not the last call's.
+    [reply] = [s for s in spans if s.name == "invoke_agent helper"]
+    assert reply.attributes["gen_ai.usage.input_tokens"] == 100 + 200
+    assert reply.attributes["gen_ai.usage.output_tokens"] == 1 + 2
+    assert reply.attributes["gen_ai.provider.name"] == "openai"
+
+
+def test_a_model_written_as_a_placeholder_is_reported_as_the_model_that_answered() -> None:
+    flow = flow_from_yaml(
+        FALLBACK_FLOW, replies=["No tools needed.", "TERMINATE"], environ={"MODEL": "gpt-test"}
+    )
+    _, events = traced_run(flow)
+    direct = [
+        e.model_copy(update={"provider": "gpt", "model": "gpt-test"})
+        if isinstance(e, LlmCallEvent)
+        else e
+        for e in events
+    ]  # answered by gpt at once: no attempts recorded
+    chats = [s for s in spans_of(direct) if s.attributes.get("gen_ai.operation.name") == "chat"]
+    assert chats and all(c.attributes["gen_ai.request.model"] == "gpt-test" for c in chats)
+    assert all(c.name == "chat gpt-test" for c in chats)
+
+
+def test_a_failed_call_is_typed_by_how_its_last_attempt_failed() -> None:
+    flow = flow_from_yaml(
+        FALLBACK_FLOW, replies=[fail("the server is busy")], environ={"MODEL": "gpt-test"}
+    )
+    _, events = traced_run(flow)
+    attempts = (
+        LlmAttempt(provider="claude", model="claude-test", outcome="http 529", status=529),
+        LlmAttempt(provider="gpt", model="gpt-test", outcome="connection error"),
+    )
+    failed = [
+        e.model_copy(update={"provider": "claude", "attempts": attempts})
+        if isinstance(e, LlmCallEvent)
+        else e
+        for e in events
+    ]
+    [chat] = [s for s in spans_of(failed) if s.attributes.get("gen_ai.operation.name") == "chat"]
+    assert chat.error is not None
+    assert chat.attributes["error.type"] == "connection error"
+
+
+def test_a_reply_left_open_by_a_stopped_process_ends_failed_at_the_retry() -> None:
+    flow = flow_from_yaml(
+        FALLBACK_FLOW,
+        replies=[call("mean", data=[2, 4, 9]), "The mean is 5.", "TERMINATE"],
+        environ={"MODEL": "gpt-test"},
+    )
+    _, events = traced_run(flow)
+    # The process stopped once the tool call was recorded; another one retried the step.
+    cut = next(i for i, e in enumerate(events) if isinstance(e, ToolCallEvent)) + 1
+    stopped = events[:cut]
+    retry = RetryEvent.model_validate(
+        {"seq": cut, "run": "run-1", "ts": stopped[-1].ts, "from": "helper", "to": "USER"}
+    )
+    spans = spans_of([*stopped, retry])
+    [reply] = [s for s in spans if s.name == "invoke_agent helper"]
+    assert reply.error == "left unfinished by a stopped process"
+    [tool] = [s for s in spans if s.name == "execute_tool mean"]
+    assert tool.error == "left unfinished by a stopped process"

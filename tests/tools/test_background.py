@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from roost.cli.logs import child_logs, open_store
 from roost.engine import Runner
-from roost.engine.background import task_rows
+from roost.engine.background import BackgroundTasks, over_cap, task_rows
 from roost.engine.replay import replay_run
 from roost.events import BackgroundEvent, Event, MessageEvent, ToolCallEvent, ToolResultEvent
 from roost.flow import read_flow
@@ -486,3 +486,64 @@ async def test_a_fork_does_not_continue_its_origins_unfinished_child(tmp_path: P
         delivered.content
     )
     assert run.child(task.child_run) == child  # the origin's child is left as it was
+
+
+# ---------------------------------------------------------------------------- the tasks alone
+
+
+class Done:
+    """A child run's outcome."""
+
+    def __init__(self, content: str, is_error: bool = False) -> None:
+        self.content = content
+        self.is_error = is_error
+
+
+def task(name: str) -> BackgroundEvent:
+    return BackgroundEvent(
+        seq=1, run="r", ts="t", task=name, agent="a", to="b", tool="echo", call="c", child_run="k"
+    )
+
+
+def test_the_caps_refuse_a_task_only_once_they_are_reached() -> None:
+    assert over_cap(1, 0, "a", flow_cap=2, agent_cap=None) is None
+    assert "max_background 2" in (over_cap(2, 0, "a", flow_cap=2, agent_cap=None) or "")
+    assert over_cap(1, 1, "a", flow_cap=5, agent_cap=2) is None
+    assert "a has 2 background tasks" in (over_cap(2, 2, "a", flow_cap=5, agent_cap=2) or "")
+
+
+def test_a_new_task_id_follows_those_the_log_shows_started() -> None:
+    seen = [2]  # the run's log shows bg-1 and bg-2, started by another process
+    tasks = BackgroundTasks(lambda event: asyncio.sleep(0), lambda: seen[0])
+    assert tasks.new_id() == "bg-3"
+    assert tasks.new_id() == "bg-4"  # the log does not show bg-3 yet: still counted
+
+
+async def test_an_open_task_is_resumed_once_and_a_crash_is_delivered_as_failed() -> None:
+    resumed: list[str] = []
+    gate = asyncio.Event()
+
+    async def resume(event: BackgroundEvent) -> Done:
+        resumed.append(event.task)
+        await gate.wait()
+        if event.task == "bg-2":
+            raise RuntimeError("the child's flow is gone")
+        return Done("all done")
+
+    tasks = BackgroundTasks(resume, lambda: 2)
+    open_tasks = [task("bg-1"), task("bg-2")]
+    tasks.revive(open_tasks)
+    tasks.revive(open_tasks)  # a second point of rest: the tasks run already
+    await asyncio.sleep(0)
+    gate.set()
+    first = await tasks.next_finished(open_tasks)
+    second = await tasks.next_finished(open_tasks[1:])
+    assert resumed == ["bg-1", "bg-2"]
+    assert (first.task.task, first.content, first.is_error) == ("bg-1", "all done", False)
+    assert second.task.task == "bg-2" and second.is_error
+    assert "the child's flow is gone" in second.content
+
+
+def test_a_task_with_no_delivery_yet_is_listed_as_running() -> None:
+    rows = task_rows([task("bg-1"), task("bg-2")])
+    assert [(row.task, row.status) for row in rows] == [("bg-1", "running"), ("bg-2", "running")]

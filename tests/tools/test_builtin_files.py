@@ -87,6 +87,23 @@ async def test_a_path_climbing_out_with_dots_is_refused(world: Path, path: str) 
     assert (world / "outside.txt").read_text() == SECRET
 
 
+async def test_a_sibling_folder_whose_name_starts_with_the_roots_is_outside(world: Path) -> None:
+    """``root2`` beside ``root`` shares the root's name as a prefix, not as a folder."""
+    sibling = world / "root2"
+    sibling.mkdir()
+    (sibling / "x.txt").write_text(SECRET)
+    (world / "root" / "door").symlink_to(sibling)
+    t = tools(world)
+    for path in ["../root2/x.txt", "door/x.txt"]:
+        text, failed = await call(t["read_file"], path=path)
+        assert failed and "outside the root folder" in text and SECRET not in text
+        text, failed = await call(t["write_file"], path=path, content="overwritten")
+        assert failed and "outside the root folder" in text
+    text, failed = await call(t["list_files"], path="../root2")
+    assert failed and "outside the root folder" in text
+    assert (sibling / "x.txt").read_text() == SECRET
+
+
 async def test_an_absolute_path_is_refused_even_inside_the_root(world: Path) -> None:
     t = tools(world)
     for path in [str(world / "outside.txt"), str(world / "root" / "notes" / "todo.md"), "/"]:

@@ -81,6 +81,12 @@ class Site:
             h.wfile.write(b".")
             h.wfile.flush()
 
+    def page_page(self, h: Any) -> None:
+        h._send(200, b"<p>a page</p>", "text/html; charset=utf-8")
+
+    def page_data(self, h: Any) -> None:
+        h._send(200, b'{"a": 1}', "application/problem+json")
+
     def page_image(self, h: Any) -> None:
         h._send(200, b"\x89PNG\r\n", "image/png")
 
@@ -180,6 +186,13 @@ async def test_an_answer_slower_than_the_time_limit_is_given_up(site: Site, tmp_
     tool = http_get(tmp_path, timeout=0.5)
     text, failed = await get(tool, site.url("/slow"))
     assert failed and text == f"no complete answer to GET {site.url('/slow')} within 0.5 s"
+
+
+async def test_html_and_json_answers_are_text(site: Site, tmp_path: Path) -> None:
+    text, failed = await get(http_get(tmp_path), site.url("/page"))
+    assert not failed and text.endswith("\n\n<p>a page</p>")
+    text, failed = await get(http_get(tmp_path), site.url("/data"))
+    assert not failed and text.endswith('\n\n{"a": 1}')
 
 
 async def test_an_answer_that_is_not_text_is_refused(site: Site, tmp_path: Path) -> None:

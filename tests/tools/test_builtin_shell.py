@@ -109,6 +109,15 @@ async def test_the_environment_holds_no_variable_the_flow_did_not_give(
     assert (text, failed) == ("[] [hello]\n[exit status 0]", False)
 
 
+async def test_the_flows_env_wins_over_what_is_passed_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LANG", "C")
+    tool = shell(tmp_path, env={"LANG": "C.UTF-8", "HOME": str(tmp_path)})
+    text, _ = await run_command(tool, 'echo "$LANG $HOME"')
+    assert text == f"C.UTF-8 {tmp_path}\n[exit status 0]"
+
+
 def test_approval_is_asked_unless_the_flow_says_never(tmp_path: Path) -> None:
     assert shell(tmp_path).approval is True
     assert "A person approves each command first." in shell(tmp_path).spec.description
