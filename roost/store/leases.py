@@ -22,12 +22,26 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Column, Connection, Text, delete, func, insert, select, update
+from sqlalchemy import (
+    Boolean,
+    Column,
+    Connection,
+    Float,
+    Integer,
+    String,
+    Table,
+    Text,
+    delete,
+    func,
+    insert,
+    select,
+    update,
+)
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import SQLAlchemyError
-from sqlmodel import Field, SQLModel
 
 from roost.errors import RoostError, RunStateError
+from roost.store.schema import METADATA
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -39,31 +53,28 @@ class QueueFull(RoostError):
     """A run's inbox holds as many messages as it may."""
 
 
-class LeaseRow(SQLModel, table=True):
-    """One run's lease: who steps it, until when, and whether there is work for it."""
+# Core tables, as the store's others are: opening a store to step a run builds no
+# pydantic model or ORM mapping (the command line holds leases too).
+# One run's lease: who steps it, until when, and whether there is work for it.
+LEASES = Table(
+    "serve_leases",
+    METADATA,
+    Column("run", String(64), primary_key=True),
+    Column("owner", String(128), nullable=True),
+    Column("expires", Float, nullable=False, default=0.0),  # epoch seconds; before now: free
+    Column("active", Boolean, nullable=False, default=False),  # work a worker should do
+    Column("cancel", Boolean, nullable=False, default=False),  # the owner is asked to stop
+)
 
-    __tablename__ = "serve_leases"
-
-    run: str = Field(primary_key=True, max_length=64)
-    owner: str | None = Field(default=None, max_length=128)
-    expires: float = 0.0  # seconds since the epoch; a lease before now is free
-    active: bool = False  # the run has work (a step, messages) that a worker should do
-    cancel: bool = False  # someone asked the owner to stop the step in flight
-
-
-class InboxRow(SQLModel, table=True):
-    """A message waiting for a run, in the order it came."""
-
-    __tablename__ = "serve_inbox"
-
-    id: int | None = Field(default=None, primary_key=True)
-    run: str = Field(index=True, max_length=64)
-    sender: str | None = Field(default=None, max_length=256)  # the node it speaks as, if named
-    content: str = Field(sa_column=Column(Text, nullable=False))
-
-
-LEASES = LeaseRow.__table__  # type: ignore[attr-defined]
-INBOX = InboxRow.__table__  # type: ignore[attr-defined]
+# A message waiting for a run, in the order it came.
+INBOX = Table(
+    "serve_inbox",
+    METADATA,
+    Column("id", Integer, primary_key=True),
+    Column("run", String(64), nullable=False, index=True),
+    Column("sender", String(256), nullable=True),  # the node it speaks as, if named
+    Column("content", Text, nullable=False),
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -285,10 +296,10 @@ class RunLeases:
 
     def _create_tables(self) -> None:
         try:
-            SQLModel.metadata.create_all(self.store.engine, tables=[LEASES, INBOX])
+            METADATA.create_all(self.store.engine, tables=[LEASES, INBOX])
         except SQLAlchemyError:
             # Two workers starting together may both try; the one that lost finds them made.
-            SQLModel.metadata.create_all(self.store.engine, tables=[LEASES, INBOX])
+            METADATA.create_all(self.store.engine, tables=[LEASES, INBOX])
 
 
 STEPPER = "step:"  # owners that step runs without taking their messages
