@@ -59,8 +59,11 @@ def chat(
 ) -> None:
     """Chat with FLOW: each line you type continues one stored run."""
     from roost.loading import load_flow
+    from roost.providers.keys import refuse_keyless
 
-    ChatLoop(load_flow(flow_path), db=db, from_=from_, to=to, new=new).loop()
+    flow = load_flow(flow_path)
+    refuse_keyless(flow)  # before a run is stored: its first model call could only fail
+    ChatLoop(flow, db=db, from_=from_, to=to, new=new).loop()
 
 
 class ChatLoop:

@@ -109,3 +109,31 @@ def test_an_error_the_run_stops_at_is_said_once(tmp_path: Path) -> None:
     said = (done.stdout + done.stderr).splitlines()
     told = [line for line in said if "the model is down" in line]
     assert told == ["roost: error at bot: provider 'gpt': the model is down"]
+
+
+def test_chat_refuses_in_one_line_naming_the_variable_before_a_run_is_stored(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "f.yaml").write_text(KEYLESS)
+    done = run_cli("chat", "f.yaml", "--db", "runs.db", cwd=tmp_path, env=_without_keys())
+    assert (done.returncode, done.stdout, done.stderr) == (2, "", f"f.yaml: {ADVICE}\n")
+    assert not (tmp_path / "runs.db").exists()
+
+
+def test_a_flow_test_case_fails_naming_the_variable_unless_its_replies_stand_in(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "f.yaml").write_text(KEYLESS)
+    (tmp_path / "f.test.yaml").write_text(
+        "flow: f.yaml\ncases:\n"
+        "  - {name: keyless, expect: {status: terminated}}\n"
+        "  - {name: scripted, replies: {gpt: [TERMINATE]}, expect: {status: terminated}}\n"
+    )
+    done = run_cli("test", "f.test.yaml", cwd=tmp_path, env=_without_keys())
+    assert done.returncode == 1
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("FAILED f.test.yaml::keyless (")
+    assert lines[1].startswith("PASSED f.test.yaml::scripted (")
+    assert ADVICE in lines
+    assert "what happened:" not in lines  # no run was made to tell of
+    assert not (tmp_path / ".roost").exists()
