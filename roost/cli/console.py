@@ -18,6 +18,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from roost.cli.lines import Piece, lines_for
+from roost.cli.person import Answerer
 from roost.errors import CONTEXT_TOO_LONG
 from roost.events import (
     CompactEvent,
@@ -89,6 +90,8 @@ class RunConsole:
         self.lines = lines_for(self.out)
         # A director's answer is a name, shown through the select event, never streamed.
         self.channels = frozenset(channels)
+        # Who answers in a channel, named on the line of their answer (the log says the channel).
+        self.answerer = Answerer(self.channels)
         # Text from an agent with tools may be a note before its tool calls rather than its
         # reply, so its streamed lines name no addressee.
         self.tool_users = frozenset(tool_users)
@@ -116,6 +119,7 @@ class RunConsole:
     def use_flow(self, flow: Flow) -> None:
         """Takes the channels and tool users of ``flow`` (a chat may switch to another flow)."""
         self.channels = frozenset(flow.channels)
+        self.answerer = Answerer.of_flow(flow)
         self.tool_users = frozenset(name for name, agent in flow.agents.items() if agent.functions)
 
     def colour(self, node: str) -> str:
@@ -230,7 +234,8 @@ class RunConsole:
         else:
             self.end_line()
             said = (f": {event.content}", "")
-            self.lines.write((self.named(event.from_), _TO, self.named(event.to), said))
+            frm = self.answerer.sender(event)
+            self.lines.write((self.named(frm), _TO, self.named(event.to), said))
         self._print_notes()
 
     def _print_notes(self) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 
+from roost.cli.person import Answerer, answerers
 from roost.events import (
     ErrorEvent,
     Event,
@@ -42,7 +43,11 @@ def transcript_markdown(events: list[Event], *, title: str | None = None) -> str
             f"Run `{start.run}` of `{start.flow.path}`, started {start.ts[:19].replace('T', ' ')}"
             f" UTC; {state.status}."
         )
-    parts += [block for event in events if (block := _block(event)) is not None]
+    parts += [
+        block
+        for answerer, event in answerers(events)
+        if (block := _block(event, answerer)) is not None
+    ]
     usage = state.usage
     calls = sum(1 for event in events if isinstance(event, LlmCallEvent))
     parts.append(
@@ -52,10 +57,11 @@ def transcript_markdown(events: list[Event], *, title: str | None = None) -> str
     return "\n\n".join(parts) + "\n"
 
 
-def _block(event: Event) -> str | None:
-    """One event as a Markdown block, or None for events a reader does not need."""
+def _block(event: Event, answerer: Answerer) -> str | None:
+    """One event as a Markdown block, or None for events a reader does not need
+    (``answerer`` names the person who answered in a channel)."""
     if isinstance(event, MessageEvent):
-        return f"**{_plain(event.from_)} → {_plain(event.to)}**\n\n{event.content}"
+        return f"**{_plain(answerer.sender(event))} → {_plain(event.to)}**\n\n{event.content}"
     if isinstance(event, ToolCallEvent):
         arguments = json.dumps(event.arguments, ensure_ascii=False, indent=2)
         return f"*{_plain(event.agent)} calls `{event.name}`:*\n\n{_fenced(arguments, 'json')}"
@@ -63,9 +69,11 @@ def _block(event: Event) -> str | None:
         said = "failed" if event.is_error else "answered"
         return f"*`{event.name}` {said}:*\n\n{_fenced(event.content)}"
     if isinstance(event, InterruptEvent):
-        return f"*{_plain(event.to)} waits for {_plain(event.from_)}.*"
+        return f"*{_plain(event.to)} waits for {_plain(answerer.waited_for(event))}.*"
     if isinstance(event, ResumeEvent):
         said = f": {_plain(event.feedback)}" if event.feedback else " (no feedback)"
+        if event.from_ in answerer.channels:
+            return f"*{_plain(answerer.in_channel(event.from_))} answered {_plain(event.to)}{said}*"
         return f"*{_plain(event.from_)} answered{said}*"
     if isinstance(event, ErrorEvent):
         return f"*Error at {_plain(event.from_)} → {_plain(event.to)}: {_plain(event.content)}*"

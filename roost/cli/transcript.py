@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from roost.cli.console import compact_words, finish_note
+from roost.cli.person import NOBODY, Answerer, answerers
 from roost.errors import RoostError
 from roost.events import (
     BackgroundEvent,
@@ -42,19 +43,27 @@ def clip(text: str, limit: int = _CLIP) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-def event_line(event: Event) -> str | None:
-    """One event as a transcript line (rich markup), or None for events not shown."""
+def event_line(event: Event, answerer: Answerer = NOBODY) -> str | None:
+    """One event as a transcript line (rich markup), or None for events not shown.
+
+    ``answerer`` names the person where the log records a person's answer in a channel
+    as the channel's."""
     seq = f"[dim]{event.seq:>4}[/] "
     if isinstance(event, MessageEvent):
-        return f"{seq}[bold]{escape(event.from_)}[/] → {escape(event.to)}: {escape(event.content)}"
+        frm, to = escape(answerer.sender(event)), escape(event.to)
+        return f"{seq}[bold]{frm}[/] → {to}: {escape(event.content)}"
     if isinstance(event, InterruptEvent):
         why = f" ({event.reason})" if event.reason and event.reason != "human" else ""
-        return f"{seq}[yellow]⏸ {escape(event.to)} waits for {escape(event.from_)}{why}[/]"
+        waits = escape(answerer.waited_for(event))
+        return f"{seq}[yellow]⏸ {escape(event.to)} waits for {waits}{why}[/]"
     if isinstance(event, ErrorEvent):
         where = f"{escape(event.from_)} → {escape(event.to)}"
         return f"{seq}[bold red]✗ error[/] {where}: {escape(event.content)}"
     if isinstance(event, ResumeEvent):
         said = f": {escape(event.feedback)}" if event.feedback else " (no feedback)"
+        if event.from_ in answerer.channels:
+            who = f"{answerer.in_channel(event.from_)} answered {event.to}"
+            return f"{seq}[yellow]↪ {escape(who)}[/]{said}"
         return f"{seq}[yellow]↪ {escape(event.from_)} answered[/]{said}"
     if isinstance(event, RetryEvent):
         return f"{seq}[yellow]↻ retry {escape(event.from_)} → {escape(event.to)}[/]"
@@ -141,8 +150,8 @@ def print_transcript(
     if info is not None:
         shelved = f", archived {info.archived}" if info.archived else ""
         console.print(f"[dim]created {info.created}, updated {info.updated}{shelved}[/]")
-    for event in events:
-        line = event_line(event)
+    for answerer, event in answerers(events):
+        line = event_line(event, answerer)
         if line is not None:
             console.print(line, soft_wrap=True)
     if state.answer is not None:
