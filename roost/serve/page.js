@@ -86,13 +86,35 @@
   const runLabel = (row) => row.id + " · " + row.flow + " · " + row.status;
 
   async function loadRuns() {
-    const runs = await api("GET", "/runs?limit=100");
+    showRuns(await api("GET", "/runs?limit=100"));
+  }
+
+  function showRuns(runs) {
     const select = $("runs");
     select.replaceChildren(new Option("(open a stored run)", ""));
     for (const row of runs) select.append(new Option(runLabel(row), row.id));
     select.value = run || "";
     showRecent(runs.slice(0, 20));
+    listed = runs.map((row) => row.id).join(" ");
   }
+
+  // Every listed run's status follows the server: the open run's through its stream, the
+  // others through the listing, asked again every RUNS_EVERY ms while the page is seen
+  // (the server has no stream of every run, and a run's own stream is one socket each).
+  const RUNS_EVERY = 3000;
+  let listed = ""; // the ids of the runs listed, as the page last drew them
+
+  async function pollRuns() {
+    if (document.visibilityState !== "visible" || !$("token-page").hidden) return;
+    const runs = await api("GET", "/runs?limit=100").catch(() => null);
+    if (!runs) return;
+    if (runs.map((row) => row.id).join(" ") === listed) {
+      for (const row of runs) if (row.id !== run) followRow(row); // the same runs: in place
+    } else showRuns(runs); // a run came or went: the lists are drawn again
+  }
+
+  setInterval(pollRuns, RUNS_EVERY);
+  document.addEventListener("visibilitychange", pollRuns); // seen again: at once
 
   // The list follows a run as its stream tells where it stands.
   function followRow(row) {

@@ -296,3 +296,26 @@ def test_the_api_docs_page_works_offline(browser: Browser, server: Server) -> No
     finally:
         context.close()
     assert not elsewhere, elsewhere
+
+
+def test_the_run_lists_follow_every_run_not_only_the_open_one(
+    page: Page, api: httpx2.Client
+) -> None:
+    other = api.post("/runs", json={"flow": "team/room.yaml"}).json()["id"]
+    settled(api, other, "paused")
+    page.reload()
+    recent = page.locator(f'#recent li[data-run="{other}"] .status')
+    expect(recent).to_have_text("paused")
+    opened = start_in(page, "chat.yaml")  # the run open is another one
+    expect(page.locator("#asked")).to_have_text("USER is asked (answering bot)")
+    expect(run_option(page, other)).to_have_text(re.compile(r"· paused$"))
+
+    api.post(f"/runs/{other}/messages", json={"content": "critic"})  # elsewhere: it ends
+    settled(api, other, "terminated")
+    expect(run_option(page, other)).to_have_text(re.compile(r"· terminated$"), timeout=10_000)
+    expect(run_option(page, opened)).to_have_text(re.compile(r"· paused$"))
+    page.click("#home-link")
+    expect(recent).to_have_text("terminated")
+
+    again = api.post("/runs", json={"flow": "team/room.yaml"}).json()["id"]  # a new run comes
+    expect(page.locator(f'#recent li[data-run="{again}"]')).to_have_count(1, timeout=10_000)
