@@ -1998,6 +1998,51 @@ SERVE_LOAD = [
 ]
 
 
+EDGES_LEFT = [
+    Mutant(
+        "chat-keyless-not-refused",
+        "roost/cli/chat_command.py",
+        "    refuse_keyless(flow)  # before a run is stored: its first model call could only fail"
+        "\n",
+        "",
+        ("tests/providers/test_keys.py",),
+        "roost chat stores a run of a flow whose provider has no key, to fail at its first call",
+    ),
+    Mutant(
+        "flowtest-keyless-case-runs",
+        "roost/flowtest/cases.py",
+        "    if keyless is not None:\n        return [keyless.advice()], []\n",
+        "",
+        ("tests/providers/test_keys.py",),
+        "a flow test case reaching a keyless provider fails at its first call, not naming the key",
+    ),
+    Mutant(
+        "channel-answer-named-as-channel",
+        "roost/cli/person.py",
+        "return self.in_channel(event.from_) if self.answers(event) else event.from_",
+        "return event.from_",
+        ("tests/engine/test_cli.py",),
+        "a person's answer in a channel reads as the channel's (room → critic)",
+    ),
+    Mutant(
+        "channel-person-always-you",
+        "roost/cli/person.py",
+        "return found[0] if len(found) == 1 else YOU",
+        "return YOU",
+        ("tests/engine/test_cli.py",),
+        "the flow's person is never named in a channel's answer",
+    ),
+    Mutant(
+        "channel-interrupt-waits-for-channel",
+        "roost/cli/person.py",
+        'return f"{self.person} (in {event.from_})"',
+        "return event.from_",
+        ("tests/engine/test_cli.py",),
+        "roost show says a member waits for the channel, not for the person",
+    ),
+]
+
+
 MUTANTS: list[Mutant] = [
     *ENGINE,
     *STORE,
@@ -2022,4 +2067,5 @@ MUTANTS: list[Mutant] = [
     *EDGES_PERSON,
     *HARDENING_ENGINE,
     *SERVE_LOAD,
+    *EDGES_LEFT,
 ]
