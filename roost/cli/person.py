@@ -43,11 +43,12 @@ class Answerer:
     @classmethod
     def of_text(cls, text: str) -> Answerer:
         """From a flow's recorded text (a run's log keeps it); nothing known if unreadable."""
-        import yaml
+        from roost.errors import FlowError
+        from roost.flow.yamlread import build, compose  # bounded: a recorded text may be hostile
 
         try:
-            data: Any = yaml.safe_load(text)
-        except yaml.YAMLError:
+            data: Any = build(compose(text, "flow"), "flow").data if text else None
+        except FlowError:
             return cls()
         if not isinstance(data, dict):
             return cls()
