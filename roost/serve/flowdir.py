@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
 from roost.engine.flows import text_hash
@@ -117,7 +117,7 @@ class FlowDir:
 
     def check(self, name: str) -> list[Problem]:
         """Every problem of the flow ``name`` names, its tools' included."""
-        return _problems(check_flow_file(self.file(name)))
+        return _problems(check_flow_file(self.file(name)), name)
 
     def entries(self) -> list[FlowEntry]:
         """The flow files of the folder by path, each checked as language once per change."""
@@ -152,14 +152,20 @@ class FlowDir:
 def _entry(name: str, path: Path) -> FlowEntry:
     checked = check_flow_file(path)
     flow = checked.flow
-    errors = tuple(str(p) for p in checked.problems if p.severity == "error")
+    errors = tuple(str(_named(p, name)) for p in checked.problems if p.severity == "error")
     if flow is None:
         return FlowEntry(name, None, None, errors)
     return FlowEntry(name, flow.name, flow.description, errors)
 
 
-def _problems(checked: Checked) -> list[Problem]:
+def _problems(checked: Checked, name: str) -> list[Problem]:
     problems = list(checked.problems)
     if checked.flow is not None:
         problems += tool_problems(checked.flow)
-    return problems
+    return [_named(problem, name) for problem in problems]
+
+
+def _named(problem: Problem, name: str) -> Problem:
+    """The problem located by the flow's name in the folder: a page or a client is told
+    where in the flow, never where the server keeps its files."""
+    return replace(problem, file=name)

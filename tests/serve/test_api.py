@@ -60,6 +60,8 @@ def test_the_flows_folder_is_listed_with_names_and_problems(api: httpx2.Client) 
     broken = listed["broken.yaml"]
     assert broken["valid"] is False
     assert broken["problems"] and all("broken.yaml:" in line for line in broken["problems"])
+    # Located by the flow's name in the folder, never by where the server keeps its files.
+    assert all(line.startswith("broken.yaml:") for line in broken["problems"])
 
 
 def test_validate_gives_every_problem_as_the_command_line_prints_it(api: httpx2.Client) -> None:
@@ -68,6 +70,7 @@ def test_validate_gives_every_problem_as_the_command_line_prints_it(api: httpx2.
     bad = api.post("/flows/validate", json={"flow": "broken.yaml"}).json()
     assert bad["valid"] is False
     assert any(":5:" in line and ": error: " in line for line in bad["problems"])
+    assert all(line.startswith("broken.yaml:") for line in bad["problems"])
 
 
 @pytest.mark.parametrize(
