@@ -35,8 +35,8 @@ APPROVE = """
     start: {from: USER, to: helper, content: "The median of 2, 4 and 9?"}
 """
 APPROVE_REPLIES: list[str | Mapping[str, Any]] = [
-    call("mean", data=[2, 4, 9]),
-    "The mean is 5.",
+    call("median", data=[2, 4, 9]),
+    "The median is 4.",
     "TERMINATE",
 ]
 
