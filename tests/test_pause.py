@@ -230,6 +230,7 @@ async def test_replay_and_flow_of_from_the_front_door() -> None:
     report = await roost.replay(log)
     assert report.identical and report.compared == len(log.load())
     assert (await roost.replay(log.load(), ASSISTANT)).identical
+    assert not (await roost.replay(log, ROOT / "flows" / "hello.yaml")).identical
     flow = roost.flow_of(log)
     assert (flow.name, flow.path) == (
         "assistant",
