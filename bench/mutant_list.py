@@ -2043,6 +2043,84 @@ EDGES_LEFT = [
 ]
 
 
+FRONT_DOOR_TESTS = ("tests/test_pause.py", "tests/test_api.py")
+FRONT_DOOR = [
+    # -- what roost.run hands its callers: values, and a Pause's answers (roost/runview.py)
+    Mutant(
+        "view-shares-interrupts",
+        "roost/runview.py",
+        "        return entry.model_copy(deep=True)\n",
+        "        return entry\n",
+        FRONT_DOOR_TESTS,
+        "a caller changing a pause's tool call changes the run's interrupt",
+    ),
+    Mutant(
+        "pause-approve-refuses",
+        "roost/runview.py",
+        'return PauseAnswer("yes", self.interrupt.seq)',
+        'return PauseAnswer("no", self.interrupt.seq)',
+        FRONT_DOOR_TESTS,
+        "approve() refuses the call",
+    ),
+    Mutant(
+        "pause-refuse-drops-reason",
+        "roost/runview.py",
+        'return PauseAnswer(said or "no", self.interrupt.seq)',
+        'return PauseAnswer("no", self.interrupt.seq)',
+        FRONT_DOOR_TESTS,
+        "refuse(reason) does not tell the model why",
+    ),
+    Mutant(
+        "pause-refuse-yes-approves",
+        "roost/runview.py",
+        "if said.lower() in APPROVE:",
+        "if False:",
+        FRONT_DOOR_TESTS,
+        "refuse('yes') approves the call",
+    ),
+    Mutant(
+        "pause-let-answer-anywhere",
+        "roost/runview.py",
+        'self._only("person", "let_answer()")',
+        'self._only(self.kind, "let_answer()")',
+        FRONT_DOOR_TESTS,
+        "let_answer() at a tool approval refuses the call silently",
+    ),
+    Mutant(
+        "pause-stale-answer",
+        "roost/runview.py",
+        "if reply.seq != pause.interrupt.seq:",
+        "if False:",
+        FRONT_DOOR_TESTS,
+        "an earlier pause's answer answers a later one",
+    ),
+    Mutant(
+        "pause-no-choices",
+        "roost/runview.py",
+        'choices=choices if kind == "manual_choice" else ()',
+        "choices=()",
+        FRONT_DOOR_TESTS,
+        "a manual choice does not say who may speak",
+    ),
+    Mutant(
+        "result-no-cost",
+        "roost/api.py",
+        "return view_of(state, run_cost(runner.log.load()))",
+        "return view_of(state)",
+        FRONT_DOOR_TESTS,
+        "the result's cost is always zero",
+    ),
+    Mutant(
+        "replay-ignores-flow",
+        "roost/api.py",
+        "None if flow is None else _as_flow(flow)",
+        "None",
+        FRONT_DOOR_TESTS,
+        "roost.replay(log, flow) replays under the recorded flow",
+    ),
+]
+
+
 MUTANTS: list[Mutant] = [
     *ENGINE,
     *STORE,
@@ -2068,4 +2146,5 @@ MUTANTS: list[Mutant] = [
     *HARDENING_ENGINE,
     *SERVE_LOAD,
     *EDGES_LEFT,
+    *FRONT_DOOR,
 ]

@@ -1,11 +1,14 @@
 """roost: declarative conversation graphs, run, replayed and drawn.
 
 ``await roost.run(flow, message, answer=...)`` (or ``roost.run_sync``) runs a
-flow to its end; ``load_flow(path)`` reads and validates a flow file, its tools
-included, raising ``FlowError`` whose ``problems`` carry file, line, column and
-message. ``Runner`` steps a run one call at a time; ``MemoryLog``, ``JsonlLog``
-and ``SqlStore`` keep its events, whose types are exported here too, and
-``memory_bank()`` what its flow remembers. In
+flow to its end, asking ``answer(pause)`` (a ``Pause``) at each pause, and
+returns a frozen ``RunView``; ``await roost.replay(log)`` re-executes a
+recorded run and ``flow_of(log)`` reads the flow it follows. ``load_flow(path)``
+reads and validates a flow file, its tools included, raising ``FlowError``
+whose ``problems`` carry file, line, column and message. ``Runner`` steps a
+run one call at a time; ``MemoryLog``, ``JsonlLog`` and ``SqlStore`` keep its
+events, whose types are exported here too, and ``memory_bank()`` what its flow
+remembers. In
 Jupyter, ``show(item)`` draws a flow or a run (and a cell ending with one
 draws it by itself).
 
@@ -20,7 +23,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from roost.api import memory_bank, run, run_sync
+    from roost.api import flow_of, memory_bank, replay, run, run_sync
     from roost.engine import Runner, RunState
     from roost.errors import FlowError, RoostError, RunStateError
     from roost.eventlog import EventLog, MemoryLog
@@ -42,6 +45,7 @@ if TYPE_CHECKING:
     from roost.flow import Flow
     from roost.loading import load_flow
     from roost.notebook import show
+    from roost.runview import Pause, RunView
     from roost.store.jsonl import JsonlLog
     from roost.store.sql import SqlStore
 
@@ -68,6 +72,10 @@ _LAZY = {
     "run": "roost.api",
     "run_sync": "roost.api",
     "memory_bank": "roost.api",
+    "replay": "roost.api",
+    "flow_of": "roost.api",
+    "Pause": "roost.runview",
+    "RunView": "roost.runview",
     "show": "roost.notebook",
     "Runner": "roost.engine",
     "RunState": "roost.engine",
@@ -95,12 +103,14 @@ __all__ = [
     "LlmCallEvent",
     "MemoryLog",
     "MessageEvent",
+    "Pause",
     "ResumeEvent",
     "RetryEvent",
     "RoostError",
     "RunStartEvent",
     "RunState",
     "RunStateError",
+    "RunView",
     "Runner",
     "SelectEvent",
     "SqlStore",
@@ -108,8 +118,10 @@ __all__ = [
     "ToolCallEvent",
     "ToolResultEvent",
     "__version__",
+    "flow_of",
     "load_flow",
     "memory_bank",
+    "replay",
     "run",
     "run_sync",
     "show",

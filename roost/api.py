@@ -3,8 +3,11 @@
 ``Runner`` steps a run one call at a time (``start``, ``continue_``, ``retry``),
 each returning where the run came to rest. ``run`` drives those steps for the
 common case: it starts the run, and at each pause (a person's turn, or a tool
-call waiting for approval) asks ``answer(state)`` what to say, until the run
-ends or nobody answers. ``run_sync`` is the same for code without an event loop.
+call waiting for approval, a manual choice) asks ``answer(pause)`` what to
+say, until the run ends or nobody answers. Callers get values (``RunView``,
+``Pause``: ``roost.runview``), never the engine's live state. ``run_sync`` is
+the same for code without an event loop. ``replay`` re-executes a recorded run
+and ``flow_of`` reads the flow a recorded run follows.
 
 A flow with a ``memory:`` section remembers across runs from Python as it does
 from the command line: in the run store's memory (``memory_bank``).
@@ -21,15 +24,21 @@ from typing import TYPE_CHECKING, TypeAlias
 
 from roost.engine import Runner, RunState
 from roost.errors import RunStateError, TelemetryError, UsageError
-from roost.eventlog import EventLog, MemoryBank, MemoryLog, new_run_id
+from roost.eventlog import EventLog, ImageStore, MemoryBank, MemoryLog, new_run_id
+from roost.runview import Pause, PauseAnswer, RunView, pause_of, text_of, view_of
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from roost.engine.replay import ReplayReport
     from roost.events import Event
     from roost.flow import Flow
     from roost.store.lazy_memory import LazyMemory
 
-# What ``answer`` may be: a function or a coroutine function of the paused state.
-Answer: TypeAlias = Callable[[RunState], str | Awaitable[str | None] | None]
+# What ``answer`` may return: the text to say, an answer of the pause, or None.
+Said: TypeAlias = str | PauseAnswer | None
+# What ``answer`` may be: a function or a coroutine function of the pause.
+Answer: TypeAlias = Callable[[Pause], Said | Awaitable[Said]]
 
 
 async def run(
@@ -39,19 +48,20 @@ async def run(
     answer: Answer | None = None,
     log: EventLog | None = None,
     memory: MemoryBank | None = None,
-) -> RunState:
+) -> RunView:
     """Runs ``flow`` until it ends, stops at an error, or pauses with nobody to answer.
 
     ``flow`` is a ``Flow`` or the path of a flow file (loaded with
     ``roost.load_flow``, its tools checked). ``message`` starts the run (default:
     the flow's ``start`` content) and is sent as written. At each pause,
-    ``answer(state)`` is called (it may be async): ``state.pending`` is the
-    interrupt, its ``reason`` says whether a person is asked (``human``) or a
-    tool call waits for approval (``tool_approval``: ``yes`` or ``y`` runs it, ``no``
-    or ``n`` refuses it, other text refuses it as the reason; ``tool_plan``
-    for all the calls of a model answer at once). The text
-    it returns answers the pause; ``""`` lets the waiting node answer itself;
-    ``None`` leaves the run paused, as does having no ``answer`` at all.
+    ``answer(pause)`` is called (it may be async) with a ``roost.Pause``: its
+    ``kind`` says whether a person is asked (``person``), tool calls wait for
+    approval (``tool_approval``; ``pause.tool_calls``) or a person chooses who
+    speaks next (``manual_choice``; ``pause.choices``). It returns the text to
+    say (at a tool approval, ``yes`` runs the calls and other text refuses them
+    with that reason; ``""`` at a person's turn lets the node answer itself), or
+    ``pause.approve()``, ``pause.refuse(reason)``, ``pause.let_answer()``; or
+    None to leave the run paused, as does having no ``answer`` at all.
 
     ``log`` keeps the events (default: a ``MemoryLog``, gone with the process).
     A log that already holds a paused run goes on from its pause (``message``
@@ -62,8 +72,9 @@ async def run(
     sub-flow's) remembers; by default ``memory_bank(log=log)``: the memory of
     ``log``'s store, or of the store the command line would use.
 
-    Returns the state the run came to rest in: ``terminated``, ``paused`` or
-    ``error``. Raises ``FlowError`` for a flow that does not load and
+    Returns a frozen ``RunView`` of where the run came to rest (``status``
+    ``terminated``, ``paused`` or ``error``; ``answer``, ``usage``, ``cost``,
+    ``history``). Raises ``FlowError`` for a flow that does not load and
     ``RunStateError`` for a run that cannot go on as asked.
     """
     log = log if log is not None else MemoryLog(new_run_id())
@@ -77,7 +88,7 @@ async def run(
             own.close()  # the store it opened, if the run stored or recalled
 
 
-async def _drive(runner: Runner, message: str | None, answer: Answer | None) -> RunState:
+async def _drive(runner: Runner, message: str | None, answer: Answer | None) -> RunView:
     """Starts the run (or goes on from its pause) and answers its pauses while ``answer`` does."""
     state = runner.state
     if state.status == "new":
@@ -87,19 +98,34 @@ async def _drive(runner: Runner, message: str | None, answer: Answer | None) -> 
             f"run {runner.run_id} has started already: a message starts a new run; "
             "give the log of a new run, or answer this one's pause with answer="
         )
-    while state.status == "paused" and answer is not None:
-        reply = answer(state)
+    while answer is not None and (pause := _pause(runner, state)) is not None:
+        reply = answer(pause)
         if inspect.isawaitable(reply):
             reply = await reply
         if reply is None:
             break
-        if not isinstance(reply, str):
-            raise UsageError(
-                f"answer returned {type(reply).__name__}: give the answer as text, "
-                "or None to leave the run paused"
-            )
-        state = await runner.continue_(reply)
-    return state
+        state = await runner.continue_(text_of(reply, pause))
+    return _view(runner, state)
+
+
+def _view(runner: Runner, state: RunState) -> RunView:
+    """``state`` as a value, with what the run's model calls cost so far."""
+    from roost.pricing import run_cost
+
+    return view_of(state, run_cost(runner.log.load()))
+
+
+def _pause(runner: Runner, state: RunState) -> Pause | None:
+    """The pause the run is at, for ``answer``; None when it is not paused."""
+    if state.status != "paused":
+        return None
+    pending = state.pending
+    choices: tuple[str, ...] = ()
+    if pending is not None and pending.from_ in runner.flow.channels:
+        from roost.nodes.directors import candidates
+
+        choices = candidates(runner.flow, state, pending.from_)
+    return pause_of(_view(runner, state), choices)
 
 
 def run_sync(
@@ -109,7 +135,7 @@ def run_sync(
     answer: Answer | None = None,
     log: EventLog | None = None,
     memory: MemoryBank | None = None,
-) -> RunState:
+) -> RunView:
     """``roost.run`` for code that is not async: runs the flow in an event loop of its own.
 
     It cannot be called where an event loop is already running (inside an
@@ -124,6 +150,45 @@ def run_sync(
         "roost.run_sync cannot run inside a running event loop (an async function, "
         "a notebook): use `await roost.run(...)` instead"
     )
+
+
+async def replay(
+    run: EventLog | Sequence[Event], flow: Flow | str | os.PathLike[str] | None = None
+) -> ReplayReport:
+    """Re-executes a recorded run with its recorded answers and compares event by event.
+
+    ``run`` is the run's log (its images read again from the log's store) or its
+    events. ``flow`` None replays each part under the flow it recorded; a flow
+    (or a flow file's path) replays the run under it instead. The report says
+    whether the replay is ``identical``, else the first ``difference``.
+    """
+    from roost.engine.replay import replay_run
+
+    events, images = _recorded(run)
+    return await replay_run(None if flow is None else _as_flow(flow), events, images=images)
+
+
+def flow_of(run: EventLog | Sequence[Event], *, shown: bool = False) -> Flow:
+    """The flow a recorded run follows now, loaded from the text its log recorded.
+
+    That of its latest ``flow`` event, else its ``run_start``'s; nothing it names
+    is imported or started. ``shown`` reads no environment (only to show the flow).
+    Raises ``EventLogError`` when the log holds no ``run_start``.
+    """
+    from roost.engine.flows import flow_of as recorded_flow
+
+    events, _ = _recorded(run)
+    ref = run.run_id if isinstance(run, EventLog) else (events[0].run if events else "run")
+    return recorded_flow(events, ref, shown=shown)
+
+
+def _recorded(run: EventLog | Sequence[Event]) -> tuple[list[Event], ImageStore | None]:
+    """A run's events, and its log's image store (None for bare events)."""
+    if isinstance(run, EventLog):
+        from roost.store.images import images_of
+
+        return run.load(), images_of(run)
+    return list(run), None
 
 
 def memory_bank(db: str | None = None, *, log: EventLog | None = None) -> LazyMemory:

@@ -268,16 +268,21 @@ class RunState:
     @property
     def last_message(self) -> HistoryEntry | None:
         """The latest success entry, if any."""
-        for entry in reversed(self.history):
-            if entry.state == "success":
-                return entry
-        return None
+        return last_success(self.history)
 
     @property
     def answer(self) -> str | None:
         """What the run answered (``run_answer``), each node's markers read as the flow in
         force says; None when no message has text."""
         return run_answer(self.history, marker_rules(self.flow_text))
+
+
+def last_success(history: Sequence[HistoryEntry]) -> HistoryEntry | None:
+    """The latest success entry of ``history``, if any."""
+    for entry in reversed(history):
+        if entry.state == "success":
+            return entry
+    return None
 
 
 def run_answer(

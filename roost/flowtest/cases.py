@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 
     from roost.eventlog import MemoryBank
     from roost.flowtest.spec import Expect, LoadedCase, TestFile, ToolCalled
-    from roost.runstate import RunState
+    from roost.runview import RunView
 
 DIFF_CONTEXT = 3  # events shown before and after the ones that differ
 SHOWN_LINE = 400  # characters of one event or message shown in a report
@@ -116,7 +116,7 @@ def scratch_memory() -> Iterator[MemoryBank]:
             bank.close()
 
 
-def judge(expect: Expect, state: RunState, events: list[Event]) -> list[str]:
+def judge(expect: Expect, state: RunView, events: list[Event]) -> list[str]:
     """What of ``expect`` the run did not do, each as one line of expected and got."""
     failures = []
     for check in _CHECKS:
@@ -126,14 +126,14 @@ def judge(expect: Expect, state: RunState, events: list[Event]) -> list[str]:
     return failures
 
 
-def _status(expect: Expect, state: RunState, events: list[Event]) -> str | None:
+def _status(expect: Expect, state: RunView, events: list[Event]) -> str | None:
     if expect.status is None or expect.status == state.status:
         return None
     why = f" ({state.pending.content})" if isinstance(state.pending, ErrorEvent) else ""
     return f"status: expected {expect.status}, got {state.status}{why}"
 
 
-def _at(expect: Expect, state: RunState, events: list[Event]) -> str | None:
+def _at(expect: Expect, state: RunView, events: list[Event]) -> str | None:
     if expect.at is None:
         return None
     node = ended_at(state, events)
@@ -143,7 +143,7 @@ def _at(expect: Expect, state: RunState, events: list[Event]) -> str | None:
     return f"at: expected the run to stop at {expect.at}, {got}"
 
 
-def ended_at(state: RunState, events: list[Event]) -> str | None:
+def ended_at(state: RunView, events: list[Event]) -> str | None:
     """The node a run came to rest at: where it terminated, who it waits for, who failed."""
     last = events[-1] if events else None
     if isinstance(last, TerminateEvent):
@@ -153,7 +153,7 @@ def ended_at(state: RunState, events: list[Event]) -> str | None:
     return None
 
 
-def _final(expect: Expect, state: RunState, events: list[Event]) -> str | None:
+def _final(expect: Expect, state: RunView, events: list[Event]) -> str | None:
     final = expect.final
     if final is None:
         return None
@@ -168,7 +168,7 @@ def _final(expect: Expect, state: RunState, events: list[Event]) -> str | None:
     return None
 
 
-def _tool_called(expect: Expect, state: RunState, events: list[Event]) -> str | None:
+def _tool_called(expect: Expect, state: RunView, events: list[Event]) -> str | None:
     wanted = expect.tool_called
     if wanted is None:
         return None
@@ -191,7 +191,7 @@ def _is_call_of(call: ToolCallEvent, wanted: ToolCalled) -> bool:
                for key, value in wanted.arguments.items())  # fmt: skip
 
 
-def _chosen(expect: Expect, state: RunState, events: list[Event]) -> str | None:
+def _chosen(expect: Expect, state: RunView, events: list[Event]) -> str | None:
     if expect.chosen is None:
         return None
     chosen = [e.chosen for e in events if isinstance(e, SelectEvent)]
@@ -200,7 +200,7 @@ def _chosen(expect: Expect, state: RunState, events: list[Event]) -> str | None:
     return f"chosen: expected {_json(expect.chosen)}, got {_json(chosen)}"
 
 
-_CHECKS: list[Callable[[Expect, RunState, list[Event]], str | None]] = [
+_CHECKS: list[Callable[[Expect, RunView, list[Event]], str | None]] = [
     _status, _at, _final, _tool_called, _chosen,
 ]  # fmt: skip
 
