@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from roost.store.schema import RUNS
 from roost.store.sql import SqlStore
-from tests.serve.conftest import settled, sse_items, start_server, wait_for, write_flows
+from tests.serve.conftest import GATE, settled, sse_items, start_server, wait_for, write_flows
 from tests.store.conftest import message, start_event
 
 if TYPE_CHECKING:
@@ -44,18 +44,6 @@ agents:
 start: {{from: USER, to: helper, content: Wait for the gate.}}
 """
 ENDS = "      - Open. TERMINATE"
-GATE = '''
-import time
-from pathlib import Path
-
-
-def wait(path: str) -> str:
-    """Waits until the file at PATH exists (two minutes at most)."""
-    deadline = time.monotonic() + 120
-    while not Path(path).exists() and time.monotonic() < deadline:
-        time.sleep(0.02)
-    return "open"
-'''
 
 
 def healthy_within(client: httpx2.Client, seconds: float) -> float:
