@@ -35,9 +35,7 @@ the goals' sizes). A benchmark, not a test: nothing here fails a build.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import datetime
-import multiprocessing
 import os
 import platform
 import resource
@@ -246,33 +244,11 @@ def server_figures(runs: int, single_runs: int) -> dict[str, float]:
     ``runs`` runs at once through ``roost serve`` as a share of the raw client's rate."""
     import serve
 
-    latency = 0.05
-    port = serve.free_port()
-    fake = multiprocessing.Process(target=serve.fake_server, args=(port, latency), daemon=True)
-    fake.start()
-    serve.wait_listening(port)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        raw_seconds = asyncio.run(serve.raw(url, runs))
-        with tempfile.TemporaryDirectory() as name:
-            folder = Path(name)
-            (folder / "flows").mkdir()
-            (folder / "flows" / "bench.yaml").write_text(serve.FLOW.format(url=url))
-            (folder / "flows" / "benchtools.py").write_text(serve.TOOLS)
-            process, served_url = serve.start_roost(folder)
-            try:
-                lone = asyncio.run(serve.single(served_url, single_runs, latency))
-                seconds, _ = asyncio.run(serve.served(served_url, runs, latency))
-            finally:
-                process.terminate()
-                process.wait(30)
-    finally:
-        fake.terminate()
-        fake.join(10)
+    figures = serve.measure(runs=runs, latency=0.05, lone=single_runs, steps=0)
     return {
-        "p50_ms": statistics.median(lone) * 1000,
-        "p99_ms": serve.percentile(lone, 0.99) * 1000,
-        "share": raw_seconds / seconds * 100,
+        "p50_ms": figures.added_p50_ms,
+        "p99_ms": figures.added_p99_ms,
+        "share": figures.throughput * 100,
     }
 
 
