@@ -1350,13 +1350,14 @@ FLOWTEST = [
     ),
 ]
 
-PRICING_PY = "roost/pricing/__init__.py"
+PRICING_TABLE_PY = "roost/pricing/_table.py"
+PRICING_COSTS_PY = "roost/pricing/_costs.py"
 PRICING_TESTS = ("tests/test_pricing.py",)
 
 PRICING = [
     Mutant(
         "pricing-variant-any-suffix",
-        PRICING_PY,
+        PRICING_TABLE_PY,
         'and name.startswith(key) and name[len(key)] in "-:@"',
         "and name.startswith(key)",
         PRICING_TESTS,
@@ -1364,7 +1365,7 @@ PRICING = [
     ),
     Mutant(
         "pricing-cached-over-prompt",
-        PRICING_PY,
+        PRICING_COSTS_PY,
         "cached = min(usage.cached_tokens, usage.prompt_tokens)",
         "cached = usage.cached_tokens",
         PRICING_TESTS,
@@ -1372,7 +1373,7 @@ PRICING = [
     ),
     Mutant(
         "pricing-cached-charged-twice",
-        PRICING_PY,
+        PRICING_COSTS_PY,
         "(usage.prompt_tokens - cached) * price.input",
         "usage.prompt_tokens * price.input",
         PRICING_TESTS,
@@ -1380,7 +1381,7 @@ PRICING = [
     ),
     Mutant(
         "pricing-flow-cached-free",
-        PRICING_PY,
+        PRICING_TABLE_PY,
         "cached = setting.cached_input if setting.cached_input is not None else setting.input",
         "cached = setting.cached_input if setting.cached_input is not None else 0.0",
         PRICING_TESTS,
@@ -1388,7 +1389,7 @@ PRICING = [
     ),
     Mutant(
         "pricing-first-attempt",
-        PRICING_PY,
+        PRICING_COSTS_PY,
         'if attempts and attempts[-1].outcome == "ok":\n        return str(attempts[-1].provider)',
         'if attempts and attempts[-1].outcome == "ok":\n        return str(attempts[0].provider)',
         PRICING_TESTS,
@@ -1396,7 +1397,7 @@ PRICING = [
     ),
     Mutant(
         "pricing-unpriced-not-counted",
-        PRICING_PY,
+        PRICING_COSTS_PY,
         "return RunCost(self.amount, self.estimated, self.unpriced + 1)",
         "return RunCost(self.amount, self.estimated, self.unpriced)",
         PRICING_TESTS,
@@ -1625,7 +1626,7 @@ EDGES_CLI = [
     ),
     Mutant(
         "cost-unrounded",
-        "roost/pricing/__init__.py",
+        "roost/pricing/_costs.py",
         "    return round(amount, COST_DECIMALS)\n",
         "    return amount\n",
         ("tests/batch/test_batch.py",),
