@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from roost.cli.request_diff import request_lines
 from roost.engine import Runner
 from roost.engine.calls import reply_formats
 from roost.engine.replay import replay_run
+from roost.engine.structured import make_format
 from roost.eventlog import MemoryLog
 from roost.messages import AssistantMessage, ModelRequest, ModelResponse, UserMessage
 from tests.engine.conftest import make_flow, messages
@@ -137,3 +139,10 @@ async def test_a_run_asked_again_and_retried_replays_identical() -> None:
     await runner.retry()
     assert messages(log.load())[-1] == ("critic", "USER", GOOD)
     assert (await replay_run(flow, log.load())).identical
+
+
+def test_a_request_diff_shows_the_reply_format() -> None:
+    request = ModelRequest(system="s", node="critic", reply_format=make_format("critic", VERDICT))
+    shown = request_lines(request)
+    assert "reply format: " + json.dumps(VERDICT, sort_keys=True) in shown
+    assert not any(line.startswith("reply format") for line in request_lines(ModelRequest()))
