@@ -23,6 +23,7 @@ ASK_AGAIN = (
     "Reply again with only a JSON object that follows the schema."
 )
 _NAME = re.compile(r"[^A-Za-z0-9_-]+")
+PROBLEM_CHARS = 300  # a problem quoting a long reply is cut to this many characters
 _VALIDATORS: dict[str, Any] = {}  # by the schema's canonical text
 
 
@@ -64,7 +65,8 @@ def reply_problem(reply_format: ReplyFormat, text: str) -> str | None:
     if error is None:
         return None
     where = ".".join(str(part) for part in error.absolute_path)
-    return f"at {where}: {error.message}" if where else error.message
+    problem = " ".join((f"at {where}: {error.message}" if where else error.message).split())
+    return problem if len(problem) <= PROBLEM_CHARS else problem[: PROBLEM_CHARS - 1] + "…"
 
 
 def _validator(schema: dict[str, Any]) -> Any:

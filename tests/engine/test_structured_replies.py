@@ -9,7 +9,7 @@ from roost.cli.request_diff import request_lines
 from roost.engine import Runner
 from roost.engine.calls import reply_formats
 from roost.engine.replay import replay_run
-from roost.engine.structured import make_format
+from roost.engine.structured import PROBLEM_CHARS, make_format, reply_problem
 from roost.eventlog import MemoryLog
 from roost.messages import AssistantMessage, ModelRequest, ModelResponse, UserMessage
 from tests.engine.conftest import make_flow, messages
@@ -146,3 +146,11 @@ def test_a_request_diff_shows_the_reply_format() -> None:
     shown = request_lines(request)
     assert "reply format: " + json.dumps(VERDICT, sort_keys=True) in shown
     assert not any(line.startswith("reply format") for line in request_lines(ModelRequest()))
+
+
+def test_a_problem_quoting_a_long_reply_stays_one_short_line() -> None:
+    long_list = json.dumps(["word"] * 500)
+    problem = reply_problem(make_format("critic", VERDICT), long_list)
+    assert problem is not None and problem.startswith("['word', 'word'")
+    assert len(problem) <= PROBLEM_CHARS and "\n" not in problem and problem.endswith("…")
+    assert reply_problem(make_format("critic", VERDICT), GOOD) is None
