@@ -2122,6 +2122,105 @@ FRONT_DOOR = [
 ]
 
 
+STRUCTURED_TESTS = (
+    "tests/engine/test_structured_replies.py",
+    "tests/providers/test_structured.py",
+    "tests/providers/test_structured_runs.py",
+)
+STRUCTURED = [
+    # -- structured replies: the format on each wire, the check, the second ask
+    Mutant(
+        "structured-never-checked",
+        "roost/engine/calls.py",
+        "    return reply_problem(reply_format, answer.message.content)\n",
+        "    return None\n",
+        STRUCTURED_TESTS,
+        "a reply that does not follow its reply_format is kept as if it did",
+    ),
+    Mutant(
+        "structured-tool-answers-checked",
+        "roost/engine/calls.py",
+        "    if answer.message.tool_calls and keep_calls:\n        return None\n",
+        "    if False:\n        return None\n",
+        STRUCTURED_TESTS,
+        "an answer asking for tools is checked as the reply: the tool loop is cut short",
+    ),
+    Mutant(
+        "structured-follow-up-without-the-reply",
+        "roost/engine/calls.py",
+        "            AssistantMessage(content=answer.message.content, provider=provider_name),\n",
+        "",
+        STRUCTURED_TESTS,
+        "the model is asked again without being shown the reply that failed",
+    ),
+    Mutant(
+        "structured-format-not-digested",
+        "roost/engine/calls.py",
+        "        extra = reply_format.model_dump_json().encode()\n",
+        '        extra = b""\n',
+        STRUCTURED_TESTS,
+        "a replay under a flow with another reply_format sees no change in the requests",
+    ),
+    Mutant(
+        "structured-chat-format-unsent",
+        "roost/providers/openai_chat.py",
+        '        body["response_format"] = _response_format(request.reply_format)\n',
+        "        pass\n",
+        STRUCTURED_TESTS,
+        "Chat Completions is never asked for structured output",
+    ),
+    Mutant(
+        "structured-responses-format-unsent",
+        "roost/providers/openai_responses.py",
+        '        body["text"] = {\n',
+        '        body["_text"] = {\n',
+        STRUCTURED_TESTS,
+        "the Responses API is never asked for structured output",
+    ),
+    Mutant(
+        "structured-strict-always",
+        "roost/engine/structured.py",
+        "strict=_strict(schema))",
+        "strict=True)",
+        STRUCTURED_TESTS,
+        "OpenAI is sent strict: true for schemas its strict mode refuses",
+    ),
+    Mutant(
+        "structured-every-claude-through-a-tool",
+        "roost/providers/anthropic.py",
+        '    return _BEFORE_OUTPUT_FORMAT.match(model.removeprefix("anthropic.")) is not None\n',
+        "    return True\n",
+        STRUCTURED_TESTS,
+        "models with structured outputs are asked through a tool instead of output_config",
+    ),
+    Mutant(
+        "structured-reply-tool-unforced",
+        "roost/providers/anthropic.py",
+        '    forced = {"type": "any"} if has_tools else {"type": "tool", "name": reply_format.name}'
+        "\n",
+        '    forced = {"type": "auto"}\n',
+        STRUCTURED_TESTS,
+        "an older Claude may answer in prose instead of calling the reply tool",
+    ),
+    Mutant(
+        "structured-reply-tool-not-streamed",
+        "roost/providers/anthropic.py",
+        "            sink(piece)  # the reply itself, carried by a tool: shown as it comes\n",
+        "            pass\n",
+        STRUCTURED_TESTS,
+        "a reply carried by the reply tool is shown only once it is whole",
+    ),
+    Mutant(
+        "structured-reply-tool-kept-as-a-call",
+        "roost/providers/anthropic.py",
+        "                return _reply_of_tool(joined, reply_tool) if reply_tool else joined\n",
+        "                return joined\n",
+        STRUCTURED_TESTS,
+        "the reply tool's call reaches the tool loop instead of being the reply",
+    ),
+]
+
+
 MUTANTS: list[Mutant] = [
     *ENGINE,
     *STORE,
@@ -2148,4 +2247,5 @@ MUTANTS: list[Mutant] = [
     *SERVE_LOAD,
     *EDGES_LEFT,
     *FRONT_DOOR,
+    *STRUCTURED,
 ]

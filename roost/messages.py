@@ -151,13 +151,32 @@ class Usage(_Frozen):
         )
 
 
+class ReplyFormat(_Frozen):
+    """The structured reply a request asks for: a JSON object following ``json_schema``.
+
+    ``name`` is how the APIs that want one call the format (letters, digits, ``_`` and
+    ``-``). ``strict`` asks OpenAI's APIs to hold the model to the schema exactly; they
+    take it only for schemas whose every object lists all its properties as required and
+    allows no others, so it is true just for those.
+    """
+
+    name: str
+    json_schema: dict[str, Any]
+    strict: bool = False
+
+
 class ModelRequest(_Frozen):
-    """Everything a provider needs for one call."""
+    """Everything a provider needs for one call.
+
+    ``reply_format``: the reply must be a JSON object following this schema (an
+    agent's ``reply_format``); each backend asks its API for structured output.
+    """
 
     system: str = ""
     messages: tuple[ChatMessage, ...] = ()
     tools: tuple[ToolSpec, ...] = ()
     node: str = ""  # who speaks; for logs and the scripted provider's errors
+    reply_format: ReplyFormat | None = None
 
 
 class ModelResponse(_Frozen):

@@ -72,6 +72,9 @@ def request_lines(request: ModelRequest) -> list[str]:
     """A request as lines of text: what a diff of two requests compares."""
     lines = ["system:", *_indented(request.system)]
     lines.append("tools: " + (", ".join(t.name for t in request.tools) or "(none)"))
+    if request.reply_format is not None:  # an agent's reply_format: part of what is asked
+        schema = json.dumps(request.reply_format.json_schema, ensure_ascii=False, sort_keys=True)
+        lines.append(f"reply format: {schema}")
     lines.append("messages:")
     for message in request.messages:
         if isinstance(message, ToolResultMessage):

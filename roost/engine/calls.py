@@ -5,19 +5,26 @@ A call that fails (after the provider's own retries and fallbacks) records its
 names, and gives None: the run stops there, waiting for a retry. A caller
 that can make the request shorter asks for an ``Overflowed`` instead when the
 model found it longer than its context window (no error entry then).
+
+A node with a ``reply_format`` has it sent with each of its requests; its reply
+is checked against the schema, asked for again once with the problem named
+(a follow-up message after the reply), and recorded as an error entry when
+that fails too. A reply that asks for tools is not checked: the tool loop runs
+first, and its last answer is the structured one.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from roost.engine.digests import RequestDigest, request_digest
 from roost.engine.recorder import Recorder, build_event, build_whole
+from roost.engine.structured import ASK_AGAIN, make_format, reply_data, reply_problem
 from roost.errors import CONTEXT_TOO_LONG
 from roost.events import (
     ErrorEvent,
@@ -29,18 +36,23 @@ from roost.events import (
     RecordedToolCall,
 )
 from roost.messages import (
+    AssistantMessage,
     ModelRequest,
     ModelResponse,
+    ReplyFormat,
     ToolCall,
+    UserMessage,
     distinct_ids,
 )
 from roost.runstate import assistant_message
 
 if TYPE_CHECKING:
+    from roost.flow.models import Flow
     from roost.flow.redact import Redactor
     from roost.providers.base import Provider
 
-__all__ = ["ModelCaller", "error_text", "request_digest"]  # request_digest: for the interpreter
+# request_digest: for the interpreter
+__all__ = ["ModelCaller", "error_text", "reply_formats", "request_digest"]
 
 TextSink = Callable[[str, str], None]
 
@@ -60,6 +72,31 @@ def error_text(exc: BaseException) -> str:
     return " ".join(text.split()) or type(exc).__name__
 
 
+def reply_formats(flow: Flow) -> dict[str, ReplyFormat]:
+    """The ``reply_format`` of each agent of ``flow`` that has one, as requests send it."""
+    formats: dict[str, ReplyFormat] = {}
+    for name, agent in flow.agents.items():
+        schema = getattr(agent, "reply_format", None)
+        if schema:
+            formats[name] = make_format(name, dict(schema))
+    return formats
+
+
+class _Suffixed(RequestDigest):
+    """A digest that covers ``extra`` after the provider's settings: the reply format,
+    and for a reply asked for again the follow-up messages."""
+
+    __slots__ = ("_extra", "_inner")
+
+    def __init__(self, inner: RequestDigest, extra: bytes) -> None:
+        super().__init__(None)
+        self._inner = inner
+        self._extra = extra
+
+    def finish(self, settings: bytes) -> str:
+        return self._inner.finish(settings + self._extra)
+
+
 class ModelCaller:
     """Calls a node's provider and records the call."""
 
@@ -70,6 +107,7 @@ class ModelCaller:
         redact: Redactor,
         on_text: TextSink | None = None,
         settings: Callable[[str], bytes] | None = None,
+        formats: Mapping[str, ReplyFormat] | None = None,
     ) -> None:
         self.recorder = recorder
         self.providers = providers
@@ -80,6 +118,9 @@ class ModelCaller:
         # Answers a stopped process recorded but did not act on; a redo uses them first.
         self.recorded: deque[LlmCallEvent] = deque()
         self.last_cut = False  # the latest answer stopped at the token limit
+        # The reply format of each node that has one (``reply_formats``); most flows: none.
+        self.formats: Mapping[str, ReplyFormat] = formats or {}
+        self.last_data: Any = None  # the parsed structured reply of the latest such node
 
     async def call(
         self,
@@ -101,6 +142,12 @@ class ModelCaller:
         the caller makes up for). ``overflow=True``: a request the model found too
         long gives ``Overflowed`` instead of an error entry. ``purpose`` is recorded.
         """
+        if self.formats and purpose is None and request.reply_format is None:
+            reply_format = self.formats.get(node)
+            if reply_format is not None:
+                return await self._structured(
+                    reply_format, node, provider_name, request, digest, route, keep_calls, overflow
+                )
         rec = self.recorder
         rec.flush()
         self.last_cut = False
@@ -172,6 +219,56 @@ class ModelCaller:
         )
         return response
 
+    async def _structured(
+        self,
+        reply_format: ReplyFormat,
+        node: str,
+        provider_name: str,
+        request: ModelRequest,
+        digest: RequestDigest,
+        route: tuple[str, str] | None,
+        keep_calls: bool,
+        overflow: bool,
+    ) -> ModelResponse | Overflowed | None:
+        """``call`` for a node with a reply format: checked, asked again once, else an error."""
+        self.last_data = None
+        asked = request.model_copy(update={"reply_format": reply_format})
+        extra = reply_format.model_dump_json().encode()
+        answer = await self.call(
+            node, provider_name, asked, _Suffixed(digest, extra), route,
+            keep_calls=keep_calls, overflow=overflow,
+        )  # fmt: skip
+        problem = _problem(reply_format, answer, keep_calls)
+        if problem is None:
+            return self._keep_data(answer, keep_calls)
+        assert isinstance(answer, ModelResponse)
+        follow_up = (
+            AssistantMessage(content=answer.message.content, provider=provider_name),
+            UserMessage(content=ASK_AGAIN.format(problem=problem)),
+        )
+        again_request = asked.model_copy(update={"messages": (*request.messages, *follow_up)})
+        for message in follow_up:
+            extra += b"\x1e" + message.model_dump_json().encode()
+        again = await self.call(
+            node, provider_name, again_request, _Suffixed(digest, extra), route,
+            keep_calls=keep_calls,
+        )  # fmt: skip
+        problem = _problem(reply_format, again, keep_calls)
+        if problem is None:
+            return self._keep_data(again, keep_calls)
+        if route is not None:
+            text = f"the reply of {node} does not follow its reply_format, asked twice: {problem}"
+            self.recorder.add(ErrorEvent, from_=route[0], to=route[1], content=self.redact(text))
+            self.recorder.flush()
+        return None
+
+    def _keep_data(
+        self, answer: ModelResponse | Overflowed | None, keep_calls: bool
+    ) -> ModelResponse | Overflowed | None:
+        if isinstance(answer, ModelResponse) and not (answer.message.tool_calls and keep_calls):
+            self.last_data = reply_data(answer.message.content)
+        return answer
+
     def _text_sink(self, node: str) -> Callable[[str], None] | None:
         if self.on_text is None:
             return None
@@ -189,6 +286,18 @@ class ModelCaller:
             return None
         self.recorded.popleft()
         return recorded_response(call)
+
+
+def _problem(
+    reply_format: ReplyFormat, answer: ModelResponse | Overflowed | None, keep_calls: bool
+) -> str | None:
+    """What makes ``answer`` fail its format; None when it follows it, asks for tools (the
+    loop goes on) or is no answer at all (the failure is recorded already)."""
+    if not isinstance(answer, ModelResponse):
+        return None
+    if answer.message.tool_calls and keep_calls:
+        return None
+    return reply_problem(reply_format, answer.message.content)
 
 
 class MaskedStream:

@@ -88,7 +88,13 @@ def model_request(
 
     ``messages`` may be a lazy sequence: it is kept as given, so it is built only when read.
     """
-    data = {"system": system, "messages": messages, "tools": tools, "node": node}
+    data = {
+        "system": system,
+        "messages": messages,
+        "tools": tools,
+        "node": node,
+        "reply_format": None,
+    }
     template = _TEMPLATES.get(ModelRequest) or _template(ModelRequest)
     return _instance(ModelRequest, data, template)
 

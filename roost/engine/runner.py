@@ -19,7 +19,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from roost.engine.background import BackgroundSource, BackgroundTasks, started_text
-from roost.engine.calls import ModelCaller, TextSink
+from roost.engine.calls import ModelCaller, TextSink, reply_formats
 from roost.engine.defaults import default_provider, default_toolbox
 from roost.engine.digests import settings_of
 from roost.engine.flows import check_keeps_history, flow_record, text_hash
@@ -122,7 +122,12 @@ class Runner:
         redact = Redactor(flow.secrets)
         self._recorder = Recorder(self._state, self.log, self._notify, redact, self.clock)
         caller = ModelCaller(
-            self._recorder, self._provider, redact, self.on_text, settings=settings_of(flow)
+            self._recorder,
+            self._provider,
+            redact,
+            self.on_text,
+            settings=settings_of(flow),
+            formats=reply_formats(flow),
         )
         hooks = self._hooks or LiveHooks(flow, redact)
         self._interpreter = Interpreter(

@@ -131,6 +131,9 @@ class TextSink:
         self._length = 0
         self.emitted = False
         self.opened = False  # the server answered and the stream began
+        # Anthropic without structured outputs: the tool whose input is the reply,
+        # streamed as text as it comes.
+        self.reply_tool: str | None = None
 
     def __call__(self, chunk: str) -> None:
         self._length += len(chunk)

@@ -5,11 +5,17 @@ answered by a ``tool_result`` block in the very next user message; thinking
 blocks (with their signatures) and redacted thinking blocks are sent back
 unchanged to the provider that made them. ``max_tokens`` defaults to 8192,
 and with thinking on no temperature is sent (the API refuses one).
+
+A reply format goes in ``output_config.format`` (structured outputs, the home
+of the beta ``output_format``); a model older than structured outputs gets a
+tool whose input is the reply instead, forced when thinking allows it, and its
+call comes back as the reply's text.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, assert_never
 
@@ -20,6 +26,7 @@ from roost.messages import (
     AssistantMessage,
     ModelRequest,
     ReasoningPart,
+    ReplyFormat,
     ToolCall,
     ToolResultMessage,
     Usage,
@@ -44,6 +51,18 @@ if TYPE_CHECKING:
 EMPTY_TURN = "(no answer)"  # the API refuses an assistant turn without content
 PAUSE_TURN = "pause_turn"
 MAX_PAUSES = 8  # continuations of one paused turn before roost keeps what it has
+# Claude models from before structured outputs (Claude 2 and 3, Sonnet 4, Opus 4 and 4.1):
+# they are asked for a reply format through a tool. Any other model name, a newer Claude
+# or a model behind an Anthropic-compatible server, is sent ``output_config.format``.
+_BEFORE_OUTPUT_FORMAT = re.compile(
+    r"claude-(?:instant|2|3)(?![0-9])|claude-(?:opus|sonnet)-4(?:-[01])?(?:-[0-9]{8})?(?:@.*)?$"
+)
+REPLY_TOOL_NOTE = "Give your reply by calling this tool: its input is your whole reply."
+
+
+def uses_reply_tool(model: str) -> bool:
+    """Whether ``model`` lacks structured outputs, so a reply format goes through a tool."""
+    return _BEFORE_OUTPUT_FORMAT.match(model.removeprefix("anthropic.")) is not None
 
 
 def create(name: str, config: Any, context: ProviderContext) -> AnthropicProvider:
@@ -74,13 +93,16 @@ class AnthropicProvider(HttpProvider[anthropic.AsyncAnthropic]):
         After ``MAX_PAUSES`` continuations the answer so far is kept, as cut.
         """
         body = _to_wire(request, self.settings)
+        reply_tool = _reply_tool(request, self.settings)
+        sink.reply_tool = reply_tool
         parts: list[Answer] = []
         while True:
             result: Any = await self.client().messages.create(**body)
             answer = await decode_answer(result, sink, self.settings, _from_wire, _read_stream)
             parts.append(answer)
             if answer.finish_reason != PAUSE_TURN or len(parts) > MAX_PAUSES:
-                return _joined(parts)
+                joined = _joined(parts)
+                return _reply_of_tool(joined, reply_tool) if reply_tool else joined
             turns = [*body["messages"]]
             _add(turns, "assistant", _assistant_blocks(answer.message, answer.message.reasoning))
             body = {**body, "messages": turns}
@@ -112,7 +134,54 @@ def _to_wire(request: ModelRequest, settings: Settings) -> dict[str, Any]:
         # The SDK no longer lists temperature among its arguments; the API still takes it.
         body["extra_body"] = {"temperature": settings.temperature}
     body["max_tokens"] = max_tokens
+    if request.reply_format is not None:
+        _ask_format(body, request.reply_format, settings, bool(request.tools))
     return body
+
+
+def _reply_tool(request: ModelRequest, settings: Settings) -> str | None:
+    """The name of the tool that carries the reply, when the model is asked through one."""
+    reply_format = request.reply_format
+    if reply_format is None or not uses_reply_tool(settings.model):
+        return None
+    return reply_format.name
+
+
+def _ask_format(
+    body: dict[str, Any], reply_format: ReplyFormat, settings: Settings, has_tools: bool
+) -> None:
+    """Asks for a reply following ``reply_format``: structured outputs, else a reply tool."""
+    if not uses_reply_tool(settings.model):
+        body["output_config"] = {
+            "format": {"type": "json_schema", "schema": reply_format.json_schema}
+        }
+        return
+    tool = {
+        "name": reply_format.name,
+        "description": REPLY_TOOL_NOTE,
+        "input_schema": reply_format.json_schema,
+    }
+    body["tools"] = [*body.get("tools", ()), tool]
+    if settings.thinking_budget:
+        return  # the API forces no tool while thinking: the reply is checked all the same
+    # With tools of its own the model may call those first: any tool, the reply's included.
+    forced = {"type": "any"} if has_tools else {"type": "tool", "name": reply_format.name}
+    body["tool_choice"] = forced
+
+
+def _reply_of_tool(answer: Answer, reply_tool: str) -> Answer:
+    """The answer with the reply tool's call as its text; other calls go first, to be run."""
+    calls = answer.message.tool_calls
+    carried = [call for call in calls if call.name == reply_tool]
+    if not carried:
+        return answer
+    others = tuple(call for call in calls if call.name != reply_tool)
+    if others:  # the reply comes after those calls' results
+        return replace(answer, message=answer.message.model_copy(update={"tool_calls": others}))
+    call = carried[0]
+    text = call.raw_arguments if call.raw_arguments is not None else json.dumps(call.arguments)
+    message = answer.message.model_copy(update={"content": text, "tool_calls": ()})
+    return replace(answer, message=message)
 
 
 def _messages(request: ModelRequest, name: str) -> list[dict[str, Any]]:
@@ -321,7 +390,10 @@ def _apply_delta(block: _Block | None, delta: dict[str, Any], sink: TextSink) ->
     elif kind == "signature_delta":
         block.signature += delta.get("signature") or ""
     elif kind == "input_json_delta":
-        block.text.append(delta.get("partial_json") or "")
+        piece = delta.get("partial_json") or ""
+        block.text.append(piece)
+        if block.name and block.name == sink.reply_tool:
+            sink(piece)  # the reply itself, carried by a tool: shown as it comes
 
 
 def _usage(usage: dict[str, Any]) -> tuple[Usage, list[str]]:

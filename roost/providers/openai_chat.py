@@ -17,6 +17,7 @@ from roost.messages import (
     AssistantMessage,
     ModelRequest,
     ReasoningPart,
+    ReplyFormat,
     ToolResultMessage,
     ToolSpec,
     Usage,
@@ -84,6 +85,8 @@ def _to_wire(request: ModelRequest, settings: Settings) -> dict[str, Any]:
         body["stream_options"] = {"include_usage": True}
     if request.tools:
         body["tools"] = [_tool(spec) for spec in request.tools]
+    if request.reply_format is not None:
+        body["response_format"] = _response_format(request.reply_format)
     if settings.max_tokens:
         key = "max_completion_tokens" if settings.reasoning_effort else "max_tokens"
         body[key] = settings.max_tokens
@@ -93,6 +96,18 @@ def _to_wire(request: ModelRequest, settings: Settings) -> dict[str, Any]:
     if settings.temperature is not None and not thinking:
         body["temperature"] = settings.temperature
     return body
+
+
+def _response_format(reply_format: ReplyFormat) -> dict[str, Any]:
+    """Structured Outputs: the reply is JSON following the schema."""
+    return {
+        "type": "json_schema",
+        "json_schema": {
+            "name": reply_format.name,
+            "schema": reply_format.json_schema,
+            "strict": reply_format.strict,
+        },
+    }
 
 
 def _messages(request: ModelRequest, name: str) -> list[dict[str, Any]]:

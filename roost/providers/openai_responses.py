@@ -80,6 +80,16 @@ def _to_wire(request: ModelRequest, settings: Settings) -> dict[str, Any]:
             }
             for t in request.tools
         ]
+    if request.reply_format is not None:
+        reply_format = request.reply_format
+        body["text"] = {
+            "format": {
+                "type": "json_schema",
+                "name": reply_format.name,
+                "schema": reply_format.json_schema,
+                "strict": reply_format.strict,
+            }
+        }
     if settings.max_tokens:
         body["max_output_tokens"] = settings.max_tokens
     if settings.reasoning_effort:

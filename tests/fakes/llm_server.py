@@ -183,7 +183,8 @@ class _Handler(BaseHTTPRequestHandler):
                 text = wire.status_body(api, action).encode()
                 self._send(action.status, action.content_type, text, headers_out)
             case Reply():
-                self._reply(api, action, model, bool(body.get("stream")))
+                reply = wire.honour_format(api, body, action)
+                self._reply(api, reply, model, bool(body.get("stream")))
             case Broken():
                 self._broken(api, action, model)
 

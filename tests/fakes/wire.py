@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Literal
 
+from fakes.script import FakeCall
+
 if TYPE_CHECKING:
-    from fakes.script import FakeCall, Reply, Status, Thinking
+    from fakes.script import Reply, Status, Thinking
 
 Api = Literal["chat", "responses", "anthropic"]
 Event = tuple[str | None, str]  # (event name, data)
@@ -484,4 +487,71 @@ def request_problem(api: Api, body: object) -> str | None:
         max_tokens = body.get("max_tokens")
         if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1:
             return "max_tokens: a positive integer is required"
+    return format_problem(api, body)
+
+
+# --------------------------------------------------------------------------- reply formats
+
+_FORMAT_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
+def asked_format(api: Api, body: dict[str, Any]) -> dict[str, Any] | None:
+    """The structured-output request of ``body`` in its API's place, or None."""
+    if api == "chat":
+        found = body.get("response_format")
+    elif api == "responses":
+        found = (body.get("text") or {}).get("format")
+    else:
+        found = (body.get("output_config") or {}).get("format")
+    return found if isinstance(found, dict) else None
+
+
+def format_problem(api: Api, body: dict[str, Any]) -> str | None:
+    """What the real API refuses in a request's reply format or forced tool, or None."""
+    asked = asked_format(api, body)
+    if asked is not None:
+        spec = asked.get("json_schema") if api == "chat" else asked
+        if asked.get("type") != "json_schema" or not isinstance(spec, dict):
+            return "reply format: type must be json_schema, with its schema"
+        if not isinstance(spec.get("schema"), dict):
+            return "reply format: schema must be a JSON object"
+        if api != "anthropic" and not _FORMAT_NAME.fullmatch(str(spec.get("name", ""))):
+            return "reply format: name must be 1-64 letters, digits, '_' or '-'"
+        if api != "anthropic" and not isinstance(spec.get("strict"), bool | None):
+            return "reply format: strict must be a boolean"
+    choice = body.get("tool_choice")
+    if api == "anthropic" and isinstance(choice, dict) and choice.get("type") in ("tool", "any"):
+        names = [tool.get("name") for tool in body.get("tools") or []]
+        if choice["type"] == "tool" and choice.get("name") not in names:
+            return f"tool_choice: no tool is called {choice.get('name')!r}"
+        if body.get("thinking"):
+            return "tool_choice: thinking may not be used when tool use is forced"
     return None
+
+
+def honour_format(api: Api, body: dict[str, Any], reply: Reply) -> Reply:
+    """``reply`` as a model held to the request's reply tool gives it.
+
+    An Anthropic request that forces a tool (``tool_choice`` ``tool``, or ``any``:
+    then the last tool, where roost puts the reply's) gets the scripted text, which is
+    the JSON of the reply, as that tool's input. Structured outputs need nothing: the
+    scripted text is already the JSON the model would write.
+    """
+    choice = body.get("tool_choice")
+    if api != "anthropic" or not isinstance(choice, dict) or reply.calls or not reply.text:
+        return reply
+    tools = body.get("tools") or []
+    if choice.get("type") == "tool":
+        name = choice.get("name")
+    elif choice.get("type") == "any" and tools:
+        name = tools[-1].get("name")
+    else:
+        return reply
+    try:
+        arguments: dict[str, Any] | str = json.loads(reply.text)
+    except ValueError:
+        arguments = reply.text  # sent as the model wrote it: not JSON
+    if not isinstance(arguments, dict):
+        arguments = reply.text
+    call = FakeCall(name=str(name), arguments=arguments, id="toolu_reply")
+    return replace(reply, text="", calls=(call,))
