@@ -535,7 +535,7 @@ def _ctrl_c_stops(chat: ChatLoop) -> Iterator[None]:
         return
 
     def pressed(signum: int, frame: object) -> None:
-        from roost.store.tee import interrupt_now_or_after_the_batch
+        from roost.store.interrupts import interrupt_now_or_after_the_batch
 
         if chat.stopping:
             interrupt_now_or_after_the_batch()  # the second press: leave, the run is stored

@@ -398,7 +398,7 @@ def _run_interruptibly(go: Callable[[], Awaitable[RunState]]) -> RunState:
     transaction, so the events already appended stay a clean, resumable prefix.
     """
 
-    from roost.store.tee import interrupt_now_or_after_the_batch
+    from roost.store.interrupts import interrupt_now_or_after_the_batch
 
     def interrupt(signum: int, frame: object) -> None:
         interrupt_now_or_after_the_batch()  # never between a run's log and its --events copy

@@ -4,27 +4,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from roost.store.interrupts import writing_a_batch
+
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from roost.eventlog import EventLog
     from roost.events import Event
-
-
-# Ctrl-C raises KeyboardInterrupt between two bytecodes (see the CLI's run command); one
-# landing between the primary's write and a copy's would leave the copy a batch short.
-# While a batch is being written, an interrupt is held and raised once every log has it.
-_writing = 0
-_held = False
-
-
-def interrupt_now_or_after_the_batch() -> None:
-    """Raises KeyboardInterrupt, or holds it until the batch being written is in every log."""
-    global _held
-    if _writing:
-        _held = True
-        return
-    raise KeyboardInterrupt
 
 
 class TeeLog:
@@ -51,14 +37,7 @@ class TeeLog:
         return self.primary.load()
 
     def append(self, events: Sequence[Event]) -> None:
-        global _writing, _held
-        _writing += 1
-        try:
+        with writing_a_batch():
             self.primary.append(events)
             for copy in self.copies:
                 copy.append(events)
-        finally:
-            _writing -= 1
-        if _held and not _writing:
-            _held = False
-            raise KeyboardInterrupt

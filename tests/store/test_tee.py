@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING
 import pytest
 
 from roost.eventlog import MemoryLog
-from roost.store.tee import TeeLog, interrupt_now_or_after_the_batch
+from roost.store.interrupts import interrupt_now_or_after_the_batch
+from roost.store.tee import TeeLog
 from tests.store.conftest import run_events
 
 if TYPE_CHECKING:
