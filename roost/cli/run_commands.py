@@ -128,10 +128,12 @@ def continue_command(
     state = session.runner().state
     if answer is None and not session.interactive:
         _require_answer(state, session)
-    # The first --answer continues the run whatever it is at (a run not paused refuses it);
-    # without one, the terminal answers its pause.
-    first = (lambda runner: runner.continue_(answers.pop(0), images=images)) if answers else None
-    session.finish(session.drive(first, images=images))
+    if not answers:  # the terminal answers the pause, the images with that answer
+        session.finish(session.drive(None, images=images))
+        return
+    # The first --answer continues the run whatever it is at (a run not paused refuses it).
+    first = answers.pop(0)
+    session.finish(session.drive(lambda runner: runner.continue_(first, images=images)))
 
 
 @app.command()
