@@ -2180,6 +2180,15 @@ WORKSPACE = [
         WORKSPACE_TESTS,
         "a batch row's start images are kept in memory, not in the store",
     ),
+    Mutant(
+        "continue-images-every-answer",
+        "roost/cli/run_commands.py",
+        "session.finish(session.drive(lambda runner: runner.continue_(first, images=images)))",
+        "session.finish(session.drive(lambda runner: runner.continue_(first, images=images),"
+        " images=images))",
+        ("tests/engine/test_images.py",),
+        "roost continue --image sends its images with the second --answer too",
+    ),
     # runner_in_memory's child_log=MemoryLog is the Runner's own default: changing it to
     # None is an equivalent mutant, so it is not listed.
     # -- one way to drive a run (roost/driving.py)
