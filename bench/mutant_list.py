@@ -1976,7 +1976,7 @@ SERVE_LOAD = [
         "serve-child-lease",
         "roost/serve/hub.py",
         "            self.stepping.hold(child_id, group=run_id)  # until the parent's step ends\n",
-        "",
+        "            pass\n",
         SERVE_LOAD_TESTS,
         "a sub-flow run its parent's step drives can be retried beside it",
     ),
@@ -2105,7 +2105,7 @@ FRONT_DOOR = [
     ),
     Mutant(
         "result-no-cost",
-        "roost/api.py",
+        "roost/driving.py",
         "return view_of(state, run_cost(runner.log.load()))",
         "return view_of(state)",
         FRONT_DOOR_TESTS,
@@ -2220,6 +2220,119 @@ STRUCTURED = [
     ),
 ]
 
+WORKSPACE_TESTS = ("tests/test_workspace.py", "tests/test_driving.py")
+WORKSPACE = [
+    # -- where stored runs are wired (roost/workspace.py)
+    Mutant(
+        "workspace-child-lease-not-held",
+        "roost/workspace.py",
+        "                hold(run_id)\n",
+        "                pass\n",
+        WORKSPACE_TESTS,
+        "a sub-flow run's lease is not held while its parent's step runs",
+    ),
+    Mutant(
+        "workspace-children-in-memory",
+        "roost/workspace.py",
+        "            child_log=self.child_logs(hold),\n",
+        "            child_log=None,\n",
+        WORKSPACE_TESTS,
+        "a stored run's sub-flow runs are lost with the process",
+    ),
+    Mutant(
+        "workspace-memory-for-every-flow",
+        "roost/workspace.py",
+        "return self.memory if may_remember(flow) else None",
+        "return self.memory",
+        WORKSPACE_TESTS,
+        "a flow that cannot remember is handed the store's memory",
+    ),
+    Mutant(
+        "workspace-never-closes",
+        "roost/workspace.py",
+        "self._own = store is None",
+        "self._own = False",
+        WORKSPACE_TESTS,
+        "roost.run keeps the store it opened for memory open after the run",
+    ),
+    Mutant(
+        "workspace-beside-ignores-log-store",
+        "roost/workspace.py",
+        "            return cls(store=log.store)\n",
+        "            return cls(resolve_url(None))\n",
+        WORKSPACE_TESTS,
+        "a run from Python on a stored log remembers in another store",
+    ),
+    Mutant(
+        "workspace-beside-settles-late",
+        "roost/workspace.py",
+        "        return cls(resolve_url(None))\n",
+        "        return cls(None)\n",
+        WORKSPACE_TESTS,
+        "which store memory_bank() names changes with ROOST_DB after it was made",
+    ),
+    Mutant(
+        "workspace-images-not-told",
+        "roost/workspace.py",
+        "images=images if images is not None else images_of(log),",
+        "images=images_of(log),",
+        WORKSPACE_TESTS,
+        "a batch row's start images are kept in memory, not in the store",
+    ),
+    Mutant(
+        "continue-images-every-answer",
+        "roost/cli/run_commands.py",
+        "session.finish(session.drive(lambda runner: runner.continue_(first, images=images)))",
+        "session.finish(session.drive(lambda runner: runner.continue_(first, images=images),"
+        " images=images))",
+        ("tests/engine/test_images.py",),
+        "roost continue --image sends its images with the second --answer too",
+    ),
+    # runner_in_memory's child_log=MemoryLog is the Runner's own default: changing it to
+    # None is an equivalent mutant, so it is not listed.
+    # -- one way to drive a run (roost/driving.py)
+    Mutant(
+        "drive-none-answers",
+        "roost/driving.py",
+        "        if said is None:\n            break\n",
+        '        if said is None:\n            said = ""\n',
+        WORKSPACE_TESTS,
+        "an answerer returning None lets the node answer instead of leaving the run paused",
+    ),
+    Mutant(
+        "drive-images-every-answer",
+        "roost/driving.py",
+        "        images = ()\n",
+        "",
+        WORKSPACE_TESTS,
+        "continue --image sends its images with every answer",
+    ),
+    Mutant(
+        "drive-refusal-swallowed",
+        "roost/driving.py",
+        "if refused is None or not refused(error):",
+        "if refused is not None and not refused(error):",
+        WORKSPACE_TESTS,
+        "a refused answer is dropped silently and the run left as it was",
+    ),
+    Mutant(
+        "drive-first-step-skipped",
+        "roost/driving.py",
+        "state = runner.state if first is None else await first(runner)",
+        "state = runner.state",
+        WORKSPACE_TESTS,
+        "roost.run never starts the run",
+    ),
+    Mutant(
+        "callback-not-awaited",
+        "roost/driving.py",
+        "            return await reply\n",
+        "            return None\n",
+        WORKSPACE_TESTS,
+        "an async answer callback leaves every pause unanswered",
+    ),
+]
+
 
 MUTANTS: list[Mutant] = [
     *ENGINE,
@@ -2248,4 +2361,5 @@ MUTANTS: list[Mutant] = [
     *EDGES_LEFT,
     *FRONT_DOOR,
     *STRUCTURED,
+    *WORKSPACE,
 ]

@@ -16,29 +16,24 @@ from the command line: in the run store's memory (``memory_bank``).
 from __future__ import annotations
 
 import asyncio
-import inspect
 import os
 import warnings
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TYPE_CHECKING
 
-from roost.engine import Runner, RunState
+from roost.driving import Answer, Callback, Step, drive, view
 from roost.errors import RunStateError, TelemetryError, UsageError
 from roost.eventlog import EventLog, ImageStore, MemoryBank, MemoryLog, new_run_id
-from roost.runview import Pause, PauseAnswer, RunView, pause_of, text_of, view_of
+from roost.workspace import Workspace
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
+    from roost.engine import Runner
     from roost.engine.replay import ReplayReport
     from roost.events import Event
     from roost.flow import Flow
+    from roost.runview import RunView
     from roost.store.lazy_memory import LazyMemory
-
-# What ``answer`` may return: the text to say, an answer of the pause, or None.
-Said: TypeAlias = str | PauseAnswer | None
-# What ``answer`` may be: a function or a coroutine function of the pause.
-Answer: TypeAlias = Callable[[Pause], Said | Awaitable[Said]]
 
 
 async def run(
@@ -79,8 +74,9 @@ async def run(
     """
     log = log if log is not None else MemoryLog(new_run_id())
     loaded = _as_flow(flow)
-    own = memory_bank(log=log) if memory is None and _may_remember(loaded) else None
-    runner = Runner(loaded, log, on_event=_tracing(log), memory=memory if own is None else own)
+    own = Workspace.beside(log) if memory is None and _may_remember(loaded) else None
+    bank = memory if own is None else own.memory
+    runner = Workspace.runner_in_memory(loaded, log, memory=bank, on_event=_tracing(log))
     try:
         return await _drive(runner, message, answer)
     finally:
@@ -90,42 +86,16 @@ async def run(
 
 async def _drive(runner: Runner, message: str | None, answer: Answer | None) -> RunView:
     """Starts the run (or goes on from its pause) and answers its pauses while ``answer`` does."""
-    state = runner.state
-    if state.status == "new":
-        state = await runner.start(message)
+    first: Step | None = None
+    if runner.state.status == "new":
+        first = lambda runner: runner.start(message)  # noqa: E731
     elif message is not None:
         raise RunStateError(
             f"run {runner.run_id} has started already: a message starts a new run; "
             "give the log of a new run, or answer this one's pause with answer="
         )
-    while answer is not None and (pause := _pause(runner, state)) is not None:
-        reply = answer(pause)
-        if inspect.isawaitable(reply):
-            reply = await reply
-        if reply is None:
-            break
-        state = await runner.continue_(text_of(reply, pause))
-    return _view(runner, state)
-
-
-def _view(runner: Runner, state: RunState) -> RunView:
-    """``state`` as a value, with what the run's model calls cost so far."""
-    from roost.pricing import run_cost
-
-    return view_of(state, run_cost(runner.log.load()))
-
-
-def _pause(runner: Runner, state: RunState) -> Pause | None:
-    """The pause the run is at, for ``answer``; None when it is not paused."""
-    if state.status != "paused":
-        return None
-    pending = state.pending
-    choices: tuple[str, ...] = ()
-    if pending is not None and pending.from_ in runner.flow.channels:
-        from roost.nodes.directors import candidates
-
-        choices = candidates(runner.flow, state, pending.from_)
-    return pause_of(_view(runner, state), choices)
+    state = await drive(runner, first, None if answer is None else Callback(answer))
+    return view(runner, state)
 
 
 def run_sync(
@@ -202,27 +172,11 @@ def memory_bank(db: str | None = None, *, log: EventLog | None = None) -> LazyMe
     opened (a missing SQLite file made) only when a run first stores or recalls.
     ``close()`` lets go of a store it opened (never of ``log``'s).
     """
-    from roost.store.lazy_memory import LazyMemory
-    from roost.store.memory import SqlMemory
-    from roost.store.sql import SqlStore
-    from roost.store.sqllog import SqlLog
+    if db is None and log is not None:
+        return Workspace.beside(log).memory
     from roost.store.urls import resolve_url
 
-    if db is None and isinstance(log, SqlLog) and isinstance(log.store, SqlStore):
-        logs_store = log.store
-        return LazyMemory(lambda: SqlMemory(logs_store))
-    url = resolve_url(db)
-    opened: list[SqlStore] = []
-
-    def open_memory() -> SqlMemory:
-        opened.append(SqlStore(url))
-        return SqlMemory(opened[-1])
-
-    def close() -> None:
-        while opened:
-            opened.pop().close()
-
-    return LazyMemory(open_memory, close)
+    return Workspace(resolve_url(db)).memory
 
 
 def _may_remember(flow: Flow) -> bool:

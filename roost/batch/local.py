@@ -11,7 +11,8 @@ import asyncio
 from typing import TYPE_CHECKING
 
 from roost.batch.inputs import Row
-from roost.batch.rows import RowResult, run_row, store_memory
+from roost.batch.rows import RowResult, run_row
+from roost.workspace import Workspace
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -29,7 +30,7 @@ async def run_local(
 ) -> None:
     """Runs the rows at the indices ``todo`` of ``plan``, ``on_result(index, result)`` for each."""
     queue = list(reversed(todo))
-    memory = store_memory(store)  # one for every row: the store is opened for memory once
+    workspace = Workspace(store=store)  # one for every row: its memory is opened once
 
     async def worker() -> None:
         while queue:
@@ -37,9 +38,7 @@ async def run_local(
             item = plan.items[index]
             assert isinstance(item.row, Row) and item.flow is not None and item.run_id
             new = item.run_id not in plan.stored
-            result = await run_row(
-                store, item.flow, item.row, plan.batch, item.run_id, new=new, memory=memory
-            )
+            result = await run_row(workspace, item.flow, item.row, plan.batch, item.run_id, new=new)
             on_result(index, result)
 
     await asyncio.gather(*(worker() for _ in range(min(concurrency, len(todo)))))

@@ -30,16 +30,16 @@ from urllib.parse import urlsplit
 
 from roost.batch.inputs import Row
 from roost.batch.plan import Plan, describe
-from roost.batch.rows import RowResult, run_row, store_memory
+from roost.batch.rows import RowResult, run_row
 from roost.errors import RoostError, UsageError
 from roost.store.sql import SqlStore
 from roost.store.urls import resolve_url
+from roost.workspace import Workspace
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from roost.batch.session import Runs
-    from roost.eventlog import MemoryBank
     from roost.flow.models import Flow
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")  # Ray colours its errors' text
@@ -190,10 +190,10 @@ def run_row_task(url: str, batch: str, described: dict[str, Any]) -> dict[str, A
     row = Row(line, described["message"], described["vars"])
     try:
         flow = _flow(described["text"], described["path"])
-        store = _store(url)
+        workspace = _workspace(url)
     except RoostError as error:  # a flow the worker cannot load, a store it cannot open
         return RowResult(line, run_id, "error", error=f"line {line}: {error}").as_dict()
-    ran = run_row(store, flow, row, batch, run_id, memory=_memory(url))
+    ran = run_row(workspace, flow, row, batch, run_id)
     return asyncio.run(ran).as_dict()
 
 
@@ -207,12 +207,7 @@ def _flow(text: str, path: str) -> Flow:
 
 
 @lru_cache(maxsize=4)
-def _store(url: str) -> SqlStore:
-    """One store a worker: its connections are kept from one row to the next."""
-    return SqlStore(url)
-
-
-@lru_cache(maxsize=4)
-def _memory(url: str) -> MemoryBank:
-    """The store's memory, opened once a worker (when a row first stores or recalls)."""
-    return store_memory(_store(url))
+def _workspace(url: str) -> Workspace:
+    """One store a worker, and its memory: connections are kept from one row to the next,
+    and the memory is opened once (when a row first stores or recalls)."""
+    return Workspace(store=SqlStore(url))

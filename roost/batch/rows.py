@@ -17,22 +17,22 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from roost.engine import Runner
+from roost.driving import Step, drive, leave_paused
 from roost.errors import RoostError, RunNotFoundError
 from roost.eventlog import StampedLog
 from roost.events import ErrorEvent, Event
 from roost.pricing import reported_cost
 from roost.runstate import RunState, fold
-from roost.store.lazy_memory import LazyMemory
-from roost.store.memory import SqlMemory
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Awaitable, Sequence
 
     from roost.batch.inputs import BadRow, Row
-    from roost.eventlog import EventLog, MemoryBank
+    from roost.engine import Runner
+    from roost.eventlog import EventLog
     from roost.flow.models import Flow
     from roost.store.sql import SqlStore
+    from roost.workspace import Workspace
 
 RowStatus = Literal["terminated", "paused", "error", "running", "invalid"]
 FINISHED = ("terminated", "paused")
@@ -73,52 +73,47 @@ def bad_row(row: BadRow) -> RowResult:
 
 
 async def run_row(
-    store: SqlStore,
-    flow: Flow,
-    row: Row,
-    batch: str,
-    run_id: str,
-    *,
-    new: bool = False,
-    memory: MemoryBank | None = None,
+    workspace: Workspace, flow: Flow, row: Row, batch: str, run_id: str, *, new: bool = False
 ) -> RowResult:
     """Runs ``row`` to where it comes to rest (or finds it finished); never raises a RoostError.
 
-    ``new``: the row's run was not in the store when the batch began, so it is
-    started without looking it up (a run made meanwhile by another writer is
-    refused by the store, and the row is an error retried next time).
-    ``memory``: what the flow remembers across runs (default: ``store_memory(store)``),
-    so that one row recalls what another, or any run of the store, stored.
+    ``workspace`` keeps the row's run, its sub-flow runs and images in its store,
+    and its memory, so that one row recalls what another, or any run of the
+    store, stored. ``new``: the row's run was not in the store when the batch
+    began, so it is started without looking it up (a run made meanwhile by
+    another writer is refused by the store, and the row is an error retried next time).
     """
     try:
-        bank = memory if memory is not None else store_memory(store)
-        state, log = await _advance(store, flow, row, batch, run_id, new, bank)
+        state, log = await _advance(workspace, flow, row, batch, run_id, new)
         return result_of(row.line, run_id, state, log.load())
     except RoostError as error:
         return RowResult(row.line, run_id, "error", error=f"line {row.line}: {error}")
 
 
-def store_memory(store: SqlStore) -> MemoryBank:
-    """The memory of ``store``, opened when a row first stores or recalls."""
-    return LazyMemory(lambda: SqlMemory(store))
-
-
 async def _advance(
-    store: SqlStore, flow: Flow, row: Row, batch: str, run_id: str, new: bool, memory: MemoryBank
+    workspace: Workspace, flow: Flow, row: Row, batch: str, run_id: str, new: bool
 ) -> tuple[RunState, EventLog]:
+    store = workspace.store
     log: EventLog | None = None if new else _stored_log(store, run_id)
     if log is None:
         log = StampedLog(store.new_log(run_id), batch=batch, row=row.line)
-    from roost.store.images import SqlImages  # a row's start.images, kept in the store
-
-    runner = Runner(flow, log, child_log=store.child_log, memory=memory, images=SqlImages(store))
+    # A row's start.images are kept in the store (its stamped log names no store itself).
+    runner = workspace.runner(flow, log, memory=workspace.memory, images=workspace.images)
     state = runner.state
     if state.status in FINISHED:
         return state, log
-    if state.status == "new":
-        return await runner.start(row.message), log
-    # Stopped at an error, or left mid-step by a process that died.
-    return await runner.retry(), log
+    # New: started; stopped at an error, or left mid-step by a process that died: retried.
+    # A row answers no pause: its run waits there for a person (roost continue).
+    first = _start(row.message) if state.status == "new" else _retry
+    return await drive(runner, first, leave_paused), log
+
+
+def _start(message: str | None) -> Step:
+    return lambda runner: runner.start(message)
+
+
+def _retry(runner: Runner) -> Awaitable[RunState]:
+    return runner.retry()
 
 
 def _stored_log(store: SqlStore, run_id: str) -> EventLog | None:

@@ -24,7 +24,7 @@ from roost.approval import approval
 from roost.cli.app import app
 from roost.cli.chat_input import STOP, TypedLines
 from roost.cli.console import LET
-from roost.cli.logs import child_logs, memory_for, new_run_id, new_run_log, open_run, open_store
+from roost.cli.logs import new_run_id, new_run_log, open_run, open_store
 from roost.errors import RoostError, UsageError
 from roost.eventlog import EventLog
 from roost.events import ErrorEvent, Event, InterruptEvent
@@ -73,9 +73,11 @@ class ChatLoop:
         self, flow: Flow, *, db: str | None, from_: str | None, to: str | None, new: bool = False
     ) -> None:
         from roost.cli.console import RunConsole
+        from roost.workspace import Workspace
 
         self.flow = flow
         self.db = db
+        self.workspace = Workspace(db)  # where its runs' sub-flow runs and memory are kept
         self.route = (from_, to)
         self.out = RunConsole.for_flow(flow)
         self.loop_ = asyncio.new_event_loop()
@@ -145,15 +147,12 @@ class ChatLoop:
         """Makes ``log`` the chat's run, going on under ``flow``; ``said`` replaces the line
         that names it."""
         from roost.cli.tracing import traced
-        from roost.engine import Runner
-        from roost.store.images import images_of
 
         self.flow, self.log = flow, log
         self.out.use_flow(flow)
-        self.runner = Runner(
-            flow, log, on_event=traced(self.out.on_event, log), on_text=self.out.on_text,
-            child_log=child_logs(self.db), memory=memory_for(flow, self.db),
-            images=images_of(log),  # a flow's start.images, kept in the run's store
+        self.runner = self.workspace.runner(
+            flow, log, memory=self.workspace.memory_for(flow),
+            on_event=traced(self.out.on_event, log), on_text=self.out.on_text,
         )  # fmt: skip
         status = self.runner.state.status
         how = ": the first line you type starts it" if status == "new" else ""
@@ -486,7 +485,7 @@ class ChatLoop:
         if self.flow.memory is None:
             raise UsageError("this flow has no memory: section")
         # The run's own view: a fork's is the memory of its fork point and its own writes.
-        bank = self.runner.memory or memory_for(self.flow, self.db)
+        bank = self.runner.memory or self.workspace.memory_for(self.flow)
         scopes = dict.fromkeys(self.flow.memory_scope(agent) for agent in self.flow.agents)
         lines = []
         for scope in scopes:

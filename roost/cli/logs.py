@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from roost.errors import EventLogError, RunNotFoundError, StoreError, UsageError
-from roost.eventlog import EventLog, MemoryBank, new_run_id
+from roost.eventlog import EventLog, new_run_id
 from roost.events import Event
 from roost.store.checks import first_difference
 from roost.store.jsonl import JsonlLog
@@ -29,10 +28,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "TeeLog",
-    "child_logs",
     "file_log",
     "is_file_ref",
-    "memory_for",
     "new_run_id",
     "new_run_log",
     "open_log",
@@ -79,29 +76,6 @@ def check_events_path(path: Path) -> None:
             raise UsageError(f"{path}: cannot make the folder {str(folder)!r}: {reason}") from None
     if not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
         raise UsageError(f"{path}: cannot write here (permission denied)")
-
-
-def memory_for(flow: Flow, db: str | None) -> MemoryBank | None:
-    """The store's memory, for a flow with a ``memory:`` section or a sub-flow; else None.
-
-    Opened when first used: a flow whose sub-flows have no memory never opens it.
-    """
-    from roost.store.lazy_memory import LazyMemory, may_remember
-
-    if not may_remember(flow):
-        return None
-    from roost.store.memory import SqlMemory
-
-    return LazyMemory(lambda: SqlMemory(open_store(db)))
-
-
-def child_logs(db: str | None) -> Callable[[str], EventLog]:
-    """Logs for sub-flow runs, stored next to their parent run.
-
-    A stored child run is opened as it is (a background task's child, picked up
-    when its parent run is continued); any other id gets a new log.
-    """
-    return open_store(db).child_log
 
 
 def open_run(ref: str, *, db: str | None) -> tuple[EventLog, Flow]:

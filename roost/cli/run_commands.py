@@ -21,6 +21,7 @@ import typer
 from roost.cli.app import app
 from roost.cli.console import RunConsole, describe_wait
 from roost.cli.tracing import traced
+from roost.driving import Step, drive
 from roost.engine import Runner
 from roost.engine.interpreter import start_route
 from roost.errors import EventLogError, ImageError, RunStateError, UsageError
@@ -29,9 +30,13 @@ from roost.events import ErrorEvent, Event, InterruptEvent, RunStartEvent
 from roost.flow.models import Flow
 from roost.nodes.directors import candidates
 from roost.runstate import RunState
+from roost.workspace import Workspace
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from roost.engine.images import LoadedImage
+    from roost.runview import Pause
     from roost.store.leases import Stepping
 
 AnswerOption = Annotated[
@@ -116,14 +121,19 @@ def continue_command(
     """Continue a run paused at an interrupt."""
     images = _load_images(image or [])  # read and checked before anything is stored
     log, flow = open_with_flow(run_ref, db, flow_file)
-    session = Session(flow, log, db=db, answers=list(answer or []), no_input=no_input, ref=run_ref)
-    session.images = images
+    answers = list(answer or [])
+    session = Session(flow, log, db=db, answers=answers, no_input=no_input, ref=run_ref)
     if flow_file is not None:
         session.runner().follow(flow)
     state = session.runner().state
     if answer is None and not session.interactive:
         _require_answer(state, session)
-    session.finish(session.drive(lambda runner: session.answer_next(runner)))
+    if not answers:  # the terminal answers the pause, the images with that answer
+        session.finish(session.drive(None, images=images))
+        return
+    # The first --answer continues the run whatever it is at (a run not paused refuses it).
+    first = answers.pop(0)
+    session.finish(session.drive(lambda runner: runner.continue_(first, images=images)))
 
 
 @app.command()
@@ -219,47 +229,37 @@ class Session:
         self.ref = ref or log.run_id
         self.out = RunConsole.for_flow(flow, step=self._step)
         self.out.error_told_at_end = True  # finish() says it, once
-        self.child_log: Callable[[str], EventLog] | None = None
-        if flow.tools:  # sub-flow tools record their runs next to this one
-            from roost.cli.logs import child_logs
-
-            self.child_log = child_logs(db)
+        self.workspace = Workspace(db)  # where its sub-flow runs and memory are kept
         self._runner: Runner | None = None
-        self.images: list[LoadedImage] = []  # sent with the next answer (continue --image)
+        self.prompted = False  # the last answer was typed at the terminal (not an --answer)
         self._held: Stepping | None = None  # the leases this command holds (see _stepping)
 
-    def _held_child_log(self, run_id: str) -> EventLog:
-        """A sub-flow run's log, its lease held while this command runs."""
-        assert self.child_log is not None
-        opened = self.child_log(run_id)
+    def _hold(self, run_id: str) -> None:
+        """Holds a sub-flow run's lease while this command runs."""
         if self._held is not None:
             self._held.hold(run_id)
-        return opened
 
     def _step(self) -> tuple[str, str] | None:
         return self._runner.state.step if self._runner is not None else None
 
     def runner(self) -> Runner:
         if self._runner is None:
-            from roost.cli.logs import memory_for
-            from roost.store.images import images_of
-
-            self._runner = Runner(
+            self._runner = self.workspace.runner(
                 self.flow,
                 self.log,
+                memory=self.workspace.memory_for(self.flow),
+                hold=self._hold,
                 on_event=traced(self.out.on_event, self.log),
                 on_text=self.out.on_text,
-                child_log=self._held_child_log if self.child_log is not None else None,
-                memory=memory_for(self.flow, self.db),
-                images=images_of(self.log),
             )
         return self._runner
 
-    def drive(self, first: Callable[[Runner], Awaitable[RunState]]) -> RunState:
-        """Runs the first step, then answers interrupts while answers or a person are there."""
+    def drive(self, first: Step | None, *, images: Sequence[LoadedImage] = ()) -> RunState:
+        """Takes the first step (None: the run's pause is answered first), then answers
+        pauses while answers or a person are there; ``images`` go with the first answer."""
         stepping = self._stepping()
         try:
-            return self._drive(first)
+            return self._drive(first, images)
         finally:
             if stepping is not None:
                 stepping.close()
@@ -278,20 +278,11 @@ class Session:
         self._held = stepping
         return stepping
 
-    def _drive(self, first: Callable[[Runner], Awaitable[RunState]]) -> RunState:
+    def _drive(self, first: Step | None, images: Sequence[LoadedImage]) -> RunState:
         runner = self.runner()
 
         async def go() -> RunState:
-            try:
-                state = await first(runner)
-            except _LeftPaused:
-                return runner.state
-            while state.status == "paused" and (self.answers or self.interactive):
-                try:
-                    state = await self.answer_next(runner)
-                except _LeftPaused:
-                    break
-            return state
+            return await drive(runner, first, self.answer, images=images, refused=self._refused)
 
         try:
             return _run_interruptibly(go)
@@ -307,28 +298,29 @@ class Session:
         finally:
             self.out.flush()  # the run's lines before any error line of the command's
 
-    async def answer_next(self, runner: Runner) -> RunState:
-        """Answers the pending interrupt with the next --answer, or asks the person."""
-        state = runner.state
-        images, self.images = self.images, []
+    async def answer(self, pause: Pause) -> str | None:
+        """The terminal's answer to ``pause``: the next --answer, else what the person types
+        (None: no one to ask, or they left the run paused with Ctrl-C or the end of input)."""
+        self.prompted = False
         if self.answers:
-            return await runner.continue_(self.answers.pop(0), images=images)
-        interrupt = state.pending
-        if not self.interactive or not isinstance(interrupt, InterruptEvent):
-            raise _LeftPaused
+            return self.answers.pop(0)
+        if not self.interactive:
+            return None
+        state = self.runner().state
         try:
             # Asked on the loop's own thread, so that Ctrl-C interrupts the prompt; nothing
             # else runs while the run waits for its person.
-            text = _prompt(
-                lambda: self.out.ask(interrupt, state, _choices(self.flow, state, interrupt))
-            )
+            text = _prompt(lambda: self.out.ask(pause.interrupt, state, pause.choices))
         except (KeyboardInterrupt, EOFError):
-            raise _LeftPaused from None
-        try:
-            return await runner.continue_(text, images=images)
-        except RunStateError as error:
+            return None
+        self.prompted = True
+        return text
+
+    def _refused(self, error: RunStateError) -> bool:
+        """A typed answer the run refused is shown, and the person asked again."""
+        if self.prompted:
             self.out.out.print(f"[red]{error}[/]")
-            return runner.state
+        return self.prompted
 
     def command(self, verb: str, answer: str | None = None, flow: str | None = None) -> str:
         """The exact command line that does ``verb`` to this run."""
@@ -418,10 +410,6 @@ def _prompt(ask: Callable[[], str]) -> str:
         return ask()
     finally:
         signal.signal(signal.SIGINT, previous)
-
-
-class _LeftPaused(Exception):
-    """The person chose to leave the run paused."""
 
 
 def _choices(flow: Flow, state: RunState, interrupt: InterruptEvent) -> tuple[str, ...]:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any, get_args
@@ -24,7 +23,6 @@ from roost.cli import chat_command  # noqa: F401  (registers `roost chat`)
 from roost.cli.app import app
 from roost.cli.lines import print_columns
 from roost.cli.logs import (
-    child_logs,
     file_log,
     is_file_ref,
     new_run_id,
@@ -32,6 +30,7 @@ from roost.cli.logs import (
     stored_copy,
 )
 from roost.cli.transcript import age, clip, print_transcript
+from roost.driving import Step
 from roost.errors import (
     EventLogError,
     RoostError,
@@ -343,12 +342,10 @@ def fork(
         _copy_file_images(Path(run_ref), pending.path, prefix)
     ref = str(pending.path) if isinstance(pending, FileFork) else None
     session = Session(flow, pending, db=db, answers=answers, no_input=no_input, ref=ref)
-    if ref is None:
-        session.child_log = child_logs(db)
     if flow_file is not None:
         session.runner().follow(flow)
     session.out.out.print(f"[dim]{escape(_fork_line(pending, prefix[0], at))}[/]")
-    session.finish(session.drive(lambda runner: first(session, runner)))
+    session.finish(session.drive(first))
 
 
 def _fork_refusals(events: list[Event], *, with_message: bool) -> Refusal:
@@ -394,20 +391,19 @@ def _fork_line(pending: SqlLog | FileFork, start: Event, at: int) -> str:
     return line
 
 
-def _first_step(
-    status: str, message: str | None, answers: list[str]
-) -> Callable[..., Awaitable[Any]]:
-    """What the fork does first, given the state its shared events leave it in."""
+def _first_step(status: str, message: str | None, answers: list[str]) -> Step | None:
+    """What the fork does first, given the state its shared events leave it in (None: the
+    terminal answers its pause: ``message`` first, then the answers)."""
     refusal = fork_refusal(status, message is not None)
     if refusal is not None:  # check_fork_point has refused such points already
         raise RunStateError(refusal)
     if status == "new":
-        return lambda session, runner: runner.start(message)
+        return lambda runner: runner.start(message)
     if status == "paused":
         if message is not None:
             answers.insert(0, message)
-        return lambda session, runner: session.answer_next(runner)
-    return lambda session, runner: runner.retry()
+        return None
+    return lambda runner: runner.retry()
 
 
 @app.command()

@@ -47,13 +47,11 @@ from roost.serve.flowdir import FlowDir
 from roost.serve.scheduler import Scheduler
 from roost.serve.servefile import Schedule, flow_for, tick_key
 from roost.store.forks import check_fork_point, fork_refusal
-from roost.store.images import SqlImages
-from roost.store.lazy_memory import LazyMemory
 from roost.store.leases import Queued, RunLeases, Stepping, stepper, takes_messages
-from roost.store.memory import SqlMemory
 from roost.store.sql import RunInfo, SqlStore
 from roost.store.sqllog import SqlLog
 from roost.store.ticks import ScheduleTicks
+from roost.workspace import Workspace
 
 log = logging.getLogger("roost.serve")
 
@@ -85,9 +83,10 @@ class Hub:
     def __init__(self, config: ServeConfig, store: SqlStore | None = None) -> None:
         self.config = config
         self.store = store or SqlStore(config.db)
-        # What flows with a memory: section (or their sub-flows) remember, in this store.
-        self.memory = LazyMemory(lambda: SqlMemory(self.store))
-        self.images = SqlImages(self.store)  # the images of messages, served by hash
+        # Its runs' sub-flow runs, memory and images, kept in this store.
+        self.workspace = Workspace(store=self.store)
+        self.memory = self.workspace.memory  # what flows with a memory: section remember
+        self.images = self.workspace.images  # the images of messages, served by hash
         self.leases = RunLeases(self.store, config.worker, seconds=config.lease_seconds)
         # The sub-flow runs a step drives here, held until that step ends (not retried or
         # sent to meanwhile, by this worker or another).
@@ -482,20 +481,13 @@ class Hub:
         def on_text(node: str, text: str) -> None:
             self.publish(run_id, {"type": "delta", "node": node, "text": text})
 
-        def child_log(child_id: str) -> SqlLog:
-            opened = self.store.child_log(child_id)
+        def hold(child_id: str) -> None:
             self.stepping.hold(child_id, group=run_id)  # until the parent's step ends
-            return opened
 
-        return Runner(
-            flow,
-            log_,
-            on_event=on_event,
-            on_text=on_text,
-            child_log=child_log,
-            memory=self.memory,
-            images=self.images,
-        )
+        return self.workspace.runner(
+            flow, log_, memory=self.memory, images=self.images, hold=hold,
+            on_event=on_event, on_text=on_text,
+        )  # fmt: skip
 
 
 class Session:

@@ -125,6 +125,19 @@ def test_continue_sends_images_with_the_answer(folder: Path) -> None:
     assert sorted(row[0] for row in stored_images(folder)) == sorted([digest(RED), digest(GIF)])
 
 
+def test_continue_sends_images_with_its_first_answer_only(folder: Path) -> None:
+    events = folder / "run.jsonl"
+    assert roost("run", "look.yaml", "--events", str(events), cwd=folder).returncode == 0
+    args = ("--answer", "and this?", "--answer", "thanks", "--image", "dot.gif")
+    result = roost("continue", str(events), *args, "--no-input", cwd=folder)
+    assert result.returncode == 0, result.stderr
+    resumes = [e for e in events_of(events) if e["type"] == "resume"]
+    assert [(e["feedback"], len(e.get("images") or ())) for e in resumes] == [
+        ("and this?", 1),
+        ("thanks", 0),
+    ]
+
+
 def test_images_go_with_an_answers_text(folder: Path) -> None:
     events = folder / "run.jsonl"
     assert roost("run", "look.yaml", "--events", str(events), cwd=folder).returncode == 0

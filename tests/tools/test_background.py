@@ -10,13 +10,14 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
-from roost.cli.logs import child_logs, open_store
+from roost.cli.logs import open_store
 from roost.engine import Runner
 from roost.engine.background import BackgroundTasks, over_cap, task_rows
 from roost.engine.replay import replay_run
 from roost.events import BackgroundEvent, Event, MessageEvent, ToolCallEvent, ToolResultEvent
 from roost.flow import read_flow
 from roost.runstate import fold
+from roost.workspace import Workspace
 from tests.cli_inprocess import run_cli
 
 if TYPE_CHECKING:
@@ -123,8 +124,9 @@ class Stored:
     def __init__(self, folder: Path, flow_path: Path) -> None:
         self.db = str(folder / "runs.db")
         self.flow = read_flow(flow_path)
-        self.log: EventLog = open_store(self.db).new_log("parent-run")
-        self.children = child_logs(self.db)
+        workspace = Workspace(self.db)
+        self.log: EventLog = workspace.new_log("parent-run")
+        self.children = workspace.child_logs()
 
     def runner(self, **options: Any) -> Runner:
         return Runner(self.flow, self.log, child_log=self.children, **options)
