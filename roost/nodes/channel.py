@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from roost.flow.models import ROUTE_END, plain_successors, routes_in
 from roost.nodes.directors import (
     By,
     candidates_after,
+    candidates_among,
     channel_count,
     last_member,
     round_robin,
@@ -15,7 +17,8 @@ from roost.nodes.directors import (
 )
 
 if TYPE_CHECKING:
-    from roost.flow.models import Channel, Flow
+    from roost.events import RouteRecord
+    from roost.flow.models import Channel, Flow, Route
     from roost.runstate import RunState
 
 
@@ -34,6 +37,7 @@ class Turn:
     chosen: str | None = None
     by: By | None = None
     ask: str | None = None
+    routes: tuple[RouteRecord, ...] | None = None  # the last speaker's routes, judged
 
 
 _MAX_ROUNDS = Turn((), ended="max_rounds")
@@ -48,7 +52,7 @@ class ChannelPlan:
     then costs a few lookups and makes nothing.
     """
 
-    __slots__ = ("by_last", "cap", "config", "first", "keys")
+    __slots__ = ("by_last", "cap", "config", "first", "keys", "plain", "routed")
 
     def __init__(self, flow: Flow, channel: str) -> None:
         config = self.config = flow.channels[channel]
@@ -60,6 +64,39 @@ class ChannelPlan:
             found = candidates_after(config, none_sent, channel, cap, last)
             self.by_last[last] = (found, _decided(config, found, last))
         self.first = self.by_last[None]
+        # Members whose transitions hold routes: their successors depend on what they said.
+        transitions = config.transitions or {}
+        self.routed: dict[str, tuple[Route, ...]] = {
+            m: routes_in(e) for m, e in transitions.items() if routes_in(e)
+        }
+        self.plain = {m: plain_successors(transitions[m]) for m in self.routed}
+
+
+def routed_turn(
+    flow: Flow, state: RunState, channel: str, last: str, routes: tuple[RouteRecord, ...]
+) -> Turn:
+    """The turn after ``last`` spoke, its routes judged: a route to TERMINATE that held ends
+    the run; otherwise the candidates are its plain successors and the targets that held.
+    The channel's cap is checked before (``at_cap``): the routes are not judged then."""
+    config = flow.channels[channel]
+    if any(r.held and r.to == ROUTE_END for r in routes):
+        return Turn((), ended="route", routes=routes)
+    allowed = (
+        *plain_successors((config.transitions or {})[last]),
+        *(r.to for r in routes if r.held),
+    )
+    found = candidates_among(config, state.sent, channel, flow.defaults.max_rounds, last, allowed)
+    turn = _decided(config, found, last)
+    if turn is None:
+        chosen = seeded_choice(flow, state, channel, found)
+        return Turn(found, chosen=chosen, by="random", routes=routes)
+    return replace(turn, routes=routes)
+
+
+def at_cap(flow: Flow, state: RunState, channel: str) -> bool:
+    """Whether the channel's member messages number its ``max_rounds``."""
+    config = flow.channels[channel]
+    return channel_count(state, config, channel) >= config.max_rounds
 
 
 def channel_turn(
