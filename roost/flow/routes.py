@@ -9,6 +9,7 @@ stays a pure function of the reply.
 
 from __future__ import annotations
 
+import json
 import re
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
@@ -26,7 +27,9 @@ from roost.flow.models import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
+
+    from roost.events import RouteRecord
 
 _ABSENT = object()
 
@@ -156,3 +159,20 @@ def _plain(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     return "null" if value is None else str(value)
+
+
+def data_text(data: Any) -> str:
+    """A structured reply's fields on one line, ``verdict: revise · notes: say where``."""
+    if not isinstance(data, dict):
+        return json.dumps(data, ensure_ascii=False)
+    parts = []
+    for key, value in data.items():
+        shown = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+        parts.append(f"{key}: {shown}")
+    return " · ".join(parts)
+
+
+def routes_taken(routes: Sequence[RouteRecord] | None, chosen: str | None = None) -> str:
+    """The routes that held (to ``chosen`` when given) in short, ``verdict = revise``; ''."""
+    held = [r for r in routes or () if r.held and (chosen is None or r.to == chosen)]
+    return ", ".join(r.when for r in held)
