@@ -95,7 +95,7 @@ ENGINE = [
         "channel-only-candidate-asks",
         CHANNEL_PY,
         "    if len(found) == 1:\n"
-        '        return Turn(found, chosen=found[0], by="only_candidate")\n',
+        '        return Turn(found, chosen=found[0], by="only_candidate", routes=routes)\n',
         "",
         CHANNEL,
         "the director would be asked to choose among one candidate",
@@ -2176,8 +2176,8 @@ ROUTES = [
     Mutant(
         "route-held-dropped",
         CHANNEL_PY,
-        "*(r.to for r in routes if r.held),",
-        "*(r.to for r in routes if not r.held),",
+        "allowed = (*plain, *(r.to for r in routes if r.held))",
+        "allowed = (*plain, *(r.to for r in routes if not r.held))",
         ROUTE_TESTS,
         "the targets of the routes that did not hold would be the candidates",
     ),

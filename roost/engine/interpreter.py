@@ -16,7 +16,7 @@ from roost.engine.calls import ModelCaller, error_text, request_digest
 from roost.engine.compaction import Asker, Compactor, context_sizes, fixed_chars
 from roost.engine.hooks import HookRecorder, HooksFor, no_hooks
 from roost.engine.images import LoadedImage
-from roost.engine.recorder import Recorder, build_event, model_request
+from roost.engine.recorder import Recorder, build_event, build_whole, model_request
 from roost.engine.routes import LiveRoutes, RouteFailure, RouteJudge, reply_data
 from roost.engine.tool_loop import Reply, ToolLoop
 from roost.engine.unfinished import Unfinished, unfinished
@@ -42,12 +42,11 @@ from roost.events import (
     map_texts,
 )
 from roost.flow.markers import INTERRUPT, TERMINATE, MarkerRule, marker_in
-from roost.flow.routes import short_label
 from roost.flow.skills import agent_skills, current_catalogue
 from roost.flow.start_message import render_start
 from roost.messages import ChatMessage, ModelRequest, ModelResponse
 from roost.nodes.agent import memory_note, seen_by, shown_skills, system_prompt, with_recall
-from roost.nodes.channel import ChannelPlan, Turn, at_cap, channel_turn, routed_turn
+from roost.nodes.channel import ChannelPlan, Turn, channel_turn, routed_turn
 from roost.nodes.directors import By, candidates, channel_count, choose_by_llm
 from roost.nodes.human import check_self_answer, is_human, manual_choice
 from roost.nodes.roles import render, role_context
@@ -339,29 +338,39 @@ class Interpreter:
             plan = self._plans[channel] = ChannelPlan(self.flow, channel)
         if plan.routed:  # a flow without routes does not look further
             last = self.state.last_into.get(channel)
-            if last in plan.routed and not at_cap(self.flow, self.state, channel):
+            if last in plan.routed:
                 return self._routed_turn(channel, to, plan, last)
         return channel_turn(self.flow, self.state, channel, plan)
 
     def _routed_turn(self, channel: str, to: str, plan: ChannelPlan, last: str) -> Turn:
         """The turn after ``last``'s reply, its routes judged on that reply (marker off)."""
         state = self.state
+        total, capped = plan.counts(state)
+        if total >= plan.config.max_rounds:
+            return channel_turn(self.flow, state, channel, plan)  # the cap ends it first
         entry = state.history[state.inbox_of(channel).indices[-1]]
         text = without_marker(entry.content, self._markers.get(last, "end"))
         data = getattr(entry, "data", None)
+        judge = self.routes
         try:
-            judged = tuple(
-                RouteRecord(
-                    to=route.to,
-                    when=short_label(route.when),
-                    held=self.routes(entry.seq, index, route, text, data),
-                )
-                for index, route in enumerate(plan.routed[last])
+            held = tuple(
+                judge(entry.seq, i, route, text, data) for i, route in enumerate(plan.routed[last])
             )
         except RouteFailure as exc:
             self._fail(channel, to, str(exc))
             return Turn((), ended="error")
-        return routed_turn(self.flow, state, channel, last, judged)
+        key = (last, held)
+        turn = None if capped else plan.routed_turns.get(key)
+        if turn is None:
+            labels, routes = plan.labels[last], plan.routed[last]
+            judged = tuple(
+                build_whole(RouteRecord, {"to": r.to, "when": labels[i], "held": held[i]})
+                for i, r in enumerate(routes)
+            )
+            turn = routed_turn(self.flow, state, channel, last, judged, plan.plain[last])
+            if not capped and turn.by != "random":
+                plan.routed_turns[key] = turn
+        return turn
 
     def _data(self, frm: str, text: str) -> object:
         """The structured data of ``frm``'s reply (it has a reply_format), marker taken off."""

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from roost.flow.models import ROUTE_END, plain_successors, routes_in
+from roost.flow.routes import short_label
 from roost.nodes.directors import (
     By,
     candidates_after,
@@ -52,7 +53,17 @@ class ChannelPlan:
     then costs a few lookups and makes nothing.
     """
 
-    __slots__ = ("by_last", "cap", "config", "first", "keys", "plain", "routed")
+    __slots__ = (
+        "by_last",
+        "cap",
+        "config",
+        "first",
+        "keys",
+        "labels",
+        "plain",
+        "routed",
+        "routed_turns",
+    )
 
     def __init__(self, flow: Flow, channel: str) -> None:
         config = self.config = flow.channels[channel]
@@ -70,33 +81,46 @@ class ChannelPlan:
             m: routes_in(e) for m, e in transitions.items() if routes_in(e)
         }
         self.plain = {m: plain_successors(transitions[m]) for m in self.routed}
+        # Each route's condition in short, as the select event records it: made once.
+        self.labels = {m: tuple(short_label(r.when) for r in rs) for m, rs in self.routed.items()}
+        # The turn after a routed member, by which of its routes held, while no member
+        # is at its own cap (then the same routes held lead to the same turn).
+        self.routed_turns: dict[tuple[str, tuple[bool, ...]], Turn] = {}
+
+    def counts(self, state: RunState) -> tuple[int, bool]:
+        """The member messages into the channel, and whether a member is at its own cap."""
+        sent = state.sent
+        total = 0
+        capped = False
+        cap = self.cap
+        for key in self.keys:
+            count = sent.get(key, 0)
+            capped = capped or count >= cap
+            total += count
+        return total, capped
 
 
 def routed_turn(
-    flow: Flow, state: RunState, channel: str, last: str, routes: tuple[RouteRecord, ...]
+    flow: Flow,
+    state: RunState,
+    channel: str,
+    last: str,
+    routes: tuple[RouteRecord, ...],
+    plain: tuple[str, ...],
 ) -> Turn:
     """The turn after ``last`` spoke, its routes judged: a route to TERMINATE that held ends
     the run; otherwise the candidates are its plain successors and the targets that held.
-    The channel's cap is checked before (``at_cap``): the routes are not judged then."""
+    The channel's cap is checked before (``ChannelPlan.counts``): no route is judged then."""
     config = flow.channels[channel]
     if any(r.held and r.to == ROUTE_END for r in routes):
         return Turn((), ended="route", routes=routes)
-    allowed = (
-        *plain_successors((config.transitions or {})[last]),
-        *(r.to for r in routes if r.held),
-    )
+    allowed = (*plain, *(r.to for r in routes if r.held))
     found = candidates_among(config, state.sent, channel, flow.defaults.max_rounds, last, allowed)
-    turn = _decided(config, found, last)
+    turn = _decided(config, found, last, routes)
     if turn is None:
         chosen = seeded_choice(flow, state, channel, found)
         return Turn(found, chosen=chosen, by="random", routes=routes)
-    return replace(turn, routes=routes)
-
-
-def at_cap(flow: Flow, state: RunState, channel: str) -> bool:
-    """Whether the channel's member messages number its ``max_rounds``."""
-    config = flow.channels[channel]
-    return channel_count(state, config, channel) >= config.max_rounds
+    return turn
 
 
 def channel_turn(
@@ -136,15 +160,21 @@ def _general_turn(flow: Flow, state: RunState, channel: str) -> Turn:
     return turn
 
 
-def _decided(config: Channel, found: tuple[str, ...], last: str | None) -> Turn | None:
+def _decided(
+    config: Channel,
+    found: tuple[str, ...],
+    last: str | None,
+    routes: tuple[RouteRecord, ...] | None = None,
+) -> Turn | None:
     """The turn the candidates and the last speaker decide alone; None when a draw decides."""
     if not found:
-        return Turn(found, ended="no_candidate")
+        return Turn(found, ended="no_candidate", routes=routes)
     if len(found) == 1:
-        return Turn(found, chosen=found[0], by="only_candidate")
+        return Turn(found, chosen=found[0], by="only_candidate", routes=routes)
     strategy = config.director.strategy
     if strategy == "round_robin":
-        return Turn(found, chosen=round_robin(config.members, found, last), by="round_robin")
+        chosen = round_robin(config.members, found, last)
+        return Turn(found, chosen=chosen, by="round_robin", routes=routes)
     if strategy == "random":
         return None
-    return Turn(found, ask=strategy)
+    return Turn(found, ask=strategy, routes=routes)
