@@ -2161,7 +2161,7 @@ ROUTES = [
         "route-dotted-path-flat",
         "roost/flow/routes.py",
         'for key in dotted.split("."):\n        if not isinstance(node, dict) or key not in node:',
-        'for key in [dotted]:\n        if not isinstance(node, dict) or key not in node:',
+        "for key in [dotted]:\n        if not isinstance(node, dict) or key not in node:",
         ROUTE_TESTS,
         "a nested field (meta.tone) would never be found in the data",
     ),
