@@ -5,6 +5,8 @@ from __future__ import annotations
 import textwrap
 from typing import TYPE_CHECKING
 
+import pytest
+
 from roost.flow.models import FieldCondition, Route, plain_successors, routes_in
 from roost.tools import check_flow_tools
 from tests.flow.conftest import load, problems
@@ -196,3 +198,16 @@ def test_a_python_condition_that_does_not_import(tmp_path: Path) -> None:
     assert found[0].startswith(f"{path}:24:31: error: python condition 'nomodule:ok': ")
     assert found[1].startswith(f"{path}:25:37: error: python condition 'conds:value': ")
     assert "not callable" in found[1]
+
+
+def test_validate_reports_a_python_condition_that_does_not_import(tmp_path: Path) -> None:
+    from roost import load_flow
+    from roost.errors import FlowError
+
+    path = tmp_path / "flow.yaml"
+    path.write_text(flow_text('- {to: writer, when: {python: "nomodule:ok"}}\n'))
+    with pytest.raises(FlowError) as caught:
+        load_flow(path)
+    assert [str(p).split(": cannot")[0] for p in caught.value.problems] == [
+        f"{path}:23:31: error: python condition 'nomodule:ok'"
+    ]
