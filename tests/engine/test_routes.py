@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from roost import load_flow
 from roost.engine import Runner
 from roost.engine.replay import replay_run
 from roost.eventlog import MemoryLog
@@ -15,9 +17,9 @@ from roost.nodes.directors import candidates
 from tests.engine.conftest import make_flow
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from roost.events import Event
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "flows" / "review_loop.yaml"
 
 FORMAT = """{type: object, properties: {verdict: {enum: [approve, revise]}, score: {type: number},
       meta: {type: object, properties: {tone: {type: string}}}}, required: [verdict]}"""
@@ -220,3 +222,32 @@ async def test_a_manual_director_offers_only_the_routes_that_held() -> None:
     select = [s for s in of_type(log.load(), "select") if s.by == "manual"][-1]
     assert (select.chosen, select.by, select.candidates) == ("writer", "manual", ("writer", "USER"))
     assert select.routes == pending.routes
+
+
+async def test_structured_data_is_read_with_the_marker_taken_off() -> None:
+    reply = json.dumps({"verdict": "approve"}) + " TERMINATE"
+    text = f"""
+roost: 1
+defaults: {{provider: mock}}
+providers: {{mock: {{kind: scripted, replies: [{json.dumps(reply)}]}}}}
+agents:
+  critic: {{role: r, reply_format: {FORMAT}}}
+  writer: {{role: w}}
+start: {{from: writer, to: critic, content: my draft}}
+"""
+    runner, log = await run(text)
+    reply_event = of_type(log.load(), "message")[1]
+    assert (reply_event.content, reply_event.data) == (reply, {"verdict": "approve"})
+    assert runner.state.status == "terminated"
+
+
+async def test_the_example_review_loop_replays_identical() -> None:
+    flow = load_flow(EXAMPLE)
+    log = MemoryLog("run-1")
+    runner = Runner(flow, log)
+    await runner.start()
+    await runner.continue_("Signed off.")
+    recorded = log.load()
+    assert of_type(recorded, "terminate")[-1].reason == "route"
+    report = await replay_run(None, recorded)
+    assert report.identical, report.difference
