@@ -95,7 +95,7 @@ ENGINE = [
         "channel-only-candidate-asks",
         CHANNEL_PY,
         "    if len(found) == 1:\n"
-        '        return Turn(found, chosen=found[0], by="only_candidate")\n',
+        '        return Turn(found, chosen=found[0], by="only_candidate", routes=routes)\n',
         "",
         CHANNEL,
         "the director would be asked to choose among one candidate",
@@ -2334,6 +2334,108 @@ WORKSPACE = [
 ]
 
 
+# -- routes (issue 28): conditions, the routed turn, the record a replay reads, validation
+ROUTE_TESTS = ("tests/engine/test_routes.py", "tests/flow/test_routes.py")
+ROUTE_CHECK_TESTS = ("tests/flow/test_route_checks.py",)
+ROUTES = [
+    Mutant(
+        "route-contains-inverted",
+        "roost/flow/routes.py",
+        "return condition.contains in text",
+        "return condition.contains not in text",
+        ROUTE_TESTS,
+        "a contains condition would hold when the text lacks it",
+    ),
+    Mutant(
+        "route-matches-anchored",
+        "roost/flow/routes.py",
+        "return _regex(condition.matches).search(text) is not None",
+        "return _regex(condition.matches).match(text) is not None",
+        ROUTE_TESTS,
+        "matches would only look at the text's start, not anywhere",
+    ),
+    Mutant(
+        "route-gt-inclusive",
+        "roost/flow/routes.py",
+        "return number and value > condition.gt",
+        "return number and value >= condition.gt - 1",
+        ROUTE_TESTS,
+        "gt would hold of values that are not above the bound",
+    ),
+    Mutant(
+        "route-not-ignored",
+        "roost/flow/routes.py",
+        "return not holds(condition.not_, text, data, python)",
+        "return holds(condition.not_, text, data, python)",
+        ROUTE_TESTS,
+        "not would hold exactly when its condition does",
+    ),
+    Mutant(
+        "route-dotted-path-flat",
+        "roost/flow/routes.py",
+        'for key in dotted.split("."):\n        if not isinstance(node, dict) or key not in node:',
+        "for key in [dotted]:\n        if not isinstance(node, dict) or key not in node:",
+        ROUTE_TESTS,
+        "a nested field (meta.tone) would never be found in the data",
+    ),
+    Mutant(
+        "route-terminate-ignored",
+        CHANNEL_PY,
+        "if any(r.held and r.to == ROUTE_END for r in routes):",
+        "if False:",
+        ROUTE_TESTS,
+        "a route to TERMINATE that holds would not end the run",
+    ),
+    Mutant(
+        "route-held-dropped",
+        CHANNEL_PY,
+        "allowed = (*plain, *(r.to for r in routes if r.held))",
+        "allowed = (*plain, *(r.to for r in routes if not r.held))",
+        ROUTE_TESTS,
+        "the targets of the routes that did not hold would be the candidates",
+    ),
+    Mutant(
+        "route-replay-calls-python",
+        "roost/engine/routes.py",
+        "if not has_python(route.when):",
+        "if True:",
+        ROUTE_TESTS,
+        "a replay would call a python condition again instead of reading the record",
+    ),
+    Mutant(
+        "route-data-not-recorded",
+        "roost/engine/interpreter.py",
+        "data = self._data(frm, text) if frm in self._formats else None",
+        "data = None",
+        ROUTE_TESTS,
+        "a structured reply's data would not reach the message event",
+    ),
+    Mutant(
+        "route-manual-ignores-routes",
+        "roost/nodes/directors.py",
+        "if routes is None and isinstance(pending, InterruptEvent):",
+        "if False:",
+        ROUTE_TESTS,
+        "a manual director's person would be offered members whose routes did not hold",
+    ),
+    Mutant(
+        "route-check-enum-skipped",
+        "roost/flow/route_checks.py",
+        'if "equals" in condition.model_fields_set and condition.equals not in enum:',
+        'if "equals" in condition.model_fields_set and condition.equals in enum:',
+        ROUTE_CHECK_TESTS,
+        "an equals outside the field's enum would pass validation",
+    ),
+    Mutant(
+        "route-check-target-skipped",
+        "roost/flow/route_checks.py",
+        "if route.to != ROUTE_END and route.to not in members:",
+        "if route.to != ROUTE_END and route.to in members and False:",
+        ROUTE_CHECK_TESTS,
+        "a route to no member would pass validation",
+    ),
+]
+
 MUTANTS: list[Mutant] = [
     *ENGINE,
     *STORE,
@@ -2362,4 +2464,5 @@ MUTANTS: list[Mutant] = [
     *FRONT_DOOR,
     *STRUCTURED,
     *WORKSPACE,
+    *ROUTES,
 ]

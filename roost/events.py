@@ -132,6 +132,16 @@ class BackgroundNote(BaseModel):
     status: Literal["done", "failed"] = "done"
 
 
+class RouteRecord(BaseModel):
+    """One route of a decision (issue 28): its target, its condition in short, whether it held."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    to: str
+    when: str
+    held: bool
+
+
 class MessageEvent(_Event):
     type: Literal["message"] = "message"
     from_: str = Field(alias="from")
@@ -142,6 +152,8 @@ class MessageEvent(_Event):
     images: tuple[ImageRecord, ...] | None = _absent_when_none()
     # background delegation: set on the message that delivers a background task's result
     background: BackgroundNote | None = _absent_when_none()
+    # routes (issue 28): the reply's structured data, when its writer has a reply_format
+    data: Any = _absent_when_none()
 
 
 class InterruptEvent(_Event):
@@ -155,6 +167,8 @@ class InterruptEvent(_Event):
     )
     # For tool_approval: {id, name, arguments}.
     tool_call: dict[str, Any] | None = _absent_when_none()
+    # routes (issue 28): for manual_select, the routes that decided the candidates
+    routes: tuple[RouteRecord, ...] | None = _absent_when_none()
     # For tool_plan: the calls of one model answer, approved or refused as one.
     tool_calls: tuple[dict[str, Any], ...] | None = _absent_when_none()
 
@@ -203,6 +217,8 @@ class TerminateEvent(_Event):
     type: Literal["terminate"] = "terminate"
     node: str
     reason: str | None = _absent_when_none()
+    # routes (issue 28): the routes judged when they ended the run
+    routes: tuple[RouteRecord, ...] | None = _absent_when_none()
 
 
 class ResumeEvent(_Event):
@@ -226,6 +242,8 @@ class SelectEvent(_Event):
     candidates: tuple[str, ...]
     chosen: str
     by: Literal["llm", "llm_retry", "fallback", "only_candidate", "round_robin", "random", "manual"]
+    # routes (issue 28): each route of the last speaker's entry and whether it held
+    routes: tuple[RouteRecord, ...] | None = _absent_when_none()
 
 
 class ToolCallEvent(_Event):

@@ -15,6 +15,7 @@ from roost.errors import FlowError, Problem
 from roost.flow import Checked, Flow, check_flow_file
 from roost.flow.loader import sorted_problems
 from roost.flow.models import lists_file_tools
+from roost.flow.route_checks import python_conditions
 from roost.flow.skills import skill_problems
 
 if TYPE_CHECKING:
@@ -46,9 +47,10 @@ def with_tools(checked: Checked) -> Flow:
 
 
 def tool_problems(flow: Flow) -> list[Problem]:
-    """The problems of ``flow``'s tools, MCP servers, hooks and built-in file tools' root."""
+    """The problems of ``flow``'s tools, MCP servers, hooks, python route conditions and
+    built-in file tools' root."""
     has_none = not flow.tools and not flow.mcp_servers and not flow.hook_entries()
-    if has_none and not lists_file_tools(flow):
+    if has_none and not lists_file_tools(flow) and next(python_conditions(flow), None) is None:
         return []
     from roost.tools import check_flow_tools  # imported only when a flow has tools
 

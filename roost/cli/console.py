@@ -36,6 +36,7 @@ from roost.events import (
     valid_text,
 )
 from roost.flow.models import Flow
+from roost.flow.routes import data_text, routes_taken
 from roost.runstate import RunState
 from roost.window import limit_in
 
@@ -221,6 +222,9 @@ class RunConsole:
         self.end_line()
         why = PICKED_BY.get(event.by)
         picks = (f"{event.channel} picks", "dim")
+        taken = routes_taken(event.routes, event.chosen)
+        if taken:  # the route that led there
+            why = f"{why}, route: {taken}" if why else f"route: {taken}"
         if why:
             self.lines.write((picks, _SPACE, self.named(event.chosen), (f" ({why})", "dim")))
         else:
@@ -233,7 +237,8 @@ class RunConsole:
             self.end_line()  # streamed, or typed by the person: already on the screen
         else:
             self.end_line()
-            said = (f": {event.content}", "")
+            shown = data_text(event.data) if event.data is not None else event.content
+            said = (f": {shown}", "")
             frm = self.answerer.sender(event)
             self.lines.write((self.named(frm), _TO, self.named(event.to), said))
         self._print_notes()

@@ -30,6 +30,7 @@ from roost.events import (
     ToolCallEvent,
     ToolResultEvent,
 )
+from roost.flow.routes import data_text, routes_taken
 from roost.pricing import run_cost
 from roost.runstate import RunState, fold
 from roost.store.sql import RunInfo
@@ -51,6 +52,8 @@ def event_line(event: Event, answerer: Answerer = NOBODY) -> str | None:
     seq = f"[dim]{event.seq:>4}[/] "
     if isinstance(event, MessageEvent):
         frm, to = escape(answerer.sender(event)), escape(event.to)
+        if event.data is not None:  # a structured reply: its fields, not its JSON
+            return f"{seq}[bold]{frm}[/] → {to}: {escape(data_text(event.data))}"
         return f"{seq}[bold]{frm}[/] → {to}: {escape(event.content)}"
     if isinstance(event, InterruptEvent):
         why = f" ({event.reason})" if event.reason and event.reason != "human" else ""
@@ -69,7 +72,9 @@ def event_line(event: Event, answerer: Answerer = NOBODY) -> str | None:
         return f"{seq}[yellow]↻ retry {escape(event.from_)} → {escape(event.to)}[/]"
     if isinstance(event, SelectEvent):
         chosen, by = escape(event.chosen), escape(event.by)
-        return f"{seq}[dim]{escape(event.channel)} picks {chosen} ({by})[/]"
+        taken = routes_taken(event.routes, event.chosen)
+        via = f", route: {escape(taken)}" if taken else ""
+        return f"{seq}[dim]{escape(event.channel)} picks {chosen} ({by}{via})[/]"
     if isinstance(event, ToolCallEvent):
         arguments = escape(clip(json.dumps(event.arguments, ensure_ascii=False), 200))
         return f"{seq}[cyan]  {escape(event.agent)} calls {escape(event.name)}({arguments})[/]"
@@ -94,6 +99,8 @@ def event_line(event: Event, answerer: Answerer = NOBODY) -> str | None:
         return f"{seq}[cyan]  {escape(event.agent)} started {what}[/]"
     if isinstance(event, TerminateEvent):
         why = escape(event.reason or "done")
+        if event.reason == "route":
+            why += escape(f": {routes_taken(event.routes, 'TERMINATE')}")
         return f"{seq}[dim]■ terminated at {escape(event.node)} ({why})[/]"
     return None
 

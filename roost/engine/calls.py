@@ -76,9 +76,8 @@ def reply_formats(flow: Flow) -> dict[str, ReplyFormat]:
     """The ``reply_format`` of each agent of ``flow`` that has one, as requests send it."""
     formats: dict[str, ReplyFormat] = {}
     for name, agent in flow.agents.items():
-        schema = getattr(agent, "reply_format", None)
-        if schema:
-            formats[name] = make_format(name, dict(schema))
+        if agent.reply_format:
+            formats[name] = make_format(name, dict(agent.reply_format))
     return formats
 
 

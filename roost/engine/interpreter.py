@@ -16,7 +16,8 @@ from roost.engine.calls import ModelCaller, error_text, request_digest
 from roost.engine.compaction import Asker, Compactor, context_sizes, fixed_chars
 from roost.engine.hooks import HookRecorder, HooksFor, no_hooks
 from roost.engine.images import LoadedImage
-from roost.engine.recorder import Recorder, build_event, model_request
+from roost.engine.recorder import Recorder, build_event, build_whole, model_request
+from roost.engine.routes import LiveRoutes, RouteFailure, RouteJudge, reply_data
 from roost.engine.tool_loop import Reply, ToolLoop
 from roost.engine.unfinished import Unfinished, unfinished
 from roost.errors import RoostError, RunStateError, UsageError
@@ -32,6 +33,7 @@ from roost.events import (
     MessageEvent,
     ResumeEvent,
     RetryEvent,
+    RouteRecord,
     RunStartEvent,
     SelectEvent,
     SkillInfo,
@@ -44,10 +46,11 @@ from roost.flow.skills import agent_skills, current_catalogue
 from roost.flow.start_message import render_start
 from roost.messages import ChatMessage, ModelRequest, ModelResponse
 from roost.nodes.agent import memory_note, seen_by, shown_skills, system_prompt, with_recall
-from roost.nodes.channel import ChannelPlan, Turn, channel_turn
-from roost.nodes.directors import By, channel_count, choose_by_llm
+from roost.nodes.channel import ChannelPlan, Turn, channel_turn, routed_turn
+from roost.nodes.directors import By, candidates, channel_count, choose_by_llm
 from roost.nodes.human import check_self_answer, is_human, manual_choice
 from roost.nodes.roles import render, role_context
+from roost.runstate import without_marker
 
 if TYPE_CHECKING:  # roost.tools is imported only by flows that have tools
     from roost.engine.digests import RequestDigest
@@ -114,8 +117,14 @@ class Interpreter:
         images: ImageSource | None = None,
         keep_images: KeepImages | None = None,
         background: BackgroundSource | None = None,
+        routes: RouteJudge | None = None,
     ) -> None:
         self.flow = flow
+        # Who judges conditional routes: the live run imports python conditions, a
+        # replay reads them from the record.
+        self.routes: RouteJudge = routes or LiveRoutes(flow)
+        # The agents whose replies are JSON (reply_format): their data is recorded.
+        self._formats = frozenset(n for n, a in flow.agents.items() if a.reply_format is not None)
         self.memory = memory
         self.skills: SkillsFor = skills or current_catalogue
         self.images = images  # the bytes of the images messages carry, by their records
@@ -185,7 +194,7 @@ class Interpreter:
             )
         # Answers that cannot be used are refused before anything is recorded.
         if pending.reason == "manual_select":
-            self._manual_choice(pending.from_, feedback)
+            self._manual_choice(pending.from_, feedback, pending.routes)
         elif pending.reason not in _TOOL_QUESTIONS and not feedback:
             check_self_answer(self.flow, pending.from_)
         if images and (pending.reason in ("manual_select", "tool_approval") or not feedback):
@@ -289,10 +298,10 @@ class Interpreter:
             frm, to = step
             before = state.next_seq
             if frm in channels:
-                turn = self._channel_turn(frm)
+                turn = self._channel_turn(frm, to)
                 chosen, by = turn.chosen, turn.by
                 if chosen is not None and by is not None:  # no one to ask: nothing to await
-                    step = self._selected(frm, turn.found, chosen, by)
+                    step = self._selected(frm, turn.found, chosen, by, turn.routes)
                 else:
                     step = await self._channel_speaks(frm, to, turn)
             else:  # an agent speaks (_agent_speaks, inlined: once per message)
@@ -300,7 +309,8 @@ class Interpreter:
                 if text is None:
                     step = None
                 else:
-                    self.rec.add_message(frm, to, text)
+                    data = self._data(frm, text) if frm in self._formats else None
+                    self.rec.add_message(frm, to, text, data)
                     # A reply cut at the token limit is unfinished: it ends in no marker.
                     step = self._after_reply(frm, to, "" if self.caller.last_cut else text)
             if step is not None and state.next_seq == before:
@@ -322,21 +332,66 @@ class Interpreter:
             return None
         return (to, frm)
 
-    def _channel_turn(self, channel: str) -> Turn:
+    def _channel_turn(self, channel: str, to: str) -> Turn:
         plan = self._plans.get(channel)
         if plan is None:
             plan = self._plans[channel] = ChannelPlan(self.flow, channel)
+        if plan.routed:  # a flow without routes does not look further
+            last = self.state.last_into.get(channel)
+            if last in plan.routed:
+                return self._routed_turn(channel, to, plan, last)
         return channel_turn(self.flow, self.state, channel, plan)
 
+    def _routed_turn(self, channel: str, to: str, plan: ChannelPlan, last: str) -> Turn:
+        """The turn after ``last``'s reply, its routes judged on that reply (marker off)."""
+        state = self.state
+        total, capped = plan.counts(state)
+        if total >= plan.config.max_rounds:
+            return channel_turn(self.flow, state, channel, plan)  # the cap ends it first
+        entry = state.history[state.inbox_of(channel).indices[-1]]
+        text = without_marker(entry.content, self._markers.get(last, "end"))
+        data = getattr(entry, "data", None)
+        judge = self.routes
+        try:
+            held = tuple(
+                judge(entry.seq, i, route, text, data) for i, route in enumerate(plan.routed[last])
+            )
+        except RouteFailure as exc:
+            self._fail(channel, to, str(exc))
+            return Turn((), ended="error")
+        key = (last, held)
+        turn = None if capped else plan.routed_turns.get(key)
+        if turn is None:
+            labels, routes = plan.labels[last], plan.routed[last]
+            judged = tuple(
+                build_whole(RouteRecord, {"to": r.to, "when": labels[i], "held": held[i]})
+                for i, r in enumerate(routes)
+            )
+            turn = routed_turn(self.flow, state, channel, last, judged, plan.plain[last])
+            if not capped and turn.by != "random":
+                plan.routed_turns[key] = turn
+        return turn
+
+    def _data(self, frm: str, text: str) -> object:
+        """The structured data of ``frm``'s reply (it has a reply_format), marker taken off."""
+        data = reply_data(text)
+        if data is None:
+            data = reply_data(without_marker(text, self._markers.get(frm, "end")))
+        return data
+
     async def _channel_speaks(self, channel: str, to: str, turn: Turn) -> Step:
+        if turn.ended == "error":
+            return None  # a route's python condition failed: recorded as an error
         if turn.ended is not None:
-            self._terminate(channel, turn.ended)
+            self._terminate(channel, turn.ended, turn.routes)
             return None
         chosen, by = turn.chosen, turn.by
         if turn.ask == "manual":
             if self._holds():
                 return None
-            self.rec.add(InterruptEvent, from_=channel, to=to, reason="manual_select")
+            self.rec.add(
+                InterruptEvent, from_=channel, to=to, reason="manual_select", routes=turn.routes
+            )
             self.rec.flush()
             return None
         if turn.ask == "llm":
@@ -345,10 +400,17 @@ class Interpreter:
                 return None
             chosen, by = decided
         assert chosen is not None and by is not None
-        return self._selected(channel, turn.found, chosen, by)
+        return self._selected(channel, turn.found, chosen, by, turn.routes)
 
-    def _selected(self, channel: str, found: tuple[str, ...], chosen: str, by: By) -> Step:
-        self.rec.add_select(channel, found, chosen, by)
+    def _selected(
+        self,
+        channel: str,
+        found: tuple[str, ...],
+        chosen: str,
+        by: By,
+        routes: tuple[RouteRecord, ...] | None = None,
+    ) -> Step:
+        self.rec.add_select(channel, found, chosen, by, routes)
         return self._after_select(channel, chosen)
 
     def _after_select(self, channel: str, chosen: str) -> Step:
@@ -358,9 +420,15 @@ class Interpreter:
             return None
         return (chosen, channel)
 
-    def _manual_choice(self, channel: str, answer: str) -> tuple[str, tuple[str, ...]]:
+    def _manual_choice(
+        self, channel: str, answer: str, routes: tuple[RouteRecord, ...] | None = None
+    ) -> tuple[str, tuple[str, ...]]:
         """The member a person named for ``channel`` and the candidates (raises when refused)."""
-        found = channel_turn(self.flow, self.state, channel).found
+        # Among the routes that held when the person was asked (recorded with the question).
+        if routes is not None:
+            found = candidates(self.flow, self.state, channel, routes)
+        else:
+            found = channel_turn(self.flow, self.state, channel).found
         members = list(self.flow.channels[channel].members)
         return manual_choice(answer, channel, members, found), found
 
@@ -370,8 +438,8 @@ class Interpreter:
         """What follows a recorded ``resume`` of ``pending`` (section 3, continue)."""
         frm, to = pending.from_, pending.to
         if pending.reason == "manual_select":
-            chosen, found = self._manual_choice(frm, feedback)
-            return self._selected(frm, found, chosen, "manual")
+            chosen, found = self._manual_choice(frm, feedback, pending.routes)
+            return self._selected(frm, found, chosen, "manual", pending.routes)
         if pending.reason in _TOOL_QUESTIONS:
             return (frm, to)  # the tool loop reads the answer from the state
         agents = self.flow.agents
@@ -593,10 +661,12 @@ class Interpreter:
         self.rec.add(InterruptEvent, from_=frm, to=to, reason="human")
         self.rec.flush()
 
-    def _terminate(self, node: str, reason: str) -> None:
+    def _terminate(
+        self, node: str, reason: str, routes: tuple[RouteRecord, ...] | None = None
+    ) -> None:
         if self._holds():
             return
-        self.rec.add(TerminateEvent, node=node, reason=reason)
+        self.rec.add(TerminateEvent, node=node, reason=reason, routes=routes)
         self.rec.flush()
 
     # ------------------------------------------------------------------ background tasks

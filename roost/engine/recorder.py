@@ -21,6 +21,7 @@ from roost.events import (
     LlmResponse,
     LlmUsage,
     MessageEvent,
+    RouteRecord,
     SelectEvent,
     map_texts,
     now_iso,
@@ -180,13 +181,15 @@ class Recorder:
     # The busiest events have their fields written out in declaration order (seq, run
     # and ts first, filled in by _record), which skips merging them into the defaults.
 
-    def add_message(self, frm: str, to: str, content: str) -> MessageEvent:
+    def add_message(self, frm: str, to: str, content: str, data: Any = None) -> MessageEvent:
         """``add(MessageEvent, ...)`` with its fields written out: once per message."""
         if not content.isascii():
             content = valid_text(content)
         if self._redact is not None:
             content = self._redact(content)
-        data = {
+            if data is not None:
+                data = map_texts(data, self._redact)
+        fields = {
             "seq": 0,
             "run": "",
             "ts": "",
@@ -197,12 +200,18 @@ class Recorder:
             "state": "success",
             "images": None,
             "background": None,
+            "data": data,
         }
-        event: MessageEvent = self._record(_MESSAGE, data)
+        event: MessageEvent = self._record(_MESSAGE, fields)
         return event
 
     def add_select(
-        self, channel: str, candidates: tuple[str, ...], chosen: str, by: str
+        self,
+        channel: str,
+        candidates: tuple[str, ...],
+        chosen: str,
+        by: str,
+        routes: tuple[RouteRecord, ...] | None = None,
     ) -> SelectEvent:
         """``add(SelectEvent, ...)`` with its fields written out: once per channel turn."""
         data = {
@@ -214,6 +223,7 @@ class Recorder:
             "candidates": candidates,
             "chosen": chosen,
             "by": by,
+            "routes": routes,
         }
         event: SelectEvent = self._record(_SELECT, data)
         return event

@@ -35,6 +35,7 @@ from roost.engine.replay_tools import (
     RecordedSkills,
     RecordedTools,
 )
+from roost.engine.routes import RecordedRoutes
 from roost.engine.runner import CANCELLED, ChildRuns, Runner
 from roost.errors import CONTEXT_TOO_LONG, EventLogError, ProviderError, RoostError
 from roost.eventlog import ImageStore, MemoryLog
@@ -162,6 +163,7 @@ async def replay_run(
         hooks=hooks,
         images=images,
         background=background,
+        routes=RecordedRoutes(recorded),  # no python condition is called again
     )
     providers.settings_of = lambda name: request_settings(runner.flow, name)
     stops.next_seq = lambda: runner.state.next_seq

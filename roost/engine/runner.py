@@ -43,6 +43,7 @@ from roost.flow.redact import Redactor
 from roost.runstate import RunState, fold
 
 if TYPE_CHECKING:  # roost.tools is imported only by flows that have tools
+    from roost.engine.routes import RouteJudge
     from roost.flow.models import Flow
     from roost.providers.base import Provider
     from roost.tools.base import Tool, ToolOutcome
@@ -74,8 +75,10 @@ class Runner:
         hooks: HooksFor | None = None,
         images: ImageStore | None = None,
         background: BackgroundSource | None = None,
+        routes: RouteJudge | None = None,
     ) -> None:
         self.flow = flow
+        self._routes = routes  # who judges conditional routes (default: the live flow's)
         self.skills = skills  # the skills agents are shown (default: those found now)
         self._hooks = hooks  # the hooks' decisions (default: the flow's hooks, run)
         # Where the images messages carry are kept by hash; a run without a store keeps
@@ -143,6 +146,7 @@ class Runner:
             image_source(self.images),
             self.keep_images,
             self.background,
+            self._routes,
         )
 
     def follow(self, flow: Flow) -> None:

@@ -11,8 +11,9 @@ from typing import TYPE_CHECKING, Any
 from roost.errors import Problem, Severity
 from roost.flow.context_paths import context_escape
 from roost.flow.describe import Hints, did_you_mean, label
-from roost.flow.models import Channel, Flow, McpTool, ToolGroup
+from roost.flow.models import Channel, Flow, McpTool, ToolGroup, plain_successors, routes_in
 from roost.flow.redact import clean
+from roost.flow.route_checks import check_reply_formats, check_routes
 from roost.flow.template_checks import (
     PROMPT_NAMES,
     ROLE_NAMES,
@@ -91,6 +92,7 @@ def check_flow(checker: Checker) -> None:
     check_names(checker)
     check_providers(checker)
     check_channels(checker)
+    check_reply_formats(checker)
     check_start(checker)
     check_tools(checker)
     check_templates(checker)
@@ -251,6 +253,7 @@ def check_channels(c: Checker) -> None:
             c.at_key(("channels", name), f"channel {name!r} has fewer than two members", "warning")
         if channel.transitions is not None:
             _transitions(c, name, channel)
+            check_routes(c, name, channel)
 
 
 def _members(c: Checker, name: str, channel: Channel) -> None:
@@ -282,16 +285,17 @@ def _transitions(c: Checker, name: str, channel: Channel) -> None:
             )
             continue
         for index, successor in enumerate(successors):
-            if successor not in members:
+            if isinstance(successor, str) and successor not in members:
                 hint = c.hints(successor, members)
                 c.at_value(
                     (*base, speaker, index),
                     f"transition {speaker!r} -> {successor!r} in channel {name!r}: "
                     f"{successor!r} is not a member{hint}",
                 )
-        if any(s not in members for s in successors):
-            continue  # already reported; a successor-less member would only repeat it
-        legal = set(successors)
+        names = plain_successors(successors)
+        if any(s not in members for s in names) or routes_in(successors):
+            continue  # reported, or left to the route checks: a warning would only repeat it
+        legal = set(names)
         if not channel.director.allow_repeat:
             legal.discard(speaker)
         if not legal:

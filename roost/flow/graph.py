@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from roost.flow.models import targets_of
+
 if TYPE_CHECKING:
     from roost.flow.checks import Checker
     from roost.flow.models import Flow
@@ -30,7 +32,7 @@ def build_graph(flow: Flow) -> tuple[set[str], Edges]:
             if member in flow.agents:
                 edges[(name, member)] = edges[(member, name)] = cap
         for speaker, successors in (channel.transitions or {}).items():
-            for successor in successors:
+            for successor in targets_of(successors):
                 if speaker in flow.agents and successor in flow.agents:
                     edges[(speaker, successor)] = cap
     start = flow.start

@@ -5,9 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from roost.flow.models import ROUTE_END, plain_successors, routes_in
+from roost.flow.routes import short_label
 from roost.nodes.directors import (
     By,
     candidates_after,
+    candidates_among,
     channel_count,
     last_member,
     round_robin,
@@ -15,7 +18,8 @@ from roost.nodes.directors import (
 )
 
 if TYPE_CHECKING:
-    from roost.flow.models import Channel, Flow
+    from roost.events import RouteRecord
+    from roost.flow.models import Channel, Flow, Route
     from roost.runstate import RunState
 
 
@@ -34,6 +38,7 @@ class Turn:
     chosen: str | None = None
     by: By | None = None
     ask: str | None = None
+    routes: tuple[RouteRecord, ...] | None = None  # the last speaker's routes, judged
 
 
 _MAX_ROUNDS = Turn((), ended="max_rounds")
@@ -48,7 +53,17 @@ class ChannelPlan:
     then costs a few lookups and makes nothing.
     """
 
-    __slots__ = ("by_last", "cap", "config", "first", "keys")
+    __slots__ = (
+        "by_last",
+        "cap",
+        "config",
+        "first",
+        "keys",
+        "labels",
+        "plain",
+        "routed",
+        "routed_turns",
+    )
 
     def __init__(self, flow: Flow, channel: str) -> None:
         config = self.config = flow.channels[channel]
@@ -60,6 +75,52 @@ class ChannelPlan:
             found = candidates_after(config, none_sent, channel, cap, last)
             self.by_last[last] = (found, _decided(config, found, last))
         self.first = self.by_last[None]
+        # Members whose transitions hold routes: their successors depend on what they said.
+        transitions = config.transitions or {}
+        self.routed: dict[str, tuple[Route, ...]] = {
+            m: routes_in(e) for m, e in transitions.items() if routes_in(e)
+        }
+        self.plain = {m: plain_successors(transitions[m]) for m in self.routed}
+        # Each route's condition in short, as the select event records it: made once.
+        self.labels = {m: tuple(short_label(r.when) for r in rs) for m, rs in self.routed.items()}
+        # The turn after a routed member, by which of its routes held, while no member
+        # is at its own cap (then the same routes held lead to the same turn).
+        self.routed_turns: dict[tuple[str, tuple[bool, ...]], Turn] = {}
+
+    def counts(self, state: RunState) -> tuple[int, bool]:
+        """The member messages into the channel, and whether a member is at its own cap."""
+        sent = state.sent
+        total = 0
+        capped = False
+        cap = self.cap
+        for key in self.keys:
+            count = sent.get(key, 0)
+            capped = capped or count >= cap
+            total += count
+        return total, capped
+
+
+def routed_turn(
+    flow: Flow,
+    state: RunState,
+    channel: str,
+    last: str,
+    routes: tuple[RouteRecord, ...],
+    plain: tuple[str, ...],
+) -> Turn:
+    """The turn after ``last`` spoke, its routes judged: a route to TERMINATE that held ends
+    the run; otherwise the candidates are its plain successors and the targets that held.
+    The channel's cap is checked before (``ChannelPlan.counts``): no route is judged then."""
+    config = flow.channels[channel]
+    if any(r.held and r.to == ROUTE_END for r in routes):
+        return Turn((), ended="route", routes=routes)
+    allowed = (*plain, *(r.to for r in routes if r.held))
+    found = candidates_among(config, state.sent, channel, flow.defaults.max_rounds, last, allowed)
+    turn = _decided(config, found, last, routes)
+    if turn is None:
+        chosen = seeded_choice(flow, state, channel, found)
+        return Turn(found, chosen=chosen, by="random", routes=routes)
+    return turn
 
 
 def channel_turn(
@@ -99,15 +160,21 @@ def _general_turn(flow: Flow, state: RunState, channel: str) -> Turn:
     return turn
 
 
-def _decided(config: Channel, found: tuple[str, ...], last: str | None) -> Turn | None:
+def _decided(
+    config: Channel,
+    found: tuple[str, ...],
+    last: str | None,
+    routes: tuple[RouteRecord, ...] | None = None,
+) -> Turn | None:
     """The turn the candidates and the last speaker decide alone; None when a draw decides."""
     if not found:
-        return Turn(found, ended="no_candidate")
+        return Turn(found, ended="no_candidate", routes=routes)
     if len(found) == 1:
-        return Turn(found, chosen=found[0], by="only_candidate")
+        return Turn(found, chosen=found[0], by="only_candidate", routes=routes)
     strategy = config.director.strategy
     if strategy == "round_robin":
-        return Turn(found, chosen=round_robin(config.members, found, last), by="round_robin")
+        chosen = round_robin(config.members, found, last)
+        return Turn(found, chosen=chosen, by="round_robin", routes=routes)
     if strategy == "random":
         return None
-    return Turn(found, ask=strategy)
+    return Turn(found, ask=strategy, routes=routes)

@@ -12,11 +12,14 @@ import random
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Literal
 
+from roost.events import InterruptEvent
+from roost.flow.models import ROUTE_END, plain_successors
 from roost.messages import AssistantMessage, ChatMessage, UserMessage
 from roost.nodes.agent import transcript
 from roost.nodes.roles import agent_system, render, role_context
 
 if TYPE_CHECKING:
+    from roost.events import RouteRecord
     from roost.flow.models import Channel, Flow
     from roost.runstate import RunState
 
@@ -49,14 +52,37 @@ def last_member(state: RunState, channel: str, members: list[str]) -> str | None
     return last if last in members else None
 
 
-def candidates(flow: Flow, state: RunState, channel: str) -> tuple[str, ...]:
-    """The members that may speak next in ``channel``, in member order."""
+def candidates(
+    flow: Flow,
+    state: RunState,
+    channel: str,
+    routes: Sequence[RouteRecord] | None = None,
+) -> tuple[str, ...]:
+    """The members that may speak next in ``channel``, in member order.
+
+    ``routes``: the last speaker's routes as judged (default: those the pending
+    question records), of which the targets that held are candidates.
+    """
     config = flow.channels[channel]
     members = config.members
     last = state.last_into.get(channel)
     if last not in members:
         last = None
-    return candidates_after(config, state.sent, channel, flow.defaults.max_rounds, last)
+    cap = flow.defaults.max_rounds
+    pending = state.pending
+    if routes is None and isinstance(pending, InterruptEvent):
+        routes = pending.routes
+    if routes is not None and last is not None:
+        # A person picks among the members whose routes held (recorded when asked).
+        allowed = routed_successors(config, last, routes)
+        return candidates_among(config, state.sent, channel, cap, last, allowed)
+    return candidates_after(config, state.sent, channel, cap, last)
+
+
+def routed_successors(config: Channel, last: str, routes: Sequence[RouteRecord]) -> tuple[str, ...]:
+    """The plain successors of ``last`` and the targets of its routes that held."""
+    plain = plain_successors((config.transitions or {}).get(last, []))
+    return (*plain, *(r.to for r in routes if r.held and r.to != ROUTE_END))
 
 
 def candidates_after(
@@ -67,15 +93,31 @@ def candidates_after(
     A tuple: the select event keeps it as it is, and a tuple of names is one
     object the garbage collector stops tracking, where a list stays tracked.
     """
+    allowed: tuple[str, ...] | None = None
+    transitions = config.transitions
+    if last is not None and transitions is not None:
+        entry = transitions.get(last)
+        if entry is not None:
+            allowed = plain_successors(entry)
+    return candidates_among(config, sent, channel, cap, last, allowed)
+
+
+def candidates_among(
+    config: Channel,
+    sent: dict[tuple[str, str], int],
+    channel: str,
+    cap: int,
+    last: str | None,
+    allowed: Sequence[str] | None,
+) -> tuple[str, ...]:
+    """The candidates under their caps, not ``last`` (unless allow_repeat), among ``allowed``
+    (None: every member)."""
     found = [m for m in config.members if sent.get((m, channel), 0) < cap]
     if last is not None:
         if not config.director.allow_repeat:
             found = [m for m in found if m != last]
-        transitions = config.transitions
-        if transitions is not None:
-            allowed = transitions.get(last)
-            if allowed is not None:
-                found = [m for m in found if m in allowed]
+        if allowed is not None:
+            found = [m for m in found if m in allowed]
     return tuple(found)
 
 

@@ -31,6 +31,7 @@ from roost.flow.models import (
     flow_folder,
     lists_file_tools,
 )
+from roost.flow.route_checks import python_conditions
 from roost.tools.arguments import InvalidSchema, schema_validator
 from roost.tools.loader import load_callable
 from roost.tools.names import wire_name
@@ -67,6 +68,7 @@ def check_flow_tools(flow: Flow) -> list[Problem]:
             problems.append(_problem(flow, ("mcp_servers", server, "command"), message))
     problems += _check_file_root(flow, folder)
     problems += _check_hooks(flow, folder)
+    problems += _check_conditions(flow, folder)
     return sorted(problems, key=lambda p: (p.line, p.col))
 
 
@@ -84,6 +86,17 @@ def _check_file_root(flow: Flow, folder: Path) -> list[Problem]:
                 message = f"{reference!r}: the root folder {root!r} of the file tools is missing"
                 return [_problem(flow, ("agents", agent, "functions", index), message)]
     return []
+
+
+def _check_conditions(flow: Flow, folder: Path) -> list[Problem]:
+    """A route's ``python`` condition that does not import or is not callable (issue 28)."""
+    problems: list[Problem] = []
+    for keys, target in python_conditions(flow):
+        try:
+            load_callable(target, folder)
+        except ToolFailure as exc:
+            problems.append(_problem(flow, keys, f"python condition {target!r}: {exc}"))
+    return problems
 
 
 def _check_hooks(flow: Flow, folder: Path) -> list[Problem]:

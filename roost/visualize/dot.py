@@ -19,6 +19,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from roost.flow.models import ROUTE_END, Route
+from roost.flow.routes import short_label
 from roost.visualize import ids
 from roost.visualize.dot_layout import (
     PAGE_STAGGER_AT,
@@ -223,16 +225,42 @@ def _member_messages(channel: str, member: str, run: RunSummary) -> int:
 
 def _transition_edges(graph: graphviz.Digraph, name: str, channel: Channel, index: int) -> None:
     colour = CHANNEL_COLOURS[index % len(CHANNEL_COLOURS)]
-    for source, targets in (channel.transitions or {}).items():
-        for target in targets:
+    for source, successors in (channel.transitions or {}).items():
+        for position, successor in enumerate(successors):
+            if isinstance(successor, Route):
+                _route_edge(graph, name, source, position, successor, colour)
+                continue
             edge: Attrs = {
-                "id": ids.transition_edge_id(name, source, target),
+                "id": ids.transition_edge_id(name, source, successor),
                 "color": colour,
                 "style": "solid",
                 "constraint": False,
-                "tooltip": f"in {name}: {target} may speak after {source}",
+                "tooltip": f"in {name}: {successor} may speak after {source}",
             }
-            add_edge(graph, ids.node_id(source), ids.node_id(target), edge)
+            add_edge(graph, ids.node_id(source), ids.node_id(successor), edge)
+
+
+def _route_edge(
+    graph: graphviz.Digraph, name: str, source: str, position: int, route: Route, colour: str
+) -> None:
+    """A route: an edge labelled with its condition in short; to TERMINATE, to an end mark."""
+    condition = short_label(route.when)
+    edge: Attrs = {
+        "id": ids.route_edge_id(name, source, position),
+        "color": colour,
+        "style": "solid" if route.when is None else "bold",
+        "constraint": False,
+        "label": Html(small(esc(shorten(condition, 40)), colour, 9)),
+        "tooltip": f"in {name}: {route.to} after {source} when {condition}",
+    }
+    target = ids.node_id(route.to)
+    if route.to == ROUTE_END:
+        target = ids.route_end_id(name, source, position)
+        end: Attrs = {"id": target, "shape": "doublecircle", "label": "", "width": 0.15}
+        end |= {"style": "filled", "fillcolor": "#1a202c", "color": "#1a202c"}
+        end["tooltip"] = f"the run ends when {source}'s route to TERMINATE holds"
+        add_node(graph, target, end)
+    add_edge(graph, ids.node_id(source), target, edge)
 
 
 def _start_route(graph: graphviz.Digraph, flow: Flow) -> None:

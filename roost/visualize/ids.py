@@ -43,3 +43,13 @@ def message_edge_id(source: str, target: str) -> str:
 START_NODE_ID = "start"
 START_EDGE_ID = "start-route"
 STATE_NODE_ID = "run-state"
+
+
+def route_edge_id(channel: str, source: str, position: int) -> str:
+    """A conditional route: entry ``position`` of ``source``'s transitions in ``channel``."""
+    return f"route-{slug(channel)}-{slug(source)}-{position}"
+
+
+def route_end_id(channel: str, source: str, position: int) -> str:
+    """The end mark a route to TERMINATE leads to."""
+    return f"route-end-{slug(channel)}-{slug(source)}-{position}"

@@ -18,6 +18,7 @@ CASES = {
     "math-chat.yaml": ["Thank you, that is all."],
     "content-team.yaml": ["Approved, ship it."],
     "debate.yaml": [],
+    "review_loop.yaml": ["Signed off."],
 }
 
 

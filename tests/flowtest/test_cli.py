@@ -143,4 +143,4 @@ def test_the_example_flows_pass_their_tests(
     code, out, _ = roost("test", "flows", cwd=REPO, capsys=capsys, monkeypatch=monkeypatch)
     assert code == 0, out
     assert "FAILED" not in out
-    assert out.count("PASSED flows/") == 10
+    assert out.count("PASSED flows/") == 14
