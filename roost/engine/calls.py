@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from roost.engine.digests import RequestDigest, request_digest
 from roost.engine.recorder import Recorder, build_event, build_whole
-from roost.engine.structured import ASK_AGAIN, make_format, reply_data, reply_problem
+from roost.engine.structured import ASK_AGAIN, make_format, reply_problem
 from roost.errors import CONTEXT_TOO_LONG
 from roost.events import (
     ErrorEvent,
@@ -44,9 +44,10 @@ from roost.messages import (
     UserMessage,
     distinct_ids,
 )
-from roost.runstate import assistant_message
+from roost.runstate import assistant_message, without_marker
 
 if TYPE_CHECKING:
+    from roost.flow.markers import MarkerRule
     from roost.flow.models import Flow
     from roost.flow.redact import Redactor
     from roost.providers.base import Provider
@@ -107,6 +108,7 @@ class ModelCaller:
         on_text: TextSink | None = None,
         settings: Callable[[str], bytes] | None = None,
         formats: Mapping[str, ReplyFormat] | None = None,
+        markers: Callable[[str], MarkerRule] | None = None,
     ) -> None:
         self.recorder = recorder
         self.providers = providers
@@ -119,7 +121,8 @@ class ModelCaller:
         self.last_cut = False  # the latest answer stopped at the token limit
         # The reply format of each node that has one (``reply_formats``); most flows: none.
         self.formats: Mapping[str, ReplyFormat] = formats or {}
-        self.last_data: Any = None  # the parsed structured reply of the latest such node
+        # Each node's marker rule: a structured reply is checked with its marker taken off.
+        self.markers: Callable[[str], MarkerRule] = markers or (lambda node: "end")
 
     async def call(
         self,
@@ -230,16 +233,16 @@ class ModelCaller:
         overflow: bool,
     ) -> ModelResponse | Overflowed | None:
         """``call`` for a node with a reply format: checked, asked again once, else an error."""
-        self.last_data = None
+        rule = self.markers(node)
         asked = request.model_copy(update={"reply_format": reply_format})
         extra = reply_format.model_dump_json().encode()
         answer = await self.call(
             node, provider_name, asked, _Suffixed(digest, extra), route,
             keep_calls=keep_calls, overflow=overflow,
         )  # fmt: skip
-        problem = _problem(reply_format, answer, keep_calls)
+        problem = _problem(reply_format, answer, keep_calls, rule)
         if problem is None:
-            return self._keep_data(answer, keep_calls)
+            return answer
         assert isinstance(answer, ModelResponse)
         follow_up = (
             AssistantMessage(content=answer.message.content, provider=provider_name),
@@ -252,21 +255,14 @@ class ModelCaller:
             node, provider_name, again_request, _Suffixed(digest, extra), route,
             keep_calls=keep_calls,
         )  # fmt: skip
-        problem = _problem(reply_format, again, keep_calls)
+        problem = _problem(reply_format, again, keep_calls, rule)
         if problem is None:
-            return self._keep_data(again, keep_calls)
+            return again
         if route is not None:
             text = f"the reply of {node} does not follow its reply_format, asked twice: {problem}"
             self.recorder.add(ErrorEvent, from_=route[0], to=route[1], content=self.redact(text))
             self.recorder.flush()
         return None
-
-    def _keep_data(
-        self, answer: ModelResponse | Overflowed | None, keep_calls: bool
-    ) -> ModelResponse | Overflowed | None:
-        if isinstance(answer, ModelResponse) and not (answer.message.tool_calls and keep_calls):
-            self.last_data = reply_data(answer.message.content)
-        return answer
 
     def _text_sink(self, node: str) -> Callable[[str], None] | None:
         if self.on_text is None:
@@ -288,7 +284,10 @@ class ModelCaller:
 
 
 def _problem(
-    reply_format: ReplyFormat, answer: ModelResponse | Overflowed | None, keep_calls: bool
+    reply_format: ReplyFormat,
+    answer: ModelResponse | Overflowed | None,
+    keep_calls: bool,
+    rule: MarkerRule,
 ) -> str | None:
     """What makes ``answer`` fail its format; None when it follows it, asks for tools (the
     loop goes on) or is no answer at all (the failure is recorded already)."""
@@ -296,7 +295,7 @@ def _problem(
         return None
     if answer.message.tool_calls and keep_calls:
         return None
-    return reply_problem(reply_format, answer.message.content)
+    return reply_problem(reply_format, without_marker(answer.message.content, rule))
 
 
 class MaskedStream:

@@ -131,6 +131,7 @@ class Runner:
             self.on_text,
             settings=settings_of(flow),
             formats=reply_formats(flow),
+            markers=flow.markers_of,
         )
         hooks = self._hooks or LiveHooks(flow, redact)
         self._interpreter = Interpreter(

@@ -25,6 +25,12 @@ FORMAT = """{type: object, properties: {verdict: {enum: [approve, revise]}, scor
       meta: {type: object, properties: {tone: {type: string}}}}, required: [verdict]}"""
 
 
+def format_line(when: str) -> str:
+    """The critic's reply format, for conditions that read its data: a text condition's
+    critic answers in prose, which a reply format would refuse."""
+    return f"reply_format: {FORMAT}" if "field" in when or "python" in when else ""
+
+
 def review(when: str, reply: str, *, strategy: str = "round_robin", extra: str = "") -> str:
     """A writer and a critic whose one route back to the writer holds when ``when`` does."""
     return f"""
@@ -37,7 +43,7 @@ agents:
   writer: {{role: writes}}
   critic:
     role: reviews
-    reply_format: {FORMAT}
+    {format_line(when)}
   USER: {{role: a person}}
 channels:
   team:

@@ -40,7 +40,6 @@ def review_flow(replies: str, schema: dict[str, Any] | None = VERDICT) -> Flow:
         """)
     if schema is None:
         return flow
-    # Set as the flow model will hold it (the field is read with getattr meanwhile).
     critic = flow.agents["critic"].model_copy(update={"reply_format": schema})
     return flow.model_copy(update={"agents": {**flow.agents, "critic": critic}})
 
@@ -61,7 +60,7 @@ async def test_a_reply_that_follows_the_format_is_kept_after_one_call() -> None:
     assert runner.state.status == "paused"
     assert messages(log.load())[-1] == ("critic", "USER", GOOD)
     assert kinds(log).count("llm_call") == 1
-    assert runner._interpreter.caller.last_data == {"verdict": "approve"}
+    assert [e.data for e in log.load() if e.type == "message"][-1] == {"verdict": "approve"}
 
 
 async def test_a_reply_that_fails_is_asked_for_again_once() -> None:
@@ -154,3 +153,9 @@ def test_a_problem_quoting_a_long_reply_stays_one_short_line() -> None:
     assert problem is not None and problem.startswith("['word', 'word'")
     assert len(problem) <= PROBLEM_CHARS and "\n" not in problem and problem.endswith("…")
     assert reply_problem(make_format("critic", VERDICT), GOOD) is None
+
+
+async def test_a_structured_reply_is_checked_with_its_marker_taken_off() -> None:
+    runner, log = await run(review_flow(f"['{GOOD} TERMINATE']"))
+    assert kinds(log).count("llm_call") == 1  # not asked again: the JSON before the marker holds
+    assert runner.state.status == "terminated"
