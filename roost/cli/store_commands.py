@@ -436,8 +436,24 @@ def export(
 def import_command(
     file: Annotated[str, typer.Argument(metavar="FILE", help="A run's JSON Lines file.")],
     db: DbOption = None,
+    from_: Annotated[
+        str | None,
+        typer.Option(
+            "--from",
+            metavar="FORMAT",
+            help="A run another engine recorded: ag2, agentchat, langgraph or otel.",
+        ),
+    ] = None,
+    thread: Annotated[
+        str | None, typer.Option("--thread", help="With --from langgraph: the thread to import.")
+    ] = None,
 ) -> None:
     """Store a run from a JSON Lines file."""
+    if from_ is not None:
+        _import_foreign(Path(file), from_, thread, db)
+        return
+    if thread is not None:
+        raise UsageError("--thread picks a LangGraph thread: use it with --from langgraph")
     path = Path(file)
     if not path.is_file():
         raise RunNotFoundError(f"{file}: no such event file")
@@ -467,3 +483,18 @@ def import_command(
             )
         return
     raise UsageError(f"run {run_id} is already in the store; nothing imported")
+
+
+def _import_foreign(path: Path, fmt: str, thread: str | None, db: str | None) -> None:
+    """Stores the run another engine recorded in ``path`` under a flow derived from it."""
+    from roost.importers import import_run
+
+    if not path.is_file():
+        raise UsageError(f"{path}: no such file; nothing imported")
+    _, events, notes = import_run(path, fmt, new_run_id(), thread)
+    store = open_store(db)
+    store.import_events(events)
+    said = sum(event.type == "message" for event in events)
+    print(f"imported run {events[0].run} from {fmt} ({said} messages, {len(events)} events)")
+    for note in notes:
+        print(f"note: {note}")
