@@ -421,9 +421,20 @@ def export(
             help="Send the run's spans where the OTEL_* variables say (OTLP) instead.",
         ),
     ] = False,
+    to: Annotated[
+        str | None,
+        typer.Option("--to", metavar="FORMAT", help="otel: print the run as OTLP JSON spans."),
+    ] = None,
 ) -> None:
     """Print a run's events as JSON Lines."""
+    if to is not None and to != "otel":
+        raise UsageError(f"--to {to!r}: the one format a run is exported to is otel")
     events, _, _ = recorded(run_ref, db)
+    if to is not None:
+        from roost.importers.otlp import otlp_json
+
+        sys.stdout.write(json.dumps(otlp_json(events), ensure_ascii=False) + "\n")
+        return
     if otlp:
         from roost.cli.tracing import send_spans
 

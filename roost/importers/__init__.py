@@ -46,7 +46,24 @@ def read_file(path: Path, fmt: str, thread: str | None = None) -> Conversation:
     if thread is not None:
         raise ImportFormatError("--thread picks a LangGraph thread: use it with --from langgraph")
     read = _reader(fmt)
-    return read(_json(path), path.name)
+    return read(_otlp_lines(path) if fmt == "otel" else _json(path), path.name)
+
+
+def _otlp_lines(path: Path) -> Any:
+    """OTLP JSON as one document, or as the collector's file exporter writes it: one a line."""
+    lines = [line for line in path.read_bytes().splitlines() if line.strip()]
+    if len(lines) < 2:
+        return _json(path)
+    merged: list[Any] = []
+    for number, line in enumerate(lines, 1):
+        try:
+            document = json.loads(line)
+        except ValueError:
+            return _json(path)  # one document over several lines: read whole, errors located
+        if not isinstance(document, dict) or "resourceSpans" not in document:
+            raise ImportFormatError(f"{path.name}:{number}: error: not an OTLP JSON export")
+        merged.extend(document["resourceSpans"])
+    return {"resourceSpans": merged}
 
 
 def _json(path: Path) -> Any:
