@@ -227,12 +227,13 @@ def _genai_turns(spans: list[Span], file: str, talk: Conversation) -> list[Turn]
         if system and speaker not in talk.roles:
             talk.roles[speaker] = system
         for message in _new(inputs):
-            _heard(build, message, file, first=not build.turns)
+            _heard(build, message, file)
         for message in outputs:
             _replied(build, speaker, message, chat, tools)
     talk.source["engine"] = next(
         (str(s.attrs["gen_ai.system"]) for s in chats if "gen_ai.system" in s.attrs), None
     )
+    talk.notes.append("user messages: the spans do not say who wrote them; replayed as 'user'")
     missing = [s for s in dict.fromkeys(_agent(c, by_id) for c in chats) if s not in talk.roles]
     if missing:
         talk.notes.append(f"system messages: not in the spans for {', '.join(missing)}; no role")
@@ -294,7 +295,7 @@ def _new(inputs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return inputs[last + 1 :]
 
 
-def _heard(build: TurnBuilder, message: dict[str, Any], file: str, *, first: bool) -> None:
+def _heard(build: TurnBuilder, message: dict[str, Any], file: str) -> None:
     role = message.get("role")
     if role == "tool":
         results = []
@@ -304,7 +305,7 @@ def _heard(build: TurnBuilder, message: dict[str, Any], file: str, *, first: boo
             results.append((str(call_id), text_of(content), False))
         build.results(f"{file}: a tool message", results)
     elif role == "user":
-        build.say(str(message.get("name") or "user"), _text(message), human=not first)
+        build.say(str(message.get("name") or "user"), _text(message))
 
 
 def _replied(
