@@ -82,6 +82,7 @@ def test_a_group_chat_goes_through_a_channel_whose_choices_are_recorded() -> Non
     assert usage == [9, 19, 26]
     said = [e["ts"] for e in events if e["type"] == "message"]
     assert said[0] == "2026-12-02T13:41:24.242526Z" and said == sorted(said)
+    assert said[-1] == "2026-12-02T13:41:24.334579Z"
 
 
 def test_a_persons_answer_is_a_resume_and_tools_recorded_by_agentchat_pair() -> None:
@@ -191,3 +192,16 @@ def test_thread_belongs_to_langgraph(tmp_path: Path) -> None:
         tmp_path, "import", str(FIXTURES / "ag2_two.json"), "--from", "ag2", "--thread", "t1"
     )
     assert done.returncode == 2 and "--thread picks a LangGraph thread" in done.stderr
+
+
+def test_speaker_names_are_made_valid_and_unique() -> None:
+    from roost.importers.derive import node_names
+
+    names = node_names(["maths-bot", "maths bot", "7up", "chat", ""])
+    assert names == {
+        "maths-bot": "maths_bot",
+        "maths bot": "maths_bot_2",
+        "7up": "a_7up",
+        "chat": "chat_2",
+        "": "speaker",
+    }
