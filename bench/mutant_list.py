@@ -2157,8 +2157,8 @@ IMPORTERS = [
     Mutant(
         "import-orphan-result-kept",
         "roost/importers/common.py",
-        '                raise ImportFormatError(f"{where}: tool result for {call_id!r} names no call")',
-        "                pass",
+        'raise ImportFormatError(f"{where}: tool result for {call_id!r} names no call")',
+        "None",
         ("tests/importers/test_import.py",),
         "a tool result naming no call is silently dropped instead of refused",
     ),
