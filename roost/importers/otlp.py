@@ -23,14 +23,21 @@ _KINDS = {"internal": 1, "client": 3}  # OTLP's SpanKind numbers
 
 def otlp_json(events: Sequence[Event]) -> dict[str, Any]:
     """The run's spans as one OTLP JSON document."""
-    import roost
-
     spans = [_span(record) for record in spans_of(events, content=True)]
     resource = {"attributes": _attributes({"service.name": "roost"})}
-    scope = {"name": "roost", "version": roost.__version__}
+    scope = {"name": "roost", "version": _version()}
     return {
         "resourceSpans": [{"resource": resource, "scopeSpans": [{"scope": scope, "spans": spans}]}]
     }
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("roost")
+    except PackageNotFoundError:  # a source tree on sys.path, never installed
+        return "0+unknown"
 
 
 def _span(record: SpanRecord) -> dict[str, Any]:
