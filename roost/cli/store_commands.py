@@ -426,7 +426,7 @@ def export(
         typer.Option("--to", metavar="FORMAT", help="otel: print the run as OTLP JSON spans."),
     ] = None,
 ) -> None:
-    """Print a run's events as JSON Lines."""
+    """Print a run's events as JSON Lines (or, with --to otel, its spans as OTLP JSON)."""
     if to is not None and to != "otel":
         raise UsageError(f"--to {to!r}: the one format a run is exported to is otel")
     events, _, _ = recorded(run_ref, db)
@@ -459,7 +459,7 @@ def import_command(
         str | None, typer.Option("--thread", help="With --from langgraph: the thread to import.")
     ] = None,
 ) -> None:
-    """Store a run from a JSON Lines file."""
+    """Store a run from a JSON Lines file, or one another engine recorded (--from)."""
     if from_ is not None:
         _import_foreign(Path(file), from_, thread, db)
         return

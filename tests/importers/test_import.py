@@ -205,3 +205,9 @@ def test_speaker_names_are_made_valid_and_unique() -> None:
         "chat": "chat_2",
         "": "speaker",
     }
+
+
+def test_export_to_another_format_is_refused(tmp_path: Path) -> None:
+    run_id = imported(tmp_path, "ag2_two.json", "ag2")
+    done = roost(tmp_path, "export", run_id, "--to", "yaml")
+    assert done.returncode == 2 and "--to 'yaml'" in done.stderr
