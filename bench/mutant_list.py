@@ -2132,7 +2132,7 @@ STRUCTURED = [
     Mutant(
         "structured-never-checked",
         "roost/engine/calls.py",
-        "    return reply_problem(reply_format, answer.message.content)\n",
+        "    return reply_problem(reply_format, without_marker(answer.message.content, rule))\n",
         "    return None\n",
         STRUCTURED_TESTS,
         "a reply that does not follow its reply_format is kept as if it did",
@@ -2333,6 +2333,81 @@ WORKSPACE = [
     ),
 ]
 
+IMPORTERS = [
+    Mutant(
+        "import-names-not-unique",
+        "roost/importers/derive.py",
+        "        while name in taken:",
+        "        while False:",
+        ("tests/importers/test_import.py",),
+        "two speakers whose names clean to the same node name share one agent",
+    ),
+    Mutant(
+        "import-group-without-channel",
+        "roost/importers/derive.py",
+        "    return len(speakers) > 2 or repeats",
+        "    return repeats",
+        ("tests/importers/test_import.py",),
+        "a group chat of three is imported as a two-agent chat",
+    ),
+    Mutant(
+        "import-person-taken-for-model",
+        "roost/importers/agentchat.py",
+        "            human = source in asked",
+        "            human = False",
+        ("tests/importers/test_import.py",),
+        "a person's answer through a UserProxyAgent is replayed as a model's reply",
+    ),
+    Mutant(
+        "import-tool-error-lost",
+        "roost/importers/agentchat.py",
+        'str(result.get("call_id")), text_of(result.get("content")), bool(result.get("is_error"))',
+        'str(result.get("call_id")), text_of(result.get("content")), False',
+        ("tests/importers/test_import.py",),
+        "a failing tool recorded by AgentChat is imported as one that worked",
+    ),
+    Mutant(
+        "import-orphan-result-kept",
+        "roost/importers/common.py",
+        'raise ImportFormatError(f"{where}: tool result for {call_id!r} names no call")',
+        "None",
+        ("tests/importers/test_import.py",),
+        "a tool result naming no call is silently dropped instead of refused",
+    ),
+    Mutant(
+        "import-size-unchecked",
+        "roost/importers/__init__.py",
+        "    if size > MAX_BYTES:",
+        "    if False:",
+        ("tests/importers/test_import.py",),
+        "a file over 200 MB is read instead of refused by its size",
+    ),
+    Mutant(
+        "import-times-dropped",
+        "roost/importers/derive.py",
+        "            current = recorded[said] or current",
+        "            current = current",
+        ("tests/importers/test_import.py",),
+        "the recorded times of an imported run's messages are replaced by the first one",
+    ),
+    Mutant(
+        "import-otel-agent-name-ignored",
+        "roost/importers/otel.py",
+        '        name = current.attrs.get("gen_ai.agent.name")',
+        "        name = None",
+        ("tests/importers/test_import.py",),
+        "the speaker of a GenAI chat span is not read from gen_ai.agent.name",
+    ),
+    Mutant(
+        "import-source-not-recorded",
+        "roost/importers/derive.py",
+        '            data["imported"] = {**talk.source, "notes": list(talk.notes)}',
+        "            pass",
+        ("tests/importers/test_import.py",),
+        "an imported run's run_start does not say where it came from",
+    ),
+]
+
 
 # -- routes (issue 28): conditions, the routed turn, the record a replay reads, validation
 ROUTE_TESTS = ("tests/engine/test_routes.py", "tests/flow/test_routes.py")
@@ -2465,4 +2540,5 @@ MUTANTS: list[Mutant] = [
     *STRUCTURED,
     *WORKSPACE,
     *ROUTES,
+    *IMPORTERS,
 ]

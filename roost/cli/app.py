@@ -60,8 +60,14 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "roost.cli.store_commands",
         "Start a new run that shares the first SEQ events of RUN and goes on live.",
     ),
-    "export": ("roost.cli.store_commands", "Print a run's events as JSON Lines."),
-    "import": ("roost.cli.store_commands", "Store a run from a JSON Lines file."),
+    "export": (
+        "roost.cli.store_commands",
+        "Print a run's events as JSON Lines (or, with --to otel, its spans as OTLP JSON).",
+    ),
+    "import": (
+        "roost.cli.store_commands",
+        "Store a run from a JSON Lines file, or one another engine recorded (--from).",
+    ),
     "memory": (
         "roost.cli.memory_command",
         "List, search, add or forget the entries of the memory flows keep across runs.",

@@ -417,9 +417,20 @@ def export(
             help="Send the run's spans where the OTEL_* variables say (OTLP) instead.",
         ),
     ] = False,
+    to: Annotated[
+        str | None,
+        typer.Option("--to", metavar="FORMAT", help="otel: print the run as OTLP JSON spans."),
+    ] = None,
 ) -> None:
-    """Print a run's events as JSON Lines."""
+    """Print a run's events as JSON Lines (or, with --to otel, its spans as OTLP JSON)."""
+    if to is not None and to != "otel":
+        raise UsageError(f"--to {to!r}: the one format a run is exported to is otel")
     events, _, _ = recorded(run_ref, db)
+    if to is not None:
+        from roost.importers.otlp import otlp_json
+
+        sys.stdout.write(json.dumps(otlp_json(events), ensure_ascii=False) + "\n")
+        return
     if otlp:
         from roost.cli.tracing import send_spans
 
@@ -432,8 +443,24 @@ def export(
 def import_command(
     file: Annotated[str, typer.Argument(metavar="FILE", help="A run's JSON Lines file.")],
     db: DbOption = None,
+    from_: Annotated[
+        str | None,
+        typer.Option(
+            "--from",
+            metavar="FORMAT",
+            help="A run another engine recorded: ag2, agentchat, langgraph or otel.",
+        ),
+    ] = None,
+    thread: Annotated[
+        str | None, typer.Option("--thread", help="With --from langgraph: the thread to import.")
+    ] = None,
 ) -> None:
-    """Store a run from a JSON Lines file."""
+    """Store a run from a JSON Lines file, or one another engine recorded (--from)."""
+    if from_ is not None:
+        _import_foreign(Path(file), from_, thread, db)
+        return
+    if thread is not None:
+        raise UsageError("--thread picks a LangGraph thread: use it with --from langgraph")
     path = Path(file)
     if not path.is_file():
         raise RunNotFoundError(f"{file}: no such event file")
@@ -463,3 +490,18 @@ def import_command(
             )
         return
     raise UsageError(f"run {run_id} is already in the store; nothing imported")
+
+
+def _import_foreign(path: Path, fmt: str, thread: str | None, db: str | None) -> None:
+    """Stores the run another engine recorded in ``path`` under a flow derived from it."""
+    from roost.importers import import_run
+
+    if not path.is_file():
+        raise UsageError(f"{path}: no such file; nothing imported")
+    _, events, notes = import_run(path, fmt, new_run_id(), thread)
+    store = open_store(db)
+    store.import_events(events)
+    said = sum(event.type == "message" for event in events)
+    print(f"imported run {events[0].run} from {fmt} ({said} messages, {len(events)} events)")
+    for note in notes:
+        print(f"note: {note}")

@@ -1,0 +1,97 @@
+"""What the importers share: reading tool calls into replies, and checking shapes."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from roost.importers.model import ImportFormatError, Step, ToolCall, Turn
+
+
+def arguments_of(raw: Any) -> dict[str, Any]:
+    """A tool call's arguments as an object (text that is JSON is read; else kept as text)."""
+    if isinstance(raw, dict):
+        return raw
+    if isinstance(raw, str) and raw.strip():
+        try:
+            value = json.loads(raw)
+        except ValueError:
+            return {"text": raw}
+        return value if isinstance(value, dict) else {"value": value}
+    return {}
+
+
+def text_of(content: Any) -> str:
+    """A message's content as text: a string as it is, parts' texts joined, else JSON."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list) and all(isinstance(p, str | dict) for p in content):
+        parts = [p if isinstance(p, str) else str(p.get("text", "")) for p in content]
+        if all(parts):
+            return "\n".join(parts)
+    return json.dumps(content, ensure_ascii=False)
+
+
+class TurnBuilder:
+    """Collects replies: tool rounds are kept open until their speaker's text closes them."""
+
+    def __init__(self, notes: list[str]) -> None:
+        self.turns: list[Turn] = []
+        self.notes = notes
+        self.speaker: str | None = None
+        self.steps: list[Step] = []
+
+    def tool_round(self, speaker: str, calls: list[ToolCall], **step: Any) -> None:
+        if self.steps and speaker != self.speaker:
+            self._close_without_text()
+        self.speaker = speaker
+        self.steps.append(Step(tuple(calls), **step))
+
+    def results(self, where: str, results: list[tuple[str, str, bool]]) -> None:
+        """Gives each open call its result: ``(call id, content, is_error)``."""
+        for call_id, content, is_error in results:
+            for index, step in enumerate(self.steps):
+                calls = list(step.tool_calls)
+                for n, call in enumerate(calls):
+                    if call.id == call_id and call.result is None:
+                        calls[n] = ToolCall(call.id, call.name, call.arguments, content, is_error)
+                        self.steps[index] = Step(tuple(calls), step.model, step.usage)
+                        break
+                else:
+                    continue
+                break
+            else:
+                raise ImportFormatError(f"{where}: tool result for {call_id!r} names no call")
+
+    def say(self, speaker: str, content: str, **turn: Any) -> None:
+        if self.steps and speaker != self.speaker:
+            self._close_without_text()
+        steps, self.steps, self.speaker = self.steps, [], None
+        self.turns.append(Turn(speaker, content, steps, **turn))
+
+    def done(self) -> list[Turn]:
+        if self.steps:
+            self._close_without_text()
+        return self.turns
+
+    def _close_without_text(self) -> None:
+        assert self.speaker is not None
+        line = "a tool round with no reply after it: its reply is recorded as empty text"
+        if line not in self.notes:
+            self.notes.append(line)
+        speaker, steps, self.steps, self.speaker = self.speaker, self.steps, [], None
+        self.turns.append(Turn(speaker, "", steps))
+
+
+def expect_list(data: Any, where: str, what: str) -> list[Any]:
+    if not isinstance(data, list):
+        raise ImportFormatError(f"{where}: expected {what}, found {type(data).__name__}")
+    return data
+
+
+def expect_object(item: Any, where: str, what: str) -> dict[str, Any]:
+    if not isinstance(item, dict):
+        raise ImportFormatError(f"{where}: expected {what}, found {type(item).__name__}")
+    return item
