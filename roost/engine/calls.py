@@ -34,6 +34,7 @@ from roost.messages import (
     ToolCall,
     distinct_ids,
 )
+from roost.providers import limits
 from roost.runstate import assistant_message
 
 if TYPE_CHECKING:
@@ -123,11 +124,13 @@ class ModelCaller:
         on_text = None if purpose else self._text_sink(node)
         names = tuple(tool.name for tool in request.tools) if request.tools else ()
         digested = digest.finish(self.settings(provider_name) if self.settings else b"")
+        limited = limits.begin(provider_name, request)  # waits for the provider's limits
         try:
             response = await provider.complete(request, on_text=on_text)
         except asyncio.CancelledError:
             raise
         except Exception as exc:
+            limited.failed = True
             if isinstance(on_text, MaskedStream):
                 on_text.flush()
             message = self.redact(error_text(exc))
@@ -148,6 +151,7 @@ class ModelCaller:
                 error=message,
                 attempts=attempts,
                 **({"purpose": purpose} if purpose else {}),
+                waited=limits.recorded_wait(limited),
             )
             if too_long and overflow:
                 rec.flush()
@@ -156,6 +160,8 @@ class ModelCaller:
                 rec.add(ErrorEvent, from_=route[0], to=route[1], content=message)
             rec.flush()
             return None
+        finally:
+            limits.end(limited)
         if isinstance(on_text, MaskedStream):
             on_text.flush()
         self.last_cut = response.cut
@@ -169,6 +175,7 @@ class ModelCaller:
             usage_record(response),
             attempt_records(response.attempts),
             purpose,
+            limits.recorded_wait(limited),
         )
         return response
 

@@ -44,6 +44,7 @@ from roost.runstate import RunState, fold, statuses
 from roost.serve.config import ServeConfig
 from roost.serve.errors import Busy, TooManyStreams
 from roost.serve.flowdir import FlowDir
+from roost.serve.metrics import ServeMetrics
 from roost.serve.scheduler import Scheduler
 from roost.serve.servefile import Schedule, flow_for, tick_key
 from roost.store.forks import check_fork_point, fork_refusal
@@ -110,10 +111,14 @@ class Hub:
         self._states_lock = threading.Lock()
         # The reads of new events in flight, shared by the streams that ask the same.
         self._reads: dict[tuple[str, int, int | None], asyncio.Future[list[Event]]] = {}
+        self.metrics = ServeMetrics(self)
+        self.accepting = False  # takes new runs and messages (off before it opens, and draining)
 
     # ------------------------------------------------------------------ life
 
     async def open(self) -> None:
+        self.metrics.start()
+        self.accepting = True
         self._poller = asyncio.create_task(self._poll())
         self._heartbeat = asyncio.create_task(self._renew())
         if self.config.schedules:
@@ -145,6 +150,7 @@ class Hub:
             with contextlib.suppress(RoostError):
                 self.leases.hand_back(session.run_id)
         self.stepping.close()
+        self.metrics.stop()
         self.store.close()
 
     async def _poll(self) -> None:
@@ -401,6 +407,9 @@ class Hub:
             )
         self._streams[client] = open_ + 1
 
+    def streams_open(self) -> int:
+        return sum(self._streams.values())
+
     def close_stream(self, client: str) -> None:
         left = self._streams.get(client, 1) - 1
         if left > 0:
@@ -601,6 +610,7 @@ class Session:
     def delivered(self, event: Event) -> None:
         """Called with each event this session stores: a resume takes its messages away."""
         self.appended.set()
+        self.hub.metrics.event(event, self.runner.flow if self.runner is not None else None)
         if self._delivering and event.type == "resume":
             ids, self._delivering = self._delivering, []
             self.hub.leases.remove(ids)
@@ -643,6 +653,7 @@ class Session:
         finally:
             self.hub.stepping.release(self.run_id)  # the sub-flow runs this step drove
             self._rest.set()
+        self.hub.metrics.stepped(runner.flow)
         self.hub.publish(self.run_id, {"type": "state", "status": state.status})
 
 
