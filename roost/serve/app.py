@@ -109,7 +109,8 @@ def _errors(app: FastAPI) -> None:
     @app.exception_handler(RoostError)
     async def roost_error(request: Request, error: RoostError) -> JSONResponse:
         status, _ = status_of(error)
-        return JSONResponse(error_body(error), status_code=status)
+        headers = {"Retry-After": RETRY_AFTER} if status == 503 else None
+        return JSONResponse(error_body(error), status_code=status, headers=headers)
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, error: RequestValidationError) -> JSONResponse:
