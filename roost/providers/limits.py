@@ -4,7 +4,8 @@ A provider entry may cap the requests it has in flight (``max_concurrency``)
 and the requests and tokens it sends per minute (``requests_per_minute``,
 ``tokens_per_minute``). Every run of the process that calls the same endpoint
 (kind, base URL, model) shares one ``Limiter``: a batch's rows, a server's
-runs, the API's. The minute rates are leaky buckets from ``aiolimiter``; the
+runs, the API's. The minute rates are leaky buckets from ``aiolimiter`` (the
+requests' lets a second's worth through at once, the tokens' a minute's); the
 concurrency cap is an ``asyncio.Semaphore``. A ``429`` with a retry-after
 pauses the endpoint for every run of the process, not only the one that got it.
 
@@ -20,6 +21,7 @@ recorded on its ``llm_call`` event (``waited``) and reported to the observers
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import time
 from collections.abc import AsyncIterator, Callable
@@ -50,6 +52,8 @@ _call: ContextVar[Call | None] = ContextVar("roost_limited_call", default=None)
 # Who hears of each call: (provider, seconds, waited, failed).
 Observer = Callable[[str, float, float, bool], None]
 observers: list[Observer] = []
+# The calls waiting for their turn now, by provider name (the server's metrics show them).
+waiting: collections.Counter[str] = collections.Counter()
 
 
 class Limiter:
@@ -83,7 +87,7 @@ class Limiter:
         self._loop = loop
         self.concurrency = asyncio.Semaphore(self.max_concurrency) if self.max_concurrency else None
         rpm, tpm = self.requests_per_minute, self.tokens_per_minute
-        self.requests = AsyncLimiter(rpm, MINUTE) if rpm else None
+        self.requests = requests_bucket(rpm) if rpm else None
         self.tokens = AsyncLimiter(tpm, MINUTE) if tpm else None
 
     def pause(self, seconds: float | None) -> None:
@@ -98,6 +102,9 @@ class Limiter:
         self._on_this_loop()
         began = time.monotonic()
         held = False
+        call = _call.get()
+        shown = call.provider if call is not None else "?"
+        waiting[shown] += 1
         try:
             if self.concurrency is not None:
                 await self.concurrency.acquire()
@@ -107,10 +114,14 @@ class Limiter:
             if self.tokens is not None:
                 await self.tokens.acquire(self._size())
             await self._paused()  # checked last: a 429 may have come while this call waited
+            waiting[shown] -= 1
+            shown = ""
             waited = time.monotonic() - began
             _waited(waited)
             yield waited
         finally:
+            if shown:
+                waiting[shown] -= 1
             if held and self.concurrency is not None:
                 self.concurrency.release()
 
@@ -130,6 +141,13 @@ class Limiter:
             return 1.0
         chars = len(request.system) + sum(len(str(m.content or "")) for m in request.messages)
         return float(min(max(1, chars // CHARS_PER_TOKEN), self.tokens_per_minute))
+
+
+def requests_bucket(rpm: int) -> AsyncLimiter:
+    """A leaky bucket of ``rpm`` a minute that lets a second's worth go at once (one at
+    least), not the whole minute's: a server's 429 usually counts shorter windows too."""
+    burst = max(1, rpm // 60)
+    return AsyncLimiter(burst, MINUTE * burst / rpm)
 
 
 def _waited(seconds: float) -> None:

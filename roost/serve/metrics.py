@@ -131,6 +131,12 @@ class _Live(Collector):
         yield _gauge("roost_runs_stepping", "Runs stepped here now.", lambda: len(hub.sessions))
         yield _gauge("roost_streams_open", "Streams (SSE, WebSocket) open.", hub.streams_open)
         yield _gauge("roost_ready", "1 while this worker takes new work.", lambda: hub.accepting)
+        waiting = GaugeMetricFamily(
+            "roost_limit_waiting", "Model calls waiting for a limit now.", labels=["provider"]
+        )
+        for provider, count in sorted(limits.waiting.items()):
+            waiting.add_metric([provider], count)
+        yield waiting
 
     def _grouped(self) -> list[tuple[str, int]]:
         query = select(RUNS.c.status, func.count()).group_by(RUNS.c.status)

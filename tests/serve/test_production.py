@@ -102,3 +102,45 @@ def test_an_open_stream_and_a_failed_call_show(guarded: Server, llm: GaugedLLMSe
     assert found[("roost_model_errors_total", (("provider", "llm"),))] == 1
     assert found[("roost_model_calls_total", (("outcome", "error"), ("provider", "llm")))] == 1
     assert found[("roost_runs", (("status", "error"),))] == 1
+
+
+CAPPED = """
+roost: 1
+name: capped
+providers:
+  llm:
+    kind: openai
+    model: m
+    base_url: "{url}/v1"
+    api_key: k
+    max_retries: 0
+    max_concurrency: 1
+agents:
+  USER: {{role: A person., interrupt: ALWAYS}}
+  bot: {{provider: llm, role: You answer.}}
+start: {{from: USER, to: bot, content: hi}}
+"""
+
+
+def test_a_provider_s_limit_holds_across_the_server_s_runs_and_its_waits_show(
+    guarded: Server,
+) -> None:
+    api = guarded.client()
+    with GaugedLLMServer(delay=0.3, responder=lambda _: Reply(text="Yes.")) as capped:
+        (guarded.flows / "capped.yaml").write_text(CAPPED.format(url=capped.url), encoding="utf-8")
+        run_ids = [api.post("/runs", json={"flow": "capped.yaml"}).json()["id"] for _ in range(3)]
+        for run_id in run_ids:
+            settled(api, run_id, "paused")
+        assert capped.peak == 1 and len(capped.requests) == 3
+    found = samples(api.get("/metrics").text)
+    provider = (("provider", "llm"),)
+    assert found[("roost_limit_waits_total", provider)] >= 2  # all but the first waited
+    assert found[("roost_limit_wait_seconds_total", provider)] >= 0.3 + 0.6 - 0.2
+    assert found[("roost_limit_waiting", provider)] == 0  # none waits now
+    waited = [
+        event.get("waited", 0)
+        for run_id in run_ids
+        for event in api.get(f"/runs/{run_id}/events").json()
+        if event["type"] == "llm_call"
+    ]
+    assert sorted(waited)[0] == 0 and sorted(waited)[-1] >= 0.4
