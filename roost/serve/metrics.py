@@ -11,8 +11,8 @@ across workers, not those).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterator, Sized
+from typing import TYPE_CHECKING, Any, Protocol
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.core import GaugeMetricFamily, Metric
@@ -27,7 +27,21 @@ from roost.store.schema import RUNS
 if TYPE_CHECKING:
     from roost.events import Event, LlmCallEvent
     from roost.flow import Flow
-    from roost.serve.hub import Hub
+    from roost.store.sql import SqlStore
+
+
+class Hub(Protocol):
+    """What the metrics read of a server's hub."""
+
+    @property
+    def store(self) -> SqlStore: ...
+    @property
+    def sessions(self) -> Sized: ...  # the runs it steps now
+    @property
+    def accepting(self) -> bool: ...
+
+    def streams_open(self) -> int: ...
+
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 LATENCY_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120)
