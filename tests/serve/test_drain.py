@@ -53,14 +53,15 @@ def llm() -> Iterator[GaugedLLMServer]:
         yield server
 
 
-def test_sigterm_mid_step_stores_the_answer_refuses_new_work_and_exits_0(
-    tmp_path: Path, llm: GaugedLLMServer
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT], ids=["sigterm", "ctrl-c"])
+def test_a_signal_mid_step_stores_the_answer_refuses_new_work_and_exits_0(
+    tmp_path: Path, llm: GaugedLLMServer, stop: signal.Signals
 ) -> None:
     flows = flows_for(tmp_path, llm)
     first = start_server(tmp_path, flows=flows)
     run_id = mid_step(first, llm)
     api = first.client()
-    first.process.send_signal(signal.SIGTERM)
+    first.process.send_signal(stop)
     ready = wait_for(lambda: (r := api.get("/ready")).status_code == 503 and r)
     assert ready.json()["status"] == "draining" and ready.headers["retry-after"] == "5"
     refused = api.post("/runs", json={"flow": "hello.yaml"})
@@ -102,6 +103,20 @@ def test_a_step_past_the_grace_is_cancelled_and_its_lease_let_go(tmp_path: Path)
             settled(api, run_id, "paused")
         finally:
             second.stop()
+
+
+def test_a_second_signal_cancels_the_step_without_waiting_out_the_grace(tmp_path: Path) -> None:
+    with slow_model(6) as llm:
+        first = start_server(tmp_path, flows=flows_for(tmp_path, llm))  # a grace of 30 s
+        mid_step(first, llm)
+        first.process.send_signal(signal.SIGTERM)
+        api = first.client()
+        wait_for(lambda: api.get("/ready").status_code == 503)
+        began = time.monotonic()
+        first.process.send_signal(signal.SIGTERM)
+        assert exit_status(first) == 0
+        assert time.monotonic() - began < 4  # neither the grace nor the model's 6 s
+        assert "cancelled by the drain" in first.errors()
 
 
 @pytest.mark.postgres
