@@ -138,7 +138,7 @@ def test_a_rolling_restart_of_two_workers_loses_no_message_and_repeats_no_call(
         first.process.send_signal(signal.SIGTERM)
         assert exit_status(first) == 0
         settled(b, run_id, "paused")  # the other worker delivered the queued message
-        assert time.monotonic() - began < 10
+        assert time.monotonic() - began < 20  # well inside the 30 s lease
         said = [content for _, _, content in contents(b, run_id)]
         assert said == ["hi", "Four.", "one", "Four.", "two", "Four."]
         assert len(llm.requests) == 3  # one call per turn: none made twice
