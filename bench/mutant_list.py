@@ -2408,6 +2408,92 @@ IMPORTERS = [
     ),
 ]
 
+DRAIN_TESTS = ("tests/serve/test_drain.py",)
+METRICS_TESTS = ("tests/serve/test_production.py",)
+LIMITS_TESTS = ("tests/providers/test_limits.py", "tests/serve/test_production.py")
+SERVE_PRODUCTION = [
+    Mutant(
+        "serve-ready-while-draining",
+        "roost/serve/app.py",
+        "        if hub.accepting:\n",
+        "        if True:\n",
+        DRAIN_TESTS,
+        "a draining worker says it is ready: the load balancer keeps sending it work",
+    ),
+    Mutant(
+        "serve-drain-takes-work",
+        "roost/serve/hub.py",
+        "        if not self.accepting:\n            raise Draining(",
+        "        if False:\n            raise Draining(",
+        DRAIN_TESTS,
+        "a draining worker starts new runs and takes messages it will not finish",
+    ),
+    Mutant(
+        "serve-drain-no-grace",
+        "roost/serve/hub.py",
+        "        while pending and not hurried.done()",
+        "        while False and not hurried.done()",
+        DRAIN_TESTS,
+        "a drain cancels the steps in flight at once: every deploy repeats their model calls",
+    ),
+    Mutant(
+        "serve-drain-keeps-lease",
+        "roost/serve/hub.py",
+        "        leases.hand_back(self.run_id)\n        return True",
+        "        return True",
+        DRAIN_TESTS,
+        "a drained run with messages waiting keeps its lease: another worker waits it out",
+    ),
+    Mutant(
+        "serve-sigterm-kills",
+        "roost/serve/server.py",
+        "        loop.call_soon_threadsafe(self._on_signal)",
+        "        super().handle_exit(sig, frame)",
+        DRAIN_TESTS,
+        "SIGTERM stops the server at once and kills it (exit -15) instead of draining",
+    ),
+    Mutant(
+        "serve-metrics-open",
+        "roost/serve/guard.py",
+        '"/ready", "/openapi.json"',
+        '"/ready", "/metrics", "/openapi.json"',
+        METRICS_TESTS,
+        "anyone reads a server's metrics (its flows, providers and costs) without a token",
+    ),
+    Mutant(
+        "serve-metrics-no-cost",
+        "roost/serve/metrics.py",
+        "        if amount:\n",
+        "        if False:\n",
+        METRICS_TESTS,
+        "the cost by provider and flow stays at zero",
+    ),
+    Mutant(
+        "limits-no-concurrency",
+        "roost/providers/limits.py",
+        "asyncio.Semaphore(self.max_concurrency) if self.max_concurrency else None",
+        "None",
+        LIMITS_TESTS,
+        "max_concurrency is ignored: every run sends at once",
+    ),
+    Mutant(
+        "limits-429-no-pause",
+        "roost/providers/limits.py",
+        "        if seconds:\n            self.paused_until",
+        "        if False:\n            self.paused_until",
+        LIMITS_TESTS,
+        "a 429's retry-after holds back only the refused call: the other runs keep hitting it",
+    ),
+    Mutant(
+        "limits-wait-unrecorded",
+        "roost/providers/limits.py",
+        "    return round(call.waited, 3) if call.waited else None",
+        "    return None",
+        LIMITS_TESTS,
+        "a call's wait for its limits is not on its llm_call",
+    ),
+]
+
 
 # -- routes (issue 28): conditions, the routed turn, the record a replay reads, validation
 ROUTE_TESTS = ("tests/engine/test_routes.py", "tests/flow/test_routes.py")
@@ -2541,4 +2627,5 @@ MUTANTS: list[Mutant] = [
     *WORKSPACE,
     *ROUTES,
     *IMPORTERS,
+    *SERVE_PRODUCTION,
 ]

@@ -348,6 +348,8 @@ class LlmCallEvent(_Event):
     attempts: tuple[LlmAttempt, ...] = ()
     # "summary": the call wrote a summary of ``node``'s older turns (a compact event follows).
     purpose: Literal["summary"] | None = _absent_when_none()
+    # Seconds the call waited for its provider's limits (roost.providers.limits).
+    waited: float | None = _absent_when_none()
 
 
 class CompactEvent(_Event):

@@ -78,6 +78,16 @@ def serve(
             help="Seconds a stopped worker's runs wait before another takes them.",
         ),
     ] = 30.0,
+    grace: Annotated[
+        float,
+        typer.Option(
+            "--grace",
+            metavar="SECONDS",
+            min=0,
+            help="On SIGTERM or Ctrl-C: how long the steps in flight may take to finish "
+            "before they are cancelled (a second signal: at once).",
+        ),
+    ] = 30.0,
     config_file: Annotated[
         Path | None,
         typer.Option(
@@ -114,4 +124,4 @@ def serve(
         schedules=schedules,
         schedule_clock=clock,
     )
-    raise typer.Exit(run_server(host, port, config))
+    raise typer.Exit(run_server(host, port, config, grace))

@@ -44,6 +44,7 @@ from roost.messages import (
     UserMessage,
     distinct_ids,
 )
+from roost.providers import limits
 from roost.runstate import assistant_message, without_marker
 
 if TYPE_CHECKING:
@@ -172,11 +173,13 @@ class ModelCaller:
         on_text = None if purpose else self._text_sink(node)
         names = tuple(tool.name for tool in request.tools) if request.tools else ()
         digested = digest.finish(self.settings(provider_name) if self.settings else b"")
+        limited = limits.begin(provider_name, request)  # waits for the provider's limits
         try:
             response = await provider.complete(request, on_text=on_text)
         except asyncio.CancelledError:
             raise
         except Exception as exc:
+            limited.failed = True
             if isinstance(on_text, MaskedStream):
                 on_text.flush()
             message = self.redact(error_text(exc))
@@ -197,6 +200,7 @@ class ModelCaller:
                 error=message,
                 attempts=attempts,
                 **({"purpose": purpose} if purpose else {}),
+                waited=limits.recorded_wait(limited),
             )
             if too_long and overflow:
                 rec.flush()
@@ -205,6 +209,8 @@ class ModelCaller:
                 rec.add(ErrorEvent, from_=route[0], to=route[1], content=message)
             rec.flush()
             return None
+        finally:
+            limits.end(limited)
         if isinstance(on_text, MaskedStream):
             on_text.flush()
         self.last_cut = response.cut
@@ -218,6 +224,7 @@ class ModelCaller:
             usage_record(response),
             attempt_records(response.attempts),
             purpose,
+            limits.recorded_wait(limited),
         )
         return response
 

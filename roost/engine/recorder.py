@@ -239,6 +239,7 @@ class Recorder:
         usage: LlmUsage,
         attempts: tuple[LlmAttempt, ...],
         purpose: str | None = None,
+        waited: float | None = None,
     ) -> LlmCallEvent:
         """``add(LlmCallEvent, ...)`` of an answered call, its fields written out."""
         if self._redact is not None:
@@ -260,6 +261,7 @@ class Recorder:
             "error": None,
             "attempts": attempts,
             "purpose": purpose,
+            "waited": waited,
         }
         event: LlmCallEvent = self._record(_LLM_CALL, data)
         return event

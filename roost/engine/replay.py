@@ -72,7 +72,7 @@ if TYPE_CHECKING:
     from roost.providers.base import Provider, TextCallback
 
 # Fields that say where and when an event was written, not what happened.
-_IGNORED = ("run", "ts")
+_IGNORED = ("run", "ts", "waited")  # a wait for a provider's limits is not the run's doing
 # A flow record is compared by the events made under it, not by its text: so a
 # replay with an edited file still compares the run's events.
 _IGNORED_START = ("flow", "parent", "fork_at", "parent_tool_call")

@@ -134,6 +134,17 @@ class _ModelProvider(Strict):
     price: PriceConfig | None = Field(
         None, description="US dollars per million tokens (default: roost's table of known models)."
     )
+    max_concurrency: int | None = Field(
+        None, ge=1, description="Requests in flight at once, across every run of the process."
+    )
+    requests_per_minute: int | None = Field(
+        None, ge=1, description="Requests sent per minute, across every run of the process."
+    )
+    tokens_per_minute: int | None = Field(
+        None,
+        ge=1,
+        description="Tokens sent per minute (estimated), across every run of the process.",
+    )
 
 
 class OpenAIProviderConfig(_ModelProvider):

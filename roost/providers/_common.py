@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from roost.errors import ProviderError
+from roost.providers.limits import Limiter, limiter_for
 
 if TYPE_CHECKING:
     from roost.providers.base import ProviderContext, TextCallback
@@ -42,6 +43,7 @@ class Settings:
     thinking_budget: int | None = None
     reasoning_effort: str | None = None
     secrets: frozenset[str] = field(default_factory=frozenset)
+    limiter: Limiter | None = field(default=None, compare=False, repr=False)  # shared limits
 
     @property
     def deadline(self) -> float:
@@ -88,6 +90,7 @@ def settings_from(name: str, config: Any, context: ProviderContext, *, key_env: 
         thinking_budget=config.thinking.budget_tokens if config.thinking else None,
         reasoning_effort=config.reasoning.effort if config.reasoning else None,
         secrets=frozenset(secrets),
+        limiter=limiter_for(config),
     )
 
 

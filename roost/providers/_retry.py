@@ -22,8 +22,9 @@ from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from roost.errors import ProviderError
+from roost.providers import limits
 from roost.providers._common import Settings, TextSink
-from roost.providers._errors import translate
+from roost.providers._errors import _retry_after, translate
 
 if TYPE_CHECKING:
     import ssl
@@ -75,6 +76,8 @@ class AttemptHooks:
             )
 
     async def _on_response(self, response: Any) -> None:
+        if response.status_code == 429 and self._settings.limiter is not None:
+            self._settings.limiter.pause(_retry_after(response))  # for every run of the process
         attempts = _attempts.get()
         if attempts:
             attempts[-1]["status"] = response.status_code
@@ -107,13 +110,17 @@ async def call_with_retries(
     try:
         for retry in range(settings.max_retries + 1):
             sink = TextSink(on_text, settings)
-            # The SDK's timeout bounds each wait for the server; a server that never stops
-            # sending (a stream without end, keep-alive pings) is cut off one timeout past
-            # the deadline, so that one that only went quiet is still reported as quiet.
-            limit = asyncio.timeout(max(deadline - time.monotonic(), 0.0) + settings.timeout)
             try:
-                async with limit:
-                    result = await attempt(sink)
+                async with limits.turn(settings.limiter) as waited:
+                    deadline += waited  # a wait for the provider's limits is not the server's
+                    # The SDK's timeout bounds each wait for the server; a server that never
+                    # stops sending (a stream without end, keep-alive pings) is cut off one
+                    # timeout past the deadline, so one that only went quiet is reported so.
+                    limit = asyncio.timeout(
+                        max(deadline - time.monotonic(), 0.0) + settings.timeout
+                    )
+                    async with limit:
+                        result = await attempt(sink)
             except Exception as exc:  # translated right here, at the edge
                 cause = _unfinished(settings) if limit.expired() else exc
                 failure = translate(cause, settings, sdk, streaming=sink.opened)

@@ -18,7 +18,7 @@ from typing import Annotated, Any, Literal
 
 from fastapi import FastAPI, Header, Path, Query, Request, WebSocket, WebSocketDisconnect
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import HTMLResponse, JSONResponse, Response
+from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from sse_starlette import EventSourceResponse
 from starlette.exceptions import HTTPException
@@ -34,10 +34,12 @@ from roost.serve.config import ServeConfig
 from roost.serve.errors import error_body, one_line, status_of
 from roost.serve.guard import Guard
 from roost.serve.hub import Hub, run_row
+from roost.serve.metrics import CONTENT_TYPE
 from roost.serve.page import graph_svg, page_html
 from roost.serve.streams import follow, sse_frames
 
 log = logging.getLogger("roost.serve")
+RETRY_AFTER = "5"  # seconds a client told "draining" waits before it asks again (elsewhere)
 
 RunId = Annotated[str, Field(min_length=1, max_length=64)]
 FlowPath = Annotated[str, Query(min_length=1, max_length=256, description="Its path in --flows.")]
@@ -107,7 +109,8 @@ def _errors(app: FastAPI) -> None:
     @app.exception_handler(RoostError)
     async def roost_error(request: Request, error: RoostError) -> JSONResponse:
         status, _ = status_of(error)
-        return JSONResponse(error_body(error), status_code=status)
+        headers = {"Retry-After": RETRY_AFTER} if status == 503 else None
+        return JSONResponse(error_body(error), status_code=status, headers=headers)
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, error: RequestValidationError) -> JSONResponse:
@@ -163,6 +166,30 @@ def _routes(app: FastAPI, hub: Hub) -> None:
     async def health() -> dict[str, Any]:
         """Whether the server is up (open to all, with or without a token)."""
         return {"status": "ok", "version": roost.__version__, "worker": hub.config.worker}
+
+    @app.get(
+        "/ready",
+        response_model=schemas.Ready,
+        responses={503: {"model": schemas.Ready, "description": "Draining: send work elsewhere"}},
+        tags=["server"],
+    )
+    async def ready() -> JSONResponse:
+        """Whether the server takes new runs and messages (503 while it drains to stop)."""
+        if hub.accepting:
+            return JSONResponse({"status": "ready", "worker": hub.config.worker})
+        body = {"status": "draining", "worker": hub.config.worker}
+        return JSONResponse(body, status_code=503, headers={"Retry-After": RETRY_AFTER})
+
+    @app.get(
+        "/metrics",
+        response_class=PlainTextResponse,
+        responses={200: {"content": {CONTENT_TYPE: {}}, "description": "Prometheus text"}},
+        tags=["server"],
+    )
+    async def metrics() -> Response:
+        """This worker's metrics in the Prometheus text format (runs, steps, model calls...)."""
+        text = await asyncio.to_thread(hub.metrics.text)  # the gauges read the store
+        return Response(text, media_type=CONTENT_TYPE)
 
     @app.get("/", response_class=HTMLResponse, include_in_schema=False)
     async def page() -> HTMLResponse:

@@ -43,6 +43,10 @@ class TooManyStreams(RoostError):
     """A client has as many streams open as one client may."""
 
 
+class Draining(RoostError):
+    """The server is stopping: it takes no new runs or messages (another worker does)."""
+
+
 class TooLarge(UsageError):
     """A request body over the server's limit."""
 
@@ -61,6 +65,7 @@ STATUSES: tuple[tuple[type[BaseException], int, str], ...] = (
     (UsageError, 400, "bad_request"),
     (EventLogError, 500, "damaged_run"),
     (StoreError, 503, "store_unavailable"),
+    (Draining, 503, "draining"),
     (RoostError, 500, "failed"),
 )
 

@@ -7,8 +7,9 @@ passes the limit. Both answer 413 with one JSON line.
 
 With tokens set, a request needs ``Authorization: Bearer TOKEN``; a browser's
 WebSocket, which cannot set that header, may send the token as the
-subprotocol ``bearer.TOKEN`` (beside ``roost``). The page, ``/health`` and the
-API's own documentation hold no data and are open to all. Tokens are compared
+subprotocol ``bearer.TOKEN`` (beside ``roost``). The page, ``/health``, ``/ready``
+(what a load balancer asks, which cannot send a token) and the API's own
+documentation hold no data and are open to all; ``/metrics`` needs the token. Tokens are compared
 as SHA-256 digests, in constant time: the server never keeps one in clear.
 """
 
@@ -30,7 +31,7 @@ Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 App = Callable[[Scope, Receive, Send], Awaitable[None]]
 
-OPEN_PATHS = frozenset({"/", "/health", "/openapi.json", *DOCS_PATHS})
+OPEN_PATHS = frozenset({"/", "/health", "/ready", "/openapi.json", *DOCS_PATHS})
 SUBPROTOCOL = "bearer."
 
 

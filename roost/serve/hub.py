@@ -42,8 +42,9 @@ from roost.nodes.directors import candidates
 from roost.pricing import reported_cost
 from roost.runstate import RunState, fold, statuses
 from roost.serve.config import ServeConfig
-from roost.serve.errors import Busy, TooManyStreams
+from roost.serve.errors import Busy, Draining, TooManyStreams
 from roost.serve.flowdir import FlowDir
+from roost.serve.metrics import ServeMetrics
 from roost.serve.scheduler import Scheduler
 from roost.serve.servefile import Schedule, flow_for, tick_key
 from roost.store.forks import check_fork_point, fork_refusal
@@ -58,6 +59,7 @@ log = logging.getLogger("roost.serve")
 Step = Callable[[Runner], Awaitable[RunState]]
 ENCODED_KEPT = 5_000  # events whose stream JSON is kept for the next stream that sends them
 STATES_KEPT = 256  # states of runs stepped elsewhere kept for the streams that watch them
+CANCEL_SECONDS = 5.0  # a drain waits this long for a cancelled step to be recorded
 WATCH_BACKLOG = 2000  # items a slow stream may fall behind before it reads the store instead
 
 
@@ -109,10 +111,14 @@ class Hub:
         self._states_lock = threading.Lock()
         # The reads of new events in flight, shared by the streams that ask the same.
         self._reads: dict[tuple[str, int, int | None], asyncio.Future[list[Event]]] = {}
+        self.metrics = ServeMetrics(self)
+        self.accepting = False  # takes new runs and messages (off before it opens, and draining)
 
     # ------------------------------------------------------------------ life
 
     async def open(self) -> None:
+        self.metrics.start()
+        self.accepting = True
         self._poller = asyncio.create_task(self._poll())
         self._heartbeat = asyncio.create_task(self._renew())
         if self.config.schedules:
@@ -130,6 +136,49 @@ class Hub:
         clock = self.config.schedule_clock or time.time
         return Scheduler(self.config.schedules, ticks, fire, clock)
 
+    async def drain(self, grace: float, hurry: asyncio.Event | None = None) -> None:
+        """Stops taking work and lets the steps in flight end (``grace`` seconds at most, or
+        until ``hurry`` is set), each lease handed back the moment its step ends so that
+        another worker goes on with the run at once; a step still running then is
+        cancelled as ``POST /cancel`` cancels one (recorded, ``retry`` redoes it)."""
+        self.accepting = False
+        for task in (self._scheduler, self._poller):  # no new runs, none taken over
+            if task is not None:
+                task.cancel()
+        pending = {session.task for session in self.sessions.values()}
+        if pending:
+            log.warning("roost serve: draining: %d run(s) finish their step", len(pending))
+        hurried = asyncio.ensure_future((hurry or asyncio.Event()).wait())
+        deadline = time.monotonic() + grace
+        while pending and not hurried.done() and (left := deadline - time.monotonic()) > 0:
+            done, _ = await asyncio.wait(
+                pending | {hurried}, timeout=left, return_when=asyncio.FIRST_COMPLETED
+            )
+            pending -= done
+        hurried.cancel()
+        for session in list(self.sessions.values()):
+            await self._cancel_left(session)
+
+    async def _cancel_left(self, session: Session) -> None:
+        """A step the grace did not see end: cancelled and recorded, its lease handed back."""
+        if session.runner is not None and session.runner.cancel():
+            log.warning("roost serve: run %s: step cancelled by the drain", session.run_id)
+            # The cancel is recorded, then the session hands the lease back and ends.
+            await asyncio.wait({session.task}, timeout=CANCEL_SECONDS)
+        session.task.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await session.task
+        with contextlib.suppress(RoostError):
+            self.leases.hand_back(session.run_id)
+
+    def check_accepting(self) -> None:
+        """Draining when this server takes no new runs or messages."""
+        if not self.accepting:
+            raise Draining(
+                "this server is stopping and takes no new runs or messages: "
+                "send it to another worker, or again in a few seconds"
+            )
+
     async def close(self) -> None:
         """Stops stepping: each run in flight is left for another worker (or a restart) to redo."""
         for task in (self._scheduler, self._poller, self._heartbeat):
@@ -144,6 +193,7 @@ class Hub:
             with contextlib.suppress(RoostError):
                 self.leases.hand_back(session.run_id)
         self.stepping.close()
+        self.metrics.stop()
         self.store.close()
 
     async def _poll(self) -> None:
@@ -199,6 +249,7 @@ class Hub:
         self, flow: Flow, message: str | None, frm: str | None, to: str | None, title: str | None
     ) -> str:
         """Starts a run of a loaded flow; its id once its first events are stored."""
+        self.check_accepting()
         start_route(flow, message, frm, to)  # a bad route fails before a run is stored
         images = await start_images_async(flow)  # so does a bad image
         run_id = new_run_id()
@@ -212,6 +263,7 @@ class Hub:
 
     async def fork(self, run_id: str, at: int, message: str | None) -> str:
         """A new run sharing the first ``at`` events of ``run_id``, going on from there."""
+        self.check_accepting()
         info = self.store.run(run_id)
         events = self.store.log(info.id).load()
         status_at = statuses(events)
@@ -242,6 +294,7 @@ class Hub:
 
     def send(self, run_id: str, content: str, sender: str | None) -> int:
         """Queues a person's message or answer; the number of messages waiting for the run."""
+        self.check_accepting()
         info = self.store.run(run_id)
         if info.status not in ("paused", "running"):
             hints = {
@@ -268,6 +321,7 @@ class Hub:
 
     def retry(self, run_id: str) -> None:
         """Redoes the step a run stopped at (an error, or a step its worker did not finish)."""
+        self.check_accepting()
         info = self.store.run(run_id)
         if run_id in self.sessions or not self._free(run_id):
             raise Busy(f"run {run_id} is taking a step now; retry it once that step has ended")
@@ -400,6 +454,9 @@ class Hub:
             )
         self._streams[client] = open_ + 1
 
+    def streams_open(self) -> int:
+        return sum(self._streams.values())
+
     def close_stream(self, client: str) -> None:
         left = self._streams.get(client, 1) - 1
         if left > 0:
@@ -520,6 +577,8 @@ class Session:
         try:
             while True:
                 runner = self.runner = hub.runner(self.run_id)
+                if not hub.accepting and self.first is None and self._leave(runner):
+                    break
                 step = self.first or self._next(runner)
                 self.first = None
                 if step is None:
@@ -546,6 +605,15 @@ class Session:
             if hub.sessions.get(self.run_id) is self:
                 del hub.sessions[self.run_id]
             self._rest.set()
+
+    def _leave(self, runner: Runner) -> bool:
+        """Draining: the lease goes back now, the work with it (a retry left to do, messages
+        waiting) for another worker to take at once; True when the session is to stop."""
+        leases = self.hub.leases
+        if runner.state.status != "running" and not leases.waiting(self.run_id):
+            return leases.release(self.run_id)  # nothing to do: the run is simply let go
+        leases.hand_back(self.run_id)
+        return True
 
     def _next(self, runner: Runner) -> Step | None:
         """What the run needs next: a step its last worker left undone, or messages to deliver."""
@@ -593,6 +661,7 @@ class Session:
     def delivered(self, event: Event) -> None:
         """Called with each event this session stores: a resume takes its messages away."""
         self.appended.set()
+        self.hub.metrics.event(event, self.runner.flow if self.runner is not None else None)
         if self._delivering and event.type == "resume":
             ids, self._delivering = self._delivering, []
             self.hub.leases.remove(ids)
@@ -635,6 +704,7 @@ class Session:
         finally:
             self.hub.stepping.release(self.run_id)  # the sub-flow runs this step drove
             self._rest.set()
+        self.hub.metrics.stepped(runner.flow)
         self.hub.publish(self.run_id, {"type": "state", "status": state.status})
 
 

@@ -161,6 +161,11 @@ class FlowGraph(BaseModel):
     svg: str = Field(description="The flow's graph as SVG markup, to place inside a page.")
 
 
+class Ready(BaseModel):
+    status: Literal["ready", "draining"]
+    worker: str
+
+
 class Health(BaseModel):
     status: Literal["ok"] = "ok"
     version: str

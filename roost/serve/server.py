@@ -2,21 +2,72 @@
 
 The socket is bound here rather than by uvicorn, so that port 0 (any free
 port) works and the line printed names the port actually taken.
+
+SIGTERM (or Ctrl-C) drains the server before it stops: it answers 503 to new
+runs and messages and to ``/ready`` while the steps in flight end (``--grace``
+seconds at most; a second signal cuts that short), then it stops listening and
+exits 0. See ``Hub.drain``.
 """
 
 from __future__ import annotations
 
+import asyncio
 import socket
 import sys
+from types import FrameType
+from typing import TYPE_CHECKING
+
+import uvicorn
 
 from roost.errors import RoostError, UsageError
 from roost.serve.config import ServeConfig, check_exposure, check_flows_folder
 
+if TYPE_CHECKING:
+    from roost.serve.hub import Hub
 
-def serve(host: str, port: int, config: ServeConfig) -> int:
-    """Serves until stopped (Ctrl-C, SIGTERM); the exit status."""
-    import uvicorn
+GRACE_SECONDS = 30.0
 
+
+class DrainingServer(uvicorn.Server):
+    """uvicorn's server, drained on the first SIGTERM or SIGINT and stopped on the second."""
+
+    def __init__(self, config: uvicorn.Config, hub: Hub, grace: float) -> None:
+        super().__init__(config)
+        self.hub = hub
+        self.grace = grace
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._hurry: asyncio.Event | None = None
+        self._drain: asyncio.Task[None] | None = None
+
+    async def serve(self, sockets: list[socket.socket] | None = None) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._hurry = asyncio.Event()
+        await super().serve(sockets)
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        # Not uvicorn's: that would stop listening at once, and raise the signal again once
+        # stopped (a SIGTERM then kills the process instead of letting it exit 0).
+        loop = self._loop
+        if loop is None or not self.started:
+            self.should_exit = True
+            return
+        loop.call_soon_threadsafe(self._on_signal)
+
+    def _on_signal(self) -> None:
+        if self._drain is None:
+            self._drain = asyncio.ensure_future(self._drained())
+        elif self._hurry is not None:
+            self._hurry.set()  # a second signal: what is still running is cancelled now
+
+    async def _drained(self) -> None:
+        try:
+            await self.hub.drain(self.grace, self._hurry)
+        finally:
+            self.should_exit = True
+
+
+def serve(host: str, port: int, config: ServeConfig, grace: float = GRACE_SECONDS) -> int:
+    """Serves until stopped (Ctrl-C, SIGTERM: drained first); the exit status."""
     from roost.serve.app import create_app
     from roost.serve.hub import Hub
 
@@ -37,7 +88,7 @@ def serve(host: str, port: int, config: ServeConfig) -> int:
         ws="websockets-sansio",
         timeout_graceful_shutdown=5,
     )
-    server = uvicorn.Server(settings)
+    server = DrainingServer(settings, hub, grace)
     bound = sock.getsockname()
     shown = f"[{bound[0]}]" if sock.family == socket.AF_INET6 else bound[0]
     access = "token required" if config.tokens else "no token: loopback only"
