@@ -133,7 +133,7 @@ class BackgroundNote(BaseModel):
 
 
 class RouteRecord(BaseModel):
-    """One route of a decision (issue 28): its target, its condition in short, whether it held."""
+    """One route of a decision: its target, its condition in short, whether it held."""
 
     model_config = ConfigDict(extra="allow", frozen=True)
 

@@ -13,7 +13,7 @@ condition imports is checked with the flow's tools (it needs an import).
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
@@ -35,11 +35,29 @@ from roost.flow.models import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterator, Sized
 
-    from roost.flow.checks import Checker
+    from roost.errors import Severity
+    from roost.flow.describe import Hints
     from roost.flow.models import Flow
     from roost.flow.positions import Path
+
+
+class Checker(Protocol):
+    """What the route checks use of the flow checks' ``Checker`` (``roost.flow.checks``),
+    which calls them: a protocol, so that neither module imports the other."""
+
+    @property
+    def flow(self) -> Flow: ...
+    @property
+    def hints(self) -> Hints: ...
+    @property
+    def problems(self) -> Sized: ...
+
+    def at_key(self, path: Path, message: str, severity: Severity = "error") -> None: ...
+    def at_value(self, path: Path, message: str, severity: Severity = "error") -> None: ...
+    def was_dropped(self, path: Path) -> bool: ...
+
 
 _OPERATORS = ("equals", "in", "matches", "gt", "lt")
 
