@@ -48,6 +48,8 @@ def edit_text(text: str, ops: list[dict[str, Any]]) -> str:
     tree = _load(yaml, text)
     before = _dump(yaml, tree)
     wanted = apply_ops(as_json(tree), ops)
+    if not isinstance(wanted, dict):
+        raise EditError("the edited flow is not a mapping of keys, as a flow file is")
     sync(tree, wanted)
     after = _dump(yaml, tree)
     merged = merge_lines(text, before, after)
@@ -134,7 +136,9 @@ def _sync_map(node: CommentedMap, wanted: dict[str, Any], seen: set[int]) -> Non
         _reorder(node, [keys[name] for name in kept])
     for name in kept:
         key = keys[name]
-        node[key] = _sync(node[key], wanted[name], seen)
+        old = node[key]
+        node[key] = _sync(old, wanted[name], seen)
+        _keep_comment_gap(node, key, old)
     for name, value in wanted.items():
         if name not in keys:
             node[name] = _plain_to_tree(value, flow=_flow_style(node))
@@ -160,6 +164,18 @@ def _sync_seq(node: CommentedSeq, wanted: list[Any], seen: set[int]) -> None:
             node.insert(i1 + offset, _plain_to_tree(value, flow=_flow_style(node)))
     if tail is not None and len(node):
         _give_tail(node, len(node) - 1, tail)
+
+
+def _keep_comment_gap(node: CommentedMap, key: Any, old: Any) -> None:
+    """A scalar grown or shrunk on its line keeps the spaces before its end-of-line comment."""
+    new = node[key]
+    entry = node.ca.items.get(key)
+    token = entry[2] if entry and len(entry) > 2 else None
+    scalar = (str, int, float)
+    if new is old or not isinstance(token, CommentToken) or not token.value.startswith("#"):
+        return
+    if isinstance(new, scalar) and isinstance(old, scalar) and "\n" not in str(old) + str(new):
+        token.column = max(0, token.column + len(str(new)) - len(str(old)))
 
 
 def _key(value: Any) -> str:
