@@ -102,13 +102,24 @@ def apply_ops(document: Any, ops: list[dict[str, Any]]) -> Any:
 
 def sync(tree: Any, wanted: Any) -> Any:
     """``tree`` changed in place into ``wanted``, keeping what stays (returns the new node)."""
+    _keep_anchors(tree)
     return _sync(tree, wanted, set())
 
 
-def _sync(node: Any, wanted: Any, seen: set[int]) -> Any:
+def _keep_anchors(node: Any) -> None:
+    """Every anchor the author wrote stays, even once nothing refers to it."""
     anchor: Any = getattr(node, "anchor", None)
     if anchor is not None and anchor.value:
-        anchor.always_dump = True  # the author's anchor stays, even once nothing refers to it
+        anchor.always_dump = True
+    if isinstance(node, dict):
+        for value in node.values():
+            _keep_anchors(value)
+    elif isinstance(node, list):
+        for item in node:
+            _keep_anchors(item)
+
+
+def _sync(node: Any, wanted: Any, seen: set[int]) -> Any:
     if as_json(node) == wanted:
         return node
     if isinstance(node, (CommentedMap, CommentedSeq)) and id(node) in seen:

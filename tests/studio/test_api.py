@@ -124,11 +124,13 @@ def test_writes_stay_inside_the_folder(studio: Server, tmp_path: Path) -> None:
     got = client.post("/flows/link.yaml/edits", json={"base": text_hash(HELLO), "ops": ops})
     assert got.status_code == 403
     assert client.get("/flows/link.yaml").status_code == 403
-    for name in ("../escape.yaml", "/tmp/abs.yaml", "link.yaml", "notes.txt"):
+    os.symlink(tmp_path, studio.flows / "out")
+    for name in ("../escape.yaml", "/tmp/abs.yaml", "link.yaml", "notes.txt", "out/new.yaml"):
         made = client.post("/flows", json={"name": name, "flow": {"roost": 1}})
         assert made.status_code in (403, 409), (name, made.text)
     assert outside.read_text() == HELLO
     assert not (studio.flows.parent / "escape.yaml").exists()
+    assert not (tmp_path / "new.yaml").exists()
 
 
 def test_another_sites_page_may_not_write(studio: Server) -> None:
