@@ -2136,8 +2136,8 @@ STUDIO = [
     Mutant(
         "studio-tail-dropped",
         "roost/studio/roundtrip.py",
-        "    if tail is not None and len(node):\n        _give_tail(node, next(reversed(node)),",
-        "    if tail is not None and not len(node):\n        _give_tail(node, next(reversed(node)),",
+        "and len(node):\n        _give_tail(node, next(reversed(node)),",
+        "and not len(node):\n        _give_tail(node, next(reversed(node)),",
         STUDIO_CORPUS,
         "a new key's map loses the comments and blank lines that followed its last item",
     ),
