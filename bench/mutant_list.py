@@ -2142,12 +2142,12 @@ STUDIO = [
         "a new key's map loses the comments and blank lines that followed its last item",
     ),
     Mutant(
-        "studio-quotes-lost",
+        "studio-comment-gap-lost",
         "roost/studio/roundtrip.py",
-        "            return type(node)(wanted)  # a quoted or folded string keeps its quotes",
-        "            return wanted",
+        "token.column = max(0, token.column + len(str(new)) - len(str(old)))",
+        "token.column = max(0, token.column)",
         STUDIO_CORPUS,
-        "a replaced string loses the quotes its author wrote",
+        "a longer value pushes its end-of-line comment against it",
     ),
     Mutant(
         "studio-anchor-dropped",

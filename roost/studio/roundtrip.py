@@ -133,7 +133,8 @@ def _sync(node: Any, wanted: Any, seen: set[int]) -> Any:
         seen.add(id(node))
         _sync_seq(node, wanted, seen)
         return node
-    return _replacement(node, wanted)
+    # A string put in a string's place keeps its quotes: ruamel's own assignment sees to it.
+    return _plain_to_tree(wanted)
 
 
 def _sync_map(node: CommentedMap, wanted: dict[str, Any], seen: set[int]) -> None:
@@ -191,16 +192,6 @@ def _keep_comment_gap(node: CommentedMap, key: Any, old: Any) -> None:
 
 def _key(value: Any) -> str:
     return repr(value)
-
-
-def _replacement(node: Any, wanted: Any) -> Any:
-    """A scalar's new value, written in the old one's quoting style when it is a string."""
-    if isinstance(node, str) and isinstance(wanted, str) and type(node) is not str:
-        try:
-            return type(node)(wanted)  # a quoted or folded string keeps its quotes
-        except TypeError:
-            return wanted
-    return _plain_to_tree(wanted)
 
 
 def _plain_to_tree(value: Any, *, flow: bool = False) -> Any:
