@@ -2494,6 +2494,92 @@ SERVE_PRODUCTION = [
     ),
 ]
 
+STUDIO_CORPUS = ("tests/studio/test_roundtrip.py", "tests/studio/test_corpus.py")
+STUDIO_API = ("tests/studio/test_api.py",)
+STUDIO = [
+    # -- roost studio: edits written back into the author's YAML (roost/studio/)
+    Mutant(
+        "studio-whole-dump",
+        "roost/studio/roundtrip.py",
+        "return merged if _reads_as(yaml, merged, wanted) else after",
+        "return after",
+        STUDIO_CORPUS,
+        "ruamel's whole dump is written: lines the edit never reached are reflowed",
+    ),
+    Mutant(
+        "studio-tail-dropped",
+        "roost/studio/roundtrip.py",
+        "and len(node):\n        _give_tail(node, next(reversed(node)),",
+        "and not len(node):\n        _give_tail(node, next(reversed(node)),",
+        STUDIO_CORPUS,
+        "a new key's map loses the comments and blank lines that followed its last item",
+    ),
+    Mutant(
+        "studio-comment-gap-lost",
+        "roost/studio/roundtrip.py",
+        "token.column = max(0, token.column + len(str(new)) - len(str(old)))",
+        "token.column = max(0, token.column)",
+        STUDIO_CORPUS,
+        "a longer value pushes its end-of-line comment against it",
+    ),
+    Mutant(
+        "studio-anchor-dropped",
+        "roost/studio/roundtrip.py",
+        "        anchor.always_dump = True",
+        "        anchor.always_dump = False",
+        STUDIO_CORPUS,
+        "an anchor nothing refers to any more vanishes from the file",
+    ),
+    Mutant(
+        "studio-no-conflict",
+        "roost/studio/routes.py",
+        "    if body.base != now:",
+        "    if False:",
+        STUDIO_API,
+        "an edit made on an old read overwrites the author's change on disk",
+    ),
+    Mutant(
+        "studio-dry-run-writes",
+        "roost/studio/routes.py",
+        "    if not dry_run and edited != text:",
+        "    if edited != text:",
+        STUDIO_API,
+        "a dry run writes the file",
+    ),
+    Mutant(
+        "studio-not-a-flow-written",
+        "roost/studio/roundtrip.py",
+        "    if not isinstance(wanted, dict):",
+        "    if False:",
+        STUDIO_API,
+        "an edit that leaves no mapping is answered as if it applied",
+    ),
+    Mutant(
+        "studio-new-flow-through-a-link",
+        "roost/studio/files.py",
+        "    if not parent.is_relative_to(folder.root) or not parent.is_dir():",
+        "    if not parent.is_dir():",
+        STUDIO_API,
+        "a new flow is written through a folder link out of the flows folder",
+    ),
+    Mutant(
+        "studio-on-every-server",
+        "roost/studio/routes.py",
+        "    if enabled:",
+        "    if True:",
+        STUDIO_API,
+        "a plain roost serve lets clients rewrite its flow files",
+    ),
+    Mutant(
+        "studio-browser-without-terminal",
+        "roost/cli/studio_command.py",
+        "    if sys.stdout.isatty() and port:",
+        "    if port:",
+        ("tests/studio/test_command.py",),
+        "a studio started by a script or a service opens a browser",
+    ),
+]
+
 
 # -- routes (issue 28): conditions, the routed turn, the record a replay reads, validation
 ROUTE_TESTS = ("tests/engine/test_routes.py", "tests/flow/test_routes.py")
@@ -2628,4 +2714,5 @@ MUTANTS: list[Mutant] = [
     *ROUTES,
     *IMPORTERS,
     *SERVE_PRODUCTION,
+    *STUDIO,
 ]

@@ -84,6 +84,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "roost.cli.serve_command",
         "Serve flows over HTTP: an API, live streams and a page to run them in a browser.",
     ),
+    "studio": (
+        "roost.cli.studio_command",
+        "Edit, run and watch the flows of DIR in a browser; edits are written into their YAML.",
+    ),
     "schedules": (
         "roost.cli.schedules_command",
         "List the schedules of a serve configuration and the next times each fires.",

@@ -37,6 +37,7 @@ from roost.serve.hub import Hub, run_row
 from roost.serve.metrics import CONTENT_TYPE
 from roost.serve.page import graph_svg, page_html
 from roost.serve.streams import follow, sse_frames
+from roost.studio.routes import studio_routes
 
 log = logging.getLogger("roost.serve")
 RETRY_AFTER = "5"  # seconds a client told "draining" waits before it asks again (elsewhere)
@@ -90,6 +91,7 @@ def create_app(config: ServeConfig, hub: Hub | None = None) -> FastAPI:
     _errors(app)
     install_docs(app)
     _routes(app, hub)
+    app.include_router(studio_routes(config.studio))  # roost studio's edits of flow files
     app.add_middleware(Guard, tokens=config.tokens, body_limit=config.body_limit)
     if config.cors:
         from fastapi.middleware.cors import CORSMiddleware

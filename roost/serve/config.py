@@ -42,6 +42,7 @@ class ServeConfig:
     cached_runs: int = 10_000  # idle runs whose state is kept in memory between steps
     schedules: tuple[Schedule, ...] = ()  # from the --config file
     schedule_clock: Callable[[], float] | None = None  # seconds since the epoch; None: real
+    studio: bool = False  # roost studio: flow files may be read and edited over the API
 
     @property
     def poll_seconds(self) -> float:

@@ -1,0 +1,1 @@
+"""roost studio: flows edited in a browser and written back into their own YAML files."""
