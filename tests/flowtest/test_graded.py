@@ -1,0 +1,105 @@
+"""Cases with no single right text: repeats, trajectories and limits, judges, simulated people."""
+
+from __future__ import annotations
+
+import asyncio
+import xml.etree.ElementTree as ET
+from typing import TYPE_CHECKING
+
+import pytest
+
+from roost.flowtest.cases import CaseResult, run_case
+from roost.flowtest.spec import load_test_file
+from roost.store.sql import SqlStore
+from tests.flowtest.conftest import write_tests
+from tests.flowtest.support import support_folder
+from tests.flowtest.test_cli import roost
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+FLIPS = """\
+name: flips
+repeat: 3
+pass_at: 2
+replies:
+  desk:
+    - {tool_calls: [{name: flip}]}
+    - {echo: last}
+expect:
+  final: {equals: "yes"}
+"""
+
+
+@pytest.fixture
+def support(tmp_path: Path) -> Path:
+    return support_folder(tmp_path)
+
+
+def results(
+    path: Path, store: SqlStore | None = None, repeat: int | None = None
+) -> list[CaseResult]:
+    loaded = load_test_file(path)
+    return [
+        asyncio.run(run_case(loaded, case, store=store, repeat=repeat)) for case in loaded.cases
+    ]
+
+
+def cases(folder: Path, *written: str) -> Path:
+    return write_tests(folder, *written, name="support.test.yaml", flow="support.yaml")
+
+
+# ------------------------------------------------------------------------------ repeats
+
+
+def test_a_repeated_case_passes_at_pass_at_and_each_run_is_stored(
+    support: Path, tmp_path: Path
+) -> None:
+    store = SqlStore(str(tmp_path / "runs.db"))
+    [result] = results(cases(support, FLIPS), store)
+    assert (result.passed, result.tally) == (True, "2/3 passed")
+    ids = [attempt.run_id for attempt in result.attempts]
+    assert len(set(ids)) == 3
+    assert [store.run(i).title for i in ids] == [
+        f"test support.test.yaml::flips (run {n})" for n in (1, 2, 3)
+    ]
+    store.close()
+
+
+def test_below_pass_at_fails_naming_each_failed_run(support: Path) -> None:
+    [result] = results(cases(support, FLIPS.replace("pass_at: 2", "pass_at: 3")))
+    assert not result.passed
+    assert result.failures[0] == "2/3 passed, pass_at is 3"
+    run = result.attempts[1].run_id
+    assert result.failures[1:] == [f'run 2 ({run}): final: expected "yes", got "no"']
+
+
+def test_repeat_given_from_outside_runs_every_case_that_often_all_must_pass(support: Path) -> None:
+    single = FLIPS.replace("repeat: 3\npass_at: 2\n", "")
+    [result] = results(cases(support, single), repeat=4)
+    assert (result.passed, result.tally) == (False, "2/4 passed")
+
+
+def test_pass_at_above_repeat_is_a_located_error(support: Path) -> None:
+    from roost.errors import FlowError
+
+    path = cases(support, FLIPS.replace("pass_at: 2", "pass_at: 5"))
+    with pytest.raises(FlowError) as error:
+        load_test_file(path)
+    assert str(error.value.errors[0]).endswith("error: pass_at 5 is more than repeat 3")
+
+
+def test_the_command_prints_the_tally_and_junit_carries_it(
+    support: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cases(support, FLIPS)
+    code, out, _ = roost(
+        "test", "--repeat", "2", "--junit-xml", "r.xml", cwd=support, capsys=capsys,
+        monkeypatch=monkeypatch,
+    )  # fmt: skip
+    assert code == 1
+    assert out.splitlines()[0].startswith("FAILED support.test.yaml::flips 1/2 passed (")
+    assert "1/2 passed, pass_at is 2" in out
+    [case] = ET.parse(support / "r.xml").getroot().iter("testcase")
+    assert case.findtext("system-out") == "1/2 passed"
+    assert (support / ".roost" / "roost.db").is_file()
