@@ -316,8 +316,44 @@ def _chosen(expect: Expect, state: RunView, events: list[Event]) -> str | None:
     return f"chosen: expected {_json(expect.chosen)}, got {_json(chosen)}"
 
 
+def _tools_in_order(expect: Expect, state: RunView, events: list[Event]) -> str | None:
+    wanted = expect.tools_in_order
+    if wanted is None:
+        return None
+    from roost.tools.names import wire_name
+
+    calls = [e.name for e in events if isinstance(e, ToolCallEvent)]
+    made = iter(calls)  # each wanted name is looked for after the one before it
+    if all(any(name in (one, wire_name(one)) for name in made) for one in wanted):
+        return None
+    return (
+        f"tools_in_order: expected calls of {', '.join(wanted)} in this order; "
+        f"calls made: {', '.join(calls) or 'none'}"
+    )
+
+
+def _limits(expect: Expect, state: RunView, events: list[Event]) -> str | None:
+    calls = [e for e in events if isinstance(e, LlmCallEvent)]
+    tokens = sum(c.usage.prompt_tokens + c.usage.completion_tokens for c in calls if c.usage)
+    over = []
+    if expect.max_model_calls is not None and len(calls) > expect.max_model_calls:
+        over.append(
+            f"max_model_calls: expected at most {expect.max_model_calls}, made {len(calls)}"
+        )
+    if expect.max_tokens is not None and tokens > expect.max_tokens:
+        over.append(f"max_tokens: expected at most {expect.max_tokens}, used {tokens}")
+    if expect.max_cost is not None:
+        cost = state.cost
+        if cost.amount > expect.max_cost:
+            shown = f"${cost.amount:g}" + (" (estimated)" if cost.estimated else "")
+            over.append(f"max_cost: expected at most ${expect.max_cost:g}, spent {shown}")
+        elif cost.unpriced:
+            over.append(f"max_cost: cannot tell, {cost.text()}")
+    return "; ".join(over) or None
+
+
 _CHECKS: list[Callable[[Expect, RunView, list[Event]], str | None]] = [
-    _status, _at, _final, _tool_called, _chosen,
+    _status, _at, _final, _tool_called, _chosen, _tools_in_order, _limits,
 ]  # fmt: skip
 
 

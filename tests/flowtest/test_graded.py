@@ -103,3 +103,54 @@ def test_the_command_prints_the_tally_and_junit_carries_it(
     [case] = ET.parse(support / "r.xml").getroot().iter("testcase")
     assert case.findtext("system-out") == "1/2 passed"
     assert (support / ".roost" / "roost.db").is_file()
+
+
+# ------------------------------------------------------------------ trajectories and limits
+
+TOOLS = """\
+name: tools
+replies:
+  desk:
+    - {tool_calls: [{name: lookup_order, arguments: {number: 42}}]}
+    - {tool_calls: [{name: flip}]}
+    - {tool_calls: [{name: refund, arguments: {number: 42}}]}
+    - Refunded.
+expect:
+  tools_in_order: [lookup_order, refund]
+"""
+
+
+def test_tools_in_order_is_a_subsequence_of_the_calls(support: Path) -> None:
+    wrong = TOOLS.replace("name: tools", "name: wrong").replace(
+        "[lookup_order, refund]", "[refund, lookup_order]"
+    )
+    passed, failed = results(cases(support, TOOLS, wrong))
+    assert passed.failures == []
+    assert failed.failures == [
+        "tools_in_order: expected calls of refund, lookup_order in this order; "
+        "calls made: lookup_order, flip, refund"
+    ]
+
+
+def test_limits_of_tokens_cost_and_calls_are_read_from_the_runs_usage(support: Path) -> None:
+    from fakes.llm_server import FakeLLMServer
+    from fakes.script import Reply
+
+    with FakeLLMServer() as fake:
+        flow = (support / "support.yaml").read_text()
+        (support / "support.yaml").write_text(
+            flow.replace(
+                'desk: {kind: scripted, replies: ["Hello"], when_exhausted: repeat_last}',
+                f"desk: {{kind: openai, model: gpt-4o-mini, base_url: '{fake.url}/v1', "
+                "api_key: sk-test, max_retries: 0}",
+            )
+        )
+        fake.script(Reply("Hello"), Reply("Hello"))
+        within = "name: within\nexpect: {max_tokens: 19, max_model_calls: 1, max_cost: 0.001}\n"
+        over = "name: over\nexpect: {max_tokens: 18, max_model_calls: 0, max_cost: 0.000001}\n"
+        ok, bad = results(cases(support, within, over))
+    assert ok.failures == []
+    assert bad.failures == [
+        "max_model_calls: expected at most 0, made 1; max_tokens: expected at most 18, used 19; "
+        "max_cost: expected at most $1e-06, spent $6e-06 (estimated)"
+    ]
