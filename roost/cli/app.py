@@ -60,6 +60,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "roost.cli.store_commands",
         "Start a new run that shares the first SEQ events of RUN and goes on live.",
     ),
+    "diff": (
+        "roost.cli.diff_command",
+        "Show where two runs part and what each did from there; exit 4 when they differ.",
+    ),
     "export": ("roost.cli.store_commands", "Print a run's events as JSON Lines."),
     "import": ("roost.cli.store_commands", "Store a run from a JSON Lines file."),
     "memory": (
