@@ -50,6 +50,10 @@ def test_a_run_and_itself_are_the_same_exit_0_and_bad_use_is_2(tmp_path: Path) -
     first = newest(tmp_path)
     same = run_cli("diff", first, first, cwd=tmp_path)
     assert (same.returncode, same.stdout) == (0, "same: 5 events\n")
+    run_cli("fork", first, "--at", "5", "--answer", "More", "--no-input", cwd=tmp_path)
+    longer = run_cli("diff", first, newest(tmp_path), cwd=tmp_path)
+    assert longer.returncode == 4
+    assert "they share 5 events (0 to 4)" in longer.stdout
     bad = run_cli("diff", first, cwd=tmp_path)
     assert bad.returncode == 2
     assert "give RUN_A and RUN_B, or RUN_A and --flow FILE" in bad.stderr

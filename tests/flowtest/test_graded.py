@@ -309,3 +309,12 @@ def test_approvals_answer_tool_approvals_and_the_person_the_rest(support: Path) 
     without = case.replace('approvals: ["yes"]\n', "")  # the approval waits: no answers
     [waiting] = results(with_actor(cases(support, without)))
     assert waiting.failures == ['final: expected "Anything else?", got "Where is my order 42?"']
+
+
+def test_the_docs_show_the_support_tests_as_they_are() -> None:
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    page = (root / "docs" / "testing-flows.md").read_text()
+    shown = page.split("# flows/support/support.test.yaml\n", 1)[1].split("```", 1)[0]
+    assert shown in (root / "flows" / "support" / "support.test.yaml").read_text()
