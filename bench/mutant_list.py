@@ -2175,7 +2175,8 @@ GRADED_TESTS = [
     Mutant(
         "graded-person-not-carried-in-replay",
         "roost/engine/replay.py",
-        "            await runner.note(event)  # a flow test's judge or simulated person, as recorded",
+        "            await runner.note(event)  # a flow test's judge or simulated person, "
+        "as recorded",
         "            pass",
         GRADED,
         "a case run with a judge or a simulated person does not replay identical",
