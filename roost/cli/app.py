@@ -60,6 +60,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "roost.cli.store_commands",
         "Start a new run that shares the first SEQ events of RUN and goes on live.",
     ),
+    "compare": (
+        "roost.cli.compare_command",
+        "Run every row of INPUTS under two flows and show where their answers differ.",
+    ),
     "diff": (
         "roost.cli.diff_command",
         "Show where two runs part and what each did from there; exit 4 when they differ.",
