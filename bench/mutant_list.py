@@ -2205,6 +2205,22 @@ GRADED_TESTS = [
         ("tests/cli/test_diff.py",),
         "roost diff calls a run the same as its longer fork",
     ),
+    Mutant(
+        "compare-order-not-mapped-back",
+        "roost/flowtest/compare.py",
+        '    chosen = "tie" if prefer == "tie" else shown[int(prefer) - 1]',
+        '    chosen = "tie" if prefer == "tie" else ("a", "b")[int(prefer) - 1]',
+        ("tests/cli/test_compare.py",),
+        "the judge's choice of the first answer shown counts for A whatever it was shown",
+    ),
+    Mutant(
+        "compare-same-answers-counted",
+        "roost/flowtest/compare.py",
+        "        return self.a.final != self.b.final",
+        "        return True",
+        ("tests/cli/test_compare.py",),
+        "rows whose answers are the same count as changed",
+    ),
 ]
 
 MUTANTS: list[Mutant] = [
