@@ -138,7 +138,9 @@ async def run_case(
         log = _case_log(file, case, store, number if runs > 1 else None)
         attempts.append(await _attempt(case, log))
     failures, details = _overall(attempts, needed)
-    return CaseResult(file, case, failures, details, time.perf_counter() - began, attempts, needed)
+    seconds = time.perf_counter() - began
+    stored = store is not None and any(attempt.stored for attempt in attempts)
+    return CaseResult(file, case, failures, details, seconds, attempts, needed, stored)
 
 
 def _case_log(

@@ -24,6 +24,9 @@ if TYPE_CHECKING:
     from roost.messages import ModelRequest
 
 
+_WHO = {"simulated_person": "user", "judge": "judge"}  # the key of the case that failed
+
+
 class OutsideCallFailed(RoostError):
     """The provider of a judge or a simulated person failed (the call is recorded)."""
 
@@ -52,7 +55,7 @@ async def outside_call(
             **common, model="", request_digest=digest, error=said, purpose=purpose
         )
         await runner.note(failed)
-        raise OutsideCallFailed(f"provider {name!r} failed: {said}") from None
+        raise OutsideCallFailed(f"{_WHO.get(purpose, purpose)}: {said}") from None
     model, record, attempts = map_texts(
         (
             response.model or str(getattr(provider, "model", "")),

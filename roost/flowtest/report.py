@@ -40,8 +40,8 @@ def full_report(console: Console, outcome: Outcome) -> None:
             console.print("[dim]what happened:[/]")
         for line in result.details:
             console.print("  " + escape(line), style=_diff_style(line))
-        if result.stored:
-            failed = [attempt.run_id for attempt in result.attempts if not attempt.passed]
+        if result.stored and any(a.stored and not a.passed for a in result.attempts):
+            failed = [a.run_id for a in result.attempts if not a.passed and a.stored]
             console.print(f"[dim]roost show {escape(failed[0])}[/] (the run that failed)")
     console.print(_rule(summary(outcome)), style=_summary_style(outcome))
 

@@ -104,6 +104,7 @@ def test_the_command_prints_the_tally_and_junit_carries_it(
     [case] = ET.parse(support / "r.xml").getroot().iter("testcase")
     assert case.findtext("system-out") == "1/2 passed"
     assert (support / ".roost" / "roost.db").is_file()
+    assert "(the run that failed)" in out and "roost show " in out
 
 
 # ------------------------------------------------------------------ trajectories and limits
@@ -318,3 +319,13 @@ def test_the_docs_show_the_support_tests_as_they_are() -> None:
     page = (root / "docs" / "testing-flows.md").read_text()
     shown = page.split("# flows/support/support.test.yaml\n", 1)[1].split("```", 1)[0]
     assert shown in (root / "flows" / "support" / "support.test.yaml").read_text()
+
+
+def test_a_simulated_person_whose_provider_fails_fails_the_case_in_one_line(
+    support: Path,
+) -> None:
+    broken = ANGRY.replace(
+        "actor: [This is taking forever!, {echo: last}]", "actor: [{error: down}]"
+    )
+    [result] = results(with_actor(cases(support, broken)))
+    assert result.failures == ["user: provider 'actor': down"]
