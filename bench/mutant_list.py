@@ -2012,8 +2012,8 @@ EDGES_LEFT = [
     Mutant(
         "flowtest-keyless-case-runs",
         "roost/flowtest/cases.py",
-        "    if keyless is not None:\n        return [keyless.advice()], []\n",
-        "",
+        "        if keyless is not None:  # no run is made: its first call could not be answered\n",
+        "        if False:\n",
         ("tests/providers/test_keys.py",),
         "a flow test case reaching a keyless provider fails at its first call, not naming the key",
     ),
@@ -2683,6 +2683,108 @@ ROUTES = [
     ),
 ]
 
+GRADED = ("tests/flowtest/test_graded.py",)
+
+GRADED_TESTS = [
+    Mutant(
+        "graded-pass-at-strict",
+        "roost/flowtest/cases.py",
+        "    if passed >= needed:\n        return [], []",
+        "    if passed > needed:\n        return [], []",
+        GRADED,
+        "a repeated case that passes exactly pass_at of its runs fails",
+    ),
+    Mutant(
+        "graded-repeat-ignored",
+        "roost/flowtest/spec.py",
+        "        runs = repeat or self.case.repeat",
+        "        runs = self.case.repeat",
+        GRADED,
+        "--repeat N runs each case as often as the file says, not N times",
+    ),
+    Mutant(
+        "graded-tools-any-order",
+        "roost/flowtest/cases.py",
+        "    made = iter(calls)  # each wanted name is looked for after the one before it",
+        "    made = calls  # each wanted name is looked for after the one before it",
+        GRADED,
+        "tools_in_order passes calls made in another order",
+    ),
+    Mutant(
+        "graded-tokens-unchecked",
+        "roost/flowtest/cases.py",
+        "    if expect.max_tokens is not None and tokens > expect.max_tokens:",
+        "    if False:",
+        GRADED,
+        "max_tokens passes a run that used more",
+    ),
+    Mutant(
+        "graded-judge-fail-ignored",
+        "roost/flowtest/cases.py",
+        "    failures += [verdict.line() for verdict in verdicts if not verdict.passed]",
+        "    failures += []",
+        GRADED,
+        "a judge that says fail does not fail the case",
+    ),
+    Mutant(
+        "graded-verdict-unchecked",
+        "roost/flowtest/judging.py",
+        "        jsonschema.validate(data, VERDICT)\n",
+        "",
+        GRADED,
+        "a judge's reply that is not a verdict is taken as one",
+    ),
+    Mutant(
+        "graded-person-not-carried-in-replay",
+        "roost/engine/replay.py",
+        "            await runner.note(event)  # a flow test's judge or simulated person, "
+        "as recorded",
+        "            pass",
+        GRADED,
+        "a case run with a judge or a simulated person does not replay identical",
+    ),
+    Mutant(
+        "graded-person-sees-own-words-as-told",
+        "roost/flowtest/person.py",
+        "        if event.from_ == node:",
+        "        if event.from_ != node:",
+        GRADED,
+        "the simulated person sees the conversation from the assistant's side",
+    ),
+    Mutant(
+        "graded-approvals-ignored",
+        "roost/flowtest/cases.py",
+        '        if pause.kind == "tool_approval" and case.approvals:',
+        '        if pause.kind == "tool_approval" and False:',
+        GRADED,
+        "approvals: do not answer tool approvals",
+    ),
+    Mutant(
+        "diff-same-when-longer",
+        "roost/cli/diff_command.py",
+        "        if a is None or b is None or seen(a) != seen(b):",
+        "        if a is not None and b is not None and seen(a) != seen(b):",
+        ("tests/cli/test_diff.py",),
+        "roost diff calls a run the same as its longer fork",
+    ),
+    Mutant(
+        "compare-order-not-mapped-back",
+        "roost/flowtest/compare.py",
+        '    chosen = "tie" if prefer == "tie" else shown[int(prefer) - 1]',
+        '    chosen = "tie" if prefer == "tie" else ("a", "b")[int(prefer) - 1]',
+        ("tests/cli/test_compare.py",),
+        "the judge's choice of the first answer shown counts for A whatever it was shown",
+    ),
+    Mutant(
+        "compare-same-answers-counted",
+        "roost/flowtest/compare.py",
+        "        return self.a.final != self.b.final",
+        "        return True",
+        ("tests/cli/test_compare.py",),
+        "rows whose answers are the same count as changed",
+    ),
+]
+
 MUTANTS: list[Mutant] = [
     *ENGINE,
     *STORE,
@@ -2715,4 +2817,5 @@ MUTANTS: list[Mutant] = [
     *IMPORTERS,
     *SERVE_PRODUCTION,
     *STUDIO,
+    *GRADED_TESTS,
 ]

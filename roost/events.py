@@ -335,6 +335,11 @@ class LlmAttempt(_Record):
     status: int | None = _absent_when_none()
 
 
+# The purposes of model calls made outside the flow, by a flow test between steps: the
+# run's own steps never make them, and a replay carries them over as recorded.
+OUTSIDE_CALLS = ("simulated_person", "judge")
+
+
 class LlmCallEvent(_Event):
     type: Literal["llm_call"] = "llm_call"
     node: str
@@ -347,7 +352,9 @@ class LlmCallEvent(_Event):
     error: str | None = None
     attempts: tuple[LlmAttempt, ...] = ()
     # "summary": the call wrote a summary of ``node``'s older turns (a compact event follows).
-    purpose: Literal["summary"] | None = _absent_when_none()
+    # "simulated_person" / "judge": a flow test's simulated person (the call of ``node``, the
+    # person's node) or its judge: made outside the flow, between steps (``OUTSIDE_CALLS``).
+    purpose: Literal["summary", "simulated_person", "judge"] | None = _absent_when_none()
     # Seconds the call waited for its provider's limits (roost.providers.limits).
     waited: float | None = _absent_when_none()
 

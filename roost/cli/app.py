@@ -68,6 +68,14 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "roost.cli.store_commands",
         "Store a run from a JSON Lines file, or one another engine recorded (--from).",
     ),
+    "compare": (
+        "roost.cli.compare_command",
+        "Run every row of INPUTS under two flows and show where their answers differ.",
+    ),
+    "diff": (
+        "roost.cli.diff_command",
+        "Show where two runs part and what each did from there; exit 4 when they differ.",
+    ),
     "memory": (
         "roost.cli.memory_command",
         "List, search, add or forget the entries of the memory flows keep across runs.",

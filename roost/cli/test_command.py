@@ -25,13 +25,34 @@ def test_command(
         Path | None,
         typer.Option("--junit-xml", metavar="FILE", help="Also write the results as JUnit XML."),
     ] = None,
+    repeat: Annotated[
+        int | None,
+        typer.Option("--repeat", metavar="N", min=1, help="Run every case N times."),
+    ] = None,
+    db: Annotated[
+        str | None,
+        typer.Option("--db", help="Run store URL (default: ROOST_DB or .roost/roost.db)."),
+    ] = None,
 ) -> None:
-    """Run the cases of flow test files (*.test.yaml); exit 1 when one fails."""
+    """Run the cases of flow test files (*.test.yaml); exit 1 when one fails.
+
+    Every run of a case is an ordinary stored run: show, replay or fork it.
+    """
+    from roost.cli.logs import open_store
     from roost.flowtest.report import case_line, full_report, write_junit
     from roost.flowtest.session import run_tests
 
     console = Console(highlight=False, soft_wrap=True)
-    outcome = run_tests(paths or ["."], on_result=lambda result: case_line(console, result))
+    store = open_store(db)
+    try:
+        outcome = run_tests(
+            paths or ["."],
+            on_result=lambda result: case_line(console, result),
+            store=store,
+            repeat=repeat,
+        )
+    finally:
+        store.close()
     full_report(console, outcome)
     if junit_xml is not None:
         write_junit(junit_xml, outcome)

@@ -40,6 +40,7 @@ from roost.engine.runner import CANCELLED, ChildRuns, Runner
 from roost.errors import CONTEXT_TOO_LONG, EventLogError, ProviderError, RoostError
 from roost.eventlog import ImageStore, MemoryLog
 from roost.events import (
+    OUTSIDE_CALLS,
     CompactEvent,
     ErrorEvent,
     Event,
@@ -274,6 +275,10 @@ async def _drive(runner: Runner, recorded: Sequence[Event], stops: Stops, flows:
             if stopped:
                 stops.resume()
             stopped = await _step(runner.retry())
+        elif isinstance(event, LlmCallEvent) and event.purpose in OUTSIDE_CALLS:
+            if stopped or event.seq != runner.state.next_seq:
+                return  # the replay went elsewhere; the comparison shows where
+            await runner.note(event)  # a flow test's judge or simulated person, as recorded
         elif _compacted_between_steps(event, runner.state.next_seq, stopped):
             stopped = await _step(runner.compact())  # a person's /compact, done again
 
@@ -461,7 +466,7 @@ class RecordedProviders:
         self.stops = stops or Stops([])
         self.calls: dict[str, deque[LlmCallEvent]] = defaultdict(deque)
         for event in recorded:
-            if isinstance(event, LlmCallEvent):
+            if isinstance(event, LlmCallEvent) and event.purpose not in OUTSIDE_CALLS:
                 self.calls[event.provider].append(event)
         self._providers: dict[str, RecordedProvider] = {}
         self.capture = capture

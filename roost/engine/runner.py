@@ -37,6 +37,7 @@ from roost.events import (
     FlowEvent,
     FlowRecord,
     ImageRecord,
+    LlmCallEvent,
     now_iso,
 )
 from roost.flow.redact import Redactor
@@ -239,6 +240,17 @@ class Runner:
     async def compact(self) -> RunState:
         """Compresses each agent's current view now (between steps of a paused run)."""
         return await self._drive(self._interpreter.compact)
+
+    async def note(self, event: LlmCallEvent) -> RunState:
+        """Appends a model call made outside the flow between steps (a flow test's
+        simulated person or judge: ``purpose`` one of ``OUTSIDE_CALLS``) as the next event."""
+        async with self._lock:
+            if self._stale:
+                self._reload()
+            stamped = event.model_copy(update={"seq": self._state.next_seq, "run": self.run_id})
+            self.log.append([stamped])
+            self._reload()
+            return self._state
 
     async def events(self) -> AsyncIterator[Event]:
         """The events of the calls to start, continue_ and retry, once each, as they are appended.

@@ -22,40 +22,69 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from roost.api import memory_bank, run
+from roost.api import memory_bank
 from roost.errors import RoostError
-from roost.eventlog import MemoryLog
+from roost.eventlog import MemoryLog, new_run_id
 from roost.events import (
+    OUTSIDE_CALLS,
     ErrorEvent,
     Event,
     InterruptEvent,
+    LlmCallEvent,
     MessageEvent,
     SelectEvent,
     TerminateEvent,
     ToolCallEvent,
 )
+from roost.flowtest.judging import Verdict, verdict_of
+from roost.flowtest.person import simulated_reply
+from roost.pricing import run_cost
 from roost.providers.keys import unreachable
+from roost.runview import pause_of, view_of
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
-    from roost.eventlog import MemoryBank
+    from roost.engine import Runner
+    from roost.eventlog import EventLog, MemoryBank
     from roost.flowtest.spec import Expect, LoadedCase, TestFile, ToolCalled
     from roost.runview import RunView
+    from roost.store.sql import SqlStore
 
 DIFF_CONTEXT = 3  # events shown before and after the ones that differ
 SHOWN_LINE = 400  # characters of one event or message shown in a report
 
 
 @dataclass(frozen=True, slots=True)
+class Attempt:
+    """One run of a case: its stored run's id, what failed, what backs it up, the verdicts."""
+
+    run_id: str
+    failures: list[str]
+    details: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # the judges' verdicts, passed or not
+    stored: bool = True  # a run was made (a case stopped before it makes none)
+
+    @property
+    def passed(self) -> bool:
+        return not self.failures
+
+
+@dataclass(frozen=True, slots=True)
 class CaseResult:
-    """How one case went: ``failures`` empty when it passed; ``details`` back them up."""
+    """How one case went: ``failures`` empty when it passed; ``details`` back them up.
+
+    ``attempts`` are its runs (one unless repeated), ``needed`` how many had to pass.
+    """
 
     file: TestFile
     case: LoadedCase
     failures: list[str]
     details: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    attempts: list[Attempt] = field(default_factory=list)
+    needed: int = 1
+    stored: bool = False  # its runs are kept in a store (else in memory only)
 
     @property
     def passed(self) -> bool:
@@ -69,39 +98,128 @@ class CaseResult:
     def node_id(self) -> str:
         return f"{self.file.path}::{self.name}"
 
+    @property
+    def tally(self) -> str | None:
+        """``3/5 passed`` for a case run several times, else None."""
+        if len(self.attempts) < 2:
+            return None
+        return f"{sum(a.passed for a in self.attempts)}/{len(self.attempts)} passed"
 
-async def run_case(file: TestFile, case: LoadedCase) -> CaseResult:
-    """Runs ``case`` and judges it; never raises for what the run does."""
+    @property
+    def notes(self) -> list[str]:
+        """The verdicts of every run's judges, each run named when there are several."""
+        if len(self.attempts) < 2:
+            return [n for a in self.attempts for n in a.notes]
+        return [f"run {i}: {n}" for i, a in enumerate(self.attempts, 1) for n in a.notes]
+
+
+async def run_case(
+    file: TestFile,
+    case: LoadedCase,
+    *,
+    store: SqlStore | None = None,
+    repeat: int | None = None,
+) -> CaseResult:
+    """Runs ``case`` (``repeat`` times, else as often as it says) and judges it.
+
+    Each run is kept in ``store`` (else in memory); never raises for what a run does.
+    """
     began = time.perf_counter()
     if case.replay is not None:
         failures, details = await _replayed(case)
-    else:
-        failures, details = await _expected(case)
-    return CaseResult(file, case, failures, details, time.perf_counter() - began)
+        return CaseResult(file, case, failures, details, time.perf_counter() - began)
+    runs, needed = case.times(repeat)
+    attempts = []
+    keyless = unreachable(case.flow)  # the case's scripted replies already replace theirs
+    for number in range(1, runs + 1):
+        if keyless is not None:  # no run is made: its first call could not be answered
+            attempts.append(Attempt("", [keyless.advice()], stored=False))
+            continue
+        log = _case_log(file, case, store, number if runs > 1 else None)
+        attempts.append(await _attempt(case, log))
+    failures, details = _overall(attempts, needed)
+    seconds = time.perf_counter() - began
+    stored = store is not None and any(attempt.stored for attempt in attempts)
+    return CaseResult(file, case, failures, details, seconds, attempts, needed, stored)
 
 
-async def _expected(loaded: LoadedCase) -> tuple[list[str], list[str]]:
+def _case_log(
+    file: TestFile, case: LoadedCase, store: SqlStore | None, number: int | None
+) -> EventLog:
+    """A new log for one run of ``case``: stored (titled by the case) or in memory."""
+    if store is None:
+        return MemoryLog(f"test-{case.index + 1}" + (f"-{number}" if number else ""))
+    title = f"test {file.path.name}::{case.case.name}" + (f" (run {number})" if number else "")
+    return store.new_log(new_run_id(), title=title)
+
+
+def _overall(attempts: list[Attempt], needed: int) -> tuple[list[str], list[str]]:
+    """A single run's failures, or a tally below ``needed`` and each failed run's."""
+    if len(attempts) == 1:
+        return attempts[0].failures, attempts[0].details
+    passed = sum(attempt.passed for attempt in attempts)
+    if passed >= needed:
+        return [], []
+    failures = [f"{passed}/{len(attempts)} passed, pass_at is {needed}"]
+    for number, attempt in enumerate(attempts, 1):
+        failures += [f"run {number} ({attempt.run_id}): {line}" for line in attempt.failures]
+    first = next(attempt for attempt in attempts if not attempt.passed)
+    return failures, first.details
+
+
+async def _attempt(loaded: LoadedCase, log: EventLog) -> Attempt:
+    from roost.engine import Runner
+    from roost.flowtest.outside import OutsideCallFailed
+
     case = loaded.case
-    keyless = unreachable(loaded.flow)  # the case's scripted replies already replace theirs
-    if keyless is not None:
-        return [keyless.advice()], []
-    answers = iter(case.answers)
-    log = MemoryLog(f"test-{loaded.index + 1}")
+    assert case.expect is not None
+    verdicts: list[Verdict] = []
     try:
         with scratch_memory() as memory:
-            state = await run(
-                loaded.flow,
-                case.message,
-                answer=lambda _: next(answers, None),
-                log=log,
-                memory=memory,
-            )
+            runner = Runner(loaded.flow, log, memory=memory)
+            await runner.start(case.message)
+            await _answer_pauses(runner, loaded)
+            said = transcript(own_events(log.load()))
+            for one in case.expect.judges():
+                verdicts.append(await verdict_of(runner, loaded.outside, one, said))
+    except OutsideCallFailed as error:
+        return Attempt(log.run_id, [f"{error}"], transcript(log.load()))
     except RoostError as error:
-        return [f"the run failed: {error}"], transcript(log.load())
-    assert case.expect is not None
+        return Attempt(log.run_id, [f"the run failed: {error}"], transcript(log.load()))
     events = log.load()
-    failures = judge(case.expect, state, events)
-    return failures, transcript(events) if failures else []
+    own = own_events(events)
+    state = view_of(runner.state, run_cost(own))
+    failures = judge(case.expect, state, own)
+    failures += [verdict.line() for verdict in verdicts if not verdict.passed]
+    notes = [verdict.line() for verdict in verdicts]
+    return Attempt(log.run_id, failures, transcript(events) if failures else [], notes)
+
+
+async def _answer_pauses(runner: Runner, loaded: LoadedCase) -> None:
+    """Answers the run's pauses: the simulated person a person's, ``approvals`` (when given)
+    the tool approvals, ``answers`` the rest, in order; stops when none answers."""
+    case = loaded.case
+    answers, approvals = iter(case.answers), iter(case.approvals)
+    turns = 0
+    while (pause := pause_of(view_of(runner.state))) is not None:
+        said: str | None
+        if pause.kind == "tool_approval" and case.approvals:
+            said = next(approvals, None)
+        elif pause.kind == "person" and case.user is not None:
+            if turns >= case.user.max_turns:
+                return
+            turns += 1
+            said = await simulated_reply(runner, loaded.outside, case.user, pause.node)
+        else:
+            said = next(answers, None)
+        if said is None:
+            return
+        await runner.continue_(said)
+
+
+def own_events(events: list[Event]) -> list[Event]:
+    """The run's events without the calls a test made outside the flow (judge, person)."""
+    return [e for e in events if not (isinstance(e, LlmCallEvent) and e.purpose in OUTSIDE_CALLS)]
 
 
 @contextmanager
@@ -200,8 +318,44 @@ def _chosen(expect: Expect, state: RunView, events: list[Event]) -> str | None:
     return f"chosen: expected {_json(expect.chosen)}, got {_json(chosen)}"
 
 
+def _tools_in_order(expect: Expect, state: RunView, events: list[Event]) -> str | None:
+    wanted = expect.tools_in_order
+    if wanted is None:
+        return None
+    from roost.tools.names import wire_name
+
+    calls = [e.name for e in events if isinstance(e, ToolCallEvent)]
+    made = iter(calls)  # each wanted name is looked for after the one before it
+    if all(any(name in (one, wire_name(one)) for name in made) for one in wanted):
+        return None
+    return (
+        f"tools_in_order: expected calls of {', '.join(wanted)} in this order; "
+        f"calls made: {', '.join(calls) or 'none'}"
+    )
+
+
+def _limits(expect: Expect, state: RunView, events: list[Event]) -> str | None:
+    calls = [e for e in events if isinstance(e, LlmCallEvent)]
+    tokens = sum(c.usage.prompt_tokens + c.usage.completion_tokens for c in calls if c.usage)
+    over = []
+    if expect.max_model_calls is not None and len(calls) > expect.max_model_calls:
+        over.append(
+            f"max_model_calls: expected at most {expect.max_model_calls}, made {len(calls)}"
+        )
+    if expect.max_tokens is not None and tokens > expect.max_tokens:
+        over.append(f"max_tokens: expected at most {expect.max_tokens}, used {tokens}")
+    if expect.max_cost is not None:
+        cost = state.cost
+        if cost.amount > expect.max_cost:
+            shown = f"${cost.amount:g}" + (" (estimated)" if cost.estimated else "")
+            over.append(f"max_cost: expected at most ${expect.max_cost:g}, spent {shown}")
+        elif cost.unpriced:
+            over.append(f"max_cost: cannot tell, {cost.text()}")
+    return "; ".join(over) or None
+
+
 _CHECKS: list[Callable[[Expect, RunView, list[Event]], str | None]] = [
-    _status, _at, _final, _tool_called, _chosen,
+    _status, _at, _final, _tool_called, _chosen, _tools_in_order, _limits,
 ]  # fmt: skip
 
 

@@ -60,6 +60,10 @@ class FlowCase(pytest.Item):
         from roost.flowtest.cases import run_case
 
         result = asyncio.run(run_case(self.loaded, self.case))
+        # Written by pytest --junit-xml as the case's properties: the tally, the verdicts.
+        if result.tally:
+            self.user_properties.append(("runs", result.tally))
+        self.user_properties += [("judge", note) for note in result.notes]
         if not result.passed:
             raise CaseFailed(result)
 

@@ -21,7 +21,8 @@ if TYPE_CHECKING:
 def case_line(console: Console, result: CaseResult) -> None:
     """``PASSED path::name (0.01s)``, as each case finishes."""
     mark = "[green]PASSED[/]" if result.passed else "[bold red]FAILED[/]"
-    console.print(f"{mark} {escape(result.node_id)} [dim]({result.seconds:.2f}s)[/]")
+    tally = f" {result.tally}" if result.tally else ""
+    console.print(f"{mark} {escape(result.node_id)}{tally} [dim]({result.seconds:.2f}s)[/]")
 
 
 def full_report(console: Console, outcome: Outcome) -> None:
@@ -39,6 +40,9 @@ def full_report(console: Console, outcome: Outcome) -> None:
             console.print("[dim]what happened:[/]")
         for line in result.details:
             console.print("  " + escape(line), style=_diff_style(line))
+        if result.stored and any(a.stored and not a.passed for a in result.attempts):
+            failed = [a.run_id for a in result.attempts if not a.passed and a.stored]
+            console.print(f"[dim]roost show {escape(failed[0])}[/] (the run that failed)")
     console.print(_rule(summary(outcome)), style=_summary_style(outcome))
 
 
@@ -88,6 +92,9 @@ def write_junit(path: Path, outcome: Outcome) -> None:
         if not result.passed:
             failure = ET.SubElement(case, "failure", message=result.failures[0])
             failure.text = "\n".join([*result.failures, *result.details])
+        said = [line for line in (result.tally, *result.notes) if line]
+        if said:
+            ET.SubElement(case, "system-out").text = "\n".join(said)
     for file, problems in outcome.invalid.items():
         lines = [str(problem) for problem in problems]
         suite = ET.SubElement(root, "testsuite", name=file)

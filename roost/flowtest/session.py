@@ -20,6 +20,8 @@ from roost.flowtest.spec import TestFile, find_test_files, load_test_file
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from roost.store.sql import SqlStore
+
 
 @dataclass
 class Outcome:
@@ -63,15 +65,25 @@ def collect(paths: list[str]) -> tuple[list[TestFile], Outcome]:
     return files, outcome
 
 
-def run_tests(paths: list[str], on_result: Callable[[CaseResult], None] | None = None) -> Outcome:
-    """Loads the test files under ``paths`` and runs every case of those that load."""
+def run_tests(
+    paths: list[str],
+    on_result: Callable[[CaseResult], None] | None = None,
+    *,
+    store: SqlStore | None = None,
+    repeat: int | None = None,
+) -> Outcome:
+    """Loads the test files under ``paths`` and runs every case of those that load.
+
+    Each run of a case is kept in ``store`` (else in memory); ``repeat`` runs every
+    case that many times instead of its own ``repeat``.
+    """
     began = time.perf_counter()
     files, outcome = collect(paths)
 
     async def every_case() -> None:
         for file in files:
             for case in file.cases:
-                result = await run_case(file, case)
+                result = await run_case(file, case, store=store, repeat=repeat)
                 outcome.results.append(result)
                 if on_result is not None:
                     on_result(result)

@@ -25,7 +25,7 @@ from yaml.nodes import MappingNode, SequenceNode
 from roost.errors import FlowError, Problem
 from roost.flow import check_flow_text
 from roost.flow.loader import sorted_problems
-from roost.flow.models import Flow, ScriptedReply, Strict
+from roost.flow.models import Flow, ProviderConfig, ScriptedProviderConfig, ScriptedReply, Strict
 from roost.flow.overrides import flow_text_with
 from roost.flow.positions import Path as KeyPath
 from roost.flow.positions import Positions
@@ -50,12 +50,38 @@ class ToolCalled(Strict):
     arguments: dict[str, Any] = Field(default_factory=dict)  # a subset of the call's
 
 
+class Judge(Strict):
+    """A model that grades the whole transcript against ``rubric``."""
+
+    rubric: str = Field(min_length=1)
+    provider: str = Field(min_length=1)  # of the flow, or of the test file's providers:
+
+
+class User(Strict):
+    """A simulated person: answers every person's interrupt, as ``role`` says."""
+
+    role: str = Field(min_length=1)
+    provider: str = Field(min_length=1)  # of the flow, or of the test file's providers:
+    max_turns: int = Field(6, ge=1)  # answers given; then the run stays where it is
+
+
 class Expect(Strict):
     status: Literal["terminated", "paused", "error"] | None = None
     at: str | None = None  # the node the run ended, paused or stopped at
     final: Final | None = None
     tool_called: ToolCalled | list[ToolCalled] | None = None
     chosen: list[str] | None = None  # every director's choices, in order
+    judge: Judge | list[Judge] | None = None  # every judge must pass
+    tools_in_order: list[str] | None = None  # these calls happen in this order
+    max_cost: float | None = Field(None, ge=0)  # dollars, by the price table
+    max_tokens: int | None = Field(None, ge=0)  # prompt + completion, as reported
+    max_model_calls: int | None = Field(None, ge=0)
+
+    def judges(self) -> list[Judge]:
+        """The judges, as a list (none, one or several)."""
+        if self.judge is None:
+            return []
+        return self.judge if isinstance(self.judge, list) else [self.judge]
 
 
 class Case(Strict):
@@ -64,12 +90,18 @@ class Case(Strict):
     vars: dict[str, Any] = Field(default_factory=dict)
     replies: dict[str, list[ScriptedReply]] = Field(default_factory=dict)
     answers: list[str] = Field(default_factory=list)
+    approvals: list[str] = Field(default_factory=list)  # answers to tool approvals, in order
+    user: User | None = None
+    repeat: int = Field(1, ge=1)  # runs of the case, each its own run
+    pass_at: int | None = Field(None, ge=1)  # runs that must pass (default: all)
     expect: Expect | None = None
     replay: str | None = None
 
 
 class TestFileModel(Strict):
     flow: str = Field(min_length=1)
+    # Providers of the test file's own, for its judges and simulated people only.
+    providers: dict[str, ProviderConfig] = Field(default_factory=dict)
     cases: list[Case] = Field(min_length=1)
 
 
@@ -82,6 +114,13 @@ class LoadedCase:
     line: int  # where the case starts in the test file (1-based)
     flow: Flow  # the flow with the case's vars and scripted providers
     replay: Path | None  # the recorded run to replay, resolved
+    # The test file's own providers (the case's scripted replies in place of some).
+    outside: dict[str, ProviderConfig] = field(default_factory=dict)
+
+    def times(self, repeat: int | None = None) -> tuple[int, int]:
+        """How many runs (``repeat`` overrides the case's) and how many must pass."""
+        runs = repeat or self.case.repeat
+        return runs, min(self.case.pass_at or runs, runs)
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,6 +201,14 @@ class _Checker:
     def checked(self) -> TestFile:
         flow_path = self.path.parent / self.model.flow
         base = self._base_flow(flow_path)
+        if base is not None:
+            for name in self.model.providers:
+                if name in base.names("providers"):
+                    self.problem(
+                        ("providers", name),
+                        f"the flow has a provider {name!r} already: give this one another name",
+                        value=False,
+                    )
         names: dict[str, int] = {}
         cases = []
         for index, case in enumerate(self.model.cases):
@@ -211,16 +258,47 @@ class _Checker:
         self._check_expect(case.expect, (*where, "expect"))
         if case.message is None and not base.start_content():
             self.problem(where, f"case {case.name!r}: the flow has no start message; give message:")
+        self._check_outside(base, case, where)
         flow = self._case_flow(base, case, where)
         if flow is None:
             return None
-        return LoadedCase(case, index, line, flow, None)
+        return LoadedCase(case, index, line, flow, None, self._outside(case))
+
+    def _check_outside(self, base: _Base, case: Case, where: KeyPath) -> None:
+        """The providers of the judges and the simulated person exist; pass_at fits."""
+        known = [*base.names("providers"), *self.model.providers]
+        named: list[tuple[KeyPath, str]] = []
+        if case.user is not None:
+            named.append(((*where, "user", "provider"), case.user.provider))
+        assert case.expect is not None
+        judge = case.expect.judge
+        for number, one in enumerate(case.expect.judges()):
+            at = ("judge", number) if isinstance(judge, list) else ("judge",)
+            named.append(((*where, "expect", *at, "provider"), one.provider))
+        for key, name in named:
+            if name not in known:
+                shown = ", ".join(known) or "none"
+                self.problem(key, f"no provider {name!r} in the flow or the test file ({shown})")
+        if case.pass_at is not None and case.pass_at > case.repeat:
+            self.problem(
+                (*where, "pass_at"), f"pass_at {case.pass_at} is more than repeat {case.repeat}"
+            )
+
+    def _outside(self, case: Case) -> dict[str, ProviderConfig]:
+        """The test file's providers, those the case scripts replaced by its replies."""
+        own: dict[str, ProviderConfig] = dict(self.model.providers)
+        for name, replies in case.replies.items():
+            if name in own:
+                own[name] = ScriptedProviderConfig(kind="scripted", replies=replies)
+        return own
 
     def _replay_case(self, base: _Base, index: int, case: Case, line: int) -> LoadedCase | None:
         where: KeyPath = ("cases", index)
         written = self.data["cases"][index]
         others = [
-            key for key in ("message", "vars", "replies", "answers", "expect") if key in written
+            key
+            for key in ("message", "vars", "replies", "answers", "approvals", "user", "expect")
+            if key in written
         ]
         if others:
             self.problem(
@@ -256,7 +334,10 @@ class _Checker:
         unknown = False
         for key, section, what in (("vars", "vars", "var"), ("replies", "providers", "provider")):
             declared = base.names(section)
+            own = list(self.model.providers) if key == "replies" else []
             for name in getattr(case, key):
+                if name in own:
+                    continue
                 if name not in declared:
                     known = ", ".join(declared) or "none"
                     message = f"the flow has no {what} {name!r} (its {section}: {known})"
@@ -265,7 +346,11 @@ class _Checker:
         if unknown:
             return None
         raw = self.data["cases"][where[1]].get("replies", {})
-        scripted = {name: {"kind": "scripted", "replies": raw[name]} for name in case.replies}
+        scripted = {
+            name: {"kind": "scripted", "replies": raw[name]}
+            for name in case.replies
+            if name not in self.model.providers
+        }
         text = flow_text_with(base.text, base.path, variables=case.vars, providers=scripted)
         return self._flow(text, base.path)
 

@@ -53,3 +53,27 @@ def test_pytest_runs_each_case_beside_python_tests_and_shows_failures_and_bad_fi
     assert "solver -> desk: It is 4." in out
     assert f"{team}/bad.test.yaml:2:8: error: cases: must have at least 1 item(s)" in out
     assert "Traceback" not in out
+
+
+def test_pytest_junit_xml_carries_a_repeated_cases_tally_and_its_judges_reasons(
+    tmp_path: Path,
+) -> None:
+    import shutil
+    import xml.etree.ElementTree as ET
+
+    shutil.copytree(REPO / "flows" / "support", tmp_path / "support")
+    site = installed_like_roost(tmp_path / "site")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), str(REPO)])}
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--junit-xml", "r.xml",
+         "support"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr
+    root = ET.parse(tmp_path / "r.xml").getroot()
+    [case] = [c for c in root.iter("testcase") if c.get("name") == "calms an angry customer"]
+    properties = [(p.get("name"), p.get("value")) for p in case.iter("property")]
+    reason = "The desk apologised, refunded order 42 and never blamed the customer."
+    assert properties[0] == ("runs", "3/3 passed")
+    assert properties[1] == ("judge", f"run 1: judge (grader): pass: {reason}")
+    assert len(properties) == 4

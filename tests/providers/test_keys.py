@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from roost.providers.keys import MissingKey, unreachable
+from roost.store.sql import SqlStore
 from roost.testing import flow_from_yaml
 from tests.cli_process import run_cli
 
@@ -136,4 +137,5 @@ def test_a_flow_test_case_fails_naming_the_variable_unless_its_replies_stand_in(
     assert lines[1].startswith("PASSED f.test.yaml::scripted (")
     assert ADVICE in lines
     assert "what happened:" not in lines  # no run was made to tell of
-    assert not (tmp_path / ".roost").exists()
+    titles = [run.title for run in SqlStore(str(tmp_path / ".roost" / "roost.db")).runs()]
+    assert titles == ["test f.test.yaml::scripted"]  # the keyless case stored none
