@@ -178,10 +178,13 @@ class _Shell:
         return done
 
 
-def _serve_once(shell: _Shell) -> str:
-    """``roost serve`` until it says it listens (and /health answers); its first line."""
+SERVE_ARGS = ("serve", "--port", "0", "--flows", ".", "--config", "serve.yaml")
+
+
+def _serve_once(shell: _Shell, args: tuple[str, ...] = SERVE_ARGS) -> str:
+    """A server (``roost serve``, ``roost studio``) until it says it listens; that line."""
     process = subprocess.Popen(
-        shell.argv("serve", "--port", "0", "--flows", ".", "--config", "serve.yaml"),
+        shell.argv(*args),
         cwd=shell.folder,
         env=shell.env,
         stdout=subprocess.PIPE,
@@ -228,14 +231,18 @@ def test_every_readme_command_works_with_the_default_install_alone(tmp_path: Pat
         "batch": (("batch", "hello.yaml", "in.jsonl"), 0),
         "memory": (("memory", "list", "--scope", "flow:hello"), 0),
         "schedules": (("schedules", "list", "--config", "serve.yaml"), 0),
+        "diff": (("diff", run_id, run_id), 0),  # a run is the same as itself
+        "compare": (("compare", "hello.yaml", "hello.yaml", "in.jsonl"), 0),
     }
     commands = _readme_commands()
-    assert set(commands) - {"serve", "run"} <= set(checks), "give a new README command a check"
+    servers = {"serve", "studio"}
+    assert set(commands) - servers - {"run"} <= set(checks), "give a new README command a check"
     for command in commands:
         if command == "run":
             continue  # it ran first
-        if command == "serve":
-            assert "listening on http://127.0.0.1:" in _serve_once(shell)
+        if command in servers:
+            args = SERVE_ARGS if command == "serve" else ("studio", ".", "--port", "0")
+            assert "listening on http://127.0.0.1:" in _serve_once(shell, args)
             continue
         args, code = checks[command]
         done = shell.roost(*args)

@@ -130,10 +130,11 @@ def shorten(text: str, limit: int) -> str:
 def esc(text: str, limit: int | None = None) -> str:
     """Text made safe inside an HTML-like label, cut to ``limit`` characters.
 
-    Never empty: Graphviz refuses an empty ``<B></B>`` or ``<FONT></FONT>``.
+    Never empty: Graphviz refuses an empty ``<B></B>`` or ``<FONT></FONT>``, and one
+    that holds only white space (a name that is a tab).
     """
     text = _visible(text)
-    if not text:
+    if not text.strip():
         return "&#160;"
     if limit is not None:
         text = shorten(text, limit)

@@ -192,6 +192,7 @@ names = st.text(st.characters(exclude_categories=NO_SURROGATES), min_size=1, max
 @example(first="0", second="\x1f", content="")  # control characters are not XML
 @example(first='a"\\N', second="</TD>", content="}\n]; x -> y [")
 @example(first="\r", second="b", content="x\ry")  # a name that is only a carriage return
+@example(first="\t", second="b", content="")  # a name that is only white space
 def test_any_names_and_text_make_valid_dot(first: str, second: str, content: str) -> None:
     if first == second:
         second += "x"
