@@ -12,8 +12,6 @@ import json
 import re
 from typing import Any
 
-from jsonschema import exceptions, validators
-
 from roost.messages import ReplyFormat
 
 __all__ = ["ASK_AGAIN", "make_format", "reply_data", "reply_problem"]
@@ -61,6 +59,8 @@ def reply_problem(reply_format: ReplyFormat, text: str) -> str | None:
     except ValueError as exc:
         shown = " ".join(text.split())[:60]
         return f"it is not JSON ({exc.args[0] if exc.args else exc}): {shown!r}"
+    from jsonschema import exceptions  # loaded with the first format checked: see _validator
+
     error = exceptions.best_match(_validator(reply_format.json_schema).iter_errors(data))
     if error is None:
         return None
@@ -73,6 +73,10 @@ def _validator(schema: dict[str, Any]) -> Any:
     key = json.dumps(schema, sort_keys=True)
     found = _VALIDATORS.get(key)
     if found is None:
+        # Imported here: jsonschema costs a tenth of a second at start-up, and most runs
+        # check no reply format.
+        from jsonschema import validators
+
         cls = validators.validator_for(schema)
         found = _VALIDATORS[key] = cls(schema)
     return found

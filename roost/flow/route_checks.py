@@ -15,9 +15,6 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any, Protocol
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError
-
 from roost.flow.models import (
     ROUTE_END,
     AllCondition,
@@ -67,6 +64,10 @@ def check_reply_formats(c: Checker) -> None:
     for name, agent in c.flow.agents.items():
         if agent.reply_format is None:
             continue
+        # Imported here: jsonschema costs a tenth of a second, and most flows have no format.
+        from jsonschema import Draft202012Validator
+        from jsonschema.exceptions import SchemaError
+
         try:
             Draft202012Validator.check_schema(agent.reply_format)
         except SchemaError as exc:
