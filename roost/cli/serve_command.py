@@ -12,6 +12,7 @@ from typing import Annotated, Any
 import typer
 
 from roost.cli.app import app
+from roost.cli.server_options import Port, StoreUrl, Tokens
 
 
 @app.command()
@@ -24,31 +25,13 @@ def serve(
             help="The address to listen on (beyond loopback: needs a token).",
         ),
     ] = "127.0.0.1",
-    port: Annotated[
-        int,
-        typer.Option(
-            "--port", metavar="PORT", min=0, max=65535, help="The port (0: any free one)."
-        ),
-    ] = 8000,
-    db: Annotated[
-        str | None,
-        typer.Option(
-            "--db", metavar="URL", help="Run store URL (default: ROOST_DB or .roost/roost.db)."
-        ),
-    ] = None,
+    port: Port = 8000,
+    db: StoreUrl = None,
     flows: Annotated[
         Path,
         typer.Option("--flows", metavar="DIR", help="The folder whose flow files clients may run."),
     ] = Path("."),
-    token: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--token",
-            metavar="TOKEN",
-            help="A bearer token clients must send (or sha256:HEX of one); repeat for more. "
-            "Also read from ROOST_TOKENS.",
-        ),
-    ] = None,
+    token: Tokens = None,
     cors: Annotated[
         list[str] | None,
         typer.Option(

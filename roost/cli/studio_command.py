@@ -12,6 +12,7 @@ from typing import Annotated
 import typer
 
 from roost.cli.app import app
+from roost.cli.server_options import Port, StoreUrl, Tokens
 
 
 @app.command()
@@ -25,27 +26,9 @@ def studio(
             "--host", metavar="HOST", help="The address to listen on (beyond loopback: a token)."
         ),
     ] = "127.0.0.1",
-    port: Annotated[
-        int,
-        typer.Option(
-            "--port", metavar="PORT", min=0, max=65535, help="The port (0: any free one)."
-        ),
-    ] = 8000,
-    token: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--token",
-            metavar="TOKEN",
-            help="A bearer token clients must send (or sha256:HEX of one); repeat for more. "
-            "Also read from ROOST_TOKENS.",
-        ),
-    ] = None,
-    db: Annotated[
-        str | None,
-        typer.Option(
-            "--db", metavar="URL", help="Run store URL (default: ROOST_DB or .roost/roost.db)."
-        ),
-    ] = None,
+    port: Port = 8000,
+    token: Tokens = None,
+    db: StoreUrl = None,
 ) -> None:
     """Edit, run and watch the flows of DIR in a browser; edits are written into their YAML."""
     from roost.serve.config import ServeConfig, token_digests
