@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from difflib import SequenceMatcher
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
@@ -79,7 +80,9 @@ class Redactor:
         # text that holds one once they are gone loses them, and the secret is masked.
         bare = _INVISIBLE.sub("", text)
         unveiled = self._mask(bare)
-        return unveiled if unveiled != bare else self._mask(text)
+        if unveiled == bare:
+            return self._mask(text)
+        return _restore_invisibles(text, bare, unveiled)
 
     def _mask(self, text: str) -> str:
         for probe in self._probes:
@@ -125,6 +128,28 @@ def _mask_affixes(text: str, body: str) -> str:
         text = text[:start] + MASK + text[stop:]
         end = text.rfind(tail, 0, start)
     return text
+
+
+def _restore_invisibles(text: str, bare: str, unveiled: str) -> str:
+    """``unveiled`` (``bare`` masked) with the invisible characters of ``text`` put back
+    wherever they were outside a masked secret: only the ones a secret hid behind go.
+
+    Kept outside, the masked text reads as its parts masked apart do, so a stream
+    that shows it chunk by chunk shows the same characters as the whole.
+    """
+    at = [i for i, ch in enumerate(text) if _INVISIBLE.fullmatch(ch) is None]
+    pieces: list[str] = []
+    done = 0  # where in ``text`` the pieces so far end
+    matcher = SequenceMatcher(None, bare, unveiled, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if i1 == i2:  # only new text: nothing of ``text`` to put back
+            pieces.append(unveiled[j1:j2])
+            continue
+        pieces.append(text[done : at[i1]])  # the invisible ones between the two parts
+        pieces.append(text[at[i1] : at[i2 - 1] + 1] if tag == "equal" else unveiled[j1:j2])
+        done = at[i2 - 1] + 1
+    pieces.append(text[done:])
+    return "".join(pieces)
 
 
 @lru_cache(maxsize=16)

@@ -3,7 +3,7 @@ behind characters that show nothing; and masked before any text is shortened."""
 
 from __future__ import annotations
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from roost.engine.calls import MaskedStream
@@ -41,6 +41,11 @@ def test_a_secret_split_by_characters_that_show_nothing_is_masked() -> None:
     assert redact("key sk-\u200blive-4242-very…") == "key ***…"
 
 
+def test_only_the_invisible_characters_inside_a_secret_are_dropped() -> None:
+    assert redact(f"a\u00ad {SECRET}\u200b!") == "a\u00ad ***\u200b!"
+    assert redact(f"x\u200d{SECRET[:5]}\u200b{SECRET[5:]}") == "x\u200d***"
+
+
 def test_invisible_characters_without_a_secret_are_left_alone() -> None:
     family = "👩\u200d👩\u200d👧"
     assert redact(f"hello {family}") == f"hello {family}"
@@ -52,6 +57,8 @@ def test_invisible_characters_without_a_secret_are_left_alone() -> None:
     after=st.text(max_size=30),
     cuts=st.lists(st.integers(0, 90), max_size=8),
 )
+# A character that shows nothing before the secret stays, in the stream as in the whole.
+@example(before="\xad0000000000000000", after="", cuts=[24])
 def test_a_stream_shows_exactly_what_the_whole_masked_text_is(
     before: str, after: str, cuts: list[int]
 ) -> None:
