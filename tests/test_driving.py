@@ -16,6 +16,7 @@ from roost.engine.images import load_image
 from roost.errors import RunStateError
 from roost.events import ResumeEvent
 from roost.testing import call, flow_from_yaml
+from tests.fakes.flows import MANUAL_CHANNEL
 from tests.pictures import png
 
 if TYPE_CHECKING:
@@ -34,22 +35,6 @@ APPROVE = """
     start: {from: USER, to: helper, content: "The mean of 2, 4 and 9?"}
 """
 APPROVE_REPLIES = [call("mean", data=[2, 4, 9]), "The mean is 5.", "TERMINATE"]
-
-# A channel whose next speaker a person names.
-MANUAL = """
-    roost: 1
-    agents:
-      x: {role: X.}
-      y: {role: Y.}
-      USER: {role: A person.}
-    channels:
-      team:
-        members: [x, y]
-        max_rounds: 1
-        role: You direct.
-        director: {strategy: manual}
-    start: {from: USER, to: team, content: "Who speaks?"}
-"""
 
 
 def _runner(flow: roost.Flow | None = None, run_id: str = "run") -> Runner:
@@ -138,7 +123,7 @@ async def test_a_run_at_a_pause_is_answered_first_and_images_go_with_that_answer
 async def test_a_refused_continuation_is_raised_unless_refused_asks_again() -> None:
     choices = iter(["nobody", "y"])
     answer = Callback(lambda pause: next(choices))
-    flow = flow_from_yaml(MANUAL, replies=["I am y."])
+    flow = flow_from_yaml(MANUAL_CHANNEL, replies=["I am y."])
     with pytest.raises(RunStateError):
         await drive(_runner(flow, "raised"), lambda r: r.start(), answer)
     told: list[RunStateError] = []

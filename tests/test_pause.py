@@ -16,6 +16,7 @@ from roost.flow import load_flow_text
 from roost.pricing import RunCost
 from roost.runview import PauseAnswer
 from roost.testing import call, flow_from_yaml
+from tests.fakes.flows import MANUAL_CHANNEL
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -47,22 +48,6 @@ PERSON = """
       USER: {role: A person., interrupt: ALWAYS}
       helper: {role: You help.}
     start: {from: USER, to: helper, content: "Hello"}
-"""
-
-# A channel whose next speaker a person names.
-MANUAL = """
-    roost: 1
-    agents:
-      x: {role: X.}
-      y: {role: Y.}
-      USER: {role: A person.}
-    channels:
-      team:
-        members: [x, y]
-        max_rounds: 1
-        role: You direct.
-        director: {strategy: manual}
-    start: {from: USER, to: team, content: "Who speaks?"}
 """
 
 
@@ -128,7 +113,7 @@ async def test_a_persons_turn_is_answered_with_text_or_let_answer() -> None:
 
 
 async def test_a_manual_choice_lists_the_members_and_is_answered_by_name() -> None:
-    flow = flow_from_yaml(MANUAL, replies=["I am y."])
+    flow = flow_from_yaml(MANUAL_CHANNEL, replies=["I am y."])
     seen: list[roost.Pause] = []
 
     def answer(pause: roost.Pause) -> str:

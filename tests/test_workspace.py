@@ -9,6 +9,7 @@ from roost.store.images import SqlImages
 from roost.store.sql import SqlStore
 from roost.testing import flow_from_yaml
 from roost.workspace import Workspace
+from tests.fakes.flows import NOTE_SUBFLOW
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -17,25 +18,6 @@ if TYPE_CHECKING:
 
     from roost.flow import Flow
 
-# A sub-flow that remembers what it is told, in the memory shared as "guests".
-NOTE = """\
-roost: 1
-name: note
-description: Remembers what a guest likes.
-memory: {scope: guests}
-providers:
-  script:
-    kind: scripted
-    replies:
-      - tool_calls:
-          - name: memory__store
-            arguments: {key: tea, content: The guest drinks green tea., importance: 0.9}
-      - Noted.
-agents:
-  USER: {interrupt: ALWAYS}
-  clerk: {provider: script, functions: [memory#store]}
-start: {from: USER, to: clerk}
-"""
 
 # A flow that recalls from the same memory: its model repeats what it is sent.
 ASK = """
@@ -72,7 +54,7 @@ PLAIN = """
 
 
 def _parent(folder: Path) -> Flow:
-    (folder / "note.yaml").write_text(NOTE)
+    (folder / "note.yaml").write_text(NOTE_SUBFLOW)
     return flow_from_yaml(PARENT, replies=PARENT_REPLIES, path=folder / "front-desk.yaml")
 
 

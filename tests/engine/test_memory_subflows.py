@@ -12,31 +12,13 @@ from roost.store.memory import SqlMemory
 from roost.store.sql import SqlStore
 from tests.cli_inprocess import run_cli
 from tests.engine.conftest import make_flow
+from tests.fakes.flows import NOTE_SUBFLOW
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     from roost.events import Event
 
-# A sub-flow that remembers what it is told, in the memory shared as "guests".
-NOTE = """\
-roost: 1
-name: note
-description: Remembers what a guest likes.
-memory: {scope: guests}
-providers:
-  script:
-    kind: scripted
-    replies:
-      - tool_calls:
-          - name: memory__store
-            arguments: {key: tea, content: The guest drinks green tea., importance: 0.9}
-      - Noted.
-agents:
-  USER: {interrupt: ALWAYS}
-  clerk: {provider: script, functions: [memory#store]}
-start: {from: USER, to: clerk}
-"""
 
 # A sub-flow whose model repeats what it is sent: its answer shows what was recalled.
 ASK = """\
@@ -94,7 +76,7 @@ async def run_parent(
 
 
 async def test_a_subflow_remembers_across_runs_in_its_parents_bank(tmp_path: Path) -> None:
-    (tmp_path / "note.yaml").write_text(NOTE)
+    (tmp_path / "note.yaml").write_text(NOTE_SUBFLOW)
     (tmp_path / "ask.yaml").write_text(ASK)
     memory = SqlMemory(SqlStore(f"sqlite:///{tmp_path / 'roost.db'}"))
     children = Children()
@@ -120,7 +102,7 @@ async def test_a_subflow_remembers_across_runs_in_its_parents_bank(tmp_path: Pat
 
 
 def test_a_subflow_run_by_the_command_line_remembers(tmp_path: Path) -> None:
-    (tmp_path / "note.yaml").write_text(NOTE)
+    (tmp_path / "note.yaml").write_text(NOTE_SUBFLOW)
     (tmp_path / "ask.yaml").write_text(ASK)
     env = {**os.environ, "ROOST_DB": str(tmp_path / "runs.db")}
     for tool, message in (("note", "I like green tea."), ("ask", "Which tea?")):
