@@ -21,7 +21,8 @@ from roost.store.memory import SqlMemory
 from roost.store.sql import SqlStore
 from tests.cli_inprocess import run_cli
 from tests.engine.test_memory_subflows import ASK as ASK_SUBFLOW
-from tests.engine.test_memory_subflows import NOTE, PARENT
+from tests.engine.test_memory_subflows import PARENT
+from tests.fakes.flows import NOTE_SUBFLOW
 from tests.store.test_memory_cli import ASK, TELL  # the same two flows, told and asked
 
 if TYPE_CHECKING:
@@ -129,7 +130,7 @@ async def test_the_api_recalls_what_the_command_line_stored(project: Path) -> No
 
 
 async def test_a_subflow_run_from_python_remembers(project: Path) -> None:
-    (project / "note.yaml").write_text(NOTE)
+    (project / "note.yaml").write_text(NOTE_SUBFLOW)
     (project / "ask.yaml").write_text(ASK_SUBFLOW)
     for tool, message in (("note", "I like green tea."), ("ask", "Which tea?")):
         (project / "desk.yaml").write_text(PARENT.replace("TOOL", tool).replace("MESSAGE", message))

@@ -16,7 +16,7 @@ from roost.engine import Runner
 from roost.engine.replay import ReplayReport, replay_run
 from roost.eventlog import MemoryLog
 from tests.engine.conftest import make_flow
-from tests.engine.test_tool_loop import FakeTool
+from tests.fakes.tools import FakeTool
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -13,7 +13,7 @@ from roost.events import Event, LlmCallEvent, MemoryEntry, MemoryEvent, ToolResu
 from roost.store.memory import SqlMemory
 from roost.store.sql import SqlStore
 from tests.engine.conftest import make_flow
-from tests.engine.test_compaction import Recording
+from tests.fakes.recording import Recording
 from tests.store.conftest import pg_server, pg_url
 
 if TYPE_CHECKING:

@@ -19,7 +19,7 @@ from roost.events import MemoryEntry, MemoryEvent
 from roost.store.memory import SqlMemory
 from roost.store.sql import SqlStore
 from tests.engine.conftest import make_flow
-from tests.engine.test_compaction import Recording
+from tests.fakes.recording import Recording
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -16,7 +16,8 @@ from roost.flow import check_flow_text
 from roost.store.memory import SqlMemory
 from roost.store.sql import SqlStore
 from tests.engine.conftest import make_flow
-from tests.engine.test_compaction import LONG, Recording
+from tests.engine.test_compaction import LONG
+from tests.fakes.recording import Recording
 from tests.store.conftest import pg_server, pg_url
 
 if TYPE_CHECKING:

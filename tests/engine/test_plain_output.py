@@ -15,7 +15,7 @@ from roost.cli.lines import PlainLines, RichLines, lines_for
 from roost.engine import Runner
 from roost.eventlog import MemoryLog
 from tests.engine.conftest import make_flow
-from tests.engine.test_tool_loop import FakeTool
+from tests.fakes.tools import FakeTool
 
 if TYPE_CHECKING:
     from roost.events import Event

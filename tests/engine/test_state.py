@@ -16,7 +16,7 @@ from roost.events import Event, event_json, parse_event
 from roost.nodes.directors import candidates
 from roost.runstate import apply
 from tests.engine.conftest import make_flow
-from tests.engine.test_tool_loop import FakeTool
+from tests.fakes.tools import FakeTool
 
 REPLY = st.sampled_from(
     [

@@ -22,7 +22,7 @@ from roost.errors import RoostError
 from roost.eventlog import MemoryLog
 from roost.events import Event, InterruptEvent
 from tests.engine.conftest import make_flow, messages
-from tests.engine.test_tool_loop import FakeTool, tools_of
+from tests.fakes.tools import FakeTool, tools_of
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Sequence
