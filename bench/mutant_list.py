@@ -2684,6 +2684,7 @@ ROUTES = [
 ]
 
 GRADED = ("tests/flowtest/test_graded.py",)
+ROUTE_EXPECT = ("tests/flowtest/test_routes_expect.py",)
 
 GRADED_TESTS = [
     Mutant(
@@ -2758,6 +2759,38 @@ GRADED_TESTS = [
         '        if pause.kind == "tool_approval" and False:',
         GRADED,
         "approvals: do not answer tool approvals",
+    ),
+    Mutant(
+        "graded-data-values-ignored",
+        "roost/flowtest/cases.py",
+        "            key in data and has_subset(data[key], value) for key, value in wanted.items()",
+        "            key in data for key, value in wanted.items()",
+        ROUTE_EXPECT,
+        "data: passes a structured reply whose fields have other values",
+    ),
+    Mutant(
+        "graded-route-order-ignored",
+        "roost/flowtest/cases.py",
+        "    if taken == wanted:",
+        "    if sorted(taken) == sorted(wanted):",
+        ROUTE_EXPECT,
+        "route: passes the routes taken in another order",
+    ),
+    Mutant(
+        "graded-route-source-is-channel",
+        "roost/flow/routes.py",
+        "                source = latest[channel]",
+        "                source = channel",
+        ROUTE_EXPECT,
+        "a route taken is named after the channel, not the member whose reply took it",
+    ),
+    Mutant(
+        "graded-route-names-unchecked",
+        "roost/flowtest/spec.py",
+        '        self._check_routes(flow, case.expect, (*where, "expect", "route"))\n',
+        "",
+        ROUTE_EXPECT,
+        "an expected route naming no agent is not an error of the test file",
     ),
     Mutant(
         "diff-same-when-longer",

@@ -25,10 +25,18 @@ from yaml.nodes import MappingNode, SequenceNode
 from roost.errors import FlowError, Problem
 from roost.flow import check_flow_text
 from roost.flow.loader import sorted_problems
-from roost.flow.models import Flow, ProviderConfig, ScriptedProviderConfig, ScriptedReply, Strict
+from roost.flow.models import (
+    ROUTE_END,
+    Flow,
+    ProviderConfig,
+    ScriptedProviderConfig,
+    ScriptedReply,
+    Strict,
+)
 from roost.flow.overrides import flow_text_with
 from roost.flow.positions import Path as KeyPath
 from roost.flow.positions import Positions
+from roost.flow.routes import route_name
 from roost.flow.schema_errors import translate
 from roost.flow.yamlread import build, compose, read_source
 from roost.flowtest import SUFFIX
@@ -76,6 +84,8 @@ class Expect(Strict):
     max_cost: float | None = Field(None, ge=0)  # dollars, by the price table
     max_tokens: int | None = Field(None, ge=0)  # prompt + completion, as reported
     max_model_calls: int | None = Field(None, ge=0)
+    data: dict[str, Any] | None = None  # fields of the latest structured reply (a subset)
+    route: list[str] | None = None  # the conditional routes taken, in order: critic→editor
 
     def judges(self) -> list[Judge]:
         """The judges, as a list (none, one or several)."""
@@ -262,6 +272,7 @@ class _Checker:
         flow = self._case_flow(base, case, where)
         if flow is None:
             return None
+        self._check_routes(flow, case.expect, (*where, "expect", "route"))
         return LoadedCase(case, index, line, flow, None, self._outside(case))
 
     def _check_outside(self, base: _Base, case: Case, where: KeyPath) -> None:
@@ -328,6 +339,25 @@ class _Checker:
         fields = [k for k in Expect.model_fields if getattr(expect, k) is not None]
         if not fields:
             self.problem(where, "expect: give at least one of " + ", ".join(Expect.model_fields))
+
+    def _check_routes(self, flow: Flow, expect: Expect, where: KeyPath) -> None:
+        """Each expected route is ``WRITER→TARGET``, of an agent to an agent or TERMINATE."""
+        for index, text in enumerate(expect.route or []):
+            named = route_name(text)
+            if named is None:
+                self.problem((*where, index), f"route: write {text!r} as writer→target")
+                continue
+            source, to = named
+            # The writer is an agent; the target an agent or TERMINATE.
+            unknown = [n for n in (source, to) if n not in flow.agents]
+            if to == ROUTE_END:
+                unknown.remove(to)
+            if unknown:
+                agents = ", ".join(flow.agents) or "none"
+                self.problem(
+                    (*where, index),
+                    f"route: the flow has no agent {unknown[0]!r} (its agents: {agents})",
+                )
 
     def _case_flow(self, base: _Base, case: Case, where: KeyPath) -> Flow | None:
         """The flow with the case's vars and scripted providers, loaded with its tools."""
