@@ -2584,6 +2584,7 @@ STUDIO = [
 # -- routes (issue 28): conditions, the routed turn, the record a replay reads, validation
 ROUTE_TESTS = ("tests/engine/test_routes.py", "tests/flow/test_routes.py")
 ROUTE_CHECK_TESTS = ("tests/flow/test_route_checks.py",)
+LAST_TESTS = ("tests/engine/test_last_in_templates.py",)
 ROUTES = [
     Mutant(
         "route-contains-inverted",
@@ -2680,6 +2681,22 @@ ROUTES = [
         "if route.to != ROUTE_END and route.to in members and False:",
         ROUTE_CHECK_TESTS,
         "a route to no member would pass validation",
+    ),
+    Mutant(
+        "route-last-into-channel-as-pair",
+        "roost/nodes/roles.py",
+        "    thread = state.inbox_of(to) if to in flow.channels else state.pair_thread(node, to)",
+        "    thread = state.pair_thread(node, to)",
+        LAST_TESTS,
+        "a member's role or a director's prompt reading last sees nothing in a channel",
+    ),
+    Mutant(
+        "route-last-without-data",
+        "roost/nodes/roles.py",
+        """"content": entry.content, "data": data}""",
+        """"content": entry.content, "data": None}""",
+        LAST_TESTS,
+        "a template reading last.data never sees a structured reply's fields",
     ),
 ]
 
