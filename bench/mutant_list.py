@@ -2810,6 +2810,22 @@ GRADED_TESTS = [
         "an expected route naming no agent is not an error of the test file",
     ),
     Mutant(
+        "diff-route-not-named",
+        "roost/cli/diff_command.py",
+        '    return f"{shown}, route {route.name}: {route.when}" if route is not None else shown',
+        "    return shown",
+        ("tests/cli/test_diff.py",),
+        "roost diff shows a routed choice without the route that made it",
+    ),
+    Mutant(
+        "diff-parted-routes-silent",
+        "roost/cli/diff_command.py",
+        "    if parted:\n        out.print(escape(parted))\n",
+        "",
+        ("tests/cli/test_diff.py",),
+        "roost diff does not say which route each run took from where they part",
+    ),
+    Mutant(
         "diff-same-when-longer",
         "roost/cli/diff_command.py",
         "        if a is None or b is None or seen(a) != seen(b):",
