@@ -2698,6 +2698,14 @@ ROUTES = [
         LAST_TESTS,
         "a template reading last.data never sees a structured reply's fields",
     ),
+    Mutant(
+        "route-count-by-entry-position",
+        "roost/visualize/dot.py",
+        "                taken = run.taken[(name, source, routes)] if run is not None else None",
+        "                taken = run.taken[(name, source, position)] if run is not None else None",
+        ("tests/visualize/test_dot_routes.py",),
+        "a route after a plain name shows another route's count",
+    ),
 ]
 
 GRADED = ("tests/flowtest/test_graded.py",)
