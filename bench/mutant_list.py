@@ -2706,6 +2706,22 @@ ROUTES = [
         ("tests/visualize/test_dot_routes.py",),
         "a route after a plain name shows another route's count",
     ),
+    Mutant(
+        "route-batch-data-dropped",
+        "roost/batch/rows.py",
+        "        data=state.answer_data,\n",
+        "",
+        ("tests/batch/test_structured_results.py",),
+        "batch results leave out the answer's structured data",
+    ),
+    Mutant(
+        "route-batch-csv-data-raw",
+        "roost/batch/results.py",
+        """            fields["data"] = json.dumps(fields["data"], ensure_ascii=False)""",
+        """            fields["data"] = str(fields["data"])""",
+        ("tests/batch/test_structured_results.py",),
+        "a CSV's data column holds Python's text of the object, not JSON",
+    ),
 ]
 
 GRADED = ("tests/flowtest/test_graded.py",)
