@@ -2850,6 +2850,22 @@ GRADED_TESTS = [
         "roost diff does not say which route each run took from where they part",
     ),
     Mutant(
+        "graded-own-secrets-unmasked",
+        "roost/flowtest/outside.py",
+        "    redact = Redactor(flow.secrets | outside.secrets)",
+        "    redact = Redactor(flow.secrets)",
+        GRADED,
+        "a value a test file's own provider read from the environment shows in its run",
+    ),
+    Mutant(
+        "graded-own-unset-ignored",
+        "roost/flowtest/spec.py",
+        "                self.problems += self.own.unset.get(name, [])",
+        "                pass",
+        GRADED,
+        "a judge or person needing an unset variable fails at run time, not in the test file",
+    ),
+    Mutant(
         "diff-same-when-longer",
         "roost/cli/diff_command.py",
         "        if a is None or b is None or seen(a) != seen(b):",
