@@ -2584,6 +2584,7 @@ STUDIO = [
 # -- routes (issue 28): conditions, the routed turn, the record a replay reads, validation
 ROUTE_TESTS = ("tests/engine/test_routes.py", "tests/flow/test_routes.py")
 ROUTE_CHECK_TESTS = ("tests/flow/test_route_checks.py",)
+LAST_TESTS = ("tests/engine/test_last_in_templates.py",)
 ROUTES = [
     Mutant(
         "route-contains-inverted",
@@ -2681,9 +2682,50 @@ ROUTES = [
         ROUTE_CHECK_TESTS,
         "a route to no member would pass validation",
     ),
+    Mutant(
+        "route-last-into-channel-as-pair",
+        "roost/nodes/roles.py",
+        "    thread = state.inbox_of(to) if to in flow.channels else state.pair_thread(node, to)",
+        "    thread = state.pair_thread(node, to)",
+        LAST_TESTS,
+        "a member's role or a director's prompt reading last sees nothing in a channel",
+    ),
+    Mutant(
+        "route-last-without-data",
+        "roost/nodes/roles.py",
+        """"content": entry.content, "data": data}""",
+        """"content": entry.content, "data": None}""",
+        LAST_TESTS,
+        "a template reading last.data never sees a structured reply's fields",
+    ),
+    Mutant(
+        "route-count-by-entry-position",
+        "roost/visualize/dot.py",
+        "                taken = run.taken[(name, source, routes)] if run is not None else None",
+        "                taken = run.taken[(name, source, position)] if run is not None else None",
+        ("tests/visualize/test_dot_routes.py",),
+        "a route after a plain name shows another route's count",
+    ),
+    Mutant(
+        "route-batch-data-dropped",
+        "roost/batch/rows.py",
+        "        data=state.answer_data,\n",
+        "",
+        ("tests/batch/test_structured_results.py",),
+        "batch results leave out the answer's structured data",
+    ),
+    Mutant(
+        "route-batch-csv-data-raw",
+        "roost/batch/results.py",
+        """            fields["data"] = json.dumps(fields["data"], ensure_ascii=False)""",
+        """            fields["data"] = str(fields["data"])""",
+        ("tests/batch/test_structured_results.py",),
+        "a CSV's data column holds Python's text of the object, not JSON",
+    ),
 ]
 
 GRADED = ("tests/flowtest/test_graded.py",)
+ROUTE_EXPECT = ("tests/flowtest/test_routes_expect.py",)
 
 GRADED_TESTS = [
     Mutant(
@@ -2758,6 +2800,70 @@ GRADED_TESTS = [
         '        if pause.kind == "tool_approval" and False:',
         GRADED,
         "approvals: do not answer tool approvals",
+    ),
+    Mutant(
+        "graded-data-values-ignored",
+        "roost/flowtest/cases.py",
+        "            key in data and has_subset(data[key], value) for key, value in wanted.items()",
+        "            key in data for key, value in wanted.items()",
+        ROUTE_EXPECT,
+        "data: passes a structured reply whose fields have other values",
+    ),
+    Mutant(
+        "graded-route-order-ignored",
+        "roost/flowtest/cases.py",
+        "    if taken == wanted:",
+        "    if sorted(taken) == sorted(wanted):",
+        ROUTE_EXPECT,
+        "route: passes the routes taken in another order",
+    ),
+    Mutant(
+        "graded-route-source-is-channel",
+        "roost/flow/routes.py",
+        "                source = latest[channel]",
+        "                source = channel",
+        ROUTE_EXPECT,
+        "a route taken is named after the channel, not the member whose reply took it",
+    ),
+    Mutant(
+        "graded-route-names-unchecked",
+        "roost/flowtest/spec.py",
+        '        self._check_routes(flow, case.expect, (*where, "expect", "route"))\n',
+        "",
+        ROUTE_EXPECT,
+        "an expected route naming no agent is not an error of the test file",
+    ),
+    Mutant(
+        "diff-route-not-named",
+        "roost/cli/diff_command.py",
+        '    return f"{shown}, route {route.name}: {route.when}" if route is not None else shown',
+        "    return shown",
+        ("tests/cli/test_diff.py",),
+        "roost diff shows a routed choice without the route that made it",
+    ),
+    Mutant(
+        "diff-parted-routes-silent",
+        "roost/cli/diff_command.py",
+        "    if parted:\n        out.print(escape(parted))\n",
+        "",
+        ("tests/cli/test_diff.py",),
+        "roost diff does not say which route each run took from where they part",
+    ),
+    Mutant(
+        "graded-own-secrets-unmasked",
+        "roost/flowtest/outside.py",
+        "    redact = Redactor(flow.secrets | outside.secrets)",
+        "    redact = Redactor(flow.secrets)",
+        GRADED,
+        "a value a test file's own provider read from the environment shows in its run",
+    ),
+    Mutant(
+        "graded-own-unset-ignored",
+        "roost/flowtest/spec.py",
+        "                self.problems += self.own.unset.get(name, [])",
+        "                pass",
+        GRADED,
+        "a judge or person needing an unset variable fails at run time, not in the test file",
     ),
     Mutant(
         "diff-same-when-longer",

@@ -276,6 +276,13 @@ class RunState:
         force says; None when no message has text."""
         return run_answer(self.history, marker_rules(self.flow_text))
 
+    @property
+    def answer_data(self) -> Any:
+        """The structured data of the message that holds the answer (its writer has a
+        ``reply_format``); None when it has none."""
+        found = answer_entry(self.history, marker_rules(self.flow_text))
+        return getattr(found[0], "data", None) if found is not None else None
+
 
 def last_success(history: Sequence[HistoryEntry]) -> HistoryEntry | None:
     """The latest success entry of ``history``, if any."""
@@ -297,13 +304,21 @@ def run_answer(
     off. A last message that is only ``TERMINATE`` marks the run's end: the message
     before it is the answer. None when no success message has text.
     """
+    found = answer_entry(history, rule_of)
+    return found[1] if found is not None else None
+
+
+def answer_entry(
+    history: Iterable[HistoryEntry], rule_of: Callable[[str], MarkerRule] | None = None
+) -> tuple[HistoryEntry, str] | None:
+    """The message that holds the run's answer (``run_answer``) and the answer's text."""
     entries = history if isinstance(history, list) else list(history)
     for entry in reversed(entries):
         if entry.state != "success":
             continue
         text = without_marker(entry.content, rule_of(entry.from_) if rule_of else "end")
         if text.strip():
-            return text
+            return entry, text
     return None
 
 

@@ -2,9 +2,10 @@
 
 Each line holds ``row`` (the row's line in the inputs), ``run`` (its run's id),
 ``status``, ``final`` (the run's answer: ``RunState.answer``), ``tokens``, ``cost`` and
-``error`` (why a row failed, else null). The file is written whole, in the
-order of the inputs, through a temporary file renamed over it: a reader never
-sees half of it.
+``error`` (why a row failed, else null), and ``data`` when the answer is a structured
+reply (its parsed object; in CSV a column of JSON text, there when some row has it).
+The file is written whole, in the order of the inputs, through a temporary file
+renamed over it: a reader never sees half of it.
 """
 
 from __future__ import annotations
@@ -47,12 +48,7 @@ def write_results(out: Path, results: list[RowResult]) -> None:
     """Writes every row's result to ``out``, replacing it at once."""
     rows = sorted(results, key=lambda result: result.row)
     if out.suffix.lower() == ".csv":
-        buffer = io.StringIO(newline="")
-        writer = csv.DictWriter(buffer, fieldnames=COLUMNS)
-        writer.writeheader()
-        for result in rows:
-            writer.writerow({k: "" if v is None else v for k, v in result.as_dict().items()})
-        text = buffer.getvalue()
+        text = _csv(rows)
     else:
         text = "".join(json.dumps(r.as_dict(), ensure_ascii=False) + "\n" for r in rows)
     temporary = out.with_name(f".{out.name}.{os.getpid()}.tmp")
@@ -62,3 +58,17 @@ def write_results(out: Path, results: list[RowResult]) -> None:
     except OSError as exc:
         temporary.unlink(missing_ok=True)
         raise UsageError(f"--out {out}: cannot write it: {exc.strerror or exc}") from exc
+
+
+def _csv(rows: list[RowResult]) -> str:
+    """The results as CSV; a ``data`` column (JSON text) when some answer has data."""
+    structured = any(result.data is not None for result in rows)
+    buffer = io.StringIO(newline="")
+    writer = csv.DictWriter(buffer, fieldnames=(*COLUMNS, "data") if structured else COLUMNS)
+    writer.writeheader()
+    for result in rows:
+        fields = result.as_dict()
+        if "data" in fields:
+            fields["data"] = json.dumps(fields["data"], ensure_ascii=False)
+        writer.writerow({k: "" if v is None else v for k, v in fields.items()})
+    return buffer.getvalue()

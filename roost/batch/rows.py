@@ -49,16 +49,21 @@ class RowResult:
     tokens: int = 0
     cost: float | None = None
     error: str | None = None
+    data: Any = None  # the answer's structured data, when its message has some
 
     @property
     def finished(self) -> bool:
         return self.status in FINISHED
 
     def as_dict(self) -> dict[str, Any]:
-        return {
+        """The result's fields; ``data`` only when the answer has some."""
+        fields = {
             "row": self.row, "run": self.run, "status": self.status, "final": self.final,
             "tokens": self.tokens, "cost": self.cost, "error": self.error,
         }  # fmt: skip
+        if self.data is not None:
+            fields["data"] = self.data
+        return fields
 
 
 def run_id_for(batch: str, row: Row) -> str:
@@ -136,6 +141,7 @@ def result_of(line: int, run_id: str, state: RunState, events: Sequence[Event]) 
         tokens=usage.prompt_tokens + usage.completion_tokens,
         cost=reported_cost(events),
         error=error,
+        data=state.answer_data,
     )  # fmt: skip
 
 

@@ -4,7 +4,8 @@ For two forks of one run, two runs of one flow, or (``roost diff RUN --flow
 FILE``) a run and its replay under FILE. The events are compared as a replay
 compares them (without run ids and times); the runs share the events before
 the first that differs. From there each run's events are shown in a column of
-its own (messages, choices, tool calls, model calls with their tokens), then
+its own (messages, choices and the routes they took, tool calls, model calls
+with their tokens), the first route each took from there named above; then
 each run's totals: tokens, cost and model calls. Exit 0 when the runs are the
 same, 4 when they differ.
 """
@@ -26,6 +27,7 @@ from roost.errors import UsageError
 
 if TYPE_CHECKING:
     from roost.events import Event
+    from roost.flow.routes import TakenRoute
 
 SHOWN = 160  # characters of a message or a result shown in a cell
 MAX_ROWS = 200  # events shown per side after the runs part
@@ -62,7 +64,11 @@ def diff(
     out.print(f"they share {at} event{'s' if at != 1 else ''} (0 to {at - 1})" if at else
               "they share no event")  # fmt: skip
     out.print(f"[bold red]they part at event {at}[/]")
-    out.print(side_by_side(left[at:], right[at:], names))
+    taken = [routes_by_seq(left), routes_by_seq(right)]
+    parted = routes_parted(left[at:], right[at:], taken)
+    if parted:
+        out.print(escape(parted))
+    out.print(side_by_side(left[at:], right[at:], names, taken))
     out.print(totals(left, right, names))
     raise ReplayDiverged(f"the runs part at event {at}")
 
@@ -96,16 +102,52 @@ def _replayed(events: list[Event], flow_file: str) -> list[Event]:
     return report.events
 
 
-def side_by_side(left: list[Event], right: list[Event], names: tuple[str, str]) -> Table:
-    """The events of each run from where they part, a row a pair."""
+def routes_by_seq(events: list[Event]) -> dict[int, TakenRoute]:
+    """The conditional routes a run took, by the seq of the event that took each."""
+    from roost.flow.routes import taken_routes
+
+    return {route.seq: route for route in taken_routes(events)}
+
+
+def routes_parted(left: list[Event], right: list[Event], taken: list[dict[int, TakenRoute]]) -> str:
+    """``routes from there: critic→writer (verdict = revise) | critic→editor (...)``: the
+    first route each run took from where they part; '' when neither took one."""
+    firsts = []
+    for events, routes in zip((left, right), taken, strict=True):
+        route = next((routes[e.seq] for e in events if e.seq in routes), None)
+        firsts.append(f"{route.name} ({route.when})" if route is not None else "none")
+    if firsts == ["none", "none"]:
+        return ""
+    return f"routes from there: {firsts[0]} | {firsts[1]}"
+
+
+def side_by_side(
+    left: list[Event],
+    right: list[Event],
+    names: tuple[str, str],
+    taken: list[dict[int, TakenRoute]] | None = None,
+) -> Table:
+    """The events of each run from where they part, a row a pair (``taken``: each run's
+    routes by seq, named beside the choice or the end that took them)."""
+    routes = taken or [{}, {}]
     table = Table("seq", escape(names[0]), escape(names[1]), show_lines=False)
     for row, (a, b) in enumerate(zip_longest(left[:MAX_ROWS], right[:MAX_ROWS])):
         seq = (a or b).seq if (a or b) is not None else ""
         style = "bold red" if row == 0 else ""
-        table.add_row(str(seq), escape(describe(a)), escape(describe(b)), style=style)
+        cells = [
+            escape(_described(event, side)) for event, side in zip((a, b), routes, strict=True)
+        ]
+        table.add_row(str(seq), *cells, style=style)
     if max(len(left), len(right)) > MAX_ROWS:
         table.add_row("…", f"({len(left)} events)", f"({len(right)} events)")
     return table
+
+
+def _described(event: Event | None, routes: dict[int, TakenRoute]) -> str:
+    """``describe(event)``, with the route it took when it took one."""
+    route = routes.get(event.seq) if event is not None else None
+    shown = describe(event)
+    return f"{shown}, route {route.name}: {route.when}" if route is not None else shown
 
 
 def describe(event: Event | None) -> str:
@@ -135,7 +177,8 @@ def describe(event: Event | None) -> str:
         failed = " failed" if data.get("error") else ""
         return f"{data['node']} asks {data['provider']}{purpose}{failed} ({tokens} tokens)"
     if kind == "terminate":
-        return f"terminated at {data['node']}"
+        why = f" ({data['reason']})" if data.get("reason") else ""
+        return f"terminated at {data['node']}{why}"
     return kind
 
 

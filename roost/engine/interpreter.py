@@ -628,7 +628,7 @@ class Interpreter:
             self._fail(channel, to, f"the director of {channel} has no provider")
             return None
         try:
-            context = role_context(flow, state, channel, list(config.members))
+            context = role_context(flow, state, channel, list(config.members), channel)
             system = render(config.role, **context)
         except Exception as exc:  # a failure here stops the run, never the process
             self._fail(channel, to, error_text(exc))

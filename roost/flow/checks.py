@@ -17,6 +17,7 @@ from roost.flow.route_checks import check_reply_formats, check_routes
 from roost.flow.template_checks import (
     PROMPT_NAMES,
     ROLE_NAMES,
+    START_NAMES,
     SUMMARY_NAMES,
     has_syntax,
     template_findings,
@@ -405,7 +406,7 @@ def check_templates(c: Checker) -> None:
         prompt = channel.director.prompt
         _template(c, ("channels", name, "director", "prompt"), prompt, PROMPT_NAMES)
     if c.flow.start is not None:
-        _template(c, ("start", "content"), c.flow.start.content, ROLE_NAMES)
+        _template(c, ("start", "content"), c.flow.start.content, START_NAMES)
     prompt = c.flow.defaults.summary_prompt
     _template(c, ("defaults", "summary_prompt"), prompt, SUMMARY_NAMES)
 

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from roost.flow.models import (
+    ROUTE_END,
     AllCondition,
     AnyCondition,
     Condition,
@@ -27,9 +29,9 @@ from roost.flow.models import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable, Iterable, Sequence
 
-    from roost.events import RouteRecord
+    from roost.events import Event, RouteRecord
 
 _ABSENT = object()
 
@@ -176,3 +178,69 @@ def routes_taken(routes: Sequence[RouteRecord] | None, chosen: str | None = None
     """The routes that held (to ``chosen`` when given) in short, ``verdict = revise``; ''."""
     held = [r for r in routes or () if r.held and (chosen is None or r.to == chosen)]
     return ", ".join(r.when for r in held)
+
+
+ARROW = "→"  # between a route's writer and its target: ``critic→editor``
+
+
+@dataclass(frozen=True, slots=True)
+class TakenRoute:
+    """A conditional route a run took: after ``source`` wrote into ``channel``, to ``to``.
+
+    ``index`` is the route's place among ``source``'s conditional routes (as the
+    decision records them), ``when`` its condition in short, ``seq`` the event
+    (select or terminate) that took it.
+    """
+
+    channel: str
+    source: str
+    to: str
+    index: int
+    when: str
+    seq: int
+
+    @property
+    def name(self) -> str:
+        """``critic→editor``: how tests and people name it."""
+        return f"{self.source}{ARROW}{self.to}"
+
+
+def route_name(text: str) -> tuple[str, str] | None:
+    """``("critic", "editor")`` of ``critic→editor`` (or ``critic->editor``); None otherwise."""
+    source, arrow, to = text.replace("->", ARROW).partition(ARROW)
+    if not arrow or not source.strip() or not to.strip() or ARROW in to:
+        return None
+    return source.strip(), to.strip()
+
+
+def taken_routes(events: Iterable[Event]) -> list[TakenRoute]:
+    """The conditional routes a run took, in order (a plain successor chosen is none)."""
+    from roost.events import MessageEvent
+
+    latest: dict[str, str] = {}  # channel -> who wrote into it last
+    taken = []
+    for event in events:
+        if isinstance(event, MessageEvent):
+            latest[event.to] = event.from_
+            continue
+        decided = _decided(event)
+        if decided is None or decided[0] not in latest:
+            continue
+        channel, to, routes = decided
+        for index, record in enumerate(routes):
+            if record.held and record.to == to:
+                source = latest[channel]
+                taken.append(TakenRoute(channel, source, to, index, record.when, event.seq))
+                break
+    return taken
+
+
+def _decided(event: Event) -> tuple[str, str, Sequence[RouteRecord]] | None:
+    """The channel, the target and the judged routes of a routed choice or end; else None."""
+    from roost.events import SelectEvent, TerminateEvent
+
+    if isinstance(event, SelectEvent) and event.routes:
+        return event.channel, event.chosen, event.routes
+    if isinstance(event, TerminateEvent) and event.routes and event.reason == "route":
+        return event.node, ROUTE_END, event.routes
+    return None

@@ -22,8 +22,10 @@ from jinja2 import nodes
 from roost.flow.describe import did_you_mean
 from roost.templating import TemplateSyntaxProblem, parse_template, template_env
 
-# What every role, channel role and start message may read; director prompts read more.
-ROLE_NAMES = ("vars", "name", "members", "now")
+# What the start message may read; roles and channel roles also read the latest message
+# their node sees (``last``), and director prompts read more.
+START_NAMES = ("vars", "name", "members", "now")
+ROLE_NAMES = (*START_NAMES, "last")
 PROMPT_NAMES = (*ROLE_NAMES, "channel", "candidates", "conversation")
 # What the prompt asking for a summary of older turns reads (defaults.summary_prompt).
 SUMMARY_NAMES = ("vars", "name", "words", "summary", "messages", "left_out")

@@ -4,7 +4,8 @@ A case runs its flow in memory, as ``roost.run`` does: the scripted replies
 answer for the providers the case names, ``answers`` answer the interrupts in
 order, and when they run out the run stays paused. Each expectation compares
 one thing of the finished run (its status, the node it ended at, its last
-message, its tool calls, its directors' choices) and, when it differs, says
+message, its tool calls, its directors' choices, its latest structured reply,
+the routes it took) and, when it differs, says
 what was expected and what happened. A replay case re-executes a recorded run
 under the flow as it is now: an edit that changes what the agents do shows as
 the first event that differs, with a diff of the events around it.
@@ -36,6 +37,7 @@ from roost.events import (
     TerminateEvent,
     ToolCallEvent,
 )
+from roost.flow.routes import ARROW, route_name, taken_routes
 from roost.flowtest.judging import Verdict, verdict_of
 from roost.flowtest.person import simulated_reply
 from roost.pricing import run_cost
@@ -354,8 +356,40 @@ def _limits(expect: Expect, state: RunView, events: list[Event]) -> str | None:
     return "; ".join(over) or None
 
 
+def _data(expect: Expect, state: RunView, events: list[Event]) -> str | None:
+    if expect.data is None:
+        return None
+    data = next(
+        (e.data for e in reversed(events) if isinstance(e, MessageEvent) and e.data is not None),
+        None,
+    )
+    if data is not None and has_subset(data, expect.data):
+        return None
+    got = _clip(_json(data)) if data is not None else "no structured reply"
+    return f"data: expected the latest structured reply to have {_json(expect.data)}, got {got}"
+
+
+def has_subset(data: Any, wanted: Any) -> bool:
+    """``data`` has every key of ``wanted`` with the same value (nested mappings alike)."""
+    if isinstance(wanted, dict):
+        return isinstance(data, dict) and all(
+            key in data and has_subset(data[key], value) for key, value in wanted.items()
+        )
+    return bool(data == wanted)
+
+
+def _route(expect: Expect, state: RunView, events: list[Event]) -> str | None:
+    if expect.route is None:
+        return None
+    wanted = [ARROW.join(named) for text in expect.route if (named := route_name(text))]
+    taken = [route.name for route in taken_routes(events)]
+    if taken == wanted:
+        return None
+    return f"route: expected [{', '.join(wanted)}], got [{', '.join(taken)}]"
+
+
 _CHECKS: list[Callable[[Expect, RunView, list[Event]], str | None]] = [
-    _status, _at, _final, _tool_called, _chosen, _tools_in_order, _limits,
+    _status, _at, _final, _tool_called, _chosen, _tools_in_order, _limits, _data, _route,
 ]  # fmt: skip
 
 

@@ -19,8 +19,7 @@ from roost.messages import ModelRequest, UserMessage
 
 if TYPE_CHECKING:
     from roost.engine import Runner
-    from roost.flow.models import ProviderConfig
-    from roost.flowtest.spec import Judge
+    from roost.flowtest.spec import Judge, Outside
 
 JUDGE = "judge"  # the purpose its calls are recorded with, and the node they are of
 VERDICT: dict[str, Any] = {
@@ -71,7 +70,7 @@ def read_verdict(provider: str, text: str) -> Verdict:
 
 
 async def verdict_of(
-    runner: Runner, outside: dict[str, ProviderConfig], judge: Judge, transcript: list[str]
+    runner: Runner, outside: Outside, judge: Judge, transcript: list[str]
 ) -> Verdict:
     """Asks ``judge`` about the transcript (the call recorded) and reads its verdict."""
     request = judge_request(judge, transcript)

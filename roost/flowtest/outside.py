@@ -20,7 +20,7 @@ from roost.flow.redact import Redactor
 
 if TYPE_CHECKING:
     from roost.engine import Runner
-    from roost.flow.models import ProviderConfig
+    from roost.flowtest.spec import Outside
     from roost.messages import ModelRequest
 
 
@@ -33,17 +33,18 @@ class OutsideCallFailed(RoostError):
 
 async def outside_call(
     runner: Runner,
-    outside: dict[str, ProviderConfig],
+    outside: Outside,
     name: str,
     node: str,
     request: ModelRequest,
     purpose: str,
 ) -> str:
-    """The text ``name`` answers ``request`` with, the call recorded in the run."""
+    """The text ``name`` answers ``request`` with, the call recorded in the run (what the
+    flow's and the test file's placeholders read masked in it)."""
     flow = runner.flow
-    if outside:
-        flow = flow.model_copy(update={"providers": {**flow.providers, **outside}})
-    redact = Redactor(flow.secrets)
+    if outside.providers:
+        flow = flow.model_copy(update={"providers": {**flow.providers, **outside.providers}})
+    redact = Redactor(flow.secrets | outside.secrets)
     digest = request_digest(request.system, (), b"", request.messages).finish(b"")
     common = {"seq": 0, "run": runner.run_id, "ts": now_iso(), "node": node, "provider": name}
     try:

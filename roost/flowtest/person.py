@@ -17,8 +17,7 @@ from roost.messages import AssistantMessage, ChatMessage, ModelRequest, UserMess
 if TYPE_CHECKING:
     from roost.engine import Runner
     from roost.events import Event
-    from roost.flow.models import ProviderConfig
-    from roost.flowtest.spec import User
+    from roost.flowtest.spec import Outside, User
 
 SIMULATED = "simulated_person"  # the purpose its calls are recorded with
 PLAYING = (
@@ -43,9 +42,7 @@ def person_request(user: User, node: str, events: list[Event]) -> ModelRequest:
     return ModelRequest(system=f"{user.role}\n\n{PLAYING}", messages=tuple(messages), node=node)
 
 
-async def simulated_reply(
-    runner: Runner, outside: dict[str, ProviderConfig], user: User, node: str
-) -> str:
+async def simulated_reply(runner: Runner, outside: Outside, user: User, node: str) -> str:
     """What the simulated person says at ``node``'s interrupt (its call recorded)."""
     request = person_request(user, node, runner.log.load())
     return await outside_call(runner, outside, user.provider, node, request, SIMULATED)

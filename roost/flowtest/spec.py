@@ -24,11 +24,22 @@ from yaml.nodes import MappingNode, SequenceNode
 
 from roost.errors import FlowError, Problem
 from roost.flow import check_flow_text
+from roost.flow.envfiles import env_file_values
+from roost.flow.envsubst import substitute
 from roost.flow.loader import sorted_problems
-from roost.flow.models import Flow, ProviderConfig, ScriptedProviderConfig, ScriptedReply, Strict
+from roost.flow.models import (
+    ROUTE_END,
+    Flow,
+    ProviderConfig,
+    ScriptedProviderConfig,
+    ScriptedReply,
+    Strict,
+)
 from roost.flow.overrides import flow_text_with
 from roost.flow.positions import Path as KeyPath
 from roost.flow.positions import Positions
+from roost.flow.redact import clean
+from roost.flow.routes import route_name
 from roost.flow.schema_errors import translate
 from roost.flow.yamlread import build, compose, read_source
 from roost.flowtest import SUFFIX
@@ -76,6 +87,8 @@ class Expect(Strict):
     max_cost: float | None = Field(None, ge=0)  # dollars, by the price table
     max_tokens: int | None = Field(None, ge=0)  # prompt + completion, as reported
     max_model_calls: int | None = Field(None, ge=0)
+    data: dict[str, Any] | None = None  # fields of the latest structured reply (a subset)
+    route: list[str] | None = None  # the conditional routes taken, in order: critic→editor
 
     def judges(self) -> list[Judge]:
         """The judges, as a list (none, one or several)."""
@@ -106,6 +119,24 @@ class TestFileModel(Strict):
 
 
 @dataclass(frozen=True, slots=True)
+class Outside:
+    """The test file's own providers, for a case's judges and simulated person, and the
+    values their ``${NAME}`` placeholders read (secrets, masked in all they record)."""
+
+    providers: dict[str, ProviderConfig] = field(default_factory=dict)
+    secrets: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True, slots=True)
+class _OwnProviders:
+    """The test file's ``providers:`` with ``${NAME}`` filled, as a flow's are: the values
+    read, and each provider's unset variables (an error once a case needs it unscripted)."""
+
+    secrets: frozenset[str] = frozenset()
+    unset: dict[str, list[Problem]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
 class LoadedCase:
     """A case ready to run: its flow built, its place in the file known."""
 
@@ -115,7 +146,7 @@ class LoadedCase:
     flow: Flow  # the flow with the case's vars and scripted providers
     replay: Path | None  # the recorded run to replay, resolved
     # The test file's own providers (the case's scripted replies in place of some).
-    outside: dict[str, ProviderConfig] = field(default_factory=dict)
+    outside: Outside = field(default_factory=Outside)
 
     def times(self, repeat: int | None = None) -> tuple[int, int]:
         """How many runs (``repeat`` overrides the case's) and how many must pass."""
@@ -165,14 +196,46 @@ def load_test_file(path: str | os.PathLike[str]) -> TestFile:
     built = build(document, file)
     if built.problems:
         raise FlowError(sorted_problems(built.problems))
+    data, own = _own_providers(built.data, built.positions, file)
     try:
-        model = TestFileModel.model_validate(built.data)
+        model = TestFileModel.model_validate(data)
     except ValidationError as error:
         findings = translate(error, TestFileModel, built.positions, file)
         raise FlowError(
-            sorted_problems(_said_of_a_test_file(f.problem) for f in findings)
+            sorted_problems(_masked(_said_of_a_test_file(f.problem), own) for f in findings)
         ) from None
-    return _Checker(Path(file), model, built.data, built.positions).checked()
+    return _Checker(Path(file), model, data, built.positions, own).checked()
+
+
+def _own_providers(data: Any, positions: Positions, file: str) -> tuple[Any, _OwnProviders]:
+    """``data`` with ``${NAME}`` in its ``providers:`` read from the environment (over the
+    .env files beside the test file), as a flow's are; what was read is secret."""
+    providers = data.get("providers") if isinstance(data, dict) else None
+    if not isinstance(providers, dict) or not providers:
+        return data, _OwnProviders()
+    env_files, problems = env_file_values(file)
+    if problems:
+        raise FlowError(problems)
+    environ = {**env_files, **os.environ}
+    filled: dict[str, Any] = {}
+    secrets: set[str] = set()
+    unset: dict[str, list[Problem]] = {}
+    for name, config in providers.items():
+        wrapped = {"providers": {name: config}}
+        one, found = substitute(wrapped, positions, file, environ)
+        if found.problems:  # kept as written, to be refused only where a case needs it
+            unset[str(name)] = found.problems
+            one, _ = substitute(wrapped, positions, file, environ, keep=True)
+        else:
+            secrets |= found.secrets
+        filled[name] = one["providers"][name]
+    return {**data, "providers": filled}, _OwnProviders(frozenset(secrets), unset)
+
+
+def _masked(problem: Problem, own: _OwnProviders) -> Problem:
+    """``problem`` with the values the test file's providers read masked."""
+    message = clean(problem.message, own.secrets) if own.secrets else problem.message
+    return Problem(problem.file, problem.line, problem.col, message, problem.severity)
 
 
 def _said_of_a_test_file(problem: Problem) -> Problem:
@@ -186,8 +249,16 @@ def _said_of_a_test_file(problem: Problem) -> Problem:
 class _Checker:
     """What the models cannot say: the flow loads, names exist, each case can run."""
 
-    def __init__(self, path: Path, model: TestFileModel, data: Any, positions: Positions) -> None:
+    def __init__(
+        self,
+        path: Path,
+        model: TestFileModel,
+        data: Any,
+        positions: Positions,
+        own: _OwnProviders | None = None,
+    ) -> None:
         self.path = path
+        self.own = own or _OwnProviders()
         self.file = str(path)
         self.model = model
         self.data = data
@@ -262,6 +333,7 @@ class _Checker:
         flow = self._case_flow(base, case, where)
         if flow is None:
             return None
+        self._check_routes(flow, case.expect, (*where, "expect", "route"))
         return LoadedCase(case, index, line, flow, None, self._outside(case))
 
     def _check_outside(self, base: _Base, case: Case, where: KeyPath) -> None:
@@ -279,18 +351,20 @@ class _Checker:
             if name not in known:
                 shown = ", ".join(known) or "none"
                 self.problem(key, f"no provider {name!r} in the flow or the test file ({shown})")
+            elif name not in case.replies:  # a provider the case scripts needs no variable
+                self.problems += self.own.unset.get(name, [])
         if case.pass_at is not None and case.pass_at > case.repeat:
             self.problem(
                 (*where, "pass_at"), f"pass_at {case.pass_at} is more than repeat {case.repeat}"
             )
 
-    def _outside(self, case: Case) -> dict[str, ProviderConfig]:
+    def _outside(self, case: Case) -> Outside:
         """The test file's providers, those the case scripts replaced by its replies."""
         own: dict[str, ProviderConfig] = dict(self.model.providers)
         for name, replies in case.replies.items():
             if name in own:
                 own[name] = ScriptedProviderConfig(kind="scripted", replies=replies)
-        return own
+        return Outside(own, self.own.secrets)
 
     def _replay_case(self, base: _Base, index: int, case: Case, line: int) -> LoadedCase | None:
         where: KeyPath = ("cases", index)
@@ -328,6 +402,25 @@ class _Checker:
         fields = [k for k in Expect.model_fields if getattr(expect, k) is not None]
         if not fields:
             self.problem(where, "expect: give at least one of " + ", ".join(Expect.model_fields))
+
+    def _check_routes(self, flow: Flow, expect: Expect, where: KeyPath) -> None:
+        """Each expected route is ``WRITER→TARGET``, of an agent to an agent or TERMINATE."""
+        for index, text in enumerate(expect.route or []):
+            named = route_name(text)
+            if named is None:
+                self.problem((*where, index), f"route: write {text!r} as writer→target")
+                continue
+            source, to = named
+            # The writer is an agent; the target an agent or TERMINATE.
+            unknown = [n for n in (source, to) if n not in flow.agents]
+            if to == ROUTE_END:
+                unknown.remove(to)
+            if unknown:
+                agents = ", ".join(flow.agents) or "none"
+                self.problem(
+                    (*where, index),
+                    f"route: the flow has no agent {unknown[0]!r} (its agents: {agents})",
+                )
 
     def _case_flow(self, base: _Base, case: Case, where: KeyPath) -> Flow | None:
         """The flow with the case's vars and scripted providers, loaded with its tools."""

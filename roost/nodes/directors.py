@@ -177,7 +177,7 @@ def selection_prompt(flow: Flow, state: RunState, channel: str, found: Sequence[
         }
         for name in found
     ]
-    context = role_context(flow, state, channel, list(config.members))
+    context = role_context(flow, state, channel, list(config.members), channel)
     source = config.director.prompt or SELECTION_PROMPT
     return render(
         source,

@@ -136,7 +136,7 @@ def _draw(
         ghost_nodes(graph, flow, events)
     for index, (name, channel) in enumerate(flow.channels.items()):
         _member_edges(graph, name, channel, run, wrap_over)
-        _transition_edges(graph, name, channel, index)
+        _transition_edges(graph, name, channel, index, run)
     stack_channels(graph, flow, wrap_over)
     grid_loose_agents(graph, flow)
     _start_route(graph, flow)
@@ -223,12 +223,17 @@ def _member_messages(channel: str, member: str, run: RunSummary) -> int:
     return run.messages[(member, channel)] + run.messages[(channel, member)]
 
 
-def _transition_edges(graph: graphviz.Digraph, name: str, channel: Channel, index: int) -> None:
+def _transition_edges(
+    graph: graphviz.Digraph, name: str, channel: Channel, index: int, run: RunSummary | None
+) -> None:
     colour = CHANNEL_COLOURS[index % len(CHANNEL_COLOURS)]
     for source, successors in (channel.transitions or {}).items():
+        routes = 0  # the routes before this one: a decision records them in this order
         for position, successor in enumerate(successors):
             if isinstance(successor, Route):
-                _route_edge(graph, name, source, position, successor, colour)
+                taken = run.taken[(name, source, routes)] if run is not None else None
+                _route_edge(graph, name, source, position, successor, colour, taken)
+                routes += 1
                 continue
             edge: Attrs = {
                 "id": ids.transition_edge_id(name, source, successor),
@@ -241,16 +246,25 @@ def _transition_edges(graph: graphviz.Digraph, name: str, channel: Channel, inde
 
 
 def _route_edge(
-    graph: graphviz.Digraph, name: str, source: str, position: int, route: Route, colour: str
+    graph: graphviz.Digraph,
+    name: str,
+    source: str,
+    position: int,
+    route: Route,
+    colour: str,
+    taken: int | None = None,
 ) -> None:
-    """A route: an edge labelled with its condition in short; to TERMINATE, to an end mark."""
+    """A route: an edge labelled with its condition in short (and, over a run, how often
+    it was taken: ``verdict = revise (2×)``); to TERMINATE, to an end mark."""
     condition = short_label(route.when)
+    shown = esc(shorten(condition, 40)) + (f" ({taken}×)" if taken is not None else "")
     edge: Attrs = {
         "id": ids.route_edge_id(name, source, position),
         "color": colour,
         "style": "solid" if route.when is None else "bold",
+        "penwidth": _width(taken) if taken else None,
         "constraint": False,
-        "label": Html(small(esc(shorten(condition, 40)), colour, 9)),
+        "label": Html(small(shown, colour, 9)),
         "tooltip": f"in {name}: {route.to} after {source} when {condition}",
     }
     target = ids.node_id(route.to)

@@ -27,6 +27,7 @@ from roost.events import (
     ToolCallEvent,
     ToolResultEvent,
 )
+from roost.flow.routes import taken_routes
 from roost.pricing import ProviderSettings, RunCost, answered_by, cost_of, provider_entries
 from roost.runstate import Status, status_after
 from roost.visualize import ids
@@ -70,6 +71,8 @@ class RunSummary:
     tokens: dict[str, Tokens] = field(default_factory=dict)
     tool_calls: dict[str, Counter[str]] = field(default_factory=dict)
     picks: Counter[tuple[str, str]] = field(default_factory=Counter)  # (channel, chosen)
+    # Conditional routes taken: (channel, writer, the route's place among its routes).
+    taken: Counter[tuple[str, str, int]] = field(default_factory=Counter)
     final: FinalState = field(default_factory=lambda: FinalState("new"))
     flows: list[tuple[int, str]] = field(default_factory=list)  # (seq, path) of each flow event
     costs: dict[str, RunCost] = field(default_factory=dict)  # node -> what its calls cost
@@ -114,10 +117,13 @@ def event_targets(flow: Flow, event: Event) -> tuple[list[str], str | None]:
 
 
 def summarize(flow: Flow, events: Iterable[Event]) -> RunSummary:
-    """Counts messages per route, visited nodes, tokens, tool calls and the final state."""
+    """Counts messages per route, visited nodes, tokens, tool calls, the conditional
+    routes taken and the final state."""
     summary = RunSummary()
-    for event in events:
+    seen = list(events)
+    for event in seen:
         count(summary, event)
+    summary.taken.update((r.channel, r.source, r.index) for r in taken_routes(seen))
     return summary
 
 

@@ -121,7 +121,8 @@ ESCAPES = [
 
 # Names a template is not given: refused when the flow is read, before anything runs.
 NOT_GIVEN = (
-    "the template reads '{}', which is not defined (a template may read vars, name, members, now)"
+    "the template reads '{}', which is not defined "
+    "(a template may read vars, name, members, now, last)"
 )
 UNGIVEN = [
     ("{{ config.items() }}", NOT_GIVEN.format("config")),

@@ -68,3 +68,30 @@ def test_a_run_against_its_replay_under_an_edited_flow(tmp_path: Path) -> None:
     assert done.returncode == 4
     assert "they part at event 2" in done.stdout
     assert "replay under edited.yaml" in done.stdout
+
+
+def test_a_replay_whose_routes_decide_otherwise_names_the_route_each_took(
+    tmp_path: Path,
+) -> None:
+    from pathlib import Path as FilePath
+
+    example = FilePath(__file__).resolve().parents[2] / "flows" / "review_loop.yaml"
+    text = example.read_text()
+    (tmp_path / "review.yaml").write_text(text)
+    # The edit sends a draft the critic wants revised on to the editor.
+    revise = "\n          when: {field: verdict, equals: revise}"
+    swapped = text.replace("- to: writer" + revise, "- to: editor" + revise)
+    assert swapped != text
+    (tmp_path / "swapped.yaml").write_text(swapped)
+    run_cli("run", "review.yaml", "--answer", "Signed off.", "--no-input", cwd=tmp_path)
+    wide = {"COLUMNS": "240"}  # a row a line: the cells are not wrapped
+    done = run_cli("diff", newest(tmp_path), "--flow", "swapped.yaml", cwd=tmp_path, env=wide)
+    assert done.returncode == 4, done.stderr
+    lines = done.stdout.splitlines()
+    assert (
+        "routes from there: critic→writer (verdict = revise) | critic→editor (verdict = revise)"
+        in lines
+    )
+    [parted] = [line for line in lines if line.startswith("│ 8 ")]
+    assert "review chose writer (only_candidate), route critic→writer: verdict = revise" in parted
+    assert "review chose editor (only_candidate), route critic→editor: verdict = revise" in parted

@@ -134,7 +134,7 @@ def test_yaml_problems_that_do_not_stop_reading_are_reported_with_the_rest() -> 
         (
             '"You are {{ persona }}."',
             "the template reads 'persona', which is not defined "
-            "(a template may read vars, name, members, now)",
+            "(a template may read vars, name, members, now, last)",
         ),
         ('"{{ nmae }}"', "the template reads 'nmae', which is not defined (did you mean 'name'?)"),
         ('"{{ name|uppper }}"', "no filter named 'uppper' (did you mean 'upper'?)"),

@@ -329,3 +329,43 @@ def test_a_simulated_person_whose_provider_fails_fails_the_case_in_one_line(
     )
     [result] = results(with_actor(cases(support, broken)))
     assert result.failures == ["user: provider 'actor': down"]
+
+
+SECRET = "sk-roost-test-4d1e9"
+
+
+def test_a_test_files_own_provider_reads_the_environment_and_masks_what_it_read(
+    support: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ROOST_TEST_ACTOR_TOKEN", SECRET)
+    path = cases(support, ANGRY.replace("  actor: [This is taking forever!, {echo: last}]\n", ""))
+    refused = '[{error: "refused ${ROOST_TEST_ACTOR_TOKEN}"}]'
+    own = f"providers:\n  actor: {{kind: scripted, replies: {refused}}}\n"
+    path.write_text(path.read_text().replace("cases:\n", own + "cases:\n", 1))
+    store = SqlStore(str(tmp_path / "runs.db"))
+    [result] = results(path, store)
+    assert result.failures == ["user: provider 'actor': refused ***"]
+    [call] = [e for e in store.log(result.attempts[0].run_id).load() if e.type == "llm_call"
+              and e.purpose == "simulated_person"]  # fmt: skip
+    assert call.error == "provider 'actor': refused ***"
+    store.close()
+
+
+def test_an_unset_variable_of_a_test_files_provider_counts_only_where_a_case_needs_it(
+    support: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from roost.errors import FlowError
+
+    monkeypatch.delenv("ROOST_TEST_UNSET_TOKEN", raising=False)
+    own = "providers:\n  actor: {kind: scripted, replies: ['${ROOST_TEST_UNSET_TOKEN}']}\n"
+    scripted = cases(support, ANGRY)  # the case scripts the actor: no variable is needed
+    scripted.write_text(scripted.read_text().replace("cases:\n", own + "cases:\n", 1))
+    assert [r.failures for r in results(scripted)] == [[]]
+    needed = cases(support, ANGRY.replace("  actor: [This is taking forever!, {echo: last}]\n", ""))
+    needed.write_text(needed.read_text().replace("cases:\n", own + "cases:\n", 1))
+    with pytest.raises(FlowError) as error:
+        load_test_file(needed)
+    assert [str(p) for p in error.value.errors] == [
+        f"{needed}:3:37: error: environment variable 'ROOST_TEST_UNSET_TOKEN' is not set "
+        "(write ${ROOST_TEST_UNSET_TOKEN:-default} to give a default)"
+    ]

@@ -62,7 +62,8 @@ def test_what_only_the_flow_can_say_is_found_in_every_case(team: Path) -> None:
         f"{mine}:5:15: error: the flow has no provider 'gpt' (its providers: team, director)",
         f"{mine}:7:11: error: a case named 'a' comes before (case 1)",
         f"{mine}:8:13: error: expect: give at least one of status, at, final, tool_called, chosen, "
-        "judge, tools_in_order, max_cost, max_tokens, max_model_calls",
+        "judge, tools_in_order, max_cost, max_tokens, max_model_calls, "
+        "data, route",
         f"{mine}:10:21: error: final: give exactly one of equals, contains, matches",
         f"{mine}:12:31: error: not a regular expression: "
         "missing ), unterminated subpattern at position 1",

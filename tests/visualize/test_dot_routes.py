@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from roost import load_flow
+from roost.flow import load_flow_text
 from roost.visualize import flow_to_dot, ids
 from tests.visualize.graphs import laid_out
 
@@ -32,3 +33,51 @@ def test_a_route_to_terminate_leads_to_an_end_mark() -> None:
     # the plain name beside it stays a plain transition
     plain = ids.transition_edge_id("review", "owner", "writer")
     assert graph.ends(plain) == (ids.node_id("owner"), ids.node_id("writer"))
+
+
+def test_over_a_run_each_route_says_how_often_it_was_taken() -> None:
+    import asyncio
+
+    from roost.engine import Runner
+    from roost.eventlog import MemoryLog
+
+    flow = load_flow(EXAMPLE)
+    log = MemoryLog("r")
+    runner = Runner(flow, log)
+    asyncio.run(runner.start())
+    asyncio.run(runner.continue_("Signed off."))
+    graph = laid_out(flow_to_dot(flow, log.load()))
+    labels = {
+        position: graph.edges[ids.route_edge_id("review", "critic", position)]["label"]
+        for position in (0, 1)
+    }
+    assert "verdict = revise (1×)" in labels[0] and "verdict = approve (1×)" in labels[1]
+    assert "(1×)" in graph.edges[ids.route_edge_id("review", "owner", 0)]["label"]
+    # Without a run no count is drawn.
+    bare = laid_out(flow_to_dot(flow))
+    assert "×" not in bare.edges[ids.route_edge_id("review", "critic", 0)]["label"]
+
+
+def test_a_route_after_a_plain_name_is_counted_by_its_place_among_the_routes() -> None:
+    import asyncio
+
+    from roost.engine import Runner
+    from roost.eventlog import MemoryLog
+
+    # The owner's entry written the other way round: the plain name first, then the route.
+    text = EXAMPLE.read_text()
+    route = """        - to: TERMINATE                       # the owner's sign-off ends the run
+          when: {matches: "(?i)\\\\bsigned off\\\\b"}
+"""
+    plain = (
+        "        - writer                              # anything else goes back to the writer\n"
+    )
+    assert route + plain in text
+    flow = load_flow_text(text.replace(route + plain, plain + route), str(EXAMPLE))
+    log = MemoryLog("r")
+    runner = Runner(flow, log)
+    asyncio.run(runner.start())
+    asyncio.run(runner.continue_("Signed off."))
+    graph = laid_out(flow_to_dot(flow, log.load()))
+    assert "(1×)" in graph.edges[ids.route_edge_id("review", "owner", 1)]["label"]
+    assert "verdict = revise (1×)" in graph.edges[ids.route_edge_id("review", "critic", 0)]["label"]
