@@ -70,10 +70,11 @@ def test_tool_calls_pair_the_failing_one_is_an_error_and_the_person_answers() ->
 def test_the_times_are_the_checkpoints_and_agree_with_what_langgraph_wrote_in_them() -> None:
     said = [e["ts"] for e in events_of(TOOLS) if e["type"] == "message"]
     assert said == sorted(said) and len(set(said)) == 4
-    with sqlite3.connect(TOOLS) as db:
-        kind, blob = db.execute(
-            "SELECT type, checkpoint FROM checkpoints ORDER BY checkpoint_id DESC LIMIT 1"
-        ).fetchone()
+    db = sqlite3.connect(f"{TOOLS.as_uri()}?mode=ro", uri=True)
+    kind, blob = db.execute(
+        "SELECT type, checkpoint FROM checkpoints ORDER BY checkpoint_id DESC LIMIT 1"
+    ).fetchone()
+    db.close()
     written = datetime.fromisoformat(decode(kind, blob, "latest")["ts"])
     last = datetime.fromisoformat(said[-1])
     assert abs((written - last).total_seconds()) < 0.01  # the id's time and the blob's agree
