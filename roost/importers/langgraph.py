@@ -14,18 +14,16 @@ extra): no class is imported, and a ``pickle`` value is refused, never loaded.
 from __future__ import annotations
 
 import json
-import sqlite3
-from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
-from roost.importers.common import TurnBuilder, arguments_of, text_of
+from roost.importers.common import TurnBuilder, arguments_of, sqlite_database, text_of
 from roost.importers.model import Conversation, ImportFormatError, ToolCall
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    import sqlite3
     from pathlib import Path
 
 INPUT = "__start__"  # the task that writes a graph's input
@@ -54,7 +52,7 @@ class Written:
 def read(path: Path, thread: str | None) -> Conversation:
     """The conversation of one thread of a SqliteSaver database."""
     file = path.name
-    with _database(path) as db:
+    with sqlite_database(path, "checkpoints", "a LangGraph SqliteSaver database") as db:
         chosen = _thread(db, file, thread)
         where = f"{file}: thread {chosen!r}"
         latest = _latest(db, chosen, where)
@@ -67,22 +65,6 @@ def read(path: Path, thread: str | None) -> Conversation:
 
 
 # ------------------------------------------------------------------ the database
-
-
-@contextmanager
-def _database(path: Path) -> Iterator[sqlite3.Connection]:
-    """The file opened read-only, its tables checked: SqliteSaver's, else one line."""
-    try:
-        with closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)) as db:
-            tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
-            if "checkpoints" not in tables:
-                raise ImportFormatError(
-                    f"{path.name}: not a LangGraph SqliteSaver database (no checkpoints table)"
-                )
-            yield db
-    except sqlite3.DatabaseError as exc:
-        why = f"{path.name}: cannot be read as a SQLite database ({exc})"
-        raise ImportFormatError(why) from exc
 
 
 def _thread(db: sqlite3.Connection, file: str, thread: str | None) -> str:
