@@ -2409,6 +2409,22 @@ IMPORTERS = [
         "an imported run's run_start does not say where it came from",
     ),
     Mutant(
+        "import-text-run-as-template",
+        "roost/importers/derive.py",
+        '    if not any(mark in text for mark in ("{{", "{%", "{#")):',
+        "    if True:",
+        ("tests/importers/test_import.py",),
+        "a recorded role or start message with template syntax is rendered as a template",
+    ),
+    Mutant(
+        "import-text-reads-environment",
+        "roost/importers/derive.py",
+        '        return value.replace("${", "$${")',
+        "        return value",
+        ("tests/importers/test_import.py",),
+        "a recorded ${NAME} is filled from the environment when the derived flow loads",
+    ),
+    Mutant(
         "import-langgraph-pickle-not-named",
         "roost/importers/langgraph.py",
         '    if kind == "pickle":',
