@@ -204,3 +204,66 @@ def test_a_langchain_json_value_reads_as_the_msgpack_one() -> None:
     )
     read = decode("json", as_json, "here")
     assert (read.name, read.value["content"]) == ("AIMessage", "hi")
+
+
+def one_checkpoint(path: Path, *messages: dict) -> Path:
+    """A checkpointer database holding one checkpoint and no writes (as an older or pruned one)."""
+    listed = [
+        msgpack.ExtType(
+            5, msgpack.packb(["langchain_core.messages", "M", m, "model_validate_json"])
+        )
+        for m in messages
+    ]
+    state = msgpack.packb({"v": 4, "channel_values": {"messages": listed}})
+    db = sqlite3.connect(path)
+    db.execute(
+        "CREATE TABLE checkpoints (thread_id TEXT, checkpoint_ns TEXT, checkpoint_id TEXT,"
+        " parent_checkpoint_id TEXT, type TEXT, checkpoint BLOB, metadata BLOB)"
+    )
+    db.execute("INSERT INTO checkpoints VALUES ('t', '', 'c1', NULL, 'msgpack', ?, '{}')", (state,))
+    db.commit()
+    db.close()
+    return path
+
+
+def test_a_tool_result_that_names_no_call_is_refused(tmp_path: Path) -> None:
+    path = one_checkpoint(
+        tmp_path / "orphan.sqlite",
+        {"type": "human", "content": "2 + 2?", "id": "h1"},
+        {"type": "ai", "content": "", "id": "a1", "tool_calls": [{"id": "c1", "name": "add"}]},
+        {"type": "tool", "content": "4", "id": "t1", "tool_call_id": "nope"},
+    )
+    done = roost(tmp_path, "import", str(path), "--from", "langgraph")
+    assert done.returncode == 2
+    assert done.stderr.strip() == (
+        "orphan.sqlite: thread 't': message 2: tool result for 'nope' names no call"
+    )
+
+
+def test_without_writes_the_speakers_are_the_messages_names(tmp_path: Path) -> None:
+    path = one_checkpoint(
+        tmp_path / "plain.sqlite",
+        {"type": "human", "content": "Hello.", "id": "h1", "name": "ann"},
+        {"type": "AIMessageChunk", "content": "Hi.", "id": "a1", "name": "helper"},
+    )
+    _, events, notes = import_run(path, "langgraph", "r")
+    said = [(e.from_, e.content) for e in events if e.type == "message"]  # type: ignore[union-attr]
+    assert said == [("ann", "Hello."), ("helper", "Hi.")]
+    assert any(note.startswith("nodes and times: the database keeps no writes") for note in notes)
+
+
+def test_a_fork_of_a_langgraph_group_goes_on_under_a_scripted_flow(tmp_path: Path) -> None:
+    done = roost(tmp_path, "import", str(GROUP), "--from", "langgraph", "--thread", "haiku")
+    run_id = done.stdout.split()[2]
+    flow = (
+        "roost: 1\nname: onwards\ndefaults: {provider: live, max_rounds: 20}\n"
+        "providers:\n  live: {kind: scripted, replies: [critic, 'A new line. TERMINATE'],"
+        " when_exhausted: repeat_last}\n"
+        "agents: {user: {}, writer: {}, critic: {}, editor: {}}\n"
+        "channels:\n  chat:\n    members: [user, writer, critic, editor]\n    max_rounds: 20\n"
+        "    director: {strategy: llm, provider: live, allow_repeat: true}\n"
+    )
+    (tmp_path / "onwards.yaml").write_text(flow)
+    forked = roost(tmp_path, "fork", run_id, "--at", "9", "--flow", "onwards.yaml")
+    assert forked.returncode == 0, forked.stderr
+    assert "A new line. TERMINATE" in forked.stdout
