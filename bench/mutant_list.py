@@ -2333,6 +2333,8 @@ WORKSPACE = [
     ),
 ]
 
+LANGGRAPH_TESTS = ("tests/importers/test_langgraph.py",)
+AG2_LOG_TESTS = ("tests/importers/test_ag2_log.py",)
 IMPORTERS = [
     Mutant(
         "import-names-not-unique",
@@ -2405,6 +2407,94 @@ IMPORTERS = [
         "            pass",
         ("tests/importers/test_import.py",),
         "an imported run's run_start does not say where it came from",
+    ),
+    Mutant(
+        "import-text-run-as-template",
+        "roost/importers/derive.py",
+        '    if not any(mark in text for mark in ("{{", "{%", "{#")):',
+        "    if True:",
+        ("tests/importers/test_import.py",),
+        "a recorded role or start message with template syntax is rendered as a template",
+    ),
+    Mutant(
+        "import-text-reads-environment",
+        "roost/importers/derive.py",
+        '        return value.replace("${", "$${")',
+        "        return value",
+        ("tests/importers/test_import.py",),
+        "a recorded ${NAME} is filled from the environment when the derived flow loads",
+    ),
+    Mutant(
+        "import-langgraph-pickle-not-named",
+        "roost/importers/langgraph.py",
+        '    if kind == "pickle":',
+        "    if False:",
+        LANGGRAPH_TESTS,
+        "a pickled LangGraph value is refused without saying that roost never loads pickles",
+    ),
+    Mutant(
+        "import-langgraph-nodes-unread",
+        "roost/importers/langgraph.py",
+        '    return task_path.rsplit(", ", 1)[-1].strip() or INPUT',
+        "    return INPUT",
+        LANGGRAPH_TESTS,
+        "the node that wrote a LangGraph message is not its speaker",
+    ),
+    Mutant(
+        "import-langgraph-person-taken-for-model",
+        "roost/importers/langgraph.py",
+        "            human = bool(build.turns) or (written is not None and written.resumed)",
+        "            human = False",
+        LANGGRAPH_TESTS,
+        "a person's answer to a LangGraph interrupt is replayed as a model's reply",
+    ),
+    Mutant(
+        "import-langgraph-tool-error-lost",
+        "roost/importers/langgraph.py",
+        '    return message.get("status") == "error"',
+        "    return False",
+        LANGGRAPH_TESTS,
+        "a ToolMessage with status error is imported as a tool that worked",
+    ),
+    Mutant(
+        "import-langgraph-missing-thread-taken",
+        "roost/importers/langgraph.py",
+        "    if thread is not None and thread not in threads:",
+        "    if False:",
+        LANGGRAPH_TESTS,
+        "--thread naming no thread is not refused with the list of threads",
+    ),
+    Mutant(
+        "import-langgraph-times-misread",
+        "roost/importers/langgraph.py",
+        "    moment = datetime.fromtimestamp((ticks - UUID_EPOCH) / 10**7, UTC)",
+        "    moment = datetime.fromtimestamp((ticks - UUID_EPOCH) / 10**6, UTC)",
+        LANGGRAPH_TESTS,
+        "a checkpoint id's time is read in the wrong unit",
+    ),
+    Mutant(
+        "import-langgraph-shared-system-dropped",
+        "roost/importers/langgraph.py",
+        "            if system and speaker not in talk.roles:",
+        "            if False:",
+        LANGGRAPH_TESTS,
+        "a system message in a LangGraph state gives no speaker its role",
+    ),
+    Mutant(
+        "import-ag2-log-reread",
+        "roost/importers/ag2_log.py",
+        "        seen = len(chat) + 1",
+        "        seen = 0",
+        AG2_LOG_TESTS,
+        "each logged request's whole chat is read again, so earlier messages repeat",
+    ),
+    Mutant(
+        "import-ag2-log-not-detected",
+        "roost/importers/__init__.py",
+        '    if fmt == "ag2" and is_sqlite(path):',
+        "    if False:",
+        AG2_LOG_TESTS,
+        "an AG2 runtime_logging database is read as JSON",
     ),
 ]
 

@@ -35,6 +35,7 @@ OPTIONAL = {
     "ray": ("roost/batch/ray_tasks.py",),
     "opentelemetry": ("roost/telemetry/otel.py",),
     "pytest": ("roost/flowtest/pytest_plugin.py",),
+    "msgpack": ("roost/importers/langgraph.py",),
 }
 
 # Runs ``roost`` with the top-level modules named in ROOST_BLOCKED unimportable.
@@ -255,7 +256,7 @@ def test_every_readme_command_works_with_the_default_install_alone(tmp_path: Pat
     )
 
 
-@pytest.mark.parametrize("extra", ["ray", "otel", "docs"])
+@pytest.mark.parametrize("extra", ["ray", "otel", "docs", "langgraph"])
 def test_the_extras_that_stay_optional_are_still_extras(extra: str) -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     assert project["optional-dependencies"][extra]

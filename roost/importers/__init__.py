@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from roost.importers.common import is_sqlite
 from roost.importers.model import Conversation, ImportFormatError
 
 if TYPE_CHECKING:
@@ -45,6 +46,10 @@ def read_file(path: Path, fmt: str, thread: str | None = None) -> Conversation:
         return langgraph.read(path, thread)
     if thread is not None:
         raise ImportFormatError("--thread picks a LangGraph thread: use it with --from langgraph")
+    if fmt == "ag2" and is_sqlite(path):
+        from roost.importers import ag2_log
+
+        return ag2_log.read(path)
     read = _reader(fmt)
     return read(_otlp_lines(path) if fmt == "otel" else _json(path), path.name)
 

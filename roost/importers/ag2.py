@@ -31,9 +31,9 @@ def read(data: Any, file: str) -> Conversation:
             talk.roles[str(item.get("name", ""))] = text_of(item.get("content"))
         elif item.get("tool_calls"):
             speaker = item.get("name") or _caller(items, n, where)
-            build.tool_round(str(speaker), [_call(c, where) for c in item["tool_calls"]])
+            build.tool_round(str(speaker), [tool_call(c, where) for c in item["tool_calls"]])
         elif item.get("tool_responses") or item.get("role") in ("tool", "function"):
-            build.results(where, _results(item, where))
+            build.results(where, tool_results(item, where))
         else:
             build.say(str(item.get("name", "")), text_of(item.get("content")))
     talk.turns = build.done()
@@ -50,7 +50,7 @@ def _caller(items: list[dict[str, Any]], n: int, where: str) -> str:
     raise ImportFormatError(f"{where}: a tool request with no 'name' and no reply after it")
 
 
-def _call(raw: Any, where: str) -> ToolCall:
+def tool_call(raw: Any, where: str) -> ToolCall:
     call = expect_object(raw, where, "a tool call")
     function = expect_object(call.get("function", {}), where, "a tool call's function")
     return ToolCall(
@@ -58,7 +58,7 @@ def _call(raw: Any, where: str) -> ToolCall:
     )
 
 
-def _results(item: dict[str, Any], where: str) -> list[tuple[str, str, bool]]:
+def tool_results(item: dict[str, Any], where: str) -> list[tuple[str, str, bool]]:
     responses = item.get("tool_responses") or [item]
     out = []
     for raw in expect_list(responses, where, "tool_responses (a list)"):

@@ -3,9 +3,36 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+import sqlite3
+from contextlib import closing, contextmanager
+from typing import TYPE_CHECKING, Any
 
 from roost.importers.model import ImportFormatError, Step, ToolCall, Turn
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from pathlib import Path
+
+SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+def is_sqlite(path: Path) -> bool:
+    with path.open("rb") as file:
+        return file.read(len(SQLITE_MAGIC)) == SQLITE_MAGIC
+
+
+@contextmanager
+def sqlite_database(path: Path, table: str, what: str) -> Iterator[sqlite3.Connection]:
+    """The file opened read-only (nothing in it is run or followed), ``table`` checked."""
+    try:
+        with closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)) as db:
+            tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
+            if table not in tables:
+                raise ImportFormatError(f"{path.name}: not {what} (no {table} table)")
+            yield db
+    except sqlite3.DatabaseError as exc:
+        why = f"{path.name}: cannot be read as a SQLite database ({exc})"
+        raise ImportFormatError(why) from exc
 
 
 def arguments_of(raw: Any) -> dict[str, Any]:

@@ -96,8 +96,31 @@ def flow_text(talk: Conversation, title: str) -> str:
         to = CHANNEL
     else:
         to = names[talk.turns[1].speaker]
-    doc["start"] = {"from": names[first.speaker], "to": to, "content": first.content}
-    return yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=100)
+    doc["start"] = {"from": names[first.speaker], "to": to, "content": literal(first.content)}
+    return yaml.safe_dump(no_placeholders(doc), sort_keys=False, allow_unicode=True, width=100)
+
+
+def literal(text: str) -> str:
+    """Recorded text as a template that renders to itself: roles and the start message are
+    Jinja templates, and what another engine recorded is data, never template code."""
+    if not any(mark in text for mark in ("{{", "{%", "{#")):
+        return text
+    # A raw block ends at the first "endraw", so the word is written outside the blocks.
+    return "{{ 'endraw' }}".join(
+        f"{{% raw %}}{part}{{% endraw %}}" for part in text.split("endraw")
+    )
+
+
+def no_placeholders(value: Any) -> Any:
+    """Every string with ``${`` written ``$${``: a flow's ``${NAME}`` reads the environment when
+    it loads, and a recorded text must not decide what is read from it."""
+    if isinstance(value, str):
+        return value.replace("${", "$${")
+    if isinstance(value, list):
+        return [no_placeholders(item) for item in value]
+    if isinstance(value, dict):
+        return {key: no_placeholders(item) for key, item in value.items()}
+    return value
 
 
 def _scripted(replies: list[Any]) -> dict[str, Any]:
@@ -134,7 +157,7 @@ def _tools(talk: Conversation) -> dict[str, Any]:
 def _agent(talk: Conversation, speaker: str, name: str) -> dict[str, Any]:
     agent: dict[str, Any] = {"description": f"{speaker} in the imported run"}
     if speaker in talk.roles:
-        agent["role"] = talk.roles[speaker]
+        agent["role"] = literal(talk.roles[speaker])
     tools = sorted(
         {c.name for t in talk.turns if t.speaker == speaker for s in t.steps for c in s.tool_calls}
     )

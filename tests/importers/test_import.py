@@ -211,3 +211,34 @@ def test_export_to_another_format_is_refused(tmp_path: Path) -> None:
     run_id = imported(tmp_path, "ag2_two.json", "ag2")
     done = roost(tmp_path, "export", run_id, "--to", "yaml")
     assert done.returncode == 2 and "--to 'yaml'" in done.stderr
+
+
+HOSTILE = [
+    "Hi {{ 6*7 }} {% include 'secret.txt' %} {# a comment #}",
+    "{% raw %}x{% endraw %} then {%- endraw -%} and {{ 'endraw' }}",
+    "${ROOST_IMPORT_SECRET} and $${ROOST_IMPORT_SECRET} and ${ROOST_IMPORT_SECRET:-d}",
+    "{%\n endraw\n%}{{\n",
+]
+
+
+@pytest.mark.parametrize("text", HOSTILE)
+def test_recorded_text_is_data_never_a_template_or_a_placeholder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str
+) -> None:
+    from roost.flow.loader import load_flow_text
+    from roost.nodes.roles import render
+
+    monkeypatch.setenv("ROOST_IMPORT_SECRET", "s3cret-value")
+    said = [
+        {"role": "system", "name": "bot", "content": f"Role: {text}"},
+        {"role": "user", "name": "user", "content": text},
+        {"role": "assistant", "name": "bot", "content": f"Reply: {text}"},
+    ]
+    (tmp_path / "hostile.json").write_text(json.dumps(said))
+    flow_text, events, _ = import_run(tmp_path / "hostile.json", "ag2", "r")
+    dumped = [e.model_dump(by_alias=True, mode="json") for e in events]
+    assert [m[2] for m in messages(dumped)] == [text, f"Reply: {text}"]
+    assert "s3cret-value" not in json.dumps(dumped)
+    flow = load_flow_text(flow_text, "hostile.yaml")
+    role = flow.agents["bot"].role
+    assert role is not None and render(role) == f"Role: {text}"
