@@ -278,7 +278,7 @@ ENGINE = [
         TOOL_LOOP,
         "a refused call runs and an approved one is refused",
     ),
-    # package hooks: hooks and plan mode
+    # hooks and plan mode
     Mutant(
         "hook-asked-twice",
         "roost/engine/hooks.py",
