@@ -278,7 +278,7 @@ ENGINE = [
         TOOL_LOOP,
         "a refused call runs and an approved one is refused",
     ),
-    # package hooks: hooks and plan mode
+    # hooks and plan mode
     Mutant(
         "hook-asked-twice",
         "roost/engine/hooks.py",
@@ -2501,6 +2501,13 @@ IMPORTERS = [
 DRAIN_TESTS = ("tests/serve/test_drain.py",)
 METRICS_TESTS = ("tests/serve/test_production.py",)
 LIMITS_TESTS = ("tests/providers/test_limits.py", "tests/serve/test_production.py")
+BATCH_DRAIN = "tests/batch/test_drain.py::"
+BATCH_DRAIN_TESTS = ("tests/batch/test_drain.py",)
+WAIT_SHOWN_TESTS = (
+    "tests/batch/test_progress.py",
+    "tests/cli/test_limit_waits.py",
+    "tests/serve/test_limit_waits.py",
+)
 SERVE_PRODUCTION = [
     Mutant(
         "serve-ready-while-draining",
@@ -2581,6 +2588,86 @@ SERVE_PRODUCTION = [
         "    return None",
         LIMITS_TESTS,
         "a call's wait for its limits is not on its llm_call",
+    ),
+    Mutant(
+        "batch-drain-starts-rows",
+        "roost/batch/local.py",
+        "        while queue and not drain.stopping:",
+        "        while queue:",
+        (BATCH_DRAIN + "test_sigterm_lets_the_rows_running_finish_and_starts_no_other",),
+        "a batch sent SIGTERM goes on starting rows until every row ran",
+    ),
+    Mutant(
+        "batch-drain-no-grace",
+        "roost/batch/drain.py",
+        "            pending = await _first(pending, self._hurry, self.grace)",
+        "            pass",
+        (BATCH_DRAIN + "test_sigterm_lets_the_rows_running_finish_and_starts_no_other",),
+        "SIGTERM cancels the rows in flight at once: their model calls are made again next time",
+    ),
+    Mutant(
+        "batch-drain-endless-grace",
+        "roost/batch/drain.py",
+        "            if left is not None and left <= 0:\n                break",
+        "            if False:\n                break",
+        (BATCH_DRAIN + "test_past_the_grace_a_row_s_step_is_cancelled_and_retried_next_time",),
+        "--grace is not kept: a drained batch waits for its slowest row however long it takes",
+    ),
+    Mutant(
+        "batch-drain-cancel-unrecorded",
+        "roost/batch/drain.py",
+        "            runner.cancel()  # recorded",
+        "            pass  # recorded",
+        (BATCH_DRAIN + "test_past_the_grace_a_row_s_step_is_cancelled_and_retried_next_time",),
+        "a row cut off by the drain has no cancelled step recorded: it is left running",
+    ),
+    Mutant(
+        "batch-drain-second-signal-ignored",
+        "roost/batch/drain.py",
+        "        if self.stopping:\n            self._hurry.set()",
+        "        if False:\n            self._hurry.set()",
+        (BATCH_DRAIN + "test_a_second_sigterm_cuts_the_grace_short",),
+        "a second SIGTERM does not end the grace: the batch cannot be hurried",
+    ),
+    Mutant(
+        "batch-drain-skipped-lost",
+        "roost/batch/session.py",
+        "    outcome.results.update(not_run(plan, store, todo, outcome.results))",
+        "    pass",
+        BATCH_DRAIN_TESTS,
+        "the results file leaves out the rows a stopped batch did not run",
+    ),
+    Mutant(
+        "batch-sigterm-kills",
+        "roost/batch/drain.py",
+        "    loop.add_signal_handler(signal.SIGTERM, drain.stop)",
+        "    loop.add_signal_handler(signal.SIGTERM, lambda: None)",
+        BATCH_DRAIN_TESTS,
+        "SIGTERM does not stop the batch at all",
+    ),
+    Mutant(
+        "limits-waiting-run-uncounted",
+        "roost/providers/limits.py",
+        "    if run is not None:\n        waiting_runs[run] += step",
+        "    if False:\n        waiting_runs[run] += step",
+        WAIT_SHOWN_TESTS,
+        "a run's summary never says its calls wait for a provider's limits",
+    ),
+    Mutant(
+        "batch-bar-waiting-hidden",
+        "roost/batch/progress.py",
+        "        if count:\n            shown.append",
+        "        if False:\n            shown.append",
+        WAIT_SHOWN_TESTS,
+        "the batch's progress bar never shows the calls waiting for a provider's limits",
+    ),
+    Mutant(
+        "run-usage-waits-hidden",
+        "roost/cli/console.py",
+        "        + limit_waits(events)\n",
+        "\n",
+        WAIT_SHOWN_TESTS,
+        "roost run's usage line never says its calls waited for a provider's limits",
     ),
 ]
 

@@ -1,4 +1,4 @@
-"""The event log's types (FLOW-LANGUAGE.md section 7).
+"""The event log's types (docs/events.md).
 
 A run is an append-only list of these. Each event has ``seq`` (0, 1, 2, ...
 within its run), ``type``, ``run`` and ``ts`` (ISO 8601, UTC). Field names are
@@ -96,7 +96,7 @@ def _is_none(value: object) -> bool:
     return value is None
 
 
-# roost's own optional fields (beyond section 7's table) are left out of the JSON when
+# roost's own optional fields (beyond the table of docs/events.md) are left out of the JSON when
 # they have no value; the table's fields are always written, as null when empty
 # (llm_call's response, usage and error), so a reader can count on every one of them.
 def _absent_when_none() -> Any:
@@ -422,7 +422,7 @@ class MemoryEvent(_Event):
     entries: tuple[MemoryEntry, ...] | None = _absent_when_none()
 
 
-# skills (issue 20) ----------------------------------------------------------------
+# skills: which the run was offered, recorded so a replay offers the same ones ---------
 
 
 class SkillInfo(_Record):

@@ -146,8 +146,8 @@ class Turn:
     open_calls: dict[str, ToolCallEvent] = field(default_factory=dict)
     decisions: dict[str, str] = field(default_factory=dict)  # tool call id -> approval answer
     awaiting: set[str] = field(default_factory=set)  # ids of the latest round without a result
-    # before_tool hooks (package hooks), by tool call id: how many have decided, the
-    # arguments they changed the call to, and the reason one refused it.
+    # before_tool hooks, by tool call id (a step going on after a pause asks none again): how
+    # many have decided, the arguments they changed the call to, the reason one refused it.
     hooked: dict[str, int] = field(default_factory=dict)
     changed: dict[str, dict[str, Any]] = field(default_factory=dict)
     refused: dict[str, str] = field(default_factory=dict)
@@ -200,12 +200,13 @@ class RunState:
     # The memory the run wrote (its store, forget and timeline events, inherited ones
     # too), in order: what a fork sees over the shared memory of memory_at.
     memory_writes: list[MemoryEvent] = field(default_factory=list)
-    # skills (issue 20): the skills the latest ``skills`` event recorded (None: none yet).
+    # The skills the latest ``skills`` event recorded (None: none yet), which the agents'
+    # system prompts list: read from the log, so a replay lists what the run listed.
     skills: tuple[SkillInfo, ...] | None = None
     # The memory recalled for the reply in progress (since the latest message): what its
     # requests show again after a pause for approval or a retry, without recalling anew.
     recall: MemoryEvent | None = None
-    # before_reply hooks (package hooks), by (node, seq of the message it answers): how
+    # before_reply hooks, by (node, seq of the message it answers), as for tools: how
     # many have decided, the message as rewritten for the node, the reason one refused.
     reply_hooks: dict[tuple[str, int], int] = field(default_factory=dict)
     rewrites: dict[tuple[str, int], str] = field(default_factory=dict)

@@ -1,7 +1,9 @@
 """Running a batch's rows in this process: ``concurrency`` rows at a time, on one event loop.
 
 Each worker takes the next row, runs it to where it comes to rest and reports
-it; a row that fails never stops the others. The store is shared: every append
+it; a row that fails never stops the others. SIGTERM drains the workers
+(``roost.batch.drain``): none takes another row, and the rows running end
+within the grace. The store is shared: every append
 is one transaction of its own.
 """
 
@@ -10,6 +12,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING
 
+from roost.batch.drain import Drain, on_sigterm
 from roost.batch.inputs import Row
 from roost.batch.rows import RowResult, run_row
 from roost.workspace import Workspace
@@ -27,18 +30,31 @@ async def run_local(
     todo: list[int],
     concurrency: int,
     on_result: Callable[[int, RowResult], None],
+    drain: Drain | None = None,
 ) -> None:
-    """Runs the rows at the indices ``todo`` of ``plan``, ``on_result(index, result)`` for each."""
+    """Runs the rows at the indices ``todo`` of ``plan``, ``on_result(index, result)`` for each
+    row that ran (a row a drain left unstarted has none)."""
+    drain = drain or Drain()
     queue = list(reversed(todo))
     workspace = Workspace(store=store)  # one for every row: its memory is opened once
 
     async def worker() -> None:
-        while queue:
+        while queue and not drain.stopping:
             index = queue.pop()
             item = plan.items[index]
             assert isinstance(item.row, Row) and item.flow is not None and item.run_id
             new = item.run_id not in plan.stored
-            result = await run_row(workspace, item.flow, item.row, plan.batch, item.run_id, new=new)
+            result = await run_row(
+                workspace,
+                item.flow,
+                item.row,
+                plan.batch,
+                item.run_id,
+                new=new,
+                watch=drain.runners,
+            )
             on_result(index, result)
 
-    await asyncio.gather(*(worker() for _ in range(min(concurrency, len(todo)))))
+    workers = {asyncio.ensure_future(worker()) for _ in range(min(concurrency, len(todo)))}
+    with on_sigterm(drain):
+        await drain.wait(workers)

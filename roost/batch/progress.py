@@ -1,4 +1,5 @@
-"""The batch's progress bar: rows done and failed, tokens, cost, rows a second, time left.
+"""The batch's progress bar: rows done and failed, calls waiting for a provider's limits,
+tokens, cost, rows a second, time left.
 
 Drawn on standard error with rich, refreshed as rows finish; where standard
 error is not a terminal (a CI log), its last state is printed once at the end.
@@ -22,6 +23,8 @@ from rich.progress import (
 )
 from rich.text import Text
 
+from roost.providers import limits
+
 if TYPE_CHECKING:
     from types import TracebackType
 
@@ -38,6 +41,18 @@ class RateColumn(ProgressColumn):
         return Text("-/s" if speed is None else f"{speed:,.1f}/s", style="cyan")
 
 
+class FailedColumn(ProgressColumn):
+    """Rows failed, then the model calls of this process waiting now for their turn at a
+    provider's limits, when some do (read at each refresh: a wait shows while it lasts)."""
+
+    def render(self, task: Task) -> Text:
+        shown = Text(f"{task.fields['failed']} failed", style="red")
+        count = sum(limits.waiting.values())
+        if count:
+            shown.append(f" {count:,} waiting for limits", style="yellow")
+        return shown
+
+
 class BatchProgress:
     """Counts the rows as they finish and shows them."""
 
@@ -50,7 +65,7 @@ class BatchProgress:
         self._progress = Progress(
             BarColumn(bar_width=20),
             MofNCompleteColumn(),
-            TextColumn("[red]{task.fields[failed]} failed"),
+            FailedColumn(),
             TextColumn("{task.fields[tokens]} tokens"),
             TextColumn("cost {task.fields[cost]}"),
             RateColumn(),

@@ -22,7 +22,9 @@ import asyncio
 import ipaddress
 import logging
 import re
+import signal
 import socket
+import time
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -39,6 +41,7 @@ from roost.workspace import Workspace
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from roost.batch.drain import Drain
     from roost.batch.session import Runs
     from roost.flow.models import Flow
 
@@ -47,6 +50,7 @@ LOCAL = "local"  # --ray without an address: a Ray instance of this machine, sta
 LOST_RETRIES = 3  # times Ray retries a row whose worker died
 CONNECT_TIMEOUT = 5.0  # seconds to reach a cluster's address before saying it cannot be reached
 INSTALL_HINT = "pip install 'roost[ray]'"
+POLL_SECONDS = 0.5  # how often the driver looks whether SIGTERM came while rows run
 
 
 def import_ray() -> Any:
@@ -123,13 +127,17 @@ def on_ray(address: str, db: str | None, concurrency: int) -> Runs:
     url = store_url_for(address, db)
     check_reachable(address)
 
-    def runs(plan: Plan, todo: list[int], arrived: Callable[[int, RowResult], None]) -> None:
+    def runs(
+        plan: Plan, todo: list[int], arrived: Callable[[int, RowResult], None], drain: Drain
+    ) -> None:
         if not todo:  # every row finished before: no cluster needed
             return
         connect(ray, address)
+        previous = signal.signal(signal.SIGTERM, lambda signum, frame: drain.stop())
         try:
-            _drive(ray, plan, todo, arrived, url, concurrency)
+            _drive(ray, plan, todo, arrived, url, concurrency, drain)
         finally:
+            signal.signal(signal.SIGTERM, previous)
             ray.shutdown()
 
     return runs
@@ -150,19 +158,29 @@ def _drive(
     arrived: Callable[[int, RowResult], None],
     url: str,
     concurrency: int,
+    drain: Drain,
 ) -> None:
-    """Keeps ``concurrency`` rows in flight and hands each result to ``arrived``."""
+    """Keeps ``concurrency`` rows in flight and hands each result to ``arrived``; once
+    ``drain`` stops, starts no row and waits its grace for those in flight (the rows
+    still running then are cancelled: each is retried from its log next time)."""
     task = ray.remote(max_retries=LOST_RETRIES, retry_exceptions=False)(run_row_task)
     store = ray.put(url)  # once, in the object store: not repeated in every task's arguments
     waiting = list(reversed(todo))
     flying: dict[Any, int] = {}
-    while waiting or flying:
-        while waiting and len(flying) < concurrency:
+    deadline: float | None = None
+    while (waiting and not drain.stopping) or flying:
+        if drain.stopping:
+            deadline = deadline or time.monotonic() + drain.grace
+            if drain.hurried or time.monotonic() >= deadline:
+                for ref in flying:
+                    ray.cancel(ref)
+                return
+        while waiting and len(flying) < concurrency and not drain.stopping:
             index = waiting.pop()
             described = describe(plan.items[index])
             described["path"] = str(Path(described["path"]).resolve())  # workers run elsewhere
             flying[task.remote(store, plan.batch, described)] = index
-        ready, _ = ray.wait(list(flying), num_returns=1)
+        ready, _ = ray.wait(list(flying), num_returns=1, timeout=POLL_SECONDS)
         for ref in ready:
             index = flying.pop(ref)
             arrived(index, _result(ray, ref, plan, index))

@@ -34,7 +34,8 @@ if TYPE_CHECKING:
     from roost.store.sql import SqlStore
     from roost.workspace import Workspace
 
-RowStatus = Literal["terminated", "paused", "error", "running", "invalid"]
+# "running": cut off mid-run; "skipped": never started (a drained batch). Both run next time.
+RowStatus = Literal["terminated", "paused", "error", "running", "invalid", "skipped"]
 FINISHED = ("terminated", "paused")
 
 
@@ -78,7 +79,14 @@ def bad_row(row: BadRow) -> RowResult:
 
 
 async def run_row(
-    workspace: Workspace, flow: Flow, row: Row, batch: str, run_id: str, *, new: bool = False
+    workspace: Workspace,
+    flow: Flow,
+    row: Row,
+    batch: str,
+    run_id: str,
+    *,
+    new: bool = False,
+    watch: set[Runner] | None = None,
 ) -> RowResult:
     """Runs ``row`` to where it comes to rest (or finds it finished); never raises a RoostError.
 
@@ -87,16 +95,23 @@ async def run_row(
     store, stored. ``new``: the row's run was not in the store when the batch
     began, so it is started without looking it up (a run made meanwhile by
     another writer is refused by the store, and the row is an error retried next time).
+    ``watch`` holds the row's Runner while it runs (a drain cancels its step).
     """
     try:
-        state, log = await _advance(workspace, flow, row, batch, run_id, new)
+        state, log = await _advance(workspace, flow, row, batch, run_id, new, watch)
         return result_of(row.line, run_id, state, log.load())
     except RoostError as error:
         return RowResult(row.line, run_id, "error", error=f"line {row.line}: {error}")
 
 
 async def _advance(
-    workspace: Workspace, flow: Flow, row: Row, batch: str, run_id: str, new: bool
+    workspace: Workspace,
+    flow: Flow,
+    row: Row,
+    batch: str,
+    run_id: str,
+    new: bool,
+    watch: set[Runner] | None,
 ) -> tuple[RunState, EventLog]:
     store = workspace.store
     log: EventLog | None = None if new else _stored_log(store, run_id)
@@ -110,7 +125,12 @@ async def _advance(
     # New: started; stopped at an error, or left mid-step by a process that died: retried.
     # A row answers no pause: its run waits there for a person (roost continue).
     first = _start(row.message) if state.status == "new" else _retry
-    return await drive(runner, first, leave_paused), log
+    watching = watch if watch is not None else set()
+    watching.add(runner)
+    try:
+        return await drive(runner, first, leave_paused), log
+    finally:
+        watching.discard(runner)
 
 
 def _start(message: str | None) -> Step:

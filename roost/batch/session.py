@@ -4,7 +4,11 @@ The rows run here (``run_local``) or as Ray tasks (``roost.batch.ray_tasks``);
 either way each result is counted on the progress bar as it arrives, and the
 results file lists every row, the ones that had finished before included.
 Interrupted (Ctrl-C), the command writes the results it has: the rows left
-running are retried from their logs the next time.
+running are retried from their logs the next time. Sent SIGTERM, it drains
+(``roost.batch.drain``): no new row starts, the rows running end within the
+grace. Either way a row that did not run is in the results file: ``skipped``
+when it never started, ``running`` when it was cut off mid-run; the next run of
+the command runs both.
 """
 
 from __future__ import annotations
@@ -15,11 +19,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from roost.batch.drain import GRACE_SECONDS, Drain
 from roost.batch.inputs import read_inputs
 from roost.batch.plan import Plan
 from roost.batch.progress import BatchProgress
 from roost.batch.results import write_results
-from roost.batch.rows import RowResult
+from roost.batch.rows import RowResult, RowStatus
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -38,6 +43,7 @@ class Outcome:
     results: dict[int, RowResult] = field(default_factory=dict)
     ran: int = 0
     interrupted: bool = False
+    drained: bool = False  # stopped by SIGTERM
 
     @property
     def ordered(self) -> list[RowResult]:
@@ -54,7 +60,7 @@ class Outcome:
         return 3 if self.failed else 0
 
 
-Runs = Callable[[Plan, list[int], Callable[[int, RowResult], None]], None]
+Runs = Callable[[Plan, list[int], Callable[[int, RowResult], None], Drain], None]
 
 
 def run_batch(
@@ -65,6 +71,7 @@ def run_batch(
     out: Path,
     console: Console,
     runs: Runs,
+    grace: float = GRACE_SECONDS,
 ) -> Outcome:
     """Runs the batch's unfinished rows through ``runs`` and writes every row's result."""
     plan = Plan.of(batch, flow, read_inputs(inputs))
@@ -77,6 +84,7 @@ def run_batch(
         f"{finished:,} finished before, {len(settled) - finished:,} invalid"
     )
     progress = BatchProgress(batch, len(plan.items), console, settled)
+    drain = Drain(grace)
 
     def arrived(index: int, result: RowResult) -> None:
         outcome.results[index] = result
@@ -85,19 +93,48 @@ def run_batch(
 
     try:
         with progress:
-            runs(plan, todo, arrived)
+            runs(plan, todo, arrived, drain)
     except KeyboardInterrupt:
         outcome.interrupted = True
+    outcome.drained = drain.stopping
+    outcome.results.update(not_run(plan, store, todo, outcome.results))
     write_results(out, outcome.ordered)
     return outcome
+
+
+def not_run(
+    plan: Plan, store: SqlStore, todo: list[int], results: dict[int, RowResult]
+) -> dict[int, RowResult]:
+    """The results of the rows of ``todo`` that did not come to rest in this command: those
+    with a run in the store were cut off mid-run, the others never started."""
+    left = [index for index in todo if index not in results]
+    if not left:
+        return {}
+    stored = {info.id for info in store.runs(batch=plan.batch)}
+    found: dict[int, RowResult] = {}
+    for index in left:
+        item = plan.items[index]
+        assert item.run_id is not None
+        began = item.run_id in stored
+        status: RowStatus = "running" if began else "skipped"
+        why = "stopped mid-run" if began else "not run"
+        found[index] = RowResult(
+            item.line,
+            item.run_id if began else None,
+            status,
+            error=f"line {item.line}: {why}: the batch was stopped; run the same command again",
+        )
+    return found
 
 
 def locally(store: SqlStore, concurrency: int) -> Runs:
     """Runs rows in this process, ``concurrency`` at a time."""
     from roost.batch.local import run_local
 
-    def runs(plan: Plan, todo: list[int], arrived: Callable[[int, RowResult], None]) -> None:
-        interruptibly(lambda: run_local(plan, store, todo, concurrency, arrived))
+    def runs(
+        plan: Plan, todo: list[int], arrived: Callable[[int, RowResult], None], drain: Drain
+    ) -> None:
+        interruptibly(lambda: run_local(plan, store, todo, concurrency, arrived, drain))
 
     return runs
 

@@ -1,8 +1,8 @@
 """``roost batch FLOW INPUTS``: a run of FLOW for every row of INPUTS, each an ordinary stored run.
 
 Exit status: 0 every row finished (terminated or paused), 3 some row stopped at
-an error or could not run, 2 invalid use (the flow, the inputs file, an option),
-130 interrupted.
+an error or could not run (or was not run: SIGTERM drains the batch), 2 invalid
+use (the flow, the inputs file, an option), 130 interrupted.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.markup import escape
 from typer.core import TyperCommand
 
+from roost.batch.drain import GRACE_SECONDS
 from roost.cli.app import app
 
 if TYPE_CHECKING:  # typer's own copy of click, whose types its command's methods take
@@ -86,6 +87,16 @@ def batch(
         str | None,
         typer.Option("--db", help="Run store URL (default: ROOST_DB or .roost/roost.db)."),
     ] = None,
+    grace: Annotated[
+        float,
+        typer.Option(
+            "--grace",
+            metavar="SECONDS",
+            min=0,
+            help="On SIGTERM, how long the rows running may take to finish; no new row "
+            "starts (default 30).",
+        ),
+    ] = GRACE_SECONDS,
     ray: Annotated[
         str | None,
         typer.Option(
@@ -122,7 +133,7 @@ def batch(
         runs = on_ray(ray, db, concurrency)
         store = open_store(db)
     console = Console(stderr=True, highlight=False)
-    outcome = run_batch(flow, inputs, batch, store, out, console, runs)
+    outcome = run_batch(flow, inputs, batch, store, out, console, runs, grace)
     _summary(outcome, out, db, inputs)
     if outcome.exit_code:
         raise typer.Exit(outcome.exit_code)
@@ -172,6 +183,8 @@ def _summary(outcome: object, out: Path, db: str | None, inputs: Path) -> None:
             console.print(f"  ... and {len(failed) - SHOWN_FAILURES:,} more (see the results file)")
     if outcome.interrupted:
         sys.stderr.write("roost: interrupted; run the same command again to go on\n")
+    elif outcome.drained:
+        sys.stderr.write("roost: stopped (SIGTERM); run the same command again to run the rest\n")
     elif failed:
         _what_next(console, failed, inputs)
     command = ["roost", "runs", "--batch", batch]

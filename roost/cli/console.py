@@ -302,7 +302,8 @@ class RunConsole:
 
 
 def usage_line(usage: Any, events: Sequence[Event]) -> str:
-    """``usage: 3 calls, 120 prompt tokens, 40 completion tokens, cost $0.0004 (estimated)``."""
+    """``usage: 3 calls, 120 prompt tokens, 40 completion tokens, cost $0.0004 (estimated)``,
+    and ``, 2 calls waited 1.5 s for provider limits`` when some waited for their turn."""
     from roost.pricing import run_cost
 
     return (
@@ -310,7 +311,17 @@ def usage_line(usage: Any, events: Sequence[Event]) -> str:
         f"{usage.completion_tokens} completion tokens"
         + (f", {usage.cached_tokens} cached" if usage.cached_tokens else "")
         + f", cost {run_cost(events).text()}"
+        + limit_waits(events)
     )
+
+
+def limit_waits(events: Sequence[Event]) -> str:
+    """``, 2 calls waited 1.5 s for provider limits``: the waits recorded on the llm_calls."""
+    waits = [e.waited for e in events if isinstance(e, LlmCallEvent) and e.waited]
+    if not waits:
+        return ""
+    calls = "1 call" if len(waits) == 1 else f"{len(waits)} calls"
+    return f", {calls} waited {sum(waits):.1f} s for provider limits"
 
 
 def context_lines(flow: Flow, state: RunState) -> list[str]:

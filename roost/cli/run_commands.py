@@ -1,4 +1,4 @@
-"""``roost run``, ``roost continue`` and ``roost retry`` (FLOW-LANGUAGE.md section 8).
+"""``roost run``, ``roost continue`` and ``roost retry`` (docs/runs.md).
 
 Exit status: 0 terminated or paused at an interrupt, 3 stopped at an error,
 2 invalid flow or use (or a run that cannot be continued or retried), 1 anything else.

@@ -1,4 +1,4 @@
-"""``roost runs``, ``show``, ``replay``, ``fork``, ``export`` and ``import`` (section 8).
+"""``roost runs``, ``show``, ``replay``, ``fork``, ``export`` and ``import`` (docs/runs.md).
 
 RUN is a stored run's id (or a unique prefix) or a run's JSON Lines file; the
 store is ``--db``, else ``ROOST_DB``, else ``.roost/roost.db`` in the nearest

@@ -1,4 +1,4 @@
-"""start, chat and reply (FLOW-LANGUAGE.md section 3), as an explicit loop.
+"""start, chat and reply (docs/semantics.md), as an explicit loop.
 
 ``chat(from, to)`` returns the next step instead of calling itself, and
 ``run_from`` iterates until the run pauses, stops at an error or terminates,
@@ -176,7 +176,8 @@ class Interpreter:
     async def continue_(
         self, feedback: str, images: Sequence[LoadedImage | ImageRecord] = ()
     ) -> None:
-        """Answers the pending interrupt (section 3, continue), ``images`` with the feedback."""
+        """Answers the pending interrupt with ``feedback`` and ``images`` (docs/semantics.md,
+        "continue and retry")."""
         self._held = False
         pending = self.state.pending
         if self.state.status != "paused" or not isinstance(pending, InterruptEvent):
@@ -435,7 +436,8 @@ class Interpreter:
     def _after_resume(
         self, pending: InterruptEvent, feedback: str, images: tuple[ImageRecord, ...] = ()
     ) -> Step:
-        """What follows a recorded ``resume`` of ``pending`` (section 3, continue)."""
+        """What follows a recorded ``resume`` of ``pending`` (docs/semantics.md, "continue
+        and retry")."""
         frm, to = pending.from_, pending.to
         if pending.reason == "manual_select":
             chosen, found = self._manual_choice(frm, feedback, pending.routes)

@@ -1,4 +1,4 @@
-"""The tool loop inside one reply (FLOW-LANGUAGE.md section 6).
+"""The tool loop inside one reply (docs/tools.md).
 
 The provider is called with the agent's tools; every call of one answer runs
 concurrently, each under its tool's timeout, and the results go back in call

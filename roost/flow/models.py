@@ -1,4 +1,4 @@
-"""Pydantic models of the flow language (FLOW-LANGUAGE.md section 1).
+"""Pydantic models of the flow language (docs/flow-language.md).
 
 These models are the single source of the JSON Schema (``roost schema``).
 Every model forbids unknown keys. Cross-references (a member naming an agent,
@@ -256,7 +256,7 @@ class StdioServer(Strict):
     args: list[str] = Field(default_factory=list)
     env: dict[str, str] = Field(default_factory=dict)
     timeout: float = Field(60, gt=0)
-    # envmcp (issue 20): the transport may be named; a command is always stdio.
+    # Named only so a flow may say it; a server started from a command always speaks stdio.
     transport: Literal["stdio"] = Field("stdio", description="stdio: roost starts the command.")
 
 
@@ -264,7 +264,8 @@ class HttpServer(Strict):
     url: str
     headers: dict[str, str] = Field(default_factory=dict)
     timeout: float = Field(60, gt=0)
-    # envmcp (issue 20): the older HTTP+SSE transport besides streamable HTTP.
+    # Some servers still speak only the older HTTP+SSE transport, so it is kept beside
+    # streamable HTTP.
     transport: Literal["streamable-http", "sse"] = Field(
         "streamable-http",
         description="streamable-http (the url is the MCP endpoint) or sse (the url is the "
@@ -334,7 +335,8 @@ class Agent(Strict):
     )
     tool_limit: int | None = Field(None, ge=1, description="Offer only the best-matching N tools.")
     max_tool_calls: int | None = Field(None, ge=0)
-    # skills (issue 20): the skills listed in this agent's system prompt, read by skill#read.
+    # Only the names are listed in the system prompt: a skill's text costs tokens only once
+    # the agent reads it with skill#read.
     skills: list[str] | Literal["all"] = Field(
         default_factory=list,
         description='Skills listed in the system prompt (their names, or "all"); the agent '
@@ -349,7 +351,8 @@ class Agent(Strict):
             return value
         raise PydanticCustomError("skills", "write a list of skill names, or all", {})
 
-    # package hooks: the agent's hooks run after the flow's; plan mode approves a round at once
+    # The agent's hooks run after the flow's (the flow's rules hold for every agent); plan
+    # mode approves or refuses a model answer's tool calls as one.
     hooks: Hooks | None = Field(None, description="Hooks run after the flow's own, in order.")
     approval: Literal["plan"] | None = Field(
         None,
@@ -522,7 +525,7 @@ class Memory(Strict):
 
 
 # --------------------------------------------------------------------------- builtins
-# Package "builtins" (issue 20): the settings of the builtin#... tools.
+# The settings of the builtin#... tools: what each may read, write, fetch or run.
 
 # The tools an agent lists as ``builtin#NAME``; a tool entry called ``builtin`` hides them.
 BUILTIN_TOOLS = ("read_file", "write_file", "list_files", "http_get", "shell")
@@ -639,13 +642,13 @@ class Flow(Strict):
         default_factory=Builtins,
         description="Settings of the built-in tools that agents list as builtin#NAME.",
     )
-    # skills (issue 20): folders searched for skills after the skills/ folder beside the flow.
+    # Searched after the skills/ folder beside the flow, so a flow's own skills come first.
     skill_paths: list[str] = Field(
         default_factory=list,
         description="Folders of skills (relative to the flow's folder), searched after its "
         "skills/ folder and before the user's.",
     )
-    # package hooks
+    # The flow's hooks hold for every agent, and decide before each agent's own.
     hooks: Hooks | None = Field(None, description="Hooks every agent runs (before its own).")
 
     # Where the flow came from; set by the loader, not part of the schema.
@@ -664,7 +667,8 @@ class Flow(Strict):
     # Line and column of every key (by its path of keys and indexes); set by the loader.
     _positions: dict[tuple[str | int, ...], tuple[int, int]] = PrivateAttr(default_factory=dict)
     _warnings: tuple[Problem, ...] = PrivateAttr(default=())
-    # envmcp (issue 20): what the .env files beside the flow and in the current folder set.
+    # What the .env files beside the flow and in the current folder set: kept with the flow so
+    # that a provider finds its vendor's key there when the environment has none.
     _env_files: dict[str, str] = PrivateAttr(default_factory=dict)
 
     @property

@@ -1,4 +1,4 @@
-"""What an agent is shown when it replies (FLOW-LANGUAGE.md section 3).
+"""What an agent is shown when it replies (docs/semantics.md).
 
 Between two agents it sees the success messages between those two only, its
 own as ``assistant`` and the other's as ``user``. Into a channel it sees every
@@ -210,7 +210,7 @@ def with_memory_note(system: str, note: str) -> str:
     return f"{system}\n\n{note}" if system else note
 
 
-# skills (issue 20) ----------------------------------------------------------------
+# skills: listed by name in the system prompt, read whole only when a task needs one ---
 
 SKILLS = (
     "You have skills: instructions for particular tasks, kept apart until a task needs "

@@ -1,4 +1,4 @@
-"""Who speaks next in a channel (FLOW-LANGUAGE.md section 4).
+"""Who speaks next in a channel (docs/semantics.md, "Directors").
 
 Candidates are the members under their own cap, minus the last speaker
 (unless ``allow_repeat``), narrowed to the last speaker's ``transitions``. The

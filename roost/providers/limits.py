@@ -52,8 +52,25 @@ _call: ContextVar[Call | None] = ContextVar("roost_limited_call", default=None)
 # Who hears of each call: (provider, seconds, waited, failed).
 Observer = Callable[[str, float, float, bool], None]
 observers: list[Observer] = []
-# The calls waiting for their turn now, by provider name (the server's metrics show them).
+# The calls waiting for their turn now, by provider name (the server's metrics show them,
+# the batch's progress bar their sum) and by the run they are for (the server's run summary).
 waiting: collections.Counter[str] = collections.Counter()
+waiting_runs: collections.Counter[str] = collections.Counter()
+# The run the current task steps, when its stepper named it (``for_run``).
+_run: ContextVar[str | None] = ContextVar("roost_limited_run", default=None)
+
+
+def for_run(run_id: str) -> None:
+    """The calls the current task makes, and the tasks it starts, are ``run_id``'s."""
+    _run.set(run_id)
+
+
+def _count_waiting(provider: str, run: str | None, step: int) -> None:
+    waiting[provider] += step
+    if run is not None:
+        waiting_runs[run] += step
+        if waiting_runs[run] <= 0:
+            del waiting_runs[run]  # the run's calls all went: no count kept for it
 
 
 class Limiter:
@@ -104,7 +121,8 @@ class Limiter:
         held = False
         call = _call.get()
         shown = call.provider if call is not None else "?"
-        waiting[shown] += 1
+        run = _run.get()
+        _count_waiting(shown, run, 1)
         try:
             if self.concurrency is not None:
                 await self.concurrency.acquire()
@@ -114,14 +132,14 @@ class Limiter:
             if self.tokens is not None:
                 await self.tokens.acquire(self._size())
             await self._paused()  # checked last: a 429 may have come while this call waited
-            waiting[shown] -= 1
+            _count_waiting(shown, run, -1)
             shown = ""
             waited = time.monotonic() - began
             _waited(waited)
             yield waited
         finally:
             if shown:
-                waiting[shown] -= 1
+                _count_waiting(shown, run, -1)
             if held and self.concurrency is not None:
                 self.concurrency.release()
 

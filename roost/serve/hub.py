@@ -40,6 +40,7 @@ from roost.events import Event, InterruptEvent, event_dict
 from roost.flow import Flow
 from roost.nodes.directors import candidates
 from roost.pricing import reported_cost
+from roost.providers import limits
 from roost.runstate import RunState, fold, statuses
 from roost.serve.config import ServeConfig
 from roost.serve.errors import Busy, Draining, TooManyStreams
@@ -391,6 +392,7 @@ class Hub:
             "cost": self._cost(info),
             "busy": self.busy(run_id),
             "queued": self.leases.waiting(run_id),
+            "waiting_on_limits": limits.waiting_runs.get(run_id, 0),
         }
 
     def _cost(self, info: RunInfo) -> float | None:
@@ -574,6 +576,7 @@ class Session:
 
     async def run(self) -> None:
         hub = self.hub
+        limits.for_run(self.run_id)  # its calls waiting for a provider's limits are counted
         try:
             while True:
                 runner = self.runner = hub.runner(self.run_id)

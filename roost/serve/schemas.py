@@ -139,6 +139,9 @@ class RunDetail(RunRow):
     )
     busy: bool = Field(description="A step is running now.")
     queued: int = Field(description="Messages waiting for the run.")
+    waiting_on_limits: int = Field(
+        description="The run's model calls waiting now for their turn at a provider's limits."
+    )
 
 
 class Accepted(BaseModel):

@@ -73,10 +73,8 @@ def check_flow_tools(flow: Flow) -> list[Problem]:
 
 
 def _check_file_root(flow: Flow, folder: Path) -> list[Problem]:
-    """A problem at the first use of a built-in file tool when their root is not a folder.
-
-    Package builtins (issue 20).
-    """
+    """A problem at the first use of a built-in file tool when their root is not a folder
+    (found when the flow is checked, not when a model first calls the tool)."""
     root = flow.builtins.files.root
     if not lists_file_tools(flow) or (folder / root).is_dir():
         return []

@@ -100,7 +100,7 @@ async def test_when_every_member_is_spent_as_the_channel_fills_the_channels_cap_
 def expected_ending(
     written: list[str], names: tuple[str, ...], caps: tuple[int, int], repeat: bool
 ) -> tuple[str, str, str]:
-    """The reason the run must end for, from the counts alone (FLOW-LANGUAGE section 3 and 4)."""
+    """The reason the run must end for, from the counts alone (docs/semantics.md: "Caps")."""
     member_cap, channel_cap = caps
     if len(written) >= channel_cap:
         return ("terminate", "team", "max_rounds")

@@ -109,7 +109,7 @@ EXPECTED: dict[str, tuple[int, int, tuple[str, ...]]] = {
     "wrong_version.yaml": (1, 8, ("unsupported format version",)),
     "yaml_syntax.yaml": (5, 1, ("invalid YAML", "the '{' at line 4 is not closed")),
     "yaml_tab.yaml": (4, 1, ("invalid YAML", "tab ('\\t')", "spaces only")),
-    # package hooks
+    # hooks
     "hook_bad_python.yaml": (4, 15, ("hooks.before_tool[0].python", "module:function")),
     "hook_neither.yaml": (7, 11, ("hooks.after_tool[0] of agent 'a'", "python or command")),
     "hook_unknown_stage.yaml": (3, 3, ("unknown key 'before_tools'", "'before_tool'")),
