@@ -2579,6 +2579,14 @@ SERVE_PRODUCTION = [
         WAIT_SHOWN_TESTS,
         "roost run's usage line never says its calls waited for a provider's limits",
     ),
+    Mutant(
+        "run-wait-unsaid",
+        "roost/providers/limits.py",
+        "        if waits_told and self._must_wait():",
+        "        if False:",
+        ("tests/cli/test_limit_waits.py",),
+        "roost run says nothing while a call waits for a provider's limits",
+    ),
 ]
 
 STUDIO_CORPUS = ("tests/studio/test_roundtrip.py", "tests/studio/test_corpus.py")
