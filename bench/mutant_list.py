@@ -2669,6 +2669,22 @@ SERVE_PRODUCTION = [
         WAIT_SHOWN_TESTS,
         "roost run's usage line never says its calls waited for a provider's limits",
     ),
+    Mutant(
+        "run-wait-unsaid",
+        "roost/providers/limits.py",
+        "        if waits_told and self._must_wait():",
+        "        if False:",
+        ("tests/cli/test_limit_waits.py",),
+        "roost run says nothing while a call waits for a provider's limits",
+    ),
+    Mutant(
+        "batch-ray-sigterm-kills",
+        "roost/batch/ray_tasks.py",
+        "        previous = signal.signal(signal.SIGTERM, lambda signum, frame: drain.stop())",
+        "        previous = signal.getsignal(signal.SIGTERM)",
+        ("tests/batch/test_ray.py::test_sigterm_drains_a_batch_on_the_cluster",),
+        "SIGTERM kills a batch on Ray: no results file, the row in flight left running",
+    ),
 ]
 
 STUDIO_CORPUS = ("tests/studio/test_roundtrip.py", "tests/studio/test_corpus.py")

@@ -165,6 +165,11 @@ class RunConsole:
             chunk, self._high = chunk[:-1], chunk[-1]
         self.lines.write(((valid_text(chunk), ""),), end="")
 
+    def on_limit_wait(self, provider: str) -> None:
+        """A model call waits for its turn at its provider's limits: said as it begins."""
+        self.end_line()
+        self.lines.write(((f"(a call waits for its turn at {provider}'s limits)", "dim"),))
+
     def end_line(self) -> None:
         """Ends a line of streamed text, so that what comes next starts a line of its own."""
         self._high = ""

@@ -29,6 +29,7 @@ from roost.eventlog import EventLog
 from roost.events import ErrorEvent, Event, InterruptEvent, RunStartEvent
 from roost.flow.models import Flow
 from roost.nodes.directors import candidates
+from roost.providers import limits
 from roost.runstate import RunState
 from roost.workspace import Workspace
 
@@ -284,6 +285,7 @@ class Session:
         async def go() -> RunState:
             return await drive(runner, first, self.answer, images=images, refused=self._refused)
 
+        limits.waits_told.append(self.out.on_limit_wait)
         try:
             return _run_interruptibly(go)
         except KeyboardInterrupt:
@@ -296,6 +298,7 @@ class Session:
             )
             raise SystemExit(1) from None
         finally:
+            limits.waits_told.remove(self.out.on_limit_wait)
             self.out.flush()  # the run's lines before any error line of the command's
 
     async def answer(self, pause: Pause) -> str | None:

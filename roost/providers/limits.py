@@ -56,6 +56,8 @@ observers: list[Observer] = []
 # the batch's progress bar their sum) and by the run they are for (the server's run summary).
 waiting: collections.Counter[str] = collections.Counter()
 waiting_runs: collections.Counter[str] = collections.Counter()
+# Told the provider's name when a call has to wait for its turn (``roost run`` says so).
+waits_told: list[Callable[[str], None]] = []
 # The run the current task steps, when its stepper named it (``for_run``).
 _run: ContextVar[str | None] = ContextVar("roost_limited_run", default=None)
 
@@ -123,6 +125,9 @@ class Limiter:
         shown = call.provider if call is not None else "?"
         run = _run.get()
         _count_waiting(shown, run, 1)
+        if waits_told and self._must_wait():
+            for told in list(waits_told):
+                told(shown)
         try:
             if self.concurrency is not None:
                 await self.concurrency.acquire()
@@ -142,6 +147,15 @@ class Limiter:
                 _count_waiting(shown, run, -1)
             if held and self.concurrency is not None:
                 self.concurrency.release()
+
+    def _must_wait(self) -> bool:
+        """Whether a call asking for a turn now waits for it (a limit is reached)."""
+        return (
+            (self.concurrency is not None and self.concurrency.locked())
+            or (self.requests is not None and not self.requests.has_capacity())
+            or (self.tokens is not None and not self.tokens.has_capacity(self._size()))
+            or self.paused_until > time.monotonic()
+        )
 
     async def _paused(self) -> None:
         """Returns once no retry-after holds the endpoint (one may follow another)."""

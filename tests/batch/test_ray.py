@@ -322,3 +322,47 @@ def test_rows_on_the_cluster_store_and_recall_memory(
             assert RECALLED in echoed
     finally:
         store.close()
+
+
+SLOW_FLOW = """\
+roost: 1
+name: slow
+providers:
+  llm: {{kind: openai, model: m, base_url: "{url}/v1", api_key: sk-test, max_retries: 0}}
+defaults: {{provider: llm}}
+agents:
+  USER: {{role: A person.}}
+  bot: {{role: You answer.}}
+start: {{from: USER, to: bot, content: hi}}
+"""
+
+
+def test_sigterm_drains_a_batch_on_the_cluster(ray_head: str, tmp_path: Path) -> None:
+    from fakes.gauged import GaugedLLMServer
+    from fakes.script import Reply
+
+    with GaugedLLMServer(delay=2.0, responder=lambda _: Reply(text="Done. TERMINATE")) as llm:
+        (tmp_path / "slow.yaml").write_text(SLOW_FLOW.format(url=llm.url))
+        jsonl(tmp_path / "q.jsonl", *({"message": f"q{n}"} for n in range(3)))
+        command = [sys.executable, "-c", _MAIN, "batch", "slow.yaml", "q.jsonl", "--ray"]
+        command += [ray_head, "--batch", "d1", "--concurrency", "1", "--grace", "60"]
+        driver = subprocess.Popen(
+            command, cwd=tmp_path, env=ray_env(), stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        try:
+            deadline = time.monotonic() + 180
+            while llm.in_flight == 0:  # the first row's call, on a Ray worker
+                assert driver.poll() is None, driver.communicate()
+                assert time.monotonic() < deadline, "no row reached the model"
+                time.sleep(0.1)
+            driver.send_signal(signal.SIGTERM)
+            out, err = driver.communicate(timeout=180)
+        finally:
+            if driver.poll() is None:
+                driver.kill()
+    assert driver.returncode == 3, out + err
+    assert "Traceback" not in out + err and "stopped (SIGTERM)" in err
+    rows = results(tmp_path / "q.jsonl.results.jsonl")
+    assert [r["status"] for r in rows] == ["terminated", "skipped", "skipped"]
+    assert len(llm.requests) == 1  # the row in flight finished; none started after

@@ -1,4 +1,5 @@
-"""``roost run``'s usage line says how long the run's model calls waited for provider limits."""
+"""``roost run`` says when a model call waits for its turn at a provider's limits, and its
+usage line how long the run's calls waited."""
 
 from __future__ import annotations
 
@@ -40,7 +41,10 @@ def test_a_call_that_waited_for_its_turn_is_on_the_usage_line(tmp_path: Path) ->
         (tmp_path / "limited.yaml").write_text(flow, encoding="utf-8")
         ran = run_cli("run", "limited.yaml", cwd=tmp_path)
     assert ran.returncode == 0, ran.stderr
-    found = re.search(r", 1 call waited (\d+\.\d) s for provider limits", ran.stdout + ran.stderr)
+    said = ran.stdout + ran.stderr
+    # Said as the wait begins, before the second speaker's words, and summed at the end.
+    assert said.index("(a call waits for its turn at llm's limits)") < said.index("b → ")
+    found = re.search(r", 1 call waited (\d+\.\d) s for provider limits", said)
     assert found is not None and float(found.group(1)) >= 0.5  # a second, less the first call
 
 
@@ -51,4 +55,4 @@ def test_a_run_that_never_waited_says_nothing_of_limits(tmp_path: Path) -> None:
         ran = run_cli("run", "limited.yaml", cwd=tmp_path)
     assert ran.returncode == 0, ran.stderr
     assert "usage: 2 calls" in ran.stdout + ran.stderr
-    assert "provider limits" not in ran.stdout + ran.stderr
+    assert "limits" not in ran.stdout + ran.stderr
