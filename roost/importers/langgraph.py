@@ -118,7 +118,7 @@ def _writers(
         return {}
     columns = {row[1] for row in db.execute("PRAGMA table_info(writes)")}
     path = "task_path" if "task_path" in columns else "''"  # older savers kept no task path
-    saved = {parent: _uuid_time(child) for parent, child in children.items()}
+    saved = {parent: checkpoint_time(child) for parent, child in children.items()}
     rows = db.execute(
         f"SELECT checkpoint_id, task_id, {path}, channel, type, value FROM writes"
         " WHERE thread_id = ? AND checkpoint_ns = '' ORDER BY checkpoint_id, task_id, idx",
@@ -153,7 +153,7 @@ def _listed(value: Any) -> list[Any]:
     return value if isinstance(value, list) else [value]
 
 
-def _uuid_time(checkpoint_id: str) -> str | None:
+def checkpoint_time(checkpoint_id: str) -> str | None:
     """When a checkpoint was saved, from its id: LangGraph's ids are UUID version 6."""
     try:
         uuid = UUID(checkpoint_id)

@@ -15,7 +15,7 @@ import msgpack
 import pytest
 
 from roost.importers import import_run
-from roost.importers.langgraph import decode
+from roost.importers.langgraph import checkpoint_time, decode
 from roost.importers.model import ImportFormatError
 from tests.importers.test_import import FIXTURES, messages, roost
 
@@ -278,7 +278,7 @@ def test_a_thread_forked_in_its_past_imports_the_branch_its_latest_checkpoint_en
     db = sqlite3.connect(f"{(FIXTURES / 'langgraph_fork.sqlite').as_uri()}?mode=ro", uri=True)
     ids = [row[0] for row in db.execute("SELECT checkpoint_id FROM checkpoints ORDER BY 1")]
     db.close()
-    from roost.importers.langgraph import _uuid_time
-
     reply = [e["ts"] for e in events if e["type"] == "message"][-1]
-    assert reply == _uuid_time(ids[-1]) and len(ids) == 5  # the abandoned branch is still there
+    assert (
+        reply == checkpoint_time(ids[-1]) and len(ids) == 5
+    )  # the abandoned branch is still there
