@@ -6,7 +6,8 @@ For each format a file of ``--messages`` messages between two speakers is
 written in that engine's shape (the shapes of the fixtures in
 tests/fixtures/importers, which the real libraries made):
 
-- ag2: a ``chat_history`` JSON list;
+- ag2: a ``chat_history`` JSON list; ag2-group: ``GroupChat.messages`` of three
+  (a channel, so a director's choice before each message);
 - ag2-log: a runtime_logging database, one ``chat_completions`` row a reply,
   each request holding the chat so far (as AG2 logs it);
 - agentchat: a ``TaskResult`` JSON;
@@ -44,12 +45,12 @@ HUMAN = "langchain_core.messages.human"
 AI = "langchain_core.messages.ai"
 
 
-def said(n: int) -> list[tuple[str, str]]:
-    return [("ab"[k % 2], f"line {k}: " + "words " * 8) for k in range(n)]
+def said(n: int, speakers: str = "ab") -> list[tuple[str, str]]:
+    return [(speakers[k % len(speakers)], f"line {k}: " + "words " * 8) for k in range(n)]
 
 
-def ag2(path: Path, n: int) -> None:
-    messages = [{"content": text, "role": "user", "name": who} for who, text in said(n)]
+def ag2(path: Path, n: int, speakers: str = "ab") -> None:
+    messages = [{"content": text, "role": "user", "name": who} for who, text in said(n, speakers)]
     path.write_text(json.dumps(messages))
 
 
@@ -171,12 +172,14 @@ def main() -> None:
         folder = Path(temp)
         files = {
             "ag2": (folder / "chat.json", "ag2"),
+            "ag2-group": (folder / "group.json", "ag2"),
             "ag2-log": (folder / "log.sqlite", "ag2"),
             "agentchat": (folder / "task.json", "agentchat"),
             "langgraph": (folder / "checkpoints.sqlite", "langgraph"),
             "otel": (folder / "spans.json", "otel"),
         }
         ag2(files["ag2"][0], n)
+        ag2(files["ag2-group"][0], n, "abc")
         ag2_log(files["ag2-log"][0], n)
         agentchat(files["agentchat"][0], n)
         langgraph(files["langgraph"][0], n)

@@ -55,8 +55,8 @@ def read(path: Path, thread: str | None) -> Conversation:
     with sqlite_database(path, "checkpoints", "a LangGraph SqliteSaver database") as db:
         chosen = _thread(db, file, thread)
         where = f"{file}: thread {chosen!r}"
-        latest = _latest(db, chosen, where)
-        writers = _writers(db, chosen, where)
+        latest_id, latest = _latest(db, chosen, where)
+        writers = _writers(db, chosen, _lineage(db, chosen, latest_id), where)
     messages = _messages(latest, where)
     talk = Conversation([], source={"format": "langgraph", "file": file, "thread": chosen})
     talk.turns = _turns(messages, writers, talk, where)
@@ -81,30 +81,44 @@ def _thread(db: sqlite3.Connection, file: str, thread: str | None) -> str:
     return thread or threads[0]
 
 
-def _latest(db: sqlite3.Connection, thread: str, where: str) -> Any:
+def _latest(db: sqlite3.Connection, thread: str, where: str) -> tuple[str, Any]:
     row = db.execute(
-        "SELECT type, checkpoint FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ''"
-        " ORDER BY checkpoint_id DESC LIMIT 1",
+        "SELECT checkpoint_id, type, checkpoint FROM checkpoints"
+        " WHERE thread_id = ? AND checkpoint_ns = '' ORDER BY checkpoint_id DESC LIMIT 1",
         (thread,),
     ).fetchone()
-    return decode(row[0], row[1], f"{where}: the latest checkpoint")
+    return str(row[0]), decode(row[1], row[2], f"{where}: the latest checkpoint")
 
 
-def _writers(db: sqlite3.Connection, thread: str, where: str) -> dict[str, Written]:
-    """Each message id written by a task: its node, whether it was resumed, when."""
+def _lineage(db: sqlite3.Connection, thread: str, latest: str) -> dict[str, str]:
+    """Each step of the latest checkpoint's history, its parent to it: a thread whose past was
+    forked (LangGraph's time travel) keeps its abandoned steps, which are not this history."""
+    parents = dict(
+        db.execute(
+            "SELECT checkpoint_id, parent_checkpoint_id FROM checkpoints"
+            " WHERE thread_id = ? AND checkpoint_ns = ''",
+            (thread,),
+        ).fetchall()
+    )
+    children: dict[str, str] = {}
+    current = latest
+    while parents.get(current) and current not in children.values():
+        children[str(parents[current])] = current
+        current = str(parents[current])
+    return children
+
+
+def _writers(
+    db: sqlite3.Connection, thread: str, children: dict[str, str], where: str
+) -> dict[str, Written]:
+    """Each message id written by a task of the history: its node, whether it was resumed,
+    when (the time of the checkpoint its step made)."""
     tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
     if "writes" not in tables:
         return {}
     columns = {row[1] for row in db.execute("PRAGMA table_info(writes)")}
     path = "task_path" if "task_path" in columns else "''"  # older savers kept no task path
-    saved = {
-        str(parent): _uuid_time(str(child))
-        for parent, child in db.execute(
-            "SELECT parent_checkpoint_id, checkpoint_id FROM checkpoints"
-            " WHERE thread_id = ? AND checkpoint_ns = ''",
-            (thread,),
-        )
-    }
+    saved = {parent: checkpoint_time(child) for parent, child in children.items()}
     rows = db.execute(
         f"SELECT checkpoint_id, task_id, {path}, channel, type, value FROM writes"
         " WHERE thread_id = ? AND checkpoint_ns = '' ORDER BY checkpoint_id, task_id, idx",
@@ -113,7 +127,7 @@ def _writers(db: sqlite3.Connection, thread: str, where: str) -> dict[str, Writt
     resumed = {(r[0], r[1]) for r in rows if r[3] == "__resume__"}
     found: dict[str, Written] = {}
     for step, task, task_path, channel, kind, value in rows:
-        if channel != "messages":
+        if channel != "messages" or str(step) not in children:
             continue
         written = Written(_node(str(task_path)), (step, task) in resumed, saved.get(str(step)))
         for message in _listed(decode(kind, value, f"{where}: a write of step {step}")):
@@ -139,7 +153,7 @@ def _listed(value: Any) -> list[Any]:
     return value if isinstance(value, list) else [value]
 
 
-def _uuid_time(checkpoint_id: str) -> str | None:
+def checkpoint_time(checkpoint_id: str) -> str | None:
     """When a checkpoint was saved, from its id: LangGraph's ids are UUID version 6."""
     try:
         uuid = UUID(checkpoint_id)

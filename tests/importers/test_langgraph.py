@@ -15,7 +15,7 @@ import msgpack
 import pytest
 
 from roost.importers import import_run
-from roost.importers.langgraph import decode
+from roost.importers.langgraph import checkpoint_time, decode
 from roost.importers.model import ImportFormatError
 from tests.importers.test_import import FIXTURES, messages, roost
 
@@ -267,3 +267,18 @@ def test_a_fork_of_a_langgraph_group_goes_on_under_a_scripted_flow(tmp_path: Pat
     forked = roost(tmp_path, "fork", run_id, "--at", "9", "--flow", "onwards.yaml")
     assert forked.returncode == 0, forked.stderr
     assert "A new line. TERMINATE" in forked.stdout
+
+
+def test_a_thread_forked_in_its_past_imports_the_branch_its_latest_checkpoint_ends() -> None:
+    events = events_of(FIXTURES / "langgraph_fork.sqlite")
+    assert messages(events) == [
+        ("user", "teller", "Tell a story."),
+        ("teller", "user", "A second telling."),
+    ]
+    db = sqlite3.connect(f"{(FIXTURES / 'langgraph_fork.sqlite').as_uri()}?mode=ro", uri=True)
+    ids = [row[0] for row in db.execute("SELECT checkpoint_id FROM checkpoints ORDER BY 1")]
+    db.close()
+    reply = [e["ts"] for e in events if e["type"] == "message"][-1]
+    assert (
+        reply == checkpoint_time(ids[-1]) and len(ids) == 5
+    )  # the abandoned branch is still there
