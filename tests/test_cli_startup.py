@@ -76,8 +76,32 @@ def test_help_loads_no_heavy_package_and_no_command_module() -> None:
 def test_validate_loads_the_language_but_no_sdk_store_renderer_or_engine() -> None:
     loaded = _loaded_after("from roost.cli import main; main(['validate', 'flows/hello.yaml'])")
     assert "roost.flow" in loaded  # it did validate
-    not_needed = (*HEAVY[:-1], "roost.engine", "roost.events", "roost.store", "rich")
-    assert _among(loaded, not_needed) == []  # the template sandbox is the language's own
+    not_needed = (*HEAVY, "roost.engine", "roost.events", "roost.store", "rich")
+    assert _among(loaded, not_needed) == []
+
+
+def test_validate_loads_jinja2_only_for_a_text_with_template_syntax(tmp_path: Path) -> None:
+    # hello.yaml's roles and start message are plain text: nothing to parse as a template.
+    code = "from roost.cli import main; main(['validate', {path!r}])"
+    plain = _loaded_after(code.format(path="flows/hello.yaml"))
+    assert _among(plain, ("jinja2", "roost.templating.render", "roost.flow.template_checks")) == []
+    templated = tmp_path / "templated.yaml"
+    templated.write_text(
+        "roost: 1\nname: t\nvars: {topic: owls}\ndefaults: {provider: p}\n"
+        "providers: {p: {kind: scripted}}\n"
+        "agents: {a: {role: 'Talk of {{ vars.topic }}.'}, b: {}}\nstart: {from: a, to: b}\n"
+    )
+    loaded = _loaded_after(code.format(path=str(templated)))
+    assert {"jinja2", "roost.flow.template_checks"} <= loaded  # the role was checked
+
+
+def test_validate_loads_python_dotenv_only_for_a_env_file_to_read(tmp_path: Path) -> None:
+    code = "from roost.cli import main; main(['validate', {path!r}])"
+    assert _among(_loaded_after(code.format(path="flows/hello.yaml")), ("dotenv",)) == []
+    beside = tmp_path / "hello.yaml"
+    beside.write_text((ROOT / "flows" / "hello.yaml").read_text())
+    (tmp_path / ".env").write_text("TOPIC=owls\n")
+    assert "dotenv" in _loaded_after(code.format(path=str(beside)))
 
 
 def test_validate_loads_networkx_only_for_a_loop_it_must_look_into(tmp_path: Path) -> None:
@@ -141,6 +165,10 @@ def test_a_stored_run_uses_the_sql_core_but_no_orm(tmp_path: Path) -> None:
     loaded = _loaded_after(code)
     assert "roost.store.sql" in loaded and "sqlalchemy" in loaded  # it did store the run
     assert _among(loaded, ("sqlmodel", "sqlalchemy.orm")) == []
+    # Nor another database's dialect: PostgreSQL's is for a store on PostgreSQL.
+    assert _among(loaded, ("sqlalchemy.dialects.postgresql", "asyncpg", "psycopg")) == []
+    # A flow without templates and without a .env file renders and reads nothing with them.
+    assert _among(loaded, ("jinja2", "dotenv")) == []
 
 
 def test_the_console_script_help_imports_no_heavy_package() -> None:
