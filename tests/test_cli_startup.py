@@ -117,6 +117,46 @@ def test_validate_loads_networkx_only_for_a_loop_it_must_look_into(tmp_path: Pat
     assert "networkx" in _loaded_after(code.format(path=str(endless)))
 
 
+GC_AFTER = """
+import gc, json, sys
+from roost.entry import main
+sys.argv = ["roost", *{argv!r}]
+try:
+    main()
+except SystemExit:
+    pass
+print("\\n" + json.dumps([gc.isenabled(), gc.get_freeze_count() > 0]))
+"""
+
+
+def _collector_after(argv: list[str]) -> list[bool]:
+    """Whether the collector runs, and whether objects were frozen, after the console script."""
+    code = GC_AFTER.format(argv=argv)
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    return list(json.loads(done.stdout.splitlines()[-1]))
+
+
+def test_the_console_script_collects_again_once_the_command_is_loaded(tmp_path: Path) -> None:
+    # Start-up runs without the cyclic collector; a command's own objects are collected.
+    assert _collector_after(["validate", "flows/hello.yaml"]) == [True, True]
+    events = str(tmp_path / "run.jsonl")
+    assert _collector_after(["run", "flows/hello.yaml", "--events", events]) == [True, True]
+
+
+def test_main_called_by_a_program_leaves_its_collector_alone() -> None:
+    code = (
+        "import gc, json\nfrom roost.cli import main\nmain(['validate', 'flows/hello.yaml'])\n"
+        "print('\\n' + json.dumps([gc.isenabled(), gc.get_freeze_count()]))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert json.loads(done.stdout.splitlines()[-1]) == [True, 0], done.stderr
+
+
 TOOL_RUN = """
 import roost
 from roost.testing import call, flow_from_yaml
