@@ -211,6 +211,23 @@ def test_a_stored_run_uses_the_sql_core_but_no_orm(tmp_path: Path) -> None:
     assert _among(loaded, ("jinja2", "dotenv")) == []
 
 
+def test_a_new_stored_run_builds_no_validator_of_every_event(tmp_path: Path) -> None:
+    # A run only writes its events: the validators of any event (one, or a list), which
+    # build every event model's schema once more, are for reading a log back.
+    code = (
+        "import json\nfrom roost.cli import main\n"
+        f"main(['run', 'flows/hello.yaml', '--db', {str(tmp_path / 'runs.db')!r}])\n"
+        "from roost.events import event_adapter\nfrom roost.store.sqllog import _events_adapter\n"
+        "print('\\n' + json.dumps([event_adapter.cache_info().currsize,"
+        " _events_adapter.cache_info().currsize]))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.splitlines()[-1]) == [0, 0]
+
+
 def test_the_console_script_help_imports_no_heavy_package() -> None:
     # The real console script, with Python's own import report (-X importtime as a variable).
     script = Path(sys.executable).parent / "roost"
