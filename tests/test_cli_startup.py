@@ -142,8 +142,12 @@ def _collector_after(argv: list[str]) -> list[bool]:
 def test_the_console_script_collects_again_once_the_command_is_loaded(tmp_path: Path) -> None:
     # Start-up runs without the cyclic collector; a command's own objects are collected.
     assert _collector_after(["validate", "flows/hello.yaml"]) == [True, True]
-    events = str(tmp_path / "run.jsonl")
-    assert _collector_after(["run", "flows/hello.yaml", "--events", events]) == [True, True]
+    events, db = str(tmp_path / "run.jsonl"), tmp_path / "runs.db"
+    argv = ["run", "flows/hello.yaml", "--events", events, "--db", str(db)]
+    assert _collector_after(argv) == [True, True]
+    # The run's own objects were not frozen: its store's connection was closed at exit,
+    # and SQLite, the last connection gone, folded its write-ahead log into the file.
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["run.jsonl", "runs.db"]
 
 
 def test_main_called_by_a_program_leaves_its_collector_alone() -> None:

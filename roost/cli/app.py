@@ -13,6 +13,7 @@ from __future__ import annotations
 import gc
 import importlib
 from collections.abc import Iterator, Mapping, MutableMapping
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -104,7 +105,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
-_settle = {"pending": False}  # see settle_once_loaded
+# See settle_once_loaded: whether this process is the console script's, and whether the
+# command's module is still to be loaded.
+_settle = {"own": False, "pending": False}
 
 
 def settle_once_loaded() -> None:
@@ -119,7 +122,23 @@ def settle_once_loaded() -> None:
     collector runs again for the command's own objects. A program that calls
     ``roost.cli.main`` itself keeps its collector as it is.
     """
-    _settle["pending"] = True
+    _settle.update(own=True, pending=True)
+
+
+@contextmanager
+def loading() -> Iterator[None]:
+    """Imports a command makes when it runs (the store, the engine), made as the start-up's
+    are in the console script's process: without the collector, then frozen. Nothing but
+    imports goes inside: an object frozen is never collected, nor finalised at exit."""
+    if not _settle["own"]:
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        gc.enable()
 
 
 def _settle_now() -> None:
