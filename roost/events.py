@@ -12,6 +12,7 @@ from __future__ import annotations
 import time as systime
 from collections.abc import Callable
 from datetime import UTC, date, datetime, time
+from functools import cache
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
@@ -506,14 +507,19 @@ Event = Annotated[
     Field(discriminator="type"),
 ]
 
-EVENT_ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)
+
+@cache
+def event_adapter() -> TypeAdapter[Event]:
+    """The validator of any one event, built once, when the first event is read back (a
+    run that only writes its events never builds it)."""
+    return TypeAdapter(Event)
 
 
 def parse_event(data: str | bytes | dict[str, Any]) -> Event:
     """One event from a JSON line or a dict; raises pydantic.ValidationError when malformed."""
     if isinstance(data, dict):
-        return EVENT_ADAPTER.validate_python(data)
-    return EVENT_ADAPTER.validate_json(data)
+        return event_adapter().validate_python(data)
+    return event_adapter().validate_json(data)
 
 
 def event_json(event: BaseModel) -> str:

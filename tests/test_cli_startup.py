@@ -76,8 +76,32 @@ def test_help_loads_no_heavy_package_and_no_command_module() -> None:
 def test_validate_loads_the_language_but_no_sdk_store_renderer_or_engine() -> None:
     loaded = _loaded_after("from roost.cli import main; main(['validate', 'flows/hello.yaml'])")
     assert "roost.flow" in loaded  # it did validate
-    not_needed = (*HEAVY[:-1], "roost.engine", "roost.events", "roost.store", "rich")
-    assert _among(loaded, not_needed) == []  # the template sandbox is the language's own
+    not_needed = (*HEAVY, "roost.engine", "roost.events", "roost.store", "rich")
+    assert _among(loaded, not_needed) == []
+
+
+def test_validate_loads_jinja2_only_for_a_text_with_template_syntax(tmp_path: Path) -> None:
+    # hello.yaml's roles and start message are plain text: nothing to parse as a template.
+    code = "from roost.cli import main; main(['validate', {path!r}])"
+    plain = _loaded_after(code.format(path="flows/hello.yaml"))
+    assert _among(plain, ("jinja2", "roost.templating.render", "roost.flow.template_checks")) == []
+    templated = tmp_path / "templated.yaml"
+    templated.write_text(
+        "roost: 1\nname: t\nvars: {topic: owls}\ndefaults: {provider: p}\n"
+        "providers: {p: {kind: scripted}}\n"
+        "agents: {a: {role: 'Talk of {{ vars.topic }}.'}, b: {}}\nstart: {from: a, to: b}\n"
+    )
+    loaded = _loaded_after(code.format(path=str(templated)))
+    assert {"jinja2", "roost.flow.template_checks"} <= loaded  # the role was checked
+
+
+def test_validate_loads_python_dotenv_only_for_a_env_file_to_read(tmp_path: Path) -> None:
+    code = "from roost.cli import main; main(['validate', {path!r}])"
+    assert _among(_loaded_after(code.format(path="flows/hello.yaml")), ("dotenv",)) == []
+    beside = tmp_path / "hello.yaml"
+    beside.write_text((ROOT / "flows" / "hello.yaml").read_text())
+    (tmp_path / ".env").write_text("TOPIC=owls\n")
+    assert "dotenv" in _loaded_after(code.format(path=str(beside)))
 
 
 def test_validate_loads_networkx_only_for_a_loop_it_must_look_into(tmp_path: Path) -> None:
@@ -91,6 +115,50 @@ def test_validate_loads_networkx_only_for_a_loop_it_must_look_into(tmp_path: Pat
         "providers: {p: {kind: scripted}}\nagents: {a: {}, b: {}}\nstart: {from: a, to: b}\n"
     )
     assert "networkx" in _loaded_after(code.format(path=str(endless)))
+
+
+GC_AFTER = """
+import gc, json, sys
+from roost.entry import main
+sys.argv = ["roost", *{argv!r}]
+try:
+    main()
+except SystemExit:
+    pass
+print("\\n" + json.dumps([gc.isenabled(), gc.get_freeze_count() > 0]))
+"""
+
+
+def _collector_after(argv: list[str]) -> list[bool]:
+    """Whether the collector runs, and whether objects were frozen, after the console script."""
+    code = GC_AFTER.format(argv=argv)
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    return list(json.loads(done.stdout.splitlines()[-1]))
+
+
+def test_the_console_script_collects_again_once_the_command_is_loaded(tmp_path: Path) -> None:
+    # Start-up runs without the cyclic collector; a command's own objects are collected.
+    assert _collector_after(["validate", "flows/hello.yaml"]) == [True, True]
+    events, db = str(tmp_path / "run.jsonl"), tmp_path / "runs.db"
+    argv = ["run", "flows/hello.yaml", "--events", events, "--db", str(db)]
+    assert _collector_after(argv) == [True, True]
+    # The run's own objects were not frozen: its store's connection was closed at exit,
+    # and SQLite, the last connection gone, folded its write-ahead log into the file.
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["run.jsonl", "runs.db"]
+
+
+def test_main_called_by_a_program_leaves_its_collector_alone() -> None:
+    code = (
+        "import gc, json\nfrom roost.cli import main\nmain(['validate', 'flows/hello.yaml'])\n"
+        "print('\\n' + json.dumps([gc.isenabled(), gc.get_freeze_count()]))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert json.loads(done.stdout.splitlines()[-1]) == [True, 0], done.stderr
 
 
 TOOL_RUN = """
@@ -141,6 +209,27 @@ def test_a_stored_run_uses_the_sql_core_but_no_orm(tmp_path: Path) -> None:
     loaded = _loaded_after(code)
     assert "roost.store.sql" in loaded and "sqlalchemy" in loaded  # it did store the run
     assert _among(loaded, ("sqlmodel", "sqlalchemy.orm")) == []
+    # Nor another database's dialect: PostgreSQL's is for a store on PostgreSQL.
+    assert _among(loaded, ("sqlalchemy.dialects.postgresql", "asyncpg", "psycopg")) == []
+    # A flow without templates and without a .env file renders and reads nothing with them.
+    assert _among(loaded, ("jinja2", "dotenv")) == []
+
+
+def test_a_new_stored_run_builds_no_validator_of_every_event(tmp_path: Path) -> None:
+    # A run only writes its events: the validators of any event (one, or a list), which
+    # build every event model's schema once more, are for reading a log back.
+    code = (
+        "import json\nfrom roost.cli import main\n"
+        f"main(['run', 'flows/hello.yaml', '--db', {str(tmp_path / 'runs.db')!r}])\n"
+        "from roost.events import event_adapter\nfrom roost.store.sqllog import _events_adapter\n"
+        "print('\\n' + json.dumps([event_adapter.cache_info().currsize,"
+        " _events_adapter.cache_info().currsize]))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.splitlines()[-1]) == [0, 0]
 
 
 def test_the_console_script_help_imports_no_heavy_package() -> None:

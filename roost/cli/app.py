@@ -10,8 +10,10 @@ registered command into a click command on first use.
 
 from __future__ import annotations
 
+import gc
 import importlib
 from collections.abc import Iterator, Mapping, MutableMapping
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -103,6 +105,49 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+# See settle_once_loaded: whether this process is the console script's, and whether the
+# command's module is still to be loaded.
+_settle = {"own": False, "pending": False}
+
+
+def settle_once_loaded() -> None:
+    """Has the next command module's import end the start-up's pause of the collector.
+
+    The console script (``roost.entry``) turns Python's cyclic garbage collector
+    off while it imports: start-up makes tens of thousands of objects (modules,
+    classes, pydantic's validators) that live as long as the process, so a
+    collection then frees nothing and only costs time. Once the command's module is
+    loaded, what is loaded is frozen (``gc.freeze``: left out of every later
+    collection, at exit too, where freeing it all cost as much again) and the
+    collector runs again for the command's own objects. A program that calls
+    ``roost.cli.main`` itself keeps its collector as it is.
+    """
+    _settle.update(own=True, pending=True)
+
+
+@contextmanager
+def loading() -> Iterator[None]:
+    """Imports a command makes when it runs (the store, the engine), made as the start-up's
+    are in the console script's process: without the collector, then frozen. Nothing but
+    imports goes inside: an object frozen is never collected, nor finalised at exit."""
+    if not _settle["own"]:
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        gc.enable()
+
+
+def _settle_now() -> None:
+    if _settle["pending"]:
+        _settle["pending"] = False
+        gc.freeze()
+        gc.enable()
+
+
 class _Commands(MutableMapping[str, "Command"]):
     """The group's commands by name: every name is listed, a command is built when looked up."""
 
@@ -112,7 +157,10 @@ class _Commands(MutableMapping[str, "Command"]):
 
     def __getitem__(self, name: str) -> Command:
         if name not in self._built and name in COMMANDS:
-            importlib.import_module(COMMANDS[name][0])  # registers its commands on ``app``
+            try:
+                importlib.import_module(COMMANDS[name][0])  # registers its commands on ``app``
+            finally:
+                _settle_now()
             self._build_registered()
         return self._built[name]
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from roost.cli.app import app
+from roost.cli.app import app, loading
 from roost.cli.console import RunConsole, describe_wait
 from roost.cli.tracing import traced
 from roost.driving import Step, drive
@@ -89,9 +89,10 @@ def run(
     image: ImageOption = None,
 ) -> None:
     """Start a run of FLOW."""
-    from roost.cli.logs import new_run_log
-    from roost.engine.images import start_images
-    from roost.flow import read_flow
+    with loading():  # the run store's SQL layer and the engine
+        from roost.cli.logs import new_run_log
+        from roost.engine.images import start_images
+        from roost.flow import read_flow
 
     flow = read_flow(flow_path)
     _check_tools(flow)

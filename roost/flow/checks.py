@@ -14,17 +14,7 @@ from roost.flow.describe import Hints, did_you_mean, label
 from roost.flow.models import Channel, Flow, McpTool, ToolGroup, plain_successors, routes_in
 from roost.flow.redact import clean
 from roost.flow.route_checks import check_reply_formats, check_routes
-from roost.flow.template_checks import (
-    PROMPT_NAMES,
-    ROLE_NAMES,
-    START_NAMES,
-    SUMMARY_NAMES,
-    has_syntax,
-    template_findings,
-    template_tree,
-)
 from roost.flow.tool_refs import UnresolvedReference, resolve_reference
-from roost.templating import TemplateSyntaxProblem
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -397,6 +387,20 @@ def reference_problem(
     return None
 
 
+# What the start message may read; roles and channel roles also read the latest message
+# their node sees (``last``), and director prompts read more.
+START_NAMES = ("vars", "name", "members", "now")
+ROLE_NAMES = (*START_NAMES, "last")
+PROMPT_NAMES = (*ROLE_NAMES, "channel", "candidates", "conversation")
+# What the prompt asking for a summary of older turns reads (defaults.summary_prompt).
+SUMMARY_NAMES = ("vars", "name", "words", "summary", "messages", "left_out")
+
+
+def has_syntax(source: str) -> bool:
+    """Whether ``source`` holds any template syntax; text without it renders as itself."""
+    return "{{" in source or "{%" in source or "{#" in source
+
+
 def check_templates(c: Checker) -> None:
     """Roles, director prompts and the start message parse and read only what they are given."""
     for name, agent in c.flow.agents.items():
@@ -414,6 +418,10 @@ def check_templates(c: Checker) -> None:
 def _template(c: Checker, path: Path, source: str | None, known: tuple[str, ...]) -> None:
     if not source or not has_syntax(source):
         return
+    # Jinja2 and the template checks are loaded for the first text that holds syntax.
+    from roost.flow.template_checks import template_findings, template_tree
+    from roost.templating import TemplateSyntaxProblem
+
     try:
         tree = template_tree(source)
     except TemplateSyntaxProblem as error:

@@ -15,9 +15,6 @@ from __future__ import annotations
 import io
 import os
 
-from dotenv.main import resolve_variables
-from dotenv.parser import parse_stream
-
 from roost.errors import Problem
 
 ENV_FILE = ".env"
@@ -62,6 +59,10 @@ def read_env_file(file: str) -> tuple[dict[str, str], list[Problem]]:
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
         return {}, [Problem(file, line, 1, "the file is not UTF-8 text")]
+    # python-dotenv only where a .env file is there to read (most flows have none).
+    from dotenv.main import resolve_variables
+    from dotenv.parser import parse_stream
+
     bindings = list(parse_stream(io.StringIO(text)))
     problems = [
         Problem(

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from roost.errors import TemplateRenderError
-from roost.templating import render_template
 
 if TYPE_CHECKING:
     from roost.flow.models import Flow
@@ -21,6 +20,8 @@ def render_start(flow: Flow, frm: str, to: str) -> str:
     source = flow.start.content if flow.start is not None else ""
     if "{" not in source:
         return source
+    from roost.templating import render_template  # Jinja2, only for a template
+
     channel = flow.channels.get(to)
     members = list(channel.members) if channel is not None else [frm, to]
     try:

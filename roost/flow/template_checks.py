@@ -22,23 +22,11 @@ from jinja2 import nodes
 from roost.flow.describe import did_you_mean
 from roost.templating import TemplateSyntaxProblem, parse_template, template_env
 
-# What the start message may read; roles and channel roles also read the latest message
-# their node sees (``last``), and director prompts read more.
-START_NAMES = ("vars", "name", "members", "now")
-ROLE_NAMES = (*START_NAMES, "last")
-PROMPT_NAMES = (*ROLE_NAMES, "channel", "candidates", "conversation")
-# What the prompt asking for a summary of older turns reads (defaults.summary_prompt).
-SUMMARY_NAMES = ("vars", "name", "words", "summary", "messages", "left_out")
 _GUARD_TESTS = frozenset({"defined", "undefined"})
 _GUARD_FILTERS = frozenset({"default", "d"})
 _DICT_METHODS = frozenset(dir(dict))
 Hint = Callable[[str, Iterable[str]], str]
 _N = TypeVar("_N", bound=nodes.Node)
-
-
-def has_syntax(source: str) -> bool:
-    """Whether ``source`` holds any template syntax; text without it renders as itself."""
-    return "{{" in source or "{%" in source or "{#" in source
 
 
 @lru_cache(maxsize=4096)

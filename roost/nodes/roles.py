@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from roost.templating import render_template
-
 if TYPE_CHECKING:
     from roost.flow.models import Flow
     from roost.runstate import RunState
@@ -15,6 +13,8 @@ def render(source: str, **context: Any) -> str:
     """``source`` rendered with ``context``; a source with no template syntax is returned as is."""
     if "{" not in source:
         return source
+    from roost.templating import render_template  # Jinja2, for the first text that needs it
+
     return render_template(source, **context)
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from importlib import resources
@@ -35,6 +34,8 @@ class KnownModel:
 @cache
 def table() -> dict[str, KnownModel]:
     """roost's table of known models, by name and by alias (lower case)."""
+    import tomllib  # the table is read once, when a model is first looked up
+
     text = resources.files(__package__).joinpath("models.toml").read_text(encoding="utf-8")
     rows: dict[str, Any] = tomllib.loads(text)["models"]
     known: dict[str, KnownModel] = {}
@@ -52,6 +53,8 @@ def table() -> dict[str, KnownModel]:
 @cache
 def prices_as_of() -> str:
     """When the table's prices were last checked (year and month)."""
+    import tomllib  # the table is read once, when a model is first looked up
+
     text = resources.files(__package__).joinpath("models.toml").read_text(encoding="utf-8")
     return str(tomllib.loads(text)["prices_as_of"])
 

@@ -37,7 +37,6 @@ from sqlalchemy import (
     select,
     update,
 )
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import SQLAlchemyError
 
 from roost.errors import RoostError, RunStateError
@@ -273,6 +272,9 @@ class RunLeases:
         """Makes the run's lease row unless it is there (another worker may make it too)."""
         dialect = conn.dialect.name
         if dialect in ("postgresql", "sqlite"):
+            # The dialects' own INSERT, imported here: PostgreSQL's is not for every SQLite run.
+            from sqlalchemy.dialects import postgresql, sqlite
+
             module = postgresql if dialect == "postgresql" else sqlite
             statement = module.insert(LEASES).values(run=run_id)
             conn.execute(statement.on_conflict_do_nothing(index_elements=["run"]))

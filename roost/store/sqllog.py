@@ -9,6 +9,7 @@ run's events in one call. A fork reads its first events from its ancestors' rows
 
 from __future__ import annotations
 
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from pydantic import TypeAdapter, ValidationError
@@ -25,7 +26,13 @@ from roost.store.summary import summarize
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-EVENTS_ADAPTER: TypeAdapter[list[Event]] = TypeAdapter(list[Event])
+
+@cache
+def _events_adapter() -> TypeAdapter[list[Event]]:
+    """The validator of a list of events, built once, when a run's events are first read."""
+    return TypeAdapter(list[Event])
+
+
 # Kept in columns, not repeated in the payload (a dict: pydantic-core reads it faster than a set).
 _WHERE = {"seq": True, "run": True, "ts": True}
 _ROW_COLUMNS = (
@@ -155,8 +162,10 @@ class SqlLog:
     def _validated(self, items: list[dict[str, Any]], first: int = 0) -> list[Event]:
         """The events of ``items`` (the first of seq ``first``); one EventLogError naming
         the seq of the first bad one."""
+        if not items:  # a new run's log: no validator to build for it
+            return []
         try:
-            events = EVENTS_ADAPTER.validate_python(items)
+            events = _events_adapter().validate_python(items)
         except ValidationError as exc:
             index = exc.errors()[0]["loc"][0]
             seq = items[index]["seq"] if isinstance(index, int) else "?"

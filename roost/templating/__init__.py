@@ -52,23 +52,54 @@ written against, and ``tests/templating/test_jinja_internals.py`` fails,
 naming what moved, when an installed Jinja2 differs in any of them.
 """
 
-from roost.templating.budget import (
-    CALL_STEPS,
-    DEADLINE,
-    MAX_DIGITS,
-    MAX_OUTPUT,
-    MAX_STEPS,
-    TemplateLimitError,
-    budgeted,
-)
-from roost.templating.environment import BoundedSandbox, BoundedTemplate
-from roost.templating.render import (
-    TemplateSyntaxProblem,
-    parse_template,
-    render_template,
-    template_env,
-)
-from roost.templating.sizes import MAX_SIZE
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from roost.templating.budget import (
+        CALL_STEPS,
+        DEADLINE,
+        MAX_DIGITS,
+        MAX_OUTPUT,
+        MAX_STEPS,
+        TemplateLimitError,
+        budgeted,
+    )
+    from roost.templating.environment import BoundedSandbox, BoundedTemplate
+    from roost.templating.render import (
+        TemplateSyntaxProblem,
+        parse_template,
+        render_template,
+        template_env,
+    )
+    from roost.templating.sizes import MAX_SIZE
+
+# Each name's module, imported on first use: Jinja2 is loaded only when a text that holds
+# template syntax is parsed or rendered, not by every flow that is loaded or run.
+_HOME = {
+    **dict.fromkeys(("CALL_STEPS", "DEADLINE", "MAX_DIGITS", "MAX_OUTPUT", "MAX_STEPS"), "budget"),
+    "TemplateLimitError": "budget",
+    "budgeted": "budget",
+    "BoundedSandbox": "environment",
+    "BoundedTemplate": "environment",
+    "TemplateSyntaxProblem": "render",
+    "parse_template": "render",
+    "render_template": "render",
+    "template_env": "render",
+    "MAX_SIZE": "sizes",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOME.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value  # the next look-up finds it without this function
+    return value
+
 
 __all__ = [
     "CALL_STEPS",
