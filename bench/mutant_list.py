@@ -3059,6 +3059,14 @@ GRADED_TESTS = [
         "a judge or person needing an unset variable fails at run time, not in the test file",
     ),
     Mutant(
+        "graded-note-not-notified",
+        "roost/engine/runner.py",
+        "            self._notify([stamped])  # shown and streamed like the events of a call\n",
+        "",
+        ("tests/engine/test_runner_events.py",),
+        "a judge's or a simulated person's call never reaches events() nor on_event",
+    ),
+    Mutant(
         "diff-same-when-longer",
         "roost/cli/diff_command.py",
         "        if a is None or b is None or seen(a) != seen(b):",

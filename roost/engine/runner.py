@@ -250,6 +250,7 @@ class Runner:
             stamped = event.model_copy(update={"seq": self._state.next_seq, "run": self.run_id})
             self.log.append([stamped])
             self._reload()
+            self._notify([stamped])  # shown and streamed like the events of a call
             return self._state
 
     async def events(self) -> AsyncIterator[Event]:

@@ -136,7 +136,8 @@ def _draw(
         ghost_nodes(graph, flow, events)
     for index, (name, channel) in enumerate(flow.channels.items()):
         _member_edges(graph, name, channel, run, wrap_over)
-        _transition_edges(graph, name, channel, index, run)
+        # The replay page (mark_final off) shows each step as it stood: no final counts there.
+        _transition_edges(graph, name, channel, index, run if mark_final else None)
     stack_channels(graph, flow, wrap_over)
     grid_loose_agents(graph, flow)
     _start_route(graph, flow)

@@ -28,13 +28,29 @@
       (usage.completion_tokens || usage.output_tokens || 0);
   }
 
+  // A structured reply's fields on one line (verdict: revise · notes: …), as roost show has them.
+  function fields(value) {
+    if (value === null || typeof value !== "object" || Array.isArray(value)) {
+      return JSON.stringify(value);
+    }
+    return Object.keys(value).map((key) => key + ": " +
+      (typeof value[key] === "string" ? value[key] : JSON.stringify(value[key]))).join(" · ");
+  }
+
+  // " · route: verdict = revise": the conditions of the routes to `to` that held, if any.
+  function route(routes, to) {
+    const held = (routes || []).filter((r) => r.held && r.to === to).map((r) => r.when);
+    return held.length ? " · route: " + held.join(", ") : "";
+  }
+
   // [head, body, extra class] of one event, all plain text.
   function describe(e) {
     switch (e.type) {
-      case "message": return [e.from + " → " + e.to, e.content, ""];
+      case "message":
+        return [e.from + " → " + e.to, e.data !== undefined ? fields(e.data) : e.content, ""];
       case "select":
         return ["director " + e.channel, "chose " + e.chosen + " (" + e.by + ") from " +
-          e.candidates.join(", "), ""];
+          e.candidates.join(", ") + route(e.routes, e.chosen), ""];
       case "tool_call":
         return [e.agent + " calls a tool", e.name + "(" + JSON.stringify(e.arguments) + ")", ""];
       case "tool_result":
@@ -57,7 +73,8 @@
       case "retry": return ["retry", e.from + " → " + e.to, ""];
       case "error": return ["error at " + e.from + " → " + e.to, e.content, ""];
       case "terminate":
-        return ["terminated", "at " + e.node + (e.reason ? " (" + e.reason + ")" : ""), ""];
+        return ["terminated", "at " + e.node + (e.reason ? " (" + e.reason + ")" : "") +
+          route(e.routes, "TERMINATE"), ""];
       case "run_start": return ["run " + e.run + " started", "flow " + e.flow.name, "minor"];
       case "compact":
         return ["⇲ " + e.node + "'s view of its talk with " + e.to + " compressed",

@@ -143,3 +143,24 @@ async def test_a_terminated_run_ends_the_iterator_at_once() -> None:
     async with asyncio.timeout(GUARD):
         await collect(fresh, seen)
     assert seen == []
+
+
+async def test_a_call_noted_between_steps_reaches_the_consumers_and_on_event() -> None:
+    from roost.events import LlmCallEvent, now_iso
+
+    runner, log = new_runner()
+    shown: list[Event] = []
+    runner.on_event = shown.append
+    await runner.start()
+    before = len(log.load())
+    seen: list[Event] = []
+    task = asyncio.create_task(collect(runner, seen))
+    await asyncio.sleep(0)  # the consumer waits for the next call
+    judged = LlmCallEvent(seq=0, run="", ts=now_iso(), node="judge", provider="grader",
+                          model="m", request_digest="sha256:0", purpose="judge")  # fmt: skip
+    await runner.note(judged)
+    await runner.continue_("thanks")
+    await asyncio.wait_for(task, GUARD)
+    assert seen == log.load()[before:]
+    assert (seen[0].type, seen[0].seq) == ("llm_call", before)
+    assert shown == log.load()
