@@ -2533,8 +2533,8 @@ STUDIO = [
     Mutant(
         "studio-no-conflict",
         "roost/studio/routes.py",
-        "    if body.base != now:",
-        "    if False:",
+        "    if base == now:\n        return None",
+        "    if True:\n        return None",
         STUDIO_API,
         "an edit made on an old read overwrites the author's change on disk",
     ),

@@ -541,5 +541,7 @@
     await page.startRun(path, $("studio-message").value);
   });
 
+  document.title = "roost studio";
+  $("home-link").querySelector("b").textContent = "roost studio";
   page.act(listFlows);
 })();
