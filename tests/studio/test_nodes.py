@@ -65,7 +65,10 @@ def test_a_channel_rename_reaches_start() -> None:
     renamed = edit_text(TEAM, rename_ops(read_json(TEAM), "desk", "room"))
     assert _lines_changed(TEAM, renamed) == [
         ("  desk:", "  room:"),
-        ("start: {from: USER, to: desk, content: Go}", "start: {from: USER, to: room, content: Go}"),
+        (
+            "start: {from: USER, to: desk, content: Go}",
+            "start: {from: USER, to: room, content: Go}",
+        ),
     ]
 
 
