@@ -185,6 +185,7 @@ def test_a_problem_shows_at_its_field(page: Page, flow: Path) -> None:
         TEAM.replace("role: You write.", "role: You write.\n    provider: gone")
     )
     page.get_by_role("button", name="Write YAML").click()
+    expect(page.get_by_role("button", name="Write YAML")).to_be_disabled()  # written
     open_node(page, "writer")
     note = page.locator("#node-form .field-problem")
     expect(note).to_contain_text("line 16:")
