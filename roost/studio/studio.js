@@ -217,7 +217,8 @@
       .catch((error) => { $("drawing-note").textContent = error.message; return null; });
     if (!graph || shown.text !== text) return;
     drawn = text;
-    $("drawing-note").textContent = "";
+    $("drawing-note").textContent = "Click a node to edit it; with an agent picked, " +
+      "Shift+click a channel to make it a member, or another member to add a route to it.";
     $("studio-drawing").innerHTML = graph.svg;
     for (const svg of $("studio-drawing").querySelectorAll("[id]")) {
       svg.dataset.id = svg.id; // the run view owns the ids (it lights them)
@@ -229,10 +230,38 @@
         if (!node) continue;
         node.classList.add("node");
         node.dataset.node = name;
-        node.addEventListener("click", () => select(kind, name));
+        node.addEventListener("click", (event) => {
+          if (event.shiftKey) connect(kind, name);
+          else select(kind, name);
+        });
       }
     }
     markSelected();
+  }
+
+  // Shift+click on the drawing joins the selected agent to a node: to a channel as its
+  // member, to an agent of a channel they share as a route (the forms do the same).
+  async function connect(kind, name) {
+    if (!selected || selected.kind !== "agents" || selected.name === name) return select(kind, name);
+    const agent = selected.name;
+    if (kind === "channels") {
+      const members = get(at("channels", name, "members"));
+      const list = Array.isArray(members) ? members : [];
+      if (!list.includes(agent)) await edit(setOps(at("channels", name, "members"), [...list, agent]));
+      return;
+    }
+    const shared = nodeNames("channels").find((channel) => {
+      const members = get(at("channels", channel, "members"));
+      return Array.isArray(members) && members.includes(agent) && members.includes(name);
+    });
+    if (!shared) {
+      page.problem(agent + " and " + name + " share no channel: a route joins two members of one");
+      return;
+    }
+    const pointer = at("channels", shared, "transitions", agent);
+    const routes = Array.isArray(get(pointer)) ? get(pointer) : [];
+    const there = routes.some((r) => r === name || (r && typeof r === "object" && r.to === name));
+    if (!there) await edit(setOps(pointer, [...routes, name]));
   }
 
   function markSelected() {

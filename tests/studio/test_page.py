@@ -147,6 +147,22 @@ def test_a_deleted_agent_leaves_the_members_and_transitions(page: Page, flow: Pa
     expect(page.locator("#studio-nodes [data-node='critic']")).to_have_count(0)
 
 
+def test_a_member_and_a_route_are_connected_on_the_drawing(page: Page, flow: Path) -> None:
+    page.get_by_label("New node's name").fill("editor")
+    page.get_by_label("New node's name").press("Enter")
+    added = TEAM.replace("channels:\n", "  editor:\n    role: ''\nchannels:\n")
+    on_disk(flow, added)
+    expect(page.locator('#studio-drawing [data-node="editor"]')).to_have_count(1)  # redrawn
+    page.locator('#studio-drawing [data-node="desk"]').click(modifiers=["Shift"])
+    # The end-of-line comment keeps its column, at least one space after the list.
+    joined = added.replace("[writer, critic]   #", "[writer, critic, editor] #")
+    on_disk(flow, joined)
+    open_node(page, "writer")
+    page.locator('#studio-drawing [data-node="editor"]').click(modifiers=["Shift"])
+    on_disk(flow, joined.replace("writer: [critic]", "writer: [critic, editor]"))
+    expect(page.get_by_label("Route 2 to")).to_have_value("editor")
+
+
 def test_a_route_changed_in_the_form_gets_its_condition(page: Page, flow: Path) -> None:
     open_node(page, "critic")
     page.get_by_label("Route 1 when (JSON)").fill('{"contains": "again"}')
