@@ -7,6 +7,7 @@ lines changed.
 
 from __future__ import annotations
 
+import re
 import time
 from typing import TYPE_CHECKING
 
@@ -51,12 +52,26 @@ start: {from: USER, to: desk, content: Go}
 """
 
 
+ASK = """\
+roost: 1
+name: ask
+defaults: {provider: mock}
+providers:
+  mock: {kind: scripted, replies: ["What shall I write?", "Done. TERMINATE"]}
+agents:
+  USER: {interrupt: ALWAYS, role: A person.}
+  bot: {role: You ask first.}
+start: {from: USER, to: bot, content: Hello}
+"""
+
+
 @pytest.fixture(scope="module")
 def studio(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     folder = tmp_path_factory.mktemp("studio-page")
     flows = folder / "flows"
     flows.mkdir()
     (flows / "team.yaml").write_text(TEAM)
+    (flows / "ask.yaml").write_text(ASK)
     running = start_studio(folder, flows)
     yield running
     running.stop()
@@ -83,6 +98,8 @@ def page(browser: Browser, studio: Server, flow: Path) -> Iterator[Page]:  # noq
     )
     opened.on("pageerror", lambda error: errors.append(str(error)))
     opened.goto(studio.url + "/")
+    opened.locator('#studio-flow option[value="team.yaml"]').wait_for(state="attached")
+    opened.get_by_label("Flow file", exact=True).select_option("team.yaml")
     expect(opened.locator("#yaml")).to_have_value(TEAM)
     yield opened
     context.close()
@@ -273,3 +290,40 @@ def test_the_flow_runs_from_the_studio_in_the_servers_run_view(page: Page, flow:
     expect(page.locator(".ev.message .body", has_text="Write about owls")).to_have_count(1)
     page.locator("#home-link").click()
     expect(page.locator("#studio")).to_be_visible()
+
+
+def test_a_run_from_the_studio_pauses_for_an_answer_given_in_the_run_view(page: Page) -> None:
+    page.get_by_label("Flow file", exact=True).select_option("ask.yaml")
+    expect(page.locator("#yaml")).to_have_value(ASK)
+    page.get_by_role("button", name="Run", exact=True).click()
+    expect(page.locator("#asked")).to_contain_text("USER is asked")
+    page.get_by_label("Answer").fill("A poem")
+    page.get_by_role("button", name="Send").click()
+    expect(page.locator("#status")).to_have_text("terminated")
+    expect(page.locator(".ev.message .body", has_text="Done.")).to_have_count(1)
+
+
+def test_the_whole_story_changes_exactly_its_lines(page: Page, flow: Path) -> None:
+    """An agent added, a route drawn, a role edited and renamed: the diff is those lines."""
+    page.get_by_label("New node's name").fill("editor")
+    page.get_by_label("New node's name").press("Enter")
+    expect(page.locator('#studio-drawing [data-node="editor"]')).to_have_count(1)
+    page.locator('#studio-drawing [data-node="desk"]').click(modifiers=["Shift"])
+    expect(page.locator("#yaml")).to_have_value(re.compile(r"critic, editor\]"))
+    open_node(page, "critic")
+    page.locator('#studio-drawing [data-node="editor"]').click(modifiers=["Shift"])
+    expect(page.get_by_label("Route 2 to")).to_have_value("editor")
+    page.get_by_label("Role").fill("You check, then pass on.")
+    page.get_by_label("Role").press("Tab")
+    expect(page.locator("#yaml")).to_have_value(re.compile("then pass on"))
+    page.get_by_label("New name of critic").fill("judge")
+    page.get_by_label("New name of critic").press("Enter")
+    expected = TEAM.replace("channels:\n", "  editor:\n    role: ''\nchannels:\n")
+    expected = expected.replace("You check.", "You check, then pass on.")
+    expected = expected.replace("[writer, critic]   #", "[writer, critic, editor] #")
+    expected = expected.replace("critic: [writer]", "critic: [writer, editor]")
+    expected = expected.replace("critic", "judge")
+    expected = expected.replace("judge, editor] #", "judge, editor]  #")  # the column kept
+    on_disk(flow, expected)
+    comments = [line for line in TEAM.splitlines() if "#" in line]
+    assert all(c.split("#", 1)[1] in expected for c in comments)
