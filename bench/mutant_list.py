@@ -2656,6 +2656,22 @@ STUDIO = [
         "an edit with both a text and ops writes one and drops the other silently",
     ),
     Mutant(
+        "studio-page-on-every-server",
+        "roost/serve/app.py",
+        "return HTMLResponse(page_html(hub.config.studio),",
+        "return HTMLResponse(page_html(True),",
+        STUDIO_API,
+        "a plain roost serve's page offers to edit its flow files",
+    ),
+    Mutant(
+        "studio-graph-read-on-every-server",
+        "roost/serve/app.py",
+        "            if not hub.config.studio:",
+        "            if False:",
+        STUDIO_API,
+        "a plain server answers GET /flows/graph with a flow file's text",
+    ),
+    Mutant(
         "studio-problem-unplaced",
         "roost/studio/roundtrip.py",
         "    before = [place for place in found if (place[0], place[1]) <= (line, column)]",
