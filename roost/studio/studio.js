@@ -122,7 +122,9 @@
     if (fresh) { $("yaml").value = read.text; $("write-yaml").disabled = true; $("yaml-state").textContent = ""; }
     $("undo").disabled = !undone.length;
     $("redo").disabled = !redone.length;
-    if (selected && !nodeNames(selected.kind).includes(selected.name)) selected = null;
+    if (selected && selected.kind !== "flow" && !nodeNames(selected.kind).includes(selected.name)) {
+      selected = null;
+    }
     showProblems(read.problems);
     showNodes();
     showForm();
@@ -170,6 +172,15 @@
   function showNodes() {
     const list = $("studio-nodes");
     list.replaceChildren();
+    const settings = document.createElement("button");
+    settings.type = "button";
+    settings.setAttribute("role", "listitem");
+    settings.textContent = "Flow settings";
+    settings.setAttribute("aria-pressed", String(Boolean(selected && selected.kind === "flow")));
+    const elsewhere = shown.problems.some((p) => p.path && !/^\/(agents|channels)\//.test(p.path));
+    if (elsewhere) settings.classList.add("has-problem");
+    settings.addEventListener("click", () => select("flow", ""));
+    list.append(settings);
     for (const kind of ["agents", "channels"]) {
       for (const name of nodeNames(kind)) {
         const button = document.createElement("button");
@@ -376,15 +387,44 @@
     $("form-hint").hidden = Boolean(selected);
     if (!selected) return;
     const { kind, name } = selected;
+    if (kind === "flow") {
+      form.append(make("h2", { textContent: "Flow settings" }));
+      flowForm(form);
+      for (const problem of shown.problems) if (problem.path) showAtField(form, problem);
+      refocus(form, focused);
+      return;
+    }
     form.append(make("h2", { textContent: (kind === "agents" ? "Agent " : "Channel ") + name }));
     nodeActions(form, kind, name);
     if (kind === "agents") agentForm(form, name);
     else channelForm(form, name);
     for (const problem of problemsUnder(at(kind, name))) showAtField(form, problem);
-    if (focused) {
-      const again = form.querySelector('[data-path="' + CSS.escape(focused) + '"]');
-      if (again) again.focus();
-    }
+    refocus(form, focused);
+  }
+
+  // The field that had the focus has it again once its form is drawn anew.
+  function refocus(form, focused) {
+    if (!focused) return;
+    const again = form.querySelector('[data-path="' + CSS.escape(focused) + '"]');
+    if (again) again.focus();
+  }
+
+  // The flow's own keys: its name, start, defaults, and its sections as JSON.
+  function flowForm(form) {
+    const nodes = [...nodeNames("agents"), ...nodeNames("channels")];
+    textField(form, "Name", "/name", false);
+    textField(form, "Description", "/description", false);
+    choiceField(form, "Start from", "/start/from", nodeNames("agents"));
+    choiceField(form, "Start to", "/start/to", nodes);
+    textField(form, "Start message", "/start/content", false);
+    choiceField(form, "Default provider", "/defaults/provider", providers());
+    numberField(form, "Default max rounds", "/defaults/max_rounds");
+    choiceField(form, "Default interrupt", "/defaults/interrupt", ["NEVER", "ALWAYS"]);
+    choiceField(form, "Default markers", "/defaults/markers", ["end", "whole", "anywhere"]);
+    jsonField(form, "Vars (JSON)", "/vars");
+    jsonField(form, "Providers (JSON)", "/providers");
+    jsonField(form, "Tools (JSON)", "/tools");
+    jsonField(form, "MCP servers (JSON)", "/mcp_servers");
   }
 
   function nodeActions(form, kind, name) {

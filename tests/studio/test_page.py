@@ -327,3 +327,15 @@ def test_the_whole_story_changes_exactly_its_lines(page: Page, flow: Path) -> No
     on_disk(flow, expected)
     comments = [line for line in TEAM.splitlines() if "#" in line]
     assert all(c.split("#", 1)[1] in expected for c in comments)
+
+
+def test_the_flows_own_settings_have_a_form(page: Page, flow: Path) -> None:
+    page.get_by_role("listitem").filter(has_text="Flow settings").click()
+    expect(page.locator("#node-form h2")).to_have_text("Flow settings")
+    form = page.locator("#node-form")
+    form.get_by_label("Start message").fill("Begin")
+    form.get_by_label("Start message").press("Tab")
+    begun = TEAM.replace("content: Go", "content: Begin")
+    on_disk(flow, begun)
+    page.get_by_label("Default provider").select_option("other")
+    on_disk(flow, begun.replace("defaults: {provider: mock}", "defaults: {provider: other}"))
