@@ -48,6 +48,8 @@
     }
     return [{ op: "add", path: pointer, value }];
   }
+  // A flow's URL: each folder of its path encoded (a name may hold "#" or "?").
+  const flowUrl = (name) => "/flows/" + name.split("/").map(encodeURIComponent).join("/");
   const unstep = (key) => key.replace(/~1/g, "/").replace(/~0/g, "~");
 
   // ------------------------------------------------------------------ reading and writing
@@ -64,7 +66,7 @@
   }
 
   async function openFlow(name) {
-    const read = await page.act(() => page.api("GET", "/flows/" + encodeURI(name)));
+    const read = await page.act(() => page.api("GET", flowUrl(name)));
     if (!read) return;
     if (name !== path) { selected = null; undone.length = 0; redone.length = 0; }
     path = name;
@@ -77,7 +79,7 @@
     const before = shown.text;
     page.problem("");
     try {
-      const written = await page.api("POST", "/flows/" + encodeURI(path) + route,
+      const written = await page.api("POST", flowUrl(path) + route,
         { base: shown.hash, ...body });
       if (written.text !== before) { undone.push({ before, after: written.text }); redone.length = 0; }
       show(written, true);
@@ -104,7 +106,7 @@
     if (!item) return;
     const text = from === undone ? item.before : item.after;
     try {
-      const written = await page.api("POST", "/flows/" + encodeURI(path) + "/edits",
+      const written = await page.api("POST", flowUrl(path) + "/edits",
         { base: shown.hash, text });
       to.push(item);
       show(written, true);
@@ -558,7 +560,7 @@
   // The pane's text checked as one types (a dry run: nothing is written).
   async function checkPane() {
     const text = $("yaml").value;
-    const checked = await page.api("POST", "/flows/" + encodeURI(path) + "/edits?dry_run=true",
+    const checked = await page.api("POST", flowUrl(path) + "/edits?dry_run=true",
       { base: shown.hash, text }).catch(() => null);
     if (checked && $("yaml").value === text) showProblems(checked.problems);
   }
