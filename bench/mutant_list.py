@@ -2689,6 +2689,7 @@ SERVE_PRODUCTION = [
 
 STUDIO_CORPUS = ("tests/studio/test_roundtrip.py", "tests/studio/test_corpus.py")
 STUDIO_API = ("tests/studio/test_api.py",)
+STUDIO_NODES = ("tests/studio/test_nodes.py",)
 STUDIO = [
     # -- roost studio: edits written back into the author's YAML (roost/studio/)
     Mutant(
@@ -2726,8 +2727,8 @@ STUDIO = [
     Mutant(
         "studio-no-conflict",
         "roost/studio/routes.py",
-        "    if body.base != now:",
-        "    if False:",
+        "    if base == now:\n        return None",
+        "    if True:\n        return None",
         STUDIO_API,
         "an edit made on an old read overwrites the author's change on disk",
     ),
@@ -2770,6 +2771,106 @@ STUDIO = [
         "    if port:",
         ("tests/studio/test_command.py",),
         "a studio started by a script or a service opens a browser",
+    ),
+    # -- the studio page's server side: node renames and removals, whole-text edits
+    Mutant(
+        "studio-rename-skips-members",
+        "roost/studio/nodes.py",
+        "        ops += _member_renames(path, channel, old, new)\n",
+        "",
+        STUDIO_NODES,
+        "a renamed agent is left under its old name in the channels' members",
+    ),
+    Mutant(
+        "studio-rename-skips-route-targets",
+        "roost/studio/nodes.py",
+        '            elif isinstance(successor, dict) and successor.get("to") == old:',
+        "            elif False:",
+        STUDIO_NODES,
+        "a route's to still names the node by its old name",
+    ),
+    Mutant(
+        "studio-rename-skips-transition-key",
+        "roost/studio/nodes.py",
+        "    if old in transitions:  # after the successors",
+        "    if False:  # after the successors",
+        STUDIO_NODES,
+        "the transitions of a renamed member stay under its old name",
+    ),
+    Mutant(
+        "studio-rename-skips-start",
+        "roost/studio/nodes.py",
+        '    return [_replace(f"/start/{key}", new) for key in ("from", "to") '
+        "if start.get(key) == old]",
+        "    return []",
+        STUDIO_NODES,
+        "the start message still goes to the node's old name",
+    ),
+    Mutant(
+        "studio-rename-takes-a-taken-name",
+        "roost/studio/nodes.py",
+        "    if any(isinstance(flow.get(k), dict) and new in flow[k] for k in KINDS):",
+        "    if False:",
+        STUDIO_NODES,
+        "a rename onto another node's name overwrites that node",
+    ),
+    Mutant(
+        "studio-rename-moves-to-the-end",
+        "roost/studio/roundtrip.py",
+        "            if renamed is not None:",
+        "            if False:",
+        STUDIO_NODES,
+        "a renamed key moves to the end of its mapping: its whole block changes in git diff",
+    ),
+    Mutant(
+        "studio-delete-keeps-members",
+        "roost/studio/nodes.py",
+        '            ops += [{"op": "remove", "path": f"{path}/members/{i}"} '
+        "for i in reversed(found)]",
+        "            pass",
+        STUDIO_NODES,
+        "a removed agent is still listed as a channel's member",
+    ),
+    Mutant(
+        "studio-rename-without-base",
+        "roost/studio/routes.py",
+        "    changed = _changed(name, text, body.base)\n    if changed is not None:\n"
+        "        return changed\n    try:\n        flow = read_json(text)",
+        "    try:\n        flow = read_json(text)",
+        STUDIO_NODES,
+        "a rename made on an old read overwrites the file changed on disk",
+    ),
+    Mutant(
+        "studio-text-and-ops",
+        "roost/studio/routes.py",
+        "    if body.text is not None and body.ops:",
+        "    if False:",
+        STUDIO_NODES,
+        "an edit with both a text and ops writes one and drops the other silently",
+    ),
+    Mutant(
+        "studio-page-on-every-server",
+        "roost/serve/app.py",
+        "return HTMLResponse(page_html(hub.config.studio),",
+        "return HTMLResponse(page_html(True),",
+        STUDIO_API,
+        "a plain roost serve's page offers to edit its flow files",
+    ),
+    Mutant(
+        "studio-graph-read-on-every-server",
+        "roost/serve/app.py",
+        "            if not hub.config.studio:",
+        "            if False:",
+        STUDIO_API,
+        "a plain server answers GET /flows/graph with a flow file's text",
+    ),
+    Mutant(
+        "studio-problem-unplaced",
+        "roost/studio/roundtrip.py",
+        "    before = [place for place in found if (place[0], place[1]) <= (line, column)]",
+        "    before = [place for place in found if place[0] < line]",
+        STUDIO_NODES,
+        "a problem is shown at the key before its own",
     ),
 ]
 

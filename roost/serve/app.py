@@ -37,13 +37,17 @@ from roost.serve.hub import Hub, run_row
 from roost.serve.metrics import CONTENT_TYPE
 from roost.serve.page import graph_svg, page_html
 from roost.serve.streams import follow, sse_frames
-from roost.studio.routes import studio_routes
+from roost.studio.routes import studio_read, studio_routes
 
 log = logging.getLogger("roost.serve")
 RETRY_AFTER = "5"  # seconds a client told "draining" waits before it asks again (elsewhere)
 
 RunId = Annotated[str, Field(min_length=1, max_length=64)]
 FlowPath = Annotated[str, Query(min_length=1, max_length=256, description="Its path in --flows.")]
+OptionalFlowPath = Annotated[
+    str | None, Query(min_length=1, max_length=256, description="Its path in --flows.")
+]
+_MISSING_FLOW = {"type": "missing", "loc": ("query", "flow"), "msg": "Field required"}
 After = Annotated[
     int,
     Query(ge=-1, le=2**53, description="Only events whose seq is greater (-1: all of them)."),
@@ -195,7 +199,7 @@ def _routes(app: FastAPI, hub: Hub) -> None:
 
     @app.get("/", response_class=HTMLResponse, include_in_schema=False)
     async def page() -> HTMLResponse:
-        return HTMLResponse(page_html(), headers={"Cache-Control": "no-store"})
+        return HTMLResponse(page_html(hub.config.studio), headers={"Cache-Control": "no-store"})
 
     @app.get("/flows", response_model=list[schemas.FlowInfo], responses=ERRORS, tags=["flows"])
     async def list_flows() -> list[dict[str, Any]]:
@@ -220,12 +224,25 @@ def _routes(app: FastAPI, hub: Hub) -> None:
         valid = not any(problem.severity == "error" for problem in problems)
         return {"flow": body.flow, "valid": valid, "problems": [str(p) for p in problems]}
 
-    @app.get("/flows/graph", response_model=schemas.FlowGraph, responses=ERRORS, tags=["flows"])
-    async def flow_graph(flow: FlowPath) -> dict[str, Any]:
-        """The drawing (SVG) of a flow of the folder, as the page draws a run of it."""
+    @app.get(
+        "/flows/graph",
+        response_model=None,
+        responses={200: {"model": schemas.FlowGraph}, **ERRORS},
+        tags=["flows"],
+    )
+    async def flow_graph(flow: OptionalFlowPath = None) -> dict[str, Any]:
+        """The drawing (SVG) of a flow of the folder, as the page draws a run of it.
+
+        Without ``flow``, in a studio, this is ``GET /flows/{name}`` of a flow named
+        ``graph`` (a link of that name to a flow file), which this path would hide.
+        """
+        if flow is None:
+            if not hub.config.studio:
+                raise RequestValidationError([_MISSING_FLOW])
+            return await asyncio.to_thread(studio_read, hub.flows, "graph")
         # Loading imports the flow's tools and dot runs as a child process: off the loop.
         svg = await asyncio.to_thread(lambda: graph_svg(hub.flows.load(flow)))
-        return {"flow": flow, "svg": svg}
+        return schemas.FlowGraph(flow=flow, svg=svg).model_dump()
 
     @app.post(
         "/runs",

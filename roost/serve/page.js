@@ -33,14 +33,21 @@
       const wrong = "That token is not one this server knows: check it and paste it again.";
       throw new Error(token ? wrong : "");
     }
-    if (!response.ok) throw new Error(data.error || response.status + " " + response.statusText);
+    if (!response.ok) {
+      const error = new Error(data.error || response.status + " " + response.statusText);
+      error.status = response.status; // the studio offers a reload on a 409
+      throw error;
+    }
     return data;
   }
 
   // Which of the page's three views shows: "token", "home" (flows and runs) or "run".
+  // Under roost studio, the studio's view stands in for the home view.
   function view(name) {
+    const studio = $("studio");
     $("token-page").hidden = name !== "token";
-    $("home").hidden = name !== "home";
+    $("home").hidden = name !== "home" || Boolean(studio);
+    if (studio) studio.hidden = name !== "home";
     $("run-view").hidden = name !== "run";
   }
 
@@ -565,5 +572,7 @@
     if (wanted && wanted !== run) await act(() => open(wanted));
     else if (!run) view("home");
   }
+  // What the studio's script (inlined after this one under roost studio) uses.
+  window.roostPage = { api, act, startRun, open: (id) => act(() => open(id)), problem };
   start();
 })();

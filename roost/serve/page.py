@@ -3,7 +3,10 @@
 Its script and stylesheet are inlined, the replay page's stylesheet with them
 (the transcript's rows and the graph's highlight look the same in both); the
 graph of a run's flow comes from ``GET /runs/{id}/graph``, drawn by the same
-code as the replay page's. The page loads nothing from elsewhere.
+code as the replay page's. The page loads nothing from elsewhere. Under
+``roost studio`` the studio's view, script and stylesheet (``roost/studio/``)
+are inlined as well: one page, whose home is the studio and whose runs are the
+server's own run view.
 """
 
 from __future__ import annotations
@@ -14,15 +17,19 @@ from importlib import resources
 
 from roost.flow import Flow
 
-_PLACEHOLDER = re.compile(r"@@ROOST_(REPLAY_CSS|CSS|JS)@@")
+_PLACEHOLDER = re.compile(r"@@ROOST_(REPLAY_CSS|CSS|JS|STUDIO_CSS|STUDIO_HTML|STUDIO_JS)@@")
 
 
 @cache
-def page_html() -> str:
+def page_html(studio: bool = False) -> str:
+    """The page; ``roost studio``'s has the studio's view in it too (its home)."""
     parts = {
         "REPLAY_CSS": _asset("roost.visualize", "replay.css"),
         "CSS": _asset("roost.serve", "page.css"),
         "JS": _asset("roost.serve", "page.js"),
+        "STUDIO_CSS": _asset("roost.studio", "studio.css") if studio else "",
+        "STUDIO_HTML": _asset("roost.studio", "studio.html") if studio else "",
+        "STUDIO_JS": _asset("roost.studio", "studio.js") if studio else "",
     }
     return _PLACEHOLDER.sub(lambda match: parts[match.group(1)], _asset("roost.serve", "page.html"))
 

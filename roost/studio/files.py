@@ -18,7 +18,7 @@ from roost.engine.flows import text_hash
 from roost.errors import Problem, RoostError
 from roost.flow import check_flow_text
 from roost.loading import tool_problems
-from roost.studio.roundtrip import NotYaml, read_json
+from roost.studio.roundtrip import NotYaml, place_of, places, read_json
 
 SUFFIXES = (".yaml", ".yml")
 
@@ -48,16 +48,21 @@ def read(folder: FlowDir, name: str) -> str:
 
 
 def shown(folder: FlowDir, name: str, text: str) -> dict[str, Any]:
-    """``{"hash", "text", "flow", "problems"}`` of a flow's text, as the studio shows it."""
+    """``{"hash", "text", "flow", "problems"}`` of a flow's text, as the studio shows it.
+
+    Each problem also names the ``path`` (a JSON pointer) of the key its line and
+    column fall in, so that a page shows it at that key's field.
+    """
     try:
         flow = read_json(text)
     except NotYaml:
         flow = None
+    found = places(text) if flow is not None else []
     return {
         "hash": text_hash(text),
         "text": text,
         "flow": flow,
-        "problems": [_problem(p) for p in problems(folder, name, text)],
+        "problems": [_problem(p, found) for p in problems(folder, name, text)],
     }
 
 
@@ -70,12 +75,14 @@ def problems(folder: FlowDir, name: str, text: str) -> list[Problem]:
     return found
 
 
-def _problem(problem: Problem) -> dict[str, Any]:
+def _problem(problem: Problem, found: list[tuple[int, int, str]]) -> dict[str, Any]:
+    line, column = problem.line or 0, problem.col or 0
     return {
         "line": problem.line,
         "column": problem.col,
         "severity": problem.severity,
         "message": problem.message,
+        "path": place_of(found, line, column) if line else None,
     }
 
 

@@ -47,7 +47,7 @@ def edit_text(text: str, ops: list[dict[str, Any]]) -> str:
     yaml = _yaml(text)
     tree = _load(yaml, text)
     before = _dump(yaml, tree)
-    wanted = apply_ops(as_json(tree), ops)
+    wanted = apply_ops(as_json(tree), ops, tree)
     if not isinstance(wanted, dict):
         raise EditError("the edited flow is not a mapping of keys, as a flow file is")
     sync(tree, wanted)
@@ -83,10 +83,20 @@ def new_text(flow: dict[str, Any]) -> str:
     return _dump(yaml, _plain_to_tree(flow))
 
 
-def apply_ops(document: Any, ops: list[dict[str, Any]]) -> Any:
-    """``document`` with the JSON Patch applied (EditError naming the op that fails)."""
+def apply_ops(document: Any, ops: list[dict[str, Any]], tree: Any = None) -> Any:
+    """``document`` with the JSON Patch applied (EditError naming the op that fails).
+
+    A ``move`` between two keys of one mapping is a rename: the key keeps its place
+    there (and in ``tree``, the ruamel nodes, its value's style and comments), where
+    RFC 6902's remove-then-add would put it last.
+    """
     for index, op in enumerate(ops):
         try:
+            renamed = _renamed(document, op)
+            if renamed is not None:
+                document = renamed
+                _rename_node(tree, op)
+                continue
             document = jsonpatch.JsonPatch([op]).apply(document, in_place=False)
         except (
             jsonpatch.JsonPatchException,
@@ -98,6 +108,66 @@ def apply_ops(document: Any, ops: list[dict[str, Any]]) -> Any:
         ) as error:
             raise EditError(f"ops[{index}] ({_describe(op)}): {error}") from error
     return document
+
+
+def _sibling_keys(op: Any) -> tuple[list[str], str, str] | None:
+    """(the parent's path, the old key, the new key) of a move between siblings."""
+    if not isinstance(op, dict) or op.get("op") != "move":
+        return None
+    source = jsonpointer.JsonPointer(op.get("from", "")).parts
+    target = jsonpointer.JsonPointer(op.get("path", "")).parts
+    if not source or len(source) != len(target) or source[:-1] != target[:-1]:
+        return None
+    return source[:-1], source[-1], target[-1]
+
+
+def _renamed(document: Any, op: Any) -> Any:
+    """``document`` with a key renamed in its place, or None when ``op`` is no rename."""
+    keys = _sibling_keys(op)
+    if keys is None:
+        return None
+    parent_path, old, new = keys
+    copy = copy_json(document)
+    parent = jsonpointer.JsonPointer.from_parts(parent_path).resolve(copy)
+    if not isinstance(parent, dict) or old not in parent or new in parent:
+        return None  # jsonpatch says what is wrong, or replaces the value at ``new``
+    items = [(new if key == old else key, value) for key, value in parent.items()]
+    parent.clear()
+    parent.update(items)
+    return copy
+
+
+def _rename_node(tree: Any, op: Any) -> None:
+    keys = _sibling_keys(op)
+    if tree is None or keys is None:
+        return
+    parent_path, old, new = keys
+    node = tree
+    for part in parent_path:
+        found = {str(key): key for key in node} if isinstance(node, CommentedMap) else {}
+        if part not in found:
+            return  # a place the tree does not have yet: the sync writes it anew
+        node = node[found[part]]
+    names = {str(key): key for key in node} if isinstance(node, CommentedMap) else {}
+    if old not in names or new in names:
+        return
+    key = names[old]
+    at = list(node).index(key)
+    value = node[key]
+    comment = node.ca.items.pop(key, None)
+    del node[key]
+    node.insert(at, new, value)
+    if comment is not None:
+        node.ca.items[new] = comment
+
+
+def copy_json(value: Any) -> Any:
+    """A deep copy of a JSON value (mappings and lists copied, scalars shared)."""
+    if isinstance(value, dict):
+        return {key: copy_json(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [copy_json(item) for item in value]
+    return value
 
 
 def sync(tree: Any, wanted: Any) -> Any:
@@ -425,3 +495,38 @@ def _rewritten(
         lines += old[at:i1] + new[j1:j2]
         at = i2
     return lines + old[at : span[1]]
+
+
+def places(text: str) -> list[tuple[int, int, str]]:
+    """Where each key and item of the YAML starts: (line, column), 1-based, and its pointer.
+
+    The page shows a problem at the field its line and column fall in: the last
+    place that starts at or before it. Empty when the text is not YAML.
+    """
+    try:
+        tree = _load(_yaml(text), text)
+    except NotYaml:
+        return []
+    found: list[tuple[int, int, str]] = []
+    _places(tree, "", found)
+    return sorted(found)
+
+
+def _places(node: Any, path: str, found: list[tuple[int, int, str]]) -> None:
+    if isinstance(node, CommentedMap):
+        for key, value in node.items():
+            where = f"{path}/{str(key).replace('~', '~0').replace('/', '~1')}"
+            line, column = node.lc.key(key)
+            found.append((line + 1, column + 1, where))
+            _places(value, where, found)
+    elif isinstance(node, CommentedSeq):
+        for index, item in enumerate(node):
+            line, column = node.lc.item(index)
+            found.append((line + 1, column + 1, f"{path}/{index}"))
+            _places(item, f"{path}/{index}", found)
+
+
+def place_of(found: list[tuple[int, int, str]], line: int, column: int) -> str | None:
+    """The pointer of the last place starting at or before (line, column), if any."""
+    before = [place for place in found if (place[0], place[1]) <= (line, column)]
+    return before[-1][2] if before else None

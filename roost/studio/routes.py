@@ -15,8 +15,9 @@ from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from roost.studio import files
-from roost.studio.roundtrip import EditError, NotYaml, edit_text, new_text
+from roost.engine.flows import text_hash
+from roost.studio import files, nodes
+from roost.studio.roundtrip import EditError, NotYaml, edit_text, new_text, read_json
 
 if TYPE_CHECKING:
     from roost.studio.files import FlowDir
@@ -26,11 +27,27 @@ _LOCK = asyncio.Lock()  # one edit at a time: a base hash is checked and written
 
 
 class Edits(BaseModel):
-    """``POST /flows/{name}/edits``: JSON Patch operations on the flow as read at ``base``."""
+    """``POST /flows/{name}/edits``: JSON Patch operations on the flow as read at ``base``.
+
+    Instead of ``ops``, ``text`` is the whole new file (the page's YAML pane, its
+    undo and redo): written as given, under the same ``base`` check.
+    """
 
     model_config = ConfigDict(extra="forbid")
     base: str = Field(max_length=80, description="The hash the edits were made on")
-    ops: list[dict[str, Any]] = Field(max_length=1000, description="RFC 6902 operations")
+    ops: list[dict[str, Any]] = Field(
+        default_factory=list, max_length=1000, description="RFC 6902 operations"
+    )
+    text: str | None = Field(None, max_length=2_000_000, description="The whole new file")
+
+
+class NodeEdit(BaseModel):
+    """``POST /flows/{name}/rename`` and ``/delete``: one node, every place naming it."""
+
+    model_config = ConfigDict(extra="forbid")
+    base: str = Field(max_length=80, description="The hash the edit was made on")
+    node: str = Field(min_length=1, max_length=128, description="The agent or channel")
+    to: str | None = Field(None, max_length=128, description="Its new name (a rename)")
 
 
 class NewFlow(BaseModel):
@@ -68,6 +85,24 @@ def _install(router: APIRouter) -> None:
         async with _LOCK:
             return await asyncio.to_thread(_edit, folder, name, body, dry_run)
 
+    @router.post("/flows/{name:path}/rename", response_model=None)
+    async def rename_node(
+        request: Request, name: FlowName, body: NodeEdit
+    ) -> dict[str, Any] | JSONResponse:
+        """Renames a node and every reference to it; the answer adds the ``ops`` it made."""
+        folder = _folder(request)
+        async with _LOCK:
+            return await asyncio.to_thread(_node_edit, folder, name, body, "rename")
+
+    @router.post("/flows/{name:path}/delete", response_model=None)
+    async def delete_node(
+        request: Request, name: FlowName, body: NodeEdit
+    ) -> dict[str, Any] | JSONResponse:
+        """Removes a node and its places in members and transitions (with ``ops``)."""
+        folder = _folder(request)
+        async with _LOCK:
+            return await asyncio.to_thread(_node_edit, folder, name, body, "delete")
+
     @router.post("/flows", status_code=201, response_model=None)
     async def create_flow(request: Request, body: NewFlow) -> dict[str, Any] | JSONResponse:
         """A new flow file, written from JSON; 409 when the file is there already."""
@@ -81,23 +116,60 @@ def _folder(request: Request) -> FlowDir:
     return folder
 
 
+def studio_read(folder: FlowDir, name: str) -> dict[str, Any]:
+    """``GET /flows/{name}``'s answer (the server's ``/flows/graph`` hands a flow so named here)."""
+    return _read(folder, name)
+
+
 def _read(folder: FlowDir, name: str) -> dict[str, Any]:
     return files.shown(folder, name, files.read(folder, name))
 
 
 def _edit(folder: FlowDir, name: str, body: Edits, dry_run: bool) -> dict[str, Any] | JSONResponse:
     text = files.read(folder, name)
-    now = files.shown(folder, name, text)["hash"]
-    if body.base != now:
-        line = f"flow {name!r} changed on disk since {body.base}: read it again (now {now})"
-        return _refused(409, "conflict", line)
+    changed = _changed(name, text, body.base)
+    if changed is not None:
+        return changed
+    if body.text is not None and body.ops:
+        return _refused(422, "invalid_edit", "give either ops or text, not both")
     try:
-        edited = edit_text(text, body.ops)
+        edited = body.text if body.text is not None else edit_text(text, body.ops)
     except (EditError, NotYaml) as error:
         return _refused(422, "invalid_edit", str(error))
     if not dry_run and edited != text:
         files.rewrite(folder, name, edited)
     return files.shown(folder, name, edited)
+
+
+def _changed(name: str, text: str, base: str) -> JSONResponse | None:
+    """The 409 of an edit made on another text than the file's now, else None."""
+    now = text_hash(text)
+    if base == now:
+        return None
+    line = f"flow {name!r} changed on disk since {base}: read it again (now {now})"
+    return _refused(409, "conflict", line)
+
+
+def _node_edit(
+    folder: FlowDir, name: str, body: NodeEdit, kind: str
+) -> dict[str, Any] | JSONResponse:
+    text = files.read(folder, name)
+    changed = _changed(name, text, body.base)
+    if changed is not None:
+        return changed
+    try:
+        flow = read_json(text)
+        if not isinstance(flow, dict):
+            raise nodes.NodeError("the flow is not a mapping of keys")
+        if kind == "rename":
+            ops = nodes.rename_ops(flow, body.node, body.to or "")
+        else:
+            ops = nodes.delete_ops(flow, body.node)
+        edited = edit_text(text, ops)
+    except (nodes.NodeError, EditError, NotYaml) as error:
+        return _refused(422, "invalid_edit", str(error))
+    files.rewrite(folder, name, edited)
+    return {**files.shown(folder, name, edited), "ops": ops}
 
 
 def _create(folder: FlowDir, body: NewFlow) -> dict[str, Any] | JSONResponse:

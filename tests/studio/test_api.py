@@ -157,5 +157,10 @@ def test_a_plain_server_does_not_edit_flows(tmp_path: Path) -> None:
         )
         assert got.status_code in (404, 405)
         assert (flows / "hello.yaml").read_text() == HELLO
+        # Nor is a flow read at /flows/graph, which still asks which flow to draw.
+        drawing = server.client().get("/flows/graph")
+        assert drawing.status_code == 422
+        assert drawing.json() == {"error": "query.flow: field required", "kind": "invalid_request"}
+        assert 'id="studio"' not in server.client().get("/").text  # the page has no studio
     finally:
         server.stop()
