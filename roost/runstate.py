@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from roost.errors import CONTEXT_TOO_LONG
 from roost.events import (
     BackgroundEvent,
+    BudgetEvent,
     CompactEvent,
     ErrorEvent,
     Event,
@@ -164,6 +165,27 @@ class Turn:
         return {m.tool_call_id for m in self.messages if isinstance(m, ToolResultMessage)}
 
 
+@dataclass
+class Spent:
+    """What a node (or the run's sub-flows) spent: model calls, tokens, cost, tool calls.
+
+    ``cost`` sums the calls whose price is known; ``unpriced`` counts the others.
+    """
+
+    model_calls: int = 0
+    tokens: int = 0
+    cost: float = 0.0
+    unpriced: int = 0
+    tool_calls: int = 0
+
+    def add(self, other: Spent) -> None:
+        self.model_calls += other.model_calls
+        self.tokens += other.tokens
+        self.cost += other.cost
+        self.unpriced += other.unpriced
+        self.tool_calls += other.tool_calls
+
+
 @dataclass(repr=False)
 class RunState:
     """Everything the engine needs to know about a run, derived from its events."""
@@ -216,6 +238,17 @@ class RunState:
     # how many were ever started (the next task is numbered after them).
     background: dict[str, BackgroundEvent] = field(default_factory=dict)
     background_started: int = 0
+    # budgets (issue 31): what each node spent, what the sub-flows it called spent, the
+    # run's own time (seconds in steps, and when the step under way began), the budgets'
+    # decisions, the limits raised (by scope: None for the run, else an agent) and the
+    # provider a switch_to put in place of the scope's own.
+    spent: dict[str, Spent] = field(default_factory=dict)
+    subflows: Spent = field(default_factory=Spent)
+    seconds: float = 0.0
+    running_since: str | None = None
+    budget_events: list[BudgetEvent] = field(default_factory=list)
+    raised: dict[tuple[str | None, str], float] = field(default_factory=dict)
+    switched: dict[str | None, str] = field(default_factory=dict)
 
     def __repr__(self) -> str:
         # Short on purpose: asyncio writes the repr of a task's result when a run ends.
@@ -223,6 +256,16 @@ class RunState:
             f"RunState(run_id={self.run_id!r}, status={self.status!r}, "
             f"history=<{len(self.history)} entries>, next_seq={self.next_seq})"
         )
+
+    def spent_by(self, agent: str | None = None) -> Spent:
+        """What ``agent`` spent by its own calls; None: the whole run, sub-flows included."""
+        if agent is not None:
+            return self.spent.get(agent) or Spent()
+        total = Spent()
+        for spent in self.spent.values():
+            total.add(spent)
+        total.add(self.subflows)
+        return total
 
     def pair_count(self, a: str, b: str) -> int:
         """Success messages between ``a`` and ``b``, both directions."""
@@ -384,6 +427,7 @@ def _on_run_start(state: RunState, event: Any) -> None:
     state.flow_hash = start.flow.hash
     state.flow_text = start.flow.text
     state.memory_at = start.memory_at
+    state.running_since = start.ts
 
 
 def _on_flow(state: RunState, event: Any) -> None:
@@ -442,6 +486,7 @@ def _on_interrupt(state: RunState, event: Any) -> None:
     interrupt: InterruptEvent = event
     state.history.append(interrupt)
     state.pending = interrupt
+    _stop_clock(state, interrupt.ts)
 
 
 def _on_error(state: RunState, event: Any) -> None:
@@ -449,6 +494,7 @@ def _on_error(state: RunState, event: Any) -> None:
     state.history.append(error)
     state.pending = error
     state.step = (error.from_, error.to)
+    _stop_clock(state, error.ts)
     # The turn is kept: a retry goes on with the tool results it already has,
     # rather than running those tools a second time.
 
@@ -458,6 +504,25 @@ def _on_terminate(state: RunState, event: Any) -> None:
     state.pending = None
     state.terminated_by = terminate.node
     state.step = None
+    _stop_clock(state, terminate.ts)
+
+
+def _stop_clock(state: RunState, ts: str) -> None:
+    """The step under way ended at ``ts``: its time is the run's own (budgets' seconds)."""
+    since = state.running_since
+    if since is not None:
+        state.running_since = None
+        state.seconds += max(elapsed(since, ts), 0.0)
+
+
+def elapsed(since: str, until: str) -> float:
+    """Seconds from one recorded time to another (both as the log writes them)."""
+    from datetime import datetime
+
+    try:
+        return (datetime.fromisoformat(until) - datetime.fromisoformat(since)).total_seconds()
+    except ValueError:  # a log written elsewhere with a time that does not read
+        return 0.0
 
 
 def _on_resume(state: RunState, event: Any) -> None:
@@ -471,12 +536,14 @@ def _on_resume(state: RunState, event: Any) -> None:
             state.turn.decisions[str(call.get("id", ""))] = resume.feedback
     state.pending = None
     state.step = (resume.from_, resume.to)
+    state.running_since = resume.ts
 
 
 def _on_retry(state: RunState, event: Any) -> None:
     retry: RetryEvent = event
     state.pending = None
     state.step = (retry.from_, retry.to)
+    state.running_since = retry.ts
 
 
 def _on_select(state: RunState, event: Any) -> None:
@@ -501,8 +568,13 @@ def _on_llm_call(state: RunState, event: Any) -> None:
     if data["error"] is not None:
         _learn_window(state, provider, data["error"], data["attempts"])
     usage = data["usage"]
+    spent = state.spent.get(data["node"])
+    if spent is None:
+        spent = state.spent[data["node"]] = Spent()
+    spent.model_calls += len(data["attempts"]) or 1  # a fallback's calls count too
     if usage is not None and (usage.prompt_tokens or usage.completion_tokens):
         state.usage = state.usage + usage_of(usage)
+        _spend(state, spent, event, usage)
         if usage.prompt_tokens and data.get("purpose") is None:
             _measured(state, data["node"], provider, usage.prompt_tokens)
     response = data["response"]
@@ -512,6 +584,20 @@ def _on_llm_call(state: RunState, event: Any) -> None:
         turn.messages.append(message)
         turn.seqs.append(data["seq"])
         turn.awaiting = {tool_call.id for tool_call in message.tool_calls}
+
+
+def _spend(state: RunState, spent: Spent, call: Any, usage: LlmUsage) -> None:
+    """A call's tokens and cost, priced by the flow in force (as ``run_cost`` prices it)."""
+    from roost.pricing import answered_by, cost_of
+    from roost.pricing._costs import entries_of
+
+    spent.tokens += usage.prompt_tokens + usage.completion_tokens
+    entry = entries_of(state.flow_text).get(answered_by(call))
+    cost = cost_of(usage, entry, model=call.model).amount
+    if cost is None:
+        spent.unpriced += 1
+    else:
+        spent.cost += cost
 
 
 def _learn_window(state: RunState, provider: str, error: str, attempts: Sequence[Any]) -> None:
@@ -557,6 +643,10 @@ def _measured(state: RunState, node: str, provider: str, prompt_tokens: int) -> 
 def _on_tool_call(state: RunState, event: Any) -> None:
     call: ToolCallEvent = event
     _turn_for(state, call.agent).open_calls[call.id] = call
+    spent = state.spent.get(call.agent)
+    if spent is None:
+        spent = state.spent[call.agent] = Spent()
+    spent.tool_calls += 1
 
 
 def _on_tool_result(state: RunState, event: Any) -> None:
@@ -690,6 +780,15 @@ def _on_skills(state: RunState, event: Any) -> None:
     state.skills = found.skills
 
 
+def _on_budget(state: RunState, event: Any) -> None:
+    budget: BudgetEvent = event
+    state.budget_events.append(budget)
+    if budget.action == "raised":
+        state.raised[(budget.agent, budget.limit)] = budget.allowed
+    elif budget.action == "switch_to" and budget.provider is not None:
+        state.switched[budget.agent] = budget.provider
+
+
 HANDLERS: dict[str, Any] = {
     "run_start": _on_run_start,
     "flow": _on_flow,
@@ -708,4 +807,5 @@ HANDLERS: dict[str, Any] = {
     "skills": _on_skills,
     "hook": _on_hook,
     "background": _on_background,
+    "budget": _on_budget,
 }

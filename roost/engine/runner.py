@@ -77,8 +77,11 @@ class Runner:
         images: ImageStore | None = None,
         background: BackgroundSource | None = None,
         routes: RouteJudge | None = None,
+        budget: float | None = None,
     ) -> None:
         self.flow = flow
+        # A cost limit set from outside (--budget), recorded at the next step.
+        self._budget_set = budget
         self._routes = routes  # who judges conditional routes (default: the live flow's)
         self.skills = skills  # the skills agents are shown (default: those found now)
         self._hooks = hooks  # the hooks' decisions (default: the flow's hooks, run)
@@ -150,6 +153,10 @@ class Runner:
             self.background,
             self._routes,
         )
+
+    def set_budget(self, cost: float) -> None:
+        """Sets (or raises) the run's cost limit from the next step on (``--budget COST``)."""
+        self._budget_set = cost
 
     def follow(self, flow: Flow) -> None:
         """From the next step on, the run follows ``flow``, recorded as a ``flow`` event.
@@ -299,6 +306,9 @@ class Runner:
                 # In the step's own batch: a step that is refused writes no flow event either.
                 self._recorder.add(FlowEvent, flow=self._flow_record())
             self._takes_over = None
+            if self._budget_set is not None:
+                self._interpreter.set_budget(self._budget_set)
+                self._budget_set = None
             self._calls.begin(self._state.next_seq)
             task = self._step_task = asyncio.current_task()
             try:

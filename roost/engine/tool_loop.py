@@ -48,6 +48,7 @@ from roost.window import trim_reasoning, trim_result
 if TYPE_CHECKING:  # roost.tools is imported only by flows that have tools
     from collections.abc import Callable, Sequence
 
+    from roost.engine.budget import BudgetKeeper
     from roost.flow.redact import Redactor
     from roost.nodes.agent import Seen
     from roost.tools.base import Tool
@@ -110,6 +111,7 @@ class ToolLoop:
         self.compactor = compactor
         self.redact = redact
         self.hooks = hooks or HookRecorder(recorder, no_hooks)
+        self.budget: BudgetKeeper | None = None  # the run's budgets, when it has any
 
     async def run(self, job: Reply) -> str | None:
         """The reply's text; None when the run paused for an approval or stopped at an error."""
@@ -202,6 +204,8 @@ class ToolLoop:
         # own calls only, so an id a provider reuses from an earlier round is not "done".
         awaiting = turn.awaiting
         todo = [call for call in turn.last_calls() if call.id in awaiting]
+        if self.budget is not None:  # the round's calls, before anyone is asked about them
+            self.budget.before_tools(job.agent, len(todo))
         runnable = [c for c in todo if c.name in by_name and c.raw_arguments is None]
         await self.hooks.before_tool(job.agent, runnable, turn)
         # The calls as the hooks left them: a refused one is not run, nor shown for approval.
