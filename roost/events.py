@@ -262,6 +262,8 @@ class ToolResultEvent(_Event):
     content: str
     is_error: bool = False
     child_run: str | None = _absent_when_none()  # a sub-flow tool's run
+    # budgets (issue 31): what that child run spent (model_calls, tokens, cost, tool_calls)
+    spent: dict[str, float] | None = _absent_when_none()
 
 
 class _Record(BaseModel):

@@ -178,12 +178,32 @@ class Spent:
     unpriced: int = 0
     tool_calls: int = 0
 
+    def record(self) -> dict[str, float]:
+        """What a ``tool_result`` of a sub-flow records of it (the amounts spent only)."""
+        found = {
+            "model_calls": self.model_calls,
+            "tokens": self.tokens,
+            "cost": round(self.cost, 9),
+            "tool_calls": self.tool_calls,
+        }
+        return {key: value for key, value in found.items() if value}
+
     def add(self, other: Spent) -> None:
         self.model_calls += other.model_calls
         self.tokens += other.tokens
         self.cost += other.cost
         self.unpriced += other.unpriced
         self.tool_calls += other.tool_calls
+
+
+def spent_from(record: dict[str, float]) -> Spent:
+    """A ``tool_result``'s ``spent`` as a Spent (keys it does not know are ignored)."""
+    return Spent(
+        model_calls=int(record.get("model_calls", 0)),
+        tokens=int(record.get("tokens", 0)),
+        cost=float(record.get("cost", 0.0)),
+        tool_calls=int(record.get("tool_calls", 0)),
+    )
 
 
 @dataclass(repr=False)
@@ -651,6 +671,8 @@ def _on_tool_call(state: RunState, event: Any) -> None:
 
 def _on_tool_result(state: RunState, event: Any) -> None:
     result: ToolResultEvent = event
+    if result.spent:  # a sub-flow's spending counts toward the run's
+        state.subflows.add(spent_from(result.spent))
     turn = _turn_for(state, result.agent)
     turn.open_calls.pop(result.id, None)
     # A person's approval answers this call only: an id reused in a later round asks again.

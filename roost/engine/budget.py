@@ -32,6 +32,8 @@ if TYPE_CHECKING:
 
 # The node an ``ask`` interrupt comes from: the budget asks, not an agent.
 BUDGET_NODE = "budget"
+# Tokens a message costs besides its text, in the estimate of a prompt.
+MESSAGE_TOKENS = 4
 # The answer's size assumed for a provider without max_tokens, in tokens.
 ASSUMED_MAX_TOKENS = 4096
 # What a model call adds to; tool calls and time are checked before tool rounds and steps.
@@ -113,6 +115,15 @@ class BudgetKeeper:
     def _raised_for(self, agent: str) -> bool:
         return any(scope == agent for scope, _ in self.state.raised)
 
+    def left(self) -> dict[str, float]:
+        """What the run's budget has left of each limit a sub-flow's run spends."""
+        found: dict[str, float] = {}
+        for limit in (*_CALL_LIMITS, "tool_calls"):
+            allowed = self.allowed(None, limit)
+            if allowed is not None:
+                found[limit] = _rounded(max(allowed - self.spent(None, limit), 0.0))
+        return found
+
     # ------------------------------------------------------------------ the checks
 
     def provider_for(self, node: str, provider: str) -> str:
@@ -178,7 +189,10 @@ class BudgetKeeper:
         chars += sum(
             len(t.name) + len(t.description) + len(str(t.parameters)) for t in request.tools
         )
+        # Every message costs a few tokens of its own (its role, its separators) besides
+        # its text, as APIs count them: short messages would be underestimated without.
         prompt = math.ceil(chars / self.state.chars_per_token(provider))
+        prompt += MESSAGE_TOKENS * (len(request.messages) + 1)
         config = self.flow.providers.get(provider)
         answer = (config.max_tokens if config is not None else None) or ASSUMED_MAX_TOKENS
         if config is not None and config.kind == "scripted":

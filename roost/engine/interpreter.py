@@ -7,7 +7,7 @@ so a conversation of any length runs in constant stack depth.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from typing import TYPE_CHECKING
 
@@ -153,16 +153,17 @@ class Interpreter:
         self.budget: BudgetKeeper | None = None
         self.keep_budget()
 
-    def set_budget(self, cost: float) -> None:
-        """Sets the run's cost limit from outside (``--budget``), recorded as ``raised``; a
-        run not yet started records it right after its ``run_start``."""
+    def set_budget(self, limits: Mapping[str, float]) -> None:
+        """Sets the run's limits from outside (``--budget``, or what a parent run has left
+        for its sub-flow), each recorded as ``raised``; a run not yet started records them
+        right after its ``run_start``."""
         if self.state.next_seq == 0:
-            self._outside_cost: float | None = cost
+            self._outside: Mapping[str, float] | None = limits
             return
-        spent = self.state.spent_by(None).cost
-        self.rec.add(
-            BudgetEvent, limit="cost", spent=round(spent, 9), allowed=cost, action="raised"
-        )
+        spent = self.state.spent_by(None)
+        for limit, allowed in limits.items():
+            used = round(float(getattr(spent, limit)), 9)
+            self.rec.add(BudgetEvent, limit=limit, spent=used, allowed=allowed, action="raised")
         self.keep_budget()
 
     def keep_budget(self) -> None:
@@ -189,9 +190,9 @@ class Interpreter:
         frm, to, content = start_route(flow, content, frm, to)
         if state.next_seq == 0:
             self.rec.add(RunStartEvent, flow=self._flow_record())
-            cost = getattr(self, "_outside_cost", None)
-            if cost is not None:
-                self.set_budget(cost)
+            outside = getattr(self, "_outside", None)
+            if outside:
+                self.set_budget(outside)
         records = self._keep_images(images)
         self.rec.add(MessageEvent, from_=frm, to=to, content=content, images=records or None)
         if is_human(flow, to):

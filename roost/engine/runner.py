@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import weakref
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from roost.engine.background import BackgroundSource, BackgroundTasks, started_text
@@ -77,11 +77,14 @@ class Runner:
         images: ImageStore | None = None,
         background: BackgroundSource | None = None,
         routes: RouteJudge | None = None,
-        budget: float | None = None,
+        budget: float | Mapping[str, float] | None = None,
     ) -> None:
         self.flow = flow
-        # A cost limit set from outside (--budget), recorded at the next step.
-        self._budget_set = budget
+        # Limits set from outside (--budget COST, or a parent's for its sub-flow), recorded
+        # at the next step.
+        self._budget_set: Mapping[str, float] | None = (
+            {"cost": budget} if isinstance(budget, int | float) else budget
+        )
         self._routes = routes  # who judges conditional routes (default: the live flow's)
         self.skills = skills  # the skills agents are shown (default: those found now)
         self._hooks = hooks  # the hooks' decisions (default: the flow's hooks, run)
@@ -156,7 +159,12 @@ class Runner:
 
     def set_budget(self, cost: float) -> None:
         """Sets (or raises) the run's cost limit from the next step on (``--budget COST``)."""
-        self._budget_set = cost
+        self._budget_set = {"cost": cost}
+
+    def budget_left(self) -> dict[str, float] | None:
+        """What the run's own budget has left of each limit a sub-flow spends; None: no limit."""
+        keeper = self._interpreter.budget
+        return keeper.left() if keeper is not None else None
 
     def follow(self, flow: Flow) -> None:
         """From the next step on, the run follows ``flow``, recorded as a ``flow`` event.
@@ -395,6 +403,7 @@ class Runner:
                 child_log=self.child_log,
                 memory=self.memory,
                 background=self._own_background,
+                budget_left=self.budget_left,
             )
             self._toolbox = default_toolbox(self.flow, subflows, self.memory, self.run_id)
             self._tools = self._toolbox
@@ -494,8 +503,11 @@ class ChildRuns:
         providers: Callable[[str], Provider] | None = None,
         memory: MemoryBank | None = None,
         background: BackgroundTasks | None = None,
+        budget_left: Callable[[], dict[str, float] | None] | None = None,
     ) -> None:
         self._parent = parent
+        # What the parent's budget has left: the child run's own limits (issue 31).
+        self._budget_left = budget_left
         self._child_log: ChildLogs = child_log or MemoryLog
         self._providers = providers
         self._memory = memory
@@ -566,6 +578,14 @@ class ChildRuns:
             events = log.load()
         return outcome_of(events, record.name, run)
 
+    def _child_budget(self, flow: Flow) -> dict[str, float] | None:
+        """The child's limits: what the parent has left, or the child's own when lower."""
+        left = self._budget_left() if self._budget_left is not None else None
+        if not left:
+            return None
+        own = flow.budget.limits() if flow.budget is not None else {}
+        return {limit: min(value, own.get(limit, value)) for limit, value in left.items()}
+
     def _new_child(self, tool: str, arguments: dict[str, Any]) -> EventLog:
         """The log of a new child run, linked to the parent run and the call that starts it."""
         # Only a flow with a flow: tool gets here: the tools package is loaded already.
@@ -593,6 +613,7 @@ class ChildRuns:
                 providers=self._providers,
                 child_log=self._child_log,
                 memory=self._memory,
+                budget=self._child_budget(flow),
             )
             await runner.start(message)
         except RoostError as exc:

@@ -61,6 +61,7 @@ class ToolOutcome(NamedTuple):
     is_error: bool = False
     child_run: str | None = None
     task: str | None = None  # the background task the call started
+    spent: dict[str, float] | None = None  # what a sub-flow's child run spent
 
 
 LIMIT_NOTE = (
@@ -240,6 +241,8 @@ class ToolLoop:
             fields: dict[str, Any] = {}
             if outcome.child_run is not None:
                 fields["child_run"] = outcome.child_run
+            if outcome.spent:
+                fields["spent"] = outcome.spent
             rec.add(
                 ToolResultEvent,
                 agent=job.agent,
@@ -387,7 +390,11 @@ class ToolLoop:
         except Exception as exc:
             return ToolOutcome(self.redact(f"{call.name} failed: {error_text(exc)}"), is_error=True)
         return ToolOutcome(
-            outcome.content, outcome.is_error, outcome.child_run, getattr(outcome, "task", None)
+            outcome.content,
+            outcome.is_error,
+            outcome.child_run,
+            getattr(outcome, "task", None),
+            getattr(outcome, "spent", None),
         )
 
     def _quoted(self, text: str, limit: int) -> str:

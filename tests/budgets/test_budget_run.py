@@ -20,6 +20,7 @@ from roost.errors import UsageError
 from roost.eventlog import MemoryLog
 from roost.events import BudgetEvent, Event, InterruptEvent, LlmCallEvent, TerminateEvent
 from roost.flow import load_flow_text
+from roost.loading import load_flow
 from roost.pricing import run_cost
 from roost.runstate import fold
 from tests.budgets.conftest import looping_flow
@@ -27,6 +28,7 @@ from tests.engine.test_tool_loop import FakeTool
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from pathlib import Path
 
     from fakes.llm_server import FakeLLMServer
 
@@ -247,3 +249,81 @@ async def test_a_flow_without_a_budget_records_nothing_of_one(server: FakeLLMSer
     server.script(*[])
     await asyncio.wait_for(runner.start(), 30)
     assert not budget_events(log.load())
+
+
+def subflow_files(server: FakeLLMServer, folder: Path, budget: str) -> Flow:
+    """A parent whose scripted agent asks a priced sub-flow again and again."""
+    from tests.budgets.conftest import provider
+
+    child = f"""\
+roost: 1
+providers: {{llm: {provider(server)}}}
+agents:
+  helper: {{role: You are a.}}
+  asker: {{role: You are b., provider: llm}}
+start: {{from: asker, to: helper}}
+"""
+    (folder / "child.yaml").write_text(
+        child.replace("helper: {role: You are a.}", "helper: {role: You are a., provider: llm}")
+    )
+    parent = f"""\
+roost: 1
+defaults: {{provider: mock, max_tool_calls: 30, max_rounds: 2}}
+providers:
+  mock: {{kind: scripted, replies: [{{tool_calls: [{{name: helper, arguments: {{message: go}}}}]}}],
+         when_exhausted: repeat_last}}
+budget: {budget}
+tools: {{helper: {{flow: child.yaml}}}}
+agents:
+  boss: {{role: You delegate., functions: [helper]}}
+  user: {{role: You ask.}}
+start: {{from: user, to: boss, content: go}}
+"""
+    path = folder / "parent.yaml"
+    path.write_text(parent)
+    return load_flow(path)
+
+
+async def test_a_subflows_spending_counts_toward_its_parents_budget(
+    server: FakeLLMServer, tmp_path: Path
+) -> None:
+    children: dict[str, MemoryLog] = {}
+
+    def child_log(run_id: str) -> MemoryLog:
+        children[run_id] = MemoryLog(run_id)
+        return children[run_id]
+
+    flow = subflow_files(server, tmp_path, "{cost: 0.3}")
+    events = await run(flow, child_log=child_log)
+    state = fold(events)
+    spent_by_children = sum(run_cost(log.load()).amount for log in children.values())
+    assert state.subflows.cost == pytest.approx(spent_by_children)
+    assert state.spent_by(None).cost <= 0.3 < state.subflows.cost + 0.2  # up to the limit
+    stopped = [log for log in children.values() if budget_events(log.load())]
+    assert stopped  # a child run was refused the call that would pass the parent's limit
+    assert len(server.requests) == sum(len(calls(log.load())) for log in children.values())
+    assert (await replay_run(None, events)).identical
+
+
+async def test_a_fallbacks_calls_count(server: FakeLLMServer) -> None:
+    from tests.budgets.conftest import provider
+
+    text = f"""\
+roost: 1
+defaults: {{provider: flaky, max_rounds: 100}}
+providers:
+  flaky: {{kind: scripted, replies: [{{error: down}}], when_exhausted: repeat_last,
+          fallback: [llm]}}
+  llm: {provider(server)}
+budget: {{model_calls: 4}}
+agents:
+  a: {{role: You are a.}}
+  b: {{role: You are b.}}
+start: {{from: a, to: b, content: Talk.}}
+"""
+    events = await run(load_flow_text(text, "flow.yaml"))
+    made = calls(events)
+    assert [len(c.attempts) for c in made] == [2, 2]  # each attempt counted: four
+    assert len(server.requests) == 2
+    (decision,) = budget_events(events)
+    assert (decision.limit, decision.spent) == ("model_calls", 4.0)
