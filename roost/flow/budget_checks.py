@@ -72,3 +72,19 @@ def _priced(c: Checker, path: Path) -> None:
             f"a cost limit needs every provider's price, and the price of {listed} is unknown "
             f"(not in roost's table of models); {_FIX}",
         )
+
+
+def check_budget(flow: Flow, cost: float) -> None:
+    """A cost limit given from outside (``--budget``, ``budget=``) can be kept on ``flow``:
+    a positive number, and every provider priced. Raises UsageError naming what is not."""
+    from roost.errors import UsageError
+
+    if isinstance(cost, bool) or not isinstance(cost, int | float) or not cost > 0:
+        raise UsageError(f"a budget is a cost in US dollars above 0, not {cost!r}")
+    names = [name for name in flow.providers if unpriced(flow, name)]
+    if names:
+        listed = ", ".join(repr(n) for n in names)
+        raise UsageError(
+            f"{flow.path}: a budget of {cost:g} needs every provider's price, and the price of "
+            f"{listed} is unknown (not in roost's table of models); {_FIX}"
+        )
