@@ -419,10 +419,10 @@ def budget_words(event: BudgetEvent) -> str:
     limit = event.limit
     if event.action == "raised":
         return f"{whose}: the {limit} limit is now {amount(limit, event.allowed)}"
-    spent = _bare(limit, event.spent)
+    spent = bare(limit, event.spent)
     said = f"{whose}: {spent} of {amount(limit, event.allowed)} spent"
     if event.estimate:
-        said += f"; the next would add {_bare(limit, event.estimate)}"
+        said += f"; the next would add {bare(limit, event.estimate)}"
     then = {
         "stop": "the run stops",
         "ask": "it asks for a new limit",
@@ -431,7 +431,7 @@ def budget_words(event: BudgetEvent) -> str:
     return f"{said}; {then}"
 
 
-def _bare(limit: str, value: float) -> str:
+def bare(limit: str, value: float) -> str:
     """An amount without its unit, where the limit's amount beside it names the unit."""
     return amount(limit, value) if limit in ("cost", "seconds") else f"{value:,.0f}"
 

@@ -157,9 +157,10 @@ class Runner:
             self._routes,
         )
 
-    def set_budget(self, cost: float) -> None:
-        """Sets (or raises) the run's cost limit from the next step on (``--budget COST``)."""
-        self._budget_set = {"cost": cost}
+    def set_budget(self, cost: float, limit: str = "cost") -> None:
+        """Sets (or raises) the run's cost limit (or another ``limit``) from the next step
+        on (``--budget COST``), recorded as a ``budget`` event ``raised``."""
+        self._budget_set = {**(self._budget_set or {}), limit: cost}
 
     def budget_left(self) -> dict[str, float] | None:
         """What the run's own budget has left of each limit a sub-flow spends; None: no limit."""
