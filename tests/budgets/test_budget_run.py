@@ -327,3 +327,28 @@ start: {{from: a, to: b, content: Talk.}}
     assert len(server.requests) == 2
     (decision,) = budget_events(events)
     assert (decision.limit, decision.spent) == ("model_calls", 4.0)
+
+
+async def test_a_summarys_calls_count(server: FakeLLMServer) -> None:
+    flow = looping_flow(server, "{model_calls: 30}")
+    small = flow.text.replace(
+        "price: {input: 1000, output: 2000}}",
+        "price: {input: 1000, output: 2000}, context_window: 150}",
+        1,
+    )
+    events = await run(load_flow_text(small, "flow.yaml"))
+    made = calls(events)
+    assert any(c.purpose == "summary" for c in made)  # compaction asked for summaries
+    assert len(made) == 30 == len(server.requests)
+    assert ending(events).reason == "budget"
+    assert (await replay_run(None, events)).identical
+
+
+async def test_a_calls_answer_is_estimated_at_its_max_tokens(server: FakeLLMServer) -> None:
+    flow = looping_flow(server, "{tokens: 900}")
+    # A model that may answer with 1000 tokens: not even the first call fits 900.
+    roomy = load_flow_text(flow.text.replace("max_tokens: 8", "max_tokens: 1000"), "flow.yaml")
+    events = await run(roomy)
+    assert calls(events) == [] and server.requests == []
+    (decision,) = budget_events(events)
+    assert decision.estimate is not None and 1000 < decision.estimate < 1100
