@@ -169,14 +169,41 @@ class Turn:
 class Spent:
     """What a node (or the run's sub-flows) spent: model calls, tokens, cost, tool calls.
 
-    ``cost`` sums the calls whose price is known; ``unpriced`` counts the others.
+    The fold only adds up tokens, by the flow text in force, the provider that answered
+    and the model (``priced``): ``cost`` prices them when asked, so that folding a run
+    prices nothing. ``recorded_cost`` is what sub-flows' runs said they spent.
     """
 
     model_calls: int = 0
     tokens: int = 0
-    cost: float = 0.0
-    unpriced: int = 0
     tool_calls: int = 0
+    recorded_cost: float = 0.0
+    # (flow text, provider, model) -> [prompt, completion, cached] tokens
+    priced: dict[tuple[str, str, str], list[int]] = field(default_factory=dict)
+
+    @property
+    def cost(self) -> float:
+        """US dollars, of the calls whose price is known (``unpriced`` counts the others)."""
+        return self._priced()[0]
+
+    @property
+    def unpriced(self) -> int:
+        """Groups of calls whose price is unknown (none, under a cost limit)."""
+        return self._priced()[1]
+
+    def _priced(self) -> tuple[float, int]:
+        from roost.pricing import cost_of
+        from roost.pricing._costs import entries_of
+
+        total, unknown = self.recorded_cost, 0
+        for (text, provider, model), (prompt, completion, cached) in self.priced.items():
+            counts = _Counts(prompt, completion, cached)
+            amount = cost_of(counts, entries_of(text).get(provider), model=model).amount
+            if amount is None:
+                unknown += 1
+            else:
+                total += amount
+        return total, unknown
 
     def record(self) -> dict[str, float]:
         """What a ``tool_result`` of a sub-flow records of it (the amounts spent only)."""
@@ -191,9 +218,21 @@ class Spent:
     def add(self, other: Spent) -> None:
         self.model_calls += other.model_calls
         self.tokens += other.tokens
-        self.cost += other.cost
-        self.unpriced += other.unpriced
         self.tool_calls += other.tool_calls
+        self.recorded_cost += other.recorded_cost
+        for key, counts in other.priced.items():
+            mine = self.priced.setdefault(key, [0, 0, 0])
+            for index, value in enumerate(counts):
+                mine[index] += value
+
+
+@dataclass(frozen=True, slots=True)
+class _Counts:
+    """Token counts as pricing reads a call's usage."""
+
+    prompt_tokens: int
+    completion_tokens: int
+    cached_tokens: int
 
 
 def spent_from(record: dict[str, float]) -> Spent:
@@ -201,7 +240,7 @@ def spent_from(record: dict[str, float]) -> Spent:
     return Spent(
         model_calls=int(record.get("model_calls", 0)),
         tokens=int(record.get("tokens", 0)),
-        cost=float(record.get("cost", 0.0)),
+        recorded_cost=float(record.get("cost", 0.0)),
         tool_calls=int(record.get("tool_calls", 0)),
     )
 
@@ -607,17 +646,19 @@ def _on_llm_call(state: RunState, event: Any) -> None:
 
 
 def _spend(state: RunState, spent: Spent, call: Any, usage: LlmUsage) -> None:
-    """A call's tokens and cost, priced by the flow in force (as ``run_cost`` prices it)."""
-    from roost.pricing import answered_by, cost_of
-    from roost.pricing._costs import entries_of
-
-    spent.tokens += usage.prompt_tokens + usage.completion_tokens
-    entry = entries_of(state.flow_text).get(answered_by(call))
-    cost = cost_of(usage, entry, model=call.model).amount
-    if cost is None:
-        spent.unpriced += 1
-    else:
-        spent.cost += cost
+    """A call's tokens, kept by what prices them (as ``run_cost`` prices it): the flow in
+    force, the provider entry that answered, the model."""
+    prompt = usage.prompt_tokens
+    spent.tokens += prompt + usage.completion_tokens
+    attempts = call.attempts
+    answered = attempts[-1].provider if attempts and attempts[-1].outcome == "ok" else None
+    key = (state.flow_text, answered or call.provider, call.model)
+    counts = spent.priced.get(key)
+    if counts is None:
+        counts = spent.priced[key] = [0, 0, 0]
+    counts[0] += prompt
+    counts[1] += usage.completion_tokens
+    counts[2] += min(usage.cached_tokens, prompt)  # as cost_of takes a call's
 
 
 def _learn_window(state: RunState, provider: str, error: str, attempts: Sequence[Any]) -> None:
