@@ -2879,6 +2879,14 @@ BUDGETS = [
         "a person's new limit is not kept: the run asks again at once",
     ),
     Mutant(
+        "budget-batch-never-full",
+        "roost/batch/local.py",
+        "if budget is not None and spent >= budget:",
+        "if False:",
+        ("tests/budgets/test_budget_batch.py",),
+        "a batch goes on starting rows after its budget is spent",
+    ),
+    Mutant(
         "budget-unpriced-accepted",
         "roost/flow/budget_checks.py",
         "return price_of(config)[0] is None",

@@ -11,7 +11,7 @@ import asyncio
 from typing import TYPE_CHECKING
 
 from roost.batch.inputs import Row
-from roost.batch.rows import RowResult, run_row
+from roost.batch.rows import RowResult, not_run, run_row
 from roost.workspace import Workspace
 
 if TYPE_CHECKING:
@@ -27,18 +27,29 @@ async def run_local(
     todo: list[int],
     concurrency: int,
     on_result: Callable[[int, RowResult], None],
+    budget: float | None = None,
 ) -> None:
-    """Runs the rows at the indices ``todo`` of ``plan``, ``on_result(index, result)`` for each."""
+    """Runs the rows at the indices ``todo`` of ``plan``, ``on_result(index, result)`` for each.
+
+    With a ``budget`` (US dollars), no row starts once the rows run here have spent it
+    together: the rows running finish, and the rest are reported ``not_run``.
+    """
     queue = list(reversed(todo))
     workspace = Workspace(store=store)  # one for every row: its memory is opened once
+    spent = 0.0
 
     async def worker() -> None:
+        nonlocal spent
         while queue:
             index = queue.pop()
             item = plan.items[index]
             assert isinstance(item.row, Row) and item.flow is not None and item.run_id
+            if budget is not None and spent >= budget:
+                on_result(index, not_run(item.row.line, item.run_id, budget))
+                continue
             new = item.run_id not in plan.stored
             result = await run_row(workspace, item.flow, item.row, plan.batch, item.run_id, new=new)
+            spent += result.cost or 0.0
             on_result(index, result)
 
     await asyncio.gather(*(worker() for _ in range(min(concurrency, len(todo)))))

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from roost.store.sql import SqlStore
     from roost.workspace import Workspace
 
-RowStatus = Literal["terminated", "paused", "error", "running", "invalid"]
+RowStatus = Literal["terminated", "paused", "error", "running", "invalid", "not_run"]
 FINISHED = ("terminated", "paused")
 
 
@@ -66,6 +66,14 @@ def run_id_for(batch: str, row: Row) -> str:
     said = json.dumps([row.message, row.vars], sort_keys=True, ensure_ascii=False, default=str)
     digest = hashlib.sha256(said.encode("utf-8", "surrogatepass")).hexdigest()[:4]
     return f"{batch}-{row.line}-{digest}"
+
+
+def not_run(line: int, run_id: str | None, budget: float) -> RowResult:
+    """A row the batch's ``--budget`` left for the next run of the command."""
+    from roost.pricing import format_amount
+
+    why = f"not run: the batch's rows spent its budget of {format_amount(budget)}; run again"
+    return RowResult(line, run_id, "not_run", error=why)
 
 
 def bad_row(row: BadRow) -> RowResult:

@@ -92,12 +92,12 @@ def run_batch(
     return outcome
 
 
-def locally(store: SqlStore, concurrency: int) -> Runs:
-    """Runs rows in this process, ``concurrency`` at a time."""
+def locally(store: SqlStore, concurrency: int, budget: float | None = None) -> Runs:
+    """Runs rows in this process, ``concurrency`` at a time, within ``budget`` if given."""
     from roost.batch.local import run_local
 
     def runs(plan: Plan, todo: list[int], arrived: Callable[[int, RowResult], None]) -> None:
-        interruptibly(lambda: run_local(plan, store, todo, concurrency, arrived))
+        interruptibly(lambda: run_local(plan, store, todo, concurrency, arrived, budget))
 
     return runs
 
