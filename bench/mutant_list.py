@@ -3193,6 +3193,117 @@ GRADED_TESTS = [
     ),
 ]
 
+# Budgets (issue 31): kept before the money is spent, folded from the log, replayed.
+BUDGET_PY = "roost/engine/budget.py"
+BUDGET_TESTS = ("tests/budgets/test_budget_run.py", "tests/budgets/test_budget_checks.py")
+
+BUDGETS = [
+    Mutant(
+        "budget-estimate-ignored",
+        BUDGET_PY,
+        "else spent + adds > allowed",
+        "else spent > allowed",
+        BUDGET_TESTS,
+        "the call that passes the limit is made: a run spends more than its budget",
+    ),
+    Mutant(
+        "budget-limit-refused-when-reached",
+        BUDGET_PY,
+        "else spent + adds > allowed",
+        "else spent + adds >= allowed",
+        BUDGET_TESTS,
+        "a limit of five calls makes four",
+    ),
+    Mutant(
+        "budget-no-message-overhead",
+        BUDGET_PY,
+        "prompt += MESSAGE_TOKENS * (len(request.messages) + 1)",
+        "prompt += 0",
+        BUDGET_TESTS,
+        "short messages are underestimated and a run of them passes its cost limit",
+    ),
+    Mutant(
+        "budget-answer-not-estimated",
+        BUDGET_PY,
+        "answer = (config.max_tokens if config is not None else None) or ASSUMED_MAX_TOKENS",
+        "answer = 0",
+        BUDGET_TESTS,
+        "the answer's tokens are left out of the estimate: the last call passes the limit",
+    ),
+    Mutant(
+        "budget-agent-scope-dropped",
+        BUDGET_PY,
+        "return (None, node) if own else (None,)",
+        "return (None,)",
+        BUDGET_TESTS,
+        "an agent's own budget is never kept",
+    ),
+    Mutant(
+        "budget-switch-never",
+        BUDGET_PY,
+        "if target is not None and target != provider:",
+        "if False:",
+        BUDGET_TESTS,
+        "switch_to stops the run instead of going on with the cheaper provider",
+    ),
+    Mutant(
+        "budget-tool-round-not-counted",
+        "roost/engine/tool_loop.py",
+        "self.budget.before_tools(job.agent, len(todo))",
+        "self.budget.before_tools(job.agent, 0)",
+        BUDGET_TESTS,
+        "a round of tool calls runs past the tool_calls limit",
+    ),
+    Mutant(
+        "budget-fallback-attempts-not-counted",
+        "roost/runstate.py",
+        'spent.model_calls += len(data["attempts"]) or 1',
+        "spent.model_calls += 1",
+        BUDGET_TESTS,
+        "a fallback's calls are free of the model_calls limit",
+    ),
+    Mutant(
+        "budget-paused-time-counted",
+        "roost/runstate.py",
+        "    _stop_clock(state, interrupt.ts)\n",
+        "",
+        BUDGET_TESTS,
+        "the hours a run sat paused count toward its seconds",
+    ),
+    Mutant(
+        "budget-subflow-not-counted",
+        "roost/runstate.py",
+        "state.subflows.add(spent_from(result.spent))",
+        "pass",
+        BUDGET_TESTS,
+        "a sub-flow's spending is left out of its parent's budget",
+    ),
+    Mutant(
+        "budget-raised-ignored",
+        "roost/runstate.py",
+        "state.raised[(budget.agent, budget.limit)] = budget.allowed",
+        "pass",
+        BUDGET_TESTS,
+        "a person's new limit is not kept: the run asks again at once",
+    ),
+    Mutant(
+        "budget-batch-never-full",
+        "roost/batch/local.py",
+        "if budget is not None and spent >= budget:",
+        "if False:",
+        ("tests/budgets/test_budget_batch.py",),
+        "a batch goes on starting rows after its budget is spent",
+    ),
+    Mutant(
+        "budget-unpriced-accepted",
+        "roost/flow/budget_checks.py",
+        "return price_of(config)[0] is None",
+        "return False",
+        BUDGET_TESTS,
+        "a cost limit is accepted on a provider whose price is unknown, and never kept",
+    ),
+]
+
 MUTANTS: list[Mutant] = [
     *ENGINE,
     *STORE,
@@ -3226,4 +3337,5 @@ MUTANTS: list[Mutant] = [
     *SERVE_PRODUCTION,
     *STUDIO,
     *GRADED_TESTS,
+    *BUDGETS,
 ]

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 from roost.driving import Answer, Callback, Step, drive, view
 from roost.errors import RunStateError, TelemetryError, UsageError
 from roost.eventlog import EventLog, ImageStore, MemoryBank, MemoryLog, new_run_id
+from roost.flow.budget_checks import check_budget
 from roost.workspace import Workspace
 
 if TYPE_CHECKING:
@@ -43,6 +44,7 @@ async def run(
     answer: Answer | None = None,
     log: EventLog | None = None,
     memory: MemoryBank | None = None,
+    budget: float | None = None,
 ) -> RunView:
     """Runs ``flow`` until it ends, stops at an error, or pauses with nobody to answer.
 
@@ -67,6 +69,11 @@ async def run(
     sub-flow's) remembers; by default ``memory_bank(log=log)``: the memory of
     ``log``'s store, or of the store the command line would use.
 
+    ``budget`` sets the run's cost limit in US dollars (as ``roost run --budget``):
+    a model call that would pass it is not made and the run ends (or, with the
+    flow's ``on_exhausted: ask``, pauses with ``kind`` ``budget``: answer it with
+    ``pause.raise_budget(limit)`` or ``pause.stop()``).
+
     Returns a frozen ``RunView`` of where the run came to rest (``status``
     ``terminated``, ``paused`` or ``error``; ``answer``, ``usage``, ``cost``,
     ``history``). Raises ``FlowError`` for a flow that does not load and
@@ -77,6 +84,9 @@ async def run(
     own = Workspace.beside(log) if memory is None and _may_remember(loaded) else None
     bank = memory if own is None else own.memory
     runner = Workspace.runner_in_memory(loaded, log, memory=bank, on_event=_tracing(log))
+    if budget is not None:
+        check_budget(loaded, budget)
+        runner.set_budget(budget)
     try:
         return await _drive(runner, message, answer)
     finally:
@@ -105,6 +115,7 @@ def run_sync(
     answer: Answer | None = None,
     log: EventLog | None = None,
     memory: MemoryBank | None = None,
+    budget: float | None = None,
 ) -> RunView:
     """``roost.run`` for code that is not async: runs the flow in an event loop of its own.
 
@@ -115,7 +126,7 @@ def run_sync(
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return asyncio.run(run(flow, message, answer=answer, log=log, memory=memory))
+        return asyncio.run(run(flow, message, answer=answer, log=log, memory=memory, budget=budget))
     raise UsageError(
         "roost.run_sync cannot run inside a running event loop (an async function, "
         "a notebook): use `await roost.run(...)` instead"

@@ -163,7 +163,7 @@ class InterruptEvent(_Event):
     to: str
     state: Literal["interrupt"] = "interrupt"
     # What the person is asked; absent for a plain human turn.
-    reason: Literal["human", "manual_select", "tool_approval", "tool_plan"] | None = (
+    reason: Literal["human", "manual_select", "tool_approval", "tool_plan", "budget"] | None = (
         _absent_when_none()
     )
     # For tool_approval: {id, name, arguments}.
@@ -263,6 +263,8 @@ class ToolResultEvent(_Event):
     content: str
     is_error: bool = False
     child_run: str | None = _absent_when_none()  # a sub-flow tool's run
+    # budgets (issue 31): what that child run spent (model_calls, tokens, cost, tool_calls)
+    spent: dict[str, float] | None = _absent_when_none()
 
 
 class _Record(BaseModel):
@@ -486,6 +488,31 @@ class BackgroundEvent(_Event):
     child_run: str
 
 
+BudgetLimit = Literal["cost", "tokens", "model_calls", "tool_calls", "seconds"]
+
+
+class BudgetEvent(_Event):
+    """A budget's decision (issue 31): a call or a step that would pass ``limit`` was refused.
+
+    ``spent`` is what the budget's scope (the run, or ``agent``) had spent, ``allowed`` the
+    limit; ``action`` is what followed: ``stop`` (a ``terminate`` with reason budget),
+    ``ask`` (an interrupt from the node ``budget``), ``switch_to`` (the rest of the run, or
+    of the agent, uses ``provider``), or ``raised`` (a new limit, ``allowed``: a person's
+    answer, or ``--budget`` from outside, where ``node`` is absent). ``estimate`` is what
+    the refused call or tool round would have added; ``node`` whose it was.
+    """
+
+    type: Literal["budget"] = "budget"
+    limit: BudgetLimit
+    spent: float
+    allowed: float
+    action: Literal["stop", "ask", "switch_to", "raised"]
+    agent: str | None = None
+    node: str | None = _absent_when_none()
+    estimate: float | None = _absent_when_none()
+    provider: str | None = _absent_when_none()
+
+
 Event = Annotated[
     MessageEvent
     | InterruptEvent
@@ -503,7 +530,8 @@ Event = Annotated[
     | MemoryEvent
     | SkillsEvent
     | HookEvent
-    | BackgroundEvent,
+    | BackgroundEvent
+    | BudgetEvent,
     Field(discriminator="type"),
 ]
 

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from roost.errors import CONTEXT_TOO_LONG
 from roost.events import (
     BackgroundEvent,
+    BudgetEvent,
     CompactEvent,
     ErrorEvent,
     Event,
@@ -164,6 +165,86 @@ class Turn:
         return {m.tool_call_id for m in self.messages if isinstance(m, ToolResultMessage)}
 
 
+@dataclass
+class Spent:
+    """What a node (or the run's sub-flows) spent: model calls, tokens, cost, tool calls.
+
+    The fold only adds up tokens, by the flow text in force, the provider that answered
+    and the model (``priced``): ``cost`` prices them when asked, so that folding a run
+    prices nothing. ``recorded_cost`` is what sub-flows' runs said they spent.
+    """
+
+    model_calls: int = 0
+    tokens: int = 0
+    tool_calls: int = 0
+    recorded_cost: float = 0.0
+    # (flow text, provider, model) -> [prompt, completion, cached] tokens
+    priced: dict[tuple[str, str, str], list[int]] = field(default_factory=dict)
+
+    @property
+    def cost(self) -> float:
+        """US dollars, of the calls whose price is known (``unpriced`` counts the others)."""
+        return self._priced()[0]
+
+    @property
+    def unpriced(self) -> int:
+        """Groups of calls whose price is unknown (none, under a cost limit)."""
+        return self._priced()[1]
+
+    def _priced(self) -> tuple[float, int]:
+        from roost.pricing import cost_of
+        from roost.pricing._costs import entries_of
+
+        total, unknown = self.recorded_cost, 0
+        for (text, provider, model), (prompt, completion, cached) in self.priced.items():
+            counts = _Counts(prompt, completion, cached)
+            amount = cost_of(counts, entries_of(text).get(provider), model=model).amount
+            if amount is None:
+                unknown += 1
+            else:
+                total += amount
+        return total, unknown
+
+    def record(self) -> dict[str, float]:
+        """What a ``tool_result`` of a sub-flow records of it (the amounts spent only)."""
+        found = {
+            "model_calls": self.model_calls,
+            "tokens": self.tokens,
+            "cost": round(self.cost, 9),
+            "tool_calls": self.tool_calls,
+        }
+        return {key: value for key, value in found.items() if value}
+
+    def add(self, other: Spent) -> None:
+        self.model_calls += other.model_calls
+        self.tokens += other.tokens
+        self.tool_calls += other.tool_calls
+        self.recorded_cost += other.recorded_cost
+        for key, counts in other.priced.items():
+            mine = self.priced.setdefault(key, [0, 0, 0])
+            for index, value in enumerate(counts):
+                mine[index] += value
+
+
+@dataclass(frozen=True, slots=True)
+class _Counts:
+    """Token counts as pricing reads a call's usage."""
+
+    prompt_tokens: int
+    completion_tokens: int
+    cached_tokens: int
+
+
+def spent_from(record: dict[str, float]) -> Spent:
+    """A ``tool_result``'s ``spent`` as a Spent (keys it does not know are ignored)."""
+    return Spent(
+        model_calls=int(record.get("model_calls", 0)),
+        tokens=int(record.get("tokens", 0)),
+        recorded_cost=float(record.get("cost", 0.0)),
+        tool_calls=int(record.get("tool_calls", 0)),
+    )
+
+
 @dataclass(repr=False)
 class RunState:
     """Everything the engine needs to know about a run, derived from its events."""
@@ -217,6 +298,17 @@ class RunState:
     # how many were ever started (the next task is numbered after them).
     background: dict[str, BackgroundEvent] = field(default_factory=dict)
     background_started: int = 0
+    # budgets (issue 31): what each node spent, what the sub-flows it called spent, the
+    # run's own time (seconds in steps, and when the step under way began), the budgets'
+    # decisions, the limits raised (by scope: None for the run, else an agent) and the
+    # provider a switch_to put in place of the scope's own.
+    spent: dict[str, Spent] = field(default_factory=dict)
+    subflows: Spent = field(default_factory=Spent)
+    seconds: float = 0.0
+    running_since: str | None = None
+    budget_events: list[BudgetEvent] = field(default_factory=list)
+    raised: dict[tuple[str | None, str], float] = field(default_factory=dict)
+    switched: dict[str | None, str] = field(default_factory=dict)
 
     def __repr__(self) -> str:
         # Short on purpose: asyncio writes the repr of a task's result when a run ends.
@@ -224,6 +316,16 @@ class RunState:
             f"RunState(run_id={self.run_id!r}, status={self.status!r}, "
             f"history=<{len(self.history)} entries>, next_seq={self.next_seq})"
         )
+
+    def spent_by(self, agent: str | None = None) -> Spent:
+        """What ``agent`` spent by its own calls; None: the whole run, sub-flows included."""
+        if agent is not None:
+            return self.spent.get(agent) or Spent()
+        total = Spent()
+        for spent in self.spent.values():
+            total.add(spent)
+        total.add(self.subflows)
+        return total
 
     def pair_count(self, a: str, b: str) -> int:
         """Success messages between ``a`` and ``b``, both directions."""
@@ -400,6 +502,7 @@ def _on_run_start(state: RunState, event: Any) -> None:
     state.flow_hash = start.flow.hash
     state.flow_text = start.flow.text
     state.memory_at = start.memory_at
+    state.running_since = start.ts
 
 
 def _on_flow(state: RunState, event: Any) -> None:
@@ -458,6 +561,7 @@ def _on_interrupt(state: RunState, event: Any) -> None:
     interrupt: InterruptEvent = event
     state.history.append(interrupt)
     state.pending = interrupt
+    _stop_clock(state, interrupt.ts)
 
 
 def _on_error(state: RunState, event: Any) -> None:
@@ -465,6 +569,7 @@ def _on_error(state: RunState, event: Any) -> None:
     state.history.append(error)
     state.pending = error
     state.step = (error.from_, error.to)
+    _stop_clock(state, error.ts)
     # The turn is kept: a retry goes on with the tool results it already has,
     # rather than running those tools a second time.
 
@@ -474,6 +579,25 @@ def _on_terminate(state: RunState, event: Any) -> None:
     state.pending = None
     state.terminated_by = terminate.node
     state.step = None
+    _stop_clock(state, terminate.ts)
+
+
+def _stop_clock(state: RunState, ts: str) -> None:
+    """The step under way ended at ``ts``: its time is the run's own (budgets' seconds)."""
+    since = state.running_since
+    if since is not None:
+        state.running_since = None
+        state.seconds += max(elapsed(since, ts), 0.0)
+
+
+def elapsed(since: str, until: str) -> float:
+    """Seconds from one recorded time to another (both as the log writes them)."""
+    from datetime import datetime
+
+    try:
+        return (datetime.fromisoformat(until) - datetime.fromisoformat(since)).total_seconds()
+    except ValueError:  # a log written elsewhere with a time that does not read
+        return 0.0
 
 
 def _on_resume(state: RunState, event: Any) -> None:
@@ -487,12 +611,14 @@ def _on_resume(state: RunState, event: Any) -> None:
             state.turn.decisions[str(call.get("id", ""))] = resume.feedback
     state.pending = None
     state.step = (resume.from_, resume.to)
+    state.running_since = resume.ts
 
 
 def _on_retry(state: RunState, event: Any) -> None:
     retry: RetryEvent = event
     state.pending = None
     state.step = (retry.from_, retry.to)
+    state.running_since = retry.ts
 
 
 def _on_select(state: RunState, event: Any) -> None:
@@ -517,8 +643,13 @@ def _on_llm_call(state: RunState, event: Any) -> None:
     if data["error"] is not None:
         _learn_window(state, provider, data["error"], data["attempts"])
     usage = data["usage"]
+    spent = state.spent.get(data["node"])
+    if spent is None:
+        spent = state.spent[data["node"]] = Spent()
+    spent.model_calls += len(data["attempts"]) or 1  # a fallback's calls count too
     if usage is not None and (usage.prompt_tokens or usage.completion_tokens):
         state.usage = state.usage + usage_of(usage)
+        _spend(state, spent, event, usage)
         if usage.prompt_tokens and data.get("purpose") is None:
             _measured(state, data["node"], provider, usage.prompt_tokens)
     response = data["response"]
@@ -528,6 +659,22 @@ def _on_llm_call(state: RunState, event: Any) -> None:
         turn.messages.append(message)
         turn.seqs.append(data["seq"])
         turn.awaiting = {tool_call.id for tool_call in message.tool_calls}
+
+
+def _spend(state: RunState, spent: Spent, call: Any, usage: LlmUsage) -> None:
+    """A call's tokens, kept by what prices them (as ``run_cost`` prices it): the flow in
+    force, the provider entry that answered, the model."""
+    prompt = usage.prompt_tokens
+    spent.tokens += prompt + usage.completion_tokens
+    attempts = call.attempts
+    answered = attempts[-1].provider if attempts and attempts[-1].outcome == "ok" else None
+    key = (state.flow_text, answered or call.provider, call.model)
+    counts = spent.priced.get(key)
+    if counts is None:
+        counts = spent.priced[key] = [0, 0, 0]
+    counts[0] += prompt
+    counts[1] += usage.completion_tokens
+    counts[2] += min(usage.cached_tokens, prompt)  # as cost_of takes a call's
 
 
 def _learn_window(state: RunState, provider: str, error: str, attempts: Sequence[Any]) -> None:
@@ -573,10 +720,16 @@ def _measured(state: RunState, node: str, provider: str, prompt_tokens: int) -> 
 def _on_tool_call(state: RunState, event: Any) -> None:
     call: ToolCallEvent = event
     _turn_for(state, call.agent).open_calls[call.id] = call
+    spent = state.spent.get(call.agent)
+    if spent is None:
+        spent = state.spent[call.agent] = Spent()
+    spent.tool_calls += 1
 
 
 def _on_tool_result(state: RunState, event: Any) -> None:
     result: ToolResultEvent = event
+    if result.spent:  # a sub-flow's spending counts toward the run's
+        state.subflows.add(spent_from(result.spent))
     turn = _turn_for(state, result.agent)
     turn.open_calls.pop(result.id, None)
     # A person's approval answers this call only: an id reused in a later round asks again.
@@ -706,6 +859,15 @@ def _on_skills(state: RunState, event: Any) -> None:
     state.skills = found.skills
 
 
+def _on_budget(state: RunState, event: Any) -> None:
+    budget: BudgetEvent = event
+    state.budget_events.append(budget)
+    if budget.action == "raised":
+        state.raised[(budget.agent, budget.limit)] = budget.allowed
+    elif budget.action == "switch_to" and budget.provider is not None:
+        state.switched[budget.agent] = budget.provider
+
+
 HANDLERS: dict[str, Any] = {
     "run_start": _on_run_start,
     "flow": _on_flow,
@@ -724,4 +886,5 @@ HANDLERS: dict[str, Any] = {
     "skills": _on_skills,
     "hook": _on_hook,
     "background": _on_background,
+    "budget": _on_budget,
 }

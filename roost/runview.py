@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 # Why a run waits: a person's turn, tool calls waiting for approval, or a person
 # choosing who speaks next in a channel (``selector: manual``).
-PauseKind = Literal["person", "tool_approval", "manual_choice"]
+PauseKind = Literal["person", "tool_approval", "manual_choice", "budget"]
 
 _KINDS: dict[str | None, PauseKind] = {
     None: "person",
@@ -37,6 +37,7 @@ _KINDS: dict[str | None, PauseKind] = {
     "tool_approval": "tool_approval",
     "tool_plan": "tool_approval",
     "manual_select": "manual_choice",
+    "budget": "budget",
 }
 
 
@@ -166,6 +167,18 @@ class Pause:
         if said.lower() in APPROVE:
             raise UsageError(f"refuse({reason!r}): that reason reads as approving; say why not")
         return PauseAnswer(said or "no", self.interrupt.seq)
+
+    def raise_budget(self, limit: float) -> PauseAnswer:
+        """Gives the budget that stopped the run a new ``limit`` (above what was spent)."""
+        self._only("budget", "raise_budget()")
+        if isinstance(limit, bool) or not isinstance(limit, int | float) or not limit > 0:
+            raise UsageError(f"raise_budget({limit!r}): give a positive number")
+        return PauseAnswer(repr(float(limit)), self.interrupt.seq)
+
+    def stop(self) -> PauseAnswer:
+        """Answers the budget that stopped the run with no: the run ends."""
+        self._only("budget", "stop()")
+        return PauseAnswer("no", self.interrupt.seq)
 
     def let_answer(self) -> PauseAnswer:
         """Lets the waiting node answer by itself, through its own provider."""

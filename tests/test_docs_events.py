@@ -111,6 +111,7 @@ OWN_RUN = {
     "skills": "skills.jsonl",
     "hook": "hook.jsonl",
     "background": "background.jsonl",
+    "budget": "budget.jsonl",
 }
 
 

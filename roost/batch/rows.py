@@ -74,6 +74,15 @@ def run_id_for(batch: str, row: Row) -> str:
     return f"{batch}-{row.line}-{digest}"
 
 
+def over_budget(line: int, budget: float) -> RowResult:
+    """A row the batch's ``--budget`` left unstarted, for the next run of the command."""
+    from roost.pricing import format_amount
+
+    spent = format_amount(budget)
+    why = f"line {line}: not run: the batch's rows spent its budget of {spent}; run again"
+    return RowResult(line, None, "skipped", error=why)
+
+
 def bad_row(row: BadRow) -> RowResult:
     return RowResult(row.line, None, "invalid", error=f"line {row.line}: {row.problem}")
 

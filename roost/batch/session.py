@@ -127,14 +127,14 @@ def not_run(
     return found
 
 
-def locally(store: SqlStore, concurrency: int) -> Runs:
-    """Runs rows in this process, ``concurrency`` at a time."""
+def locally(store: SqlStore, concurrency: int, budget: float | None = None) -> Runs:
+    """Runs rows in this process, ``concurrency`` at a time, within ``budget`` if given."""
     from roost.batch.local import run_local
 
     def runs(
         plan: Plan, todo: list[int], arrived: Callable[[int, RowResult], None], drain: Drain
     ) -> None:
-        interruptibly(lambda: run_local(plan, store, todo, concurrency, arrived, drain))
+        interruptibly(lambda: run_local(plan, store, todo, concurrency, arrived, drain, budget))
 
     return runs
 

@@ -97,6 +97,15 @@ def batch(
             "starts (default 30).",
         ),
     ] = GRACE_SECONDS,
+    budget: Annotated[
+        float | None,
+        typer.Option(
+            "--budget",
+            metavar="COST",
+            help="US dollars: no new row starts once the rows run have spent it together "
+            "(those running finish; the rest run next time).",
+        ),
+    ] = None,
     ray: Annotated[
         str | None,
         typer.Option(
@@ -114,6 +123,7 @@ def batch(
     from roost.batch.session import locally, run_batch
     from roost.cli.logs import open_store
     from roost.engine.interpreter import start_route
+    from roost.errors import UsageError
     from roost.loading import load_flow
     from roost.providers.keys import refuse_keyless
 
@@ -121,12 +131,18 @@ def batch(
     flow = load_flow(flow_path)
     start_route(flow, "", None, None)  # a flow without a start route is refused at once
     refuse_keyless(flow)  # every row would stop at its first model call
+    if budget is not None:
+        from roost.flow.budget_checks import check_budget
+
+        check_budget(flow, budget)
+        if ray is not None:
+            raise UsageError("--budget counts the rows run in this process: leave out --ray")
     out = out or default_out(inputs)
     check_out(out, inputs)
     batch = check_batch_id(batch_id) if batch_id else default_batch_id(inputs, Path(flow_path))
     if ray is None:
         store = open_store(db)
-        runs = locally(store, concurrency)
+        runs = locally(store, concurrency, budget)
     else:  # Ray, the store and the cluster are checked before anything is stored
         from roost.batch.ray_tasks import on_ray
 
@@ -148,7 +164,12 @@ def _what_next(console: Console, failed: list[RowResult], inputs: Path) -> None:
             f"fix {rows} in {escape(str(inputs))} (a row run again as it is fails the same "
             "way), then run the same command again"
         )
-    if invalid < len(failed):
+    # Rows left unstarted by a drain or a spent --budget: each result's error says which.
+    left = sum(1 for result in failed if result.status == "skipped")
+    if left:
+        rows = "1 row was" if left == 1 else f"{left:,} rows were"
+        console.print(f"{rows} not run; run the same command again to run them")
+    if invalid + left < len(failed):
         console.print(
             "run the same command again to retry the rows that stopped (the finished rows are kept)"
         )

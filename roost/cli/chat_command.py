@@ -113,7 +113,8 @@ class ChatLoop:
             ),
             Command(
                 "/info",
-                "this run's tokens, cost, models and each agent's context against its window",
+                "this run's tokens, cost, models, each agent's context against its window, "
+                "and its budgets: spent and left",
                 lambda _: self.info(),
             ),
             Command(
@@ -406,6 +407,9 @@ class ChatLoop:
         lines.append(usage_line(state.usage, events))
         lines += model_lines(self.flow, events) or ["model: none (people answer for every node)"]
         lines += context_lines(self.flow, state) or ["context: no agent has spoken yet"]
+        from roost.cli.transcript import budget_lines
+
+        lines += budget_lines(state)
         self.out.out.print(escape("\n".join(lines)))
 
     def mcp(self) -> None:

@@ -21,6 +21,7 @@ from roost.cli.lines import Piece, lines_for
 from roost.cli.person import Answerer
 from roost.errors import CONTEXT_TOO_LONG
 from roost.events import (
+    BudgetEvent,
     CompactEvent,
     ErrorEvent,
     Event,
@@ -222,6 +223,9 @@ class RunConsole:
         elif isinstance(event, TerminateEvent):
             self.end_line()
             self.lines.write(((f"— {ending(event, self._said_last)} —", "dim"),))
+        elif isinstance(event, BudgetEvent):
+            self.end_line()
+            self.lines.write(((budget_words(event), "yellow"),))
 
     def _pick(self, event: SelectEvent) -> None:
         self.end_line()
@@ -284,6 +288,8 @@ class RunConsole:
                 return f"{self.name(interrupt.from_)} [bold]next speaker> [/]"
             if interrupt.reason == "tool_approval":
                 return "[bold]run it? > [/]"
+            if interrupt.reason == "budget":
+                return "[bold]new limit> [/]"
             if interrupt.reason == "tool_plan":
                 return "[bold]run them? > [/]"
             if interrupt.from_ in self.channels:  # a member said INTERRUPT in a channel
@@ -385,6 +391,8 @@ def describe_wait(
 ) -> str:
     """Who waits for whom at this interrupt, in one line (``channels``: the flow's channels)."""
     frm, to = interrupt.from_, interrupt.to
+    if interrupt.reason == "budget":
+        return f"the budget waits for you: a new limit lets {to} go on, no ends the run"
     if interrupt.reason == "manual_select":
         return f"{frm} waits for you to name who speaks next (one of: {', '.join(choices)})"
     if interrupt.reason == "tool_approval":
@@ -402,10 +410,46 @@ def empty_line_hint(interrupt: InterruptEvent) -> str:
     """What to type instead of the empty line (or ``/let``) that is no answer here."""
     if interrupt.reason == "manual_select":
         return "an empty line names no one: type the name of who speaks next"
+    if interrupt.reason == "budget":
+        return "an empty line is no answer: type a new limit, or no"
     if interrupt.reason in ("tool_approval", "tool_plan"):
         return "an empty line is no answer: type yes or no (other text refuses, as the reason)"
     who = interrupt.from_
     return f"an empty line is no answer: type one, or {LET} to let {who} answer by itself"
+
+
+def amount(limit: str, value: float) -> str:
+    """A budget's amount as people read it: ``$0.43``, ``1,200 tokens``, ``4 model calls``."""
+    if limit == "cost":
+        from roost.pricing import format_amount
+
+        return format_amount(value)
+    if limit == "seconds":
+        return f"{value:.1f} s"
+    return f"{value:,.0f} {limit.replace('_', ' ')}"
+
+
+def budget_words(event: BudgetEvent) -> str:
+    """A budget's decision in one line: what was spent of what, and what happens now."""
+    whose = f"{event.agent}'s budget" if event.agent else "budget"
+    limit = event.limit
+    if event.action == "raised":
+        return f"{whose}: the {limit} limit is now {amount(limit, event.allowed)}"
+    spent = bare(limit, event.spent)
+    said = f"{whose}: {spent} of {amount(limit, event.allowed)} spent"
+    if event.estimate:
+        said += f"; the next would add {bare(limit, event.estimate)}"
+    then = {
+        "stop": "the run stops",
+        "ask": "it asks for a new limit",
+        "switch_to": f"switching to {event.provider}",
+    }[event.action]
+    return f"{said}; {then}"
+
+
+def bare(limit: str, value: float) -> str:
+    """An amount without its unit, where the limit's amount beside it names the unit."""
+    return amount(limit, value) if limit in ("cost", "seconds") else f"{value:,.0f}"
 
 
 def ending(event: TerminateEvent, said_last: str | None) -> str:
@@ -436,6 +480,8 @@ def plan_text(calls: Sequence[dict[str, Any]]) -> str:
 
 
 def _hint(interrupt: InterruptEvent) -> str:
+    if interrupt.reason == "budget":
+        return "(a number above what was spent, or no to end the run; Ctrl-C leaves it paused)"
     if interrupt.reason == "manual_select":
         return "(a name; Ctrl-C leaves the run paused)"
     if interrupt.reason == "tool_approval":

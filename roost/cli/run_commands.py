@@ -27,6 +27,7 @@ from roost.engine.interpreter import start_route
 from roost.errors import EventLogError, ImageError, RunStateError, UsageError
 from roost.eventlog import EventLog
 from roost.events import ErrorEvent, Event, InterruptEvent, RunStartEvent
+from roost.flow.budget_checks import check_budget
 from roost.flow.models import Flow
 from roost.nodes.directors import candidates
 from roost.providers import limits
@@ -59,6 +60,14 @@ ImageOption = Annotated[
         "message; repeat for more.",
     ),
 ]
+BudgetOption = Annotated[
+    float | None,
+    typer.Option(
+        "--budget",
+        metavar="COST",
+        help="The run's cost limit in US dollars: a model call that would pass it is not made.",
+    ),
+]
 FlowFileOption = Annotated[
     str | None,
     typer.Option(
@@ -87,6 +96,7 @@ def run(
     no_input: NoInputOption = False,
     db: DbOption = None,
     image: ImageOption = None,
+    budget: BudgetOption = None,
 ) -> None:
     """Start a run of FLOW."""
     with loading():  # the run store's SQL layer and the engine
@@ -100,12 +110,16 @@ def run(
     from roost.providers.keys import refuse_keyless
 
     refuse_keyless(flow)
+    if budget is not None:
+        check_budget(flow, budget)
     # --image replaces the flow's start.images, as --message replaces its text; read and
     # checked before a run is stored.
     images = _load_images(image) if image is not None else start_images(flow)
     log = new_run_log(flow, events_path=events, db=db)
     session = Session(flow, log, db=db, answers=list(answer or []), no_input=no_input)
     session.out.out.print(f"[dim]run {log.run_id} of {flow.name}[/]")
+    if budget is not None:
+        session.runner().set_budget(budget)
     session.finish(
         session.drive(lambda runner: runner.start(message, from_=from_, to=to, images=images))
     )
@@ -119,15 +133,21 @@ def continue_command(
     flow_file: FlowFileOption = None,
     db: DbOption = None,
     image: ImageOption = None,
+    budget: BudgetOption = None,
 ) -> None:
     """Continue a run paused at an interrupt."""
     images = _load_images(image or [])  # read and checked before anything is stored
     log, flow = open_with_flow(run_ref, db, flow_file)
+    if budget is not None:
+        check_budget(flow, budget)
     answers = list(answer or [])
     session = Session(flow, log, db=db, answers=answers, no_input=no_input, ref=run_ref)
     if flow_file is not None:
         session.runner().follow(flow)
     state = session.runner().state
+    if budget is not None:
+        answer = _with_budget(session.runner(), budget, answers)
+        answers = list(answer or [])
     if answer is None and not session.interactive:
         _require_answer(state, session)
     if not answers:  # the terminal answers the pause, the images with that answer
@@ -152,6 +172,18 @@ def retry(
     if flow_file is not None:
         session.runner().follow(flow)
     session.finish(session.drive(lambda runner: runner.retry()))
+
+
+def _with_budget(runner: Runner, cost: float, answers: list[str]) -> list[str] | None:
+    """``--budget COST`` on continue: the answer to a budget asking for a new cost limit,
+    else the run's cost limit from now on (the answers as they were)."""
+    from roost.engine.budget import asked_budget
+
+    asked = asked_budget(runner.state)
+    if asked is not None and asked.limit == "cost" and not answers:
+        return [repr(cost)]
+    runner.set_budget(cost)
+    return answers or None
 
 
 def open_with_flow(run_ref: str, db: str | None, flow_file: str | None) -> tuple[EventLog, Flow]:

@@ -152,10 +152,24 @@ def runs(
         shelved = " (archived)" if run.archived else ""
         rows.append(
             (run.id, name + fork + shelved, run.status, str(run.messages), str(run.tokens),
-             _cost(store, run), age(run.created, now))
+             _cost(store, run), _budget(store, run), age(run.created, now))
         )  # fmt: skip
-    columns = ("id", "flow", "status", "messages", "tokens", "cost", "age")
+    columns = ("id", "flow", "status", "messages", "tokens", "cost", "budget", "age")
     print_columns(console(), columns, rows)
+
+
+def _budget(store: SqlStore, run: RunInfo) -> str:
+    """What a listed run's budget did last: ``stop cost``, ``ask tokens``, ``switch cheap``;
+    ``-`` when no budget decided anything. Only a run that has ended or paused is read."""
+    if run.status not in ("terminated", "paused"):
+        return "-"
+    decisions = [e for e in store.log(run.id).load() if e.type == "budget"]
+    if not decisions:
+        return "-"
+    last = decisions[-1]
+    if last.action == "switch_to":
+        return f"switch {last.provider}"
+    return f"{last.action} {last.limit}"
 
 
 def _cost(store: SqlStore, run: RunInfo) -> str:

@@ -9,11 +9,12 @@ from datetime import UTC, datetime
 from rich.console import Console
 from rich.markup import escape
 
-from roost.cli.console import compact_words, finish_note
+from roost.cli.console import amount, bare, budget_words, compact_words, finish_note
 from roost.cli.person import NOBODY, Answerer, answerers
 from roost.errors import RoostError
 from roost.events import (
     BackgroundEvent,
+    BudgetEvent,
     CompactEvent,
     ErrorEvent,
     Event,
@@ -97,6 +98,8 @@ def event_line(event: Event, answerer: Answerer = NOBODY) -> str | None:
     if isinstance(event, BackgroundEvent):
         what = f"task {escape(event.task)}: {escape(event.tool)} (run {escape(event.child_run)})"
         return f"{seq}[cyan]  {escape(event.agent)} started {what}[/]"
+    if isinstance(event, BudgetEvent):
+        return f"{seq}[yellow]{escape(budget_words(event))}[/]"
     if isinstance(event, TerminateEvent):
         why = escape(event.reason or "done")
         if event.reason == "route":
@@ -169,12 +172,45 @@ def print_transcript(
         f"usage: {calls} model calls, {usage.prompt_tokens} prompt tokens, "
         f"{usage.completion_tokens} completion tokens, cost {run_cost(events).text()}"
     )
+    for line in budget_lines(state):
+        console.print(escape(line))
     for line in _context_lines(events, state, ref):
         console.print(escape(line))
     print_tasks(console, events)
     console.print(escape(next_step(state, ref, db, events)))
     print_family(console, ref, *family)
     return state
+
+
+def budget_lines(state: RunState) -> list[str]:
+    """Each limit of the run's budgets: what it allows, what was spent, what happened."""
+    from roost.engine.budget import written_limits
+
+    lines = []
+    for scope, limit, allowed in written_limits(state):
+        spent = _spent(state, scope, limit)
+        whose = f"{scope}'s budget" if scope else "budget"
+        left = amount(limit, max(allowed - spent, 0.0))
+        said = (
+            f"{whose}: {limit} {bare(limit, spent)} of {amount(limit, allowed)} spent, {left} left"
+        )
+        last = next(
+            (e for e in reversed(state.budget_events) if (e.agent, e.limit) == (scope, limit)),
+            None,
+        )
+        if last is not None:
+            said += {"stop": ", stopped the run", "ask": ", asked for a new limit",
+                     "switch_to": f", switched to {last.provider}", "raised": ", raised"}[
+                last.action
+            ]  # fmt: skip
+        lines.append(said)
+    return lines
+
+
+def _spent(state: RunState, scope: str | None, limit: str) -> float:
+    if limit == "seconds":
+        return state.seconds
+    return float(getattr(state.spent_by(scope), limit))
 
 
 def print_tasks(console: Console, events: list[Event]) -> None:

@@ -48,6 +48,7 @@ from roost.providers import limits
 from roost.runstate import assistant_message, without_marker
 
 if TYPE_CHECKING:
+    from roost.engine.budget import BudgetKeeper
     from roost.flow.markers import MarkerRule
     from roost.flow.models import Flow
     from roost.flow.redact import Redactor
@@ -124,6 +125,8 @@ class ModelCaller:
         self.formats: Mapping[str, ReplyFormat] = formats or {}
         # Each node's marker rule: a structured reply is checked with its marker taken off.
         self.markers: Callable[[str], MarkerRule] = markers or (lambda node: "end")
+        # The run's budgets (issue 31); None for a flow without any: nothing is estimated.
+        self.budget: BudgetKeeper | None = None
 
     async def call(
         self,
@@ -154,6 +157,9 @@ class ModelCaller:
         rec = self.recorder
         rec.flush()
         self.last_cut = False
+        budget = self.budget
+        if budget is not None:  # a provider switched to by a budget answers from then on
+            provider_name = budget.provider_for(node, provider_name)
         if self.recorded:
             answer = self._recorded_answer(node, provider_name)
             if answer is not None:
@@ -161,6 +167,8 @@ class ModelCaller:
                 if self.on_text is not None and answer.message.content:
                     self.on_text(node, answer.message.content)
                 return answer
+        if budget is not None:  # may stop the run (BudgetHalt) or switch provider
+            provider_name = budget.before_call(node, provider_name, request)
         try:
             provider = self.providers(provider_name)
         except Exception as exc:  # a provider that cannot be built (a missing key, say)

@@ -7,11 +7,12 @@ so a conversation of any length runs in constant stack depth.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from typing import TYPE_CHECKING
 
 from roost.engine.background import BackgroundSource, delivery_note, delivery_text
+from roost.engine.budget import BudgetHalt, BudgetKeeper, asked_budget, has_budget
 from roost.engine.calls import ModelCaller, error_text, request_digest
 from roost.engine.compaction import Asker, Compactor, context_sizes, fixed_chars
 from roost.engine.hooks import HookRecorder, HooksFor, no_hooks
@@ -22,6 +23,7 @@ from roost.engine.tool_loop import Reply, ToolLoop
 from roost.engine.unfinished import Unfinished, unfinished
 from roost.errors import RoostError, RunStateError, UsageError
 from roost.events import (
+    BudgetEvent,
     ErrorEvent,
     Event,
     FlowRecord,
@@ -148,6 +150,28 @@ class Interpreter:
         self._markers: dict[str, MarkerRule] = {name: flow.markers_of(name) for name in flow.agents}
         self._memory_notes = {name: memory_note(flow, name) for name in flow.agents}
         self._plans: dict[str, ChannelPlan] = {}
+        self.budget: BudgetKeeper | None = None
+        self.keep_budget()
+
+    def set_budget(self, limits: Mapping[str, float]) -> None:
+        """Sets the run's limits from outside (``--budget``, or what a parent run has left
+        for its sub-flow), each recorded as ``raised``; a run not yet started records them
+        right after its ``run_start``."""
+        if self.state.next_seq == 0:
+            self._outside: Mapping[str, float] | None = limits
+            return
+        spent = self.state.spent_by(None)
+        for limit, allowed in limits.items():
+            used = round(float(getattr(spent, limit)), 9)
+            self.rec.add(BudgetEvent, limit=limit, spent=used, allowed=allowed, action="raised")
+        self.keep_budget()
+
+    def keep_budget(self) -> None:
+        """Keeps the run's budgets from now on, if it has any (a limit set from outside
+        counts); a run without one has no keeper, so its steps pay nothing for it."""
+        if self.budget is None and has_budget(self.flow, self.state):
+            self.budget = BudgetKeeper(self.flow, self.rec)
+            self.caller.budget = self.loop.budget = self.budget
 
     # ------------------------------------------------------------------ the three entry points
 
@@ -166,6 +190,9 @@ class Interpreter:
         frm, to, content = start_route(flow, content, frm, to)
         if state.next_seq == 0:
             self.rec.add(RunStartEvent, flow=self._flow_record())
+            outside = getattr(self, "_outside", None)
+            if outside:
+                self.set_budget(outside)
         records = self._keep_images(images)
         self.rec.add(MessageEvent, from_=frm, to=to, content=content, images=records or None)
         if is_human(flow, to):
@@ -194,6 +221,10 @@ class Interpreter:
                 f"nothing to continue{hint}"
             )
         # Answers that cannot be used are refused before anything is recorded.
+        asked = asked_budget(self.state) if pending.reason == "budget" else None
+        if asked is not None:
+            await self._answer_budget(pending, asked, feedback)
+            return
         if pending.reason == "manual_select":
             self._manual_choice(pending.from_, feedback, pending.routes)
         elif pending.reason not in _TOOL_QUESTIONS and not feedback:
@@ -211,6 +242,24 @@ class Interpreter:
             images=records or None,
         )
         await self._run(self._after_resume(pending, feedback, records))
+
+    async def _answer_budget(
+        self, pending: InterruptEvent, asked: BudgetEvent, feedback: str
+    ) -> None:
+        """A person's answer to the budget: a new limit, and the refused step is made again;
+        or no, and the run ends (reason budget)."""
+        from roost.engine.budget import parse_limit
+
+        if feedback.strip().lower() not in ("no", "n"):
+            parse_limit(feedback, asked.limit, asked.spent)  # refused before anything is recorded
+        step = self.state.step  # the step the budget refused, to make again
+        self.rec.add(ResumeEvent, from_=pending.from_, to=pending.to, feedback=feedback)
+        self.keep_budget()
+        assert self.budget is not None  # the run has a budget: it asked
+        if not self.budget.answer(feedback, asked):
+            self._terminate(pending.to, "budget")
+            return
+        await self._run(step if step is not None else (pending.to, pending.from_))
 
     async def compact(self) -> int:
         """Compresses each agent's current view now, whatever its size (``roost chat``'s
@@ -283,21 +332,27 @@ class Interpreter:
         await self._run((frm, to))
 
     async def _run(self, step: Step) -> None:
-        while True:
-            await self._steps(step)
-            if not self._held:
-                break
-            self._held = False
-            step = await self._deliver()
+        try:
+            while True:
+                await self._steps(step)
+                if not self._held:
+                    break
+                self._held = False
+                step = await self._deliver()
+        except BudgetHalt:
+            pass  # the budget ended the run or asks: its events are recorded
         self.rec.flush()
 
     async def _steps(self, step: Step) -> None:
         """Takes chat steps from ``step`` until the run stops moving."""
         state = self.state
         channels = self.flow.channels
+        budget = self.budget
         while step is not None:
             frm, to = step
             before = state.next_seq
+            if budget is not None:
+                budget.before_step(frm)
             if frm in channels:
                 turn = self._channel_turn(frm, to)
                 chosen, by = turn.chosen, turn.by

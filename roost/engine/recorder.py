@@ -160,6 +160,10 @@ class Recorder:
         self._redact = redact if redact else None
         self._text = self._masked_text if self._redact is not None else valid_text
 
+    def now(self) -> str:
+        """The time the next batch would be stamped with (a replay's: the recorded one)."""
+        return self._ts if self.batch else self._clock()
+
     def _masked_text(self, text: str) -> str:
         assert self._redact is not None
         return self._redact(valid_text(text))

@@ -41,6 +41,7 @@ from roost.errors import CONTEXT_TOO_LONG, EventLogError, ProviderError, RoostEr
 from roost.eventlog import ImageStore, MemoryLog
 from roost.events import (
     OUTSIDE_CALLS,
+    BudgetEvent,
     CompactEvent,
     ErrorEvent,
     Event,
@@ -256,6 +257,8 @@ async def _drive(runner: Runner, recorded: Sequence[Event], stops: Stops, flows:
     for event in recorded:
         if isinstance(event, FlowEvent) and event.seq < start.seq:
             runner.follow(flows.of(event.flow))  # a fork at 1 that took another flow
+        elif _set_outside(event) and event.seq < start.seq:
+            _budget_again(runner, event)
     images = start.images or ()  # the recorded ones, never the flow's own start.images
     stopped = await _step(
         runner.start(start.content, from_=start.from_, to=start.to, images=images)
@@ -265,6 +268,8 @@ async def _drive(runner: Runner, recorded: Sequence[Event], stops: Stops, flows:
             continue
         if isinstance(event, FlowEvent):
             runner.follow(flows.of(event.flow))  # written before the step it precedes
+        elif _set_outside(event):
+            _budget_again(runner, event)  # --budget on continue: recorded before its step
         elif isinstance(event, ResumeEvent):
             if stopped or runner.state.status != "paused":
                 return  # the replay went elsewhere; the comparison shows where
@@ -281,6 +286,17 @@ async def _drive(runner: Runner, recorded: Sequence[Event], stops: Stops, flows:
             await runner.note(event)  # a flow test's judge or simulated person, as recorded
         elif _compacted_between_steps(event, runner.state.next_seq, stopped):
             stopped = await _step(runner.compact())  # a person's /compact, done again
+
+
+def _set_outside(event: Event) -> bool:
+    """Whether ``event`` is a limit set from outside the run (``--budget``): no node's."""
+    return isinstance(event, BudgetEvent) and event.action == "raised" and event.node is None
+
+
+def _budget_again(runner: Runner, event: Event) -> None:
+    """Sets the limit a recorded ``--budget`` set, for the step it was recorded with."""
+    assert isinstance(event, BudgetEvent)
+    runner.set_budget(event.allowed, event.limit)
 
 
 def _compacted_between_steps(event: Event, next_seq: int, stopped: bool) -> bool:

@@ -132,7 +132,7 @@ class RecordedTools:
         if result is None:
             return ToolOutcome(_STOPPED_CALL, is_error=True)
         task = self.tasks.get(result.seq)
-        return ToolOutcome(result.content, result.is_error, result.child_run, task)
+        return ToolOutcome(result.content, result.is_error, result.child_run, task, result.spent)
 
 
 async def _never_cancelled() -> None:

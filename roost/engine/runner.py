@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import weakref
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from roost.engine.background import BackgroundSource, BackgroundTasks, started_text
@@ -77,8 +77,14 @@ class Runner:
         images: ImageStore | None = None,
         background: BackgroundSource | None = None,
         routes: RouteJudge | None = None,
+        budget: float | Mapping[str, float] | None = None,
     ) -> None:
         self.flow = flow
+        # Limits set from outside (--budget COST, or a parent's for its sub-flow), recorded
+        # at the next step.
+        self._budget_set: Mapping[str, float] | None = (
+            {"cost": budget} if isinstance(budget, int | float) else budget
+        )
         self._routes = routes  # who judges conditional routes (default: the live flow's)
         self.skills = skills  # the skills agents are shown (default: those found now)
         self._hooks = hooks  # the hooks' decisions (default: the flow's hooks, run)
@@ -150,6 +156,16 @@ class Runner:
             self.background,
             self._routes,
         )
+
+    def set_budget(self, cost: float, limit: str = "cost") -> None:
+        """Sets (or raises) the run's cost limit (or another ``limit``) from the next step
+        on (``--budget COST``), recorded as a ``budget`` event ``raised``."""
+        self._budget_set = {**(self._budget_set or {}), limit: cost}
+
+    def budget_left(self) -> dict[str, float] | None:
+        """What the run's own budget has left of each limit a sub-flow spends; None: no limit."""
+        keeper = self._interpreter.budget
+        return keeper.left() if keeper is not None else None
 
     def follow(self, flow: Flow) -> None:
         """From the next step on, the run follows ``flow``, recorded as a ``flow`` event.
@@ -300,6 +316,9 @@ class Runner:
                 # In the step's own batch: a step that is refused writes no flow event either.
                 self._recorder.add(FlowEvent, flow=self._flow_record())
             self._takes_over = None
+            if self._budget_set is not None:
+                self._interpreter.set_budget(self._budget_set)
+                self._budget_set = None
             self._calls.begin(self._state.next_seq)
             task = self._step_task = asyncio.current_task()
             try:
@@ -386,6 +405,7 @@ class Runner:
                 child_log=self.child_log,
                 memory=self.memory,
                 background=self._own_background,
+                budget_left=self.budget_left,
             )
             self._toolbox = default_toolbox(self.flow, subflows, self.memory, self.run_id)
             self._tools = self._toolbox
@@ -485,8 +505,11 @@ class ChildRuns:
         providers: Callable[[str], Provider] | None = None,
         memory: MemoryBank | None = None,
         background: BackgroundTasks | None = None,
+        budget_left: Callable[[], dict[str, float] | None] | None = None,
     ) -> None:
         self._parent = parent
+        # What the parent's budget has left: the child run's own limits (issue 31).
+        self._budget_left = budget_left
         self._child_log: ChildLogs = child_log or MemoryLog
         self._providers = providers
         self._memory = memory
@@ -557,6 +580,14 @@ class ChildRuns:
             events = log.load()
         return outcome_of(events, record.name, run)
 
+    def _child_budget(self, flow: Flow) -> dict[str, float] | None:
+        """The child's limits: what the parent has left, or the child's own when lower."""
+        left = self._budget_left() if self._budget_left is not None else None
+        if not left:
+            return None
+        own = flow.budget.limits() if flow.budget is not None else {}
+        return {limit: min(value, own.get(limit, value)) for limit, value in left.items()}
+
     def _new_child(self, tool: str, arguments: dict[str, Any]) -> EventLog:
         """The log of a new child run, linked to the parent run and the call that starts it."""
         # Only a flow with a flow: tool gets here: the tools package is loaded already.
@@ -584,6 +615,7 @@ class ChildRuns:
                 providers=self._providers,
                 child_log=self._child_log,
                 memory=self._memory,
+                budget=self._child_budget(flow),
             )
             await runner.start(message)
         except RoostError as exc:

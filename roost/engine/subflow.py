@@ -11,6 +11,7 @@ result.
 from __future__ import annotations
 
 import secrets
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +21,8 @@ from roost.tools.base import ToolOutcome
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
+
+    from roost.runstate import RunState
 
 
 def new_child_id() -> str:
@@ -56,6 +59,12 @@ def outcome_of(events: Sequence[Event], name: str, run_id: str) -> ToolOutcome:
     yet: that is an error result too, naming the tool and the run to continue.
     """
     state = fold(events)
+    spent = state.spent_by(None).record() or None  # counted toward the parent's budget
+    outcome = _outcome(state, name, run_id)
+    return replace(outcome, spent=spent) if spent else outcome
+
+
+def _outcome(state: RunState, name: str, run_id: str) -> ToolOutcome:
     pending = state.pending
     if state.status == "error":
         why = getattr(pending, "content", "") or "it stopped at an error"

@@ -48,6 +48,7 @@ from roost.window import trim_reasoning, trim_result
 if TYPE_CHECKING:  # roost.tools is imported only by flows that have tools
     from collections.abc import Callable, Sequence
 
+    from roost.engine.budget import BudgetKeeper
     from roost.flow.redact import Redactor
     from roost.nodes.agent import Seen
     from roost.tools.base import Tool
@@ -60,6 +61,7 @@ class ToolOutcome(NamedTuple):
     is_error: bool = False
     child_run: str | None = None
     task: str | None = None  # the background task the call started
+    spent: dict[str, float] | None = None  # what a sub-flow's child run spent
 
 
 LIMIT_NOTE = (
@@ -110,6 +112,7 @@ class ToolLoop:
         self.compactor = compactor
         self.redact = redact
         self.hooks = hooks or HookRecorder(recorder, no_hooks)
+        self.budget: BudgetKeeper | None = None  # the run's budgets, when it has any
 
     async def run(self, job: Reply) -> str | None:
         """The reply's text; None when the run paused for an approval or stopped at an error."""
@@ -202,6 +205,8 @@ class ToolLoop:
         # own calls only, so an id a provider reuses from an earlier round is not "done".
         awaiting = turn.awaiting
         todo = [call for call in turn.last_calls() if call.id in awaiting]
+        if self.budget is not None:  # the round's calls, before anyone is asked about them
+            self.budget.before_tools(job.agent, len(todo))
         runnable = [c for c in todo if c.name in by_name and c.raw_arguments is None]
         await self.hooks.before_tool(job.agent, runnable, turn)
         # The calls as the hooks left them: a refused one is not run, nor shown for approval.
@@ -236,6 +241,8 @@ class ToolLoop:
             fields: dict[str, Any] = {}
             if outcome.child_run is not None:
                 fields["child_run"] = outcome.child_run
+            if outcome.spent:
+                fields["spent"] = outcome.spent
             rec.add(
                 ToolResultEvent,
                 agent=job.agent,
@@ -383,7 +390,11 @@ class ToolLoop:
         except Exception as exc:
             return ToolOutcome(self.redact(f"{call.name} failed: {error_text(exc)}"), is_error=True)
         return ToolOutcome(
-            outcome.content, outcome.is_error, outcome.child_run, getattr(outcome, "task", None)
+            outcome.content,
+            outcome.is_error,
+            outcome.child_run,
+            getattr(outcome, "task", None),
+            getattr(outcome, "spent", None),
         )
 
     def _quoted(self, text: str, limit: int) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from roost.errors import Problem, Severity
+from roost.flow.budget_checks import check_budgets
 from roost.flow.context_paths import context_escape
 from roost.flow.describe import Hints, did_you_mean, label
 from roost.flow.models import Channel, Flow, McpTool, ToolGroup, plain_successors, routes_in
@@ -90,6 +91,7 @@ def check_flow(checker: Checker) -> None:
     check_context(checker)
     check_compression(checker)
     check_start_images(checker)
+    check_budgets(checker)
 
 
 def check_names(c: Checker) -> None:

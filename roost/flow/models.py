@@ -316,6 +316,54 @@ class Hooks(Strict):
     )
 
 
+# --------------------------------------------------------------------------- budgets (issue 31)
+
+# What a budget limits, in the order roost checks and shows them.
+BUDGET_LIMITS = ("cost", "tokens", "model_calls", "tool_calls", "seconds")
+
+
+class SwitchTo(Strict):
+    switch_to: str = Field(..., description="The provider the rest of the run uses instead.")
+
+
+class Budget(Strict):
+    """Limits on what a run (or one agent) may spend; checked before the money is spent."""
+
+    cost: float | None = Field(
+        None, gt=0, description="US dollars, priced by the price table or the providers' price."
+    )
+    tokens: int | None = Field(None, gt=0, description="Prompt and completion tokens, reported.")
+    model_calls: int | None = Field(None, gt=0, description="Model calls.")
+    tool_calls: int | None = Field(None, gt=0, description="Tool calls.")
+    seconds: float | None = Field(
+        None, gt=0, description="The run's own time (its steps), not the time it sat paused."
+    )
+    on_exhausted: Literal["stop", "ask"] | SwitchTo = Field(
+        "stop",
+        description="stop: the run ends; ask: a person gives a new limit (or no); "
+        "{switch_to: PROVIDER}: the rest of the run uses that provider.",
+    )
+
+    @field_validator("cost", "seconds", mode="before")
+    @classmethod
+    def _a_number(cls, value: Any) -> Any:
+        # Strict models take no int for a float; 1 dollar is written 1 as often as 1.0.
+        return float(value) if type(value) is int else value
+
+    @field_validator("on_exhausted", mode="before")
+    @classmethod
+    def _an_action(cls, value: Any) -> Any:
+        # One plain message rather than one for each side of the union.
+        if value in ("stop", "ask") or isinstance(value, dict):
+            return value
+        raise PydanticCustomError("on_exhausted", "write stop, ask or {switch_to: PROVIDER}", {})
+
+    def limits(self) -> dict[str, float]:
+        """The limits set, by name, in BUDGET_LIMITS order."""
+        found = {name: getattr(self, name) for name in BUDGET_LIMITS}
+        return {name: float(value) for name, value in found.items() if value is not None}
+
+
 # --------------------------------------------------------------------------- nodes
 
 
@@ -369,6 +417,8 @@ class Agent(Strict):
         description="A JSON Schema: the reply is a JSON object following it, kept as the "
         "message's data.",
     )
+    # budgets (issue 31): limits on this agent's own calls
+    budget: Budget | None = Field(None, description="Limits on this agent's own spending.")
 
 
 # --------------------------------------------------------------------------- routes (issue 28)
@@ -650,6 +700,10 @@ class Flow(Strict):
     )
     # The flow's hooks hold for every agent, and decide before each agent's own.
     hooks: Hooks | None = Field(None, description="Hooks every agent runs (before its own).")
+    # budgets (issue 31)
+    budget: Budget | None = Field(
+        None, description="Limits on what the whole run spends (sub-flows' calls included)."
+    )
 
     # Where the flow came from; set by the loader, not part of the schema.
     _path: str = PrivateAttr(default="<string>")

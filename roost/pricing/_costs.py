@@ -144,7 +144,7 @@ def run_cost(
     for event in events:
         kind = event.type
         if kind in ("run_start", "flow") and providers is None:
-            entries = _entries_of(event.flow.text)
+            entries = entries_of(event.flow.text)
         elif kind == "llm_call" and event.usage is not None:
             answered = answered_by(event)
             total = total.add(cost_of(event.usage, entries.get(answered), model=event.model))
@@ -152,7 +152,8 @@ def run_cost(
 
 
 @lru_cache(maxsize=64)
-def _entries_of(flow_text: str) -> dict[str, ProviderSettings]:
+def entries_of(flow_text: str) -> dict[str, ProviderSettings]:
+    """The provider entries of a recorded flow text (``provider_entries``), read once."""
     return provider_entries(flow_text)
 
 

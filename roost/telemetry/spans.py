@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from roost.events import (
+    BudgetEvent,
     ErrorEvent,
     Event,
     FlowEvent,
@@ -162,6 +163,9 @@ class SpanFold:
                 done = self._close_all(at, error=None)
                 done.append(self._end_run(at))
                 return done
+            case BudgetEvent():
+                self._budget(event, at)
+                return []
             case RunStartEvent():
                 return []  # begun by _begin_run
         return []  # a type a newer roost wrote: it has no span here
@@ -305,6 +309,25 @@ class SpanFold:
                 if isinstance(value, str | int | float | bool):
                     attributes[key if "." in key else f"roost.{key}"] = value
             self._run.notes.append(Note(name, at, attributes))
+
+    def _budget(self, event: BudgetEvent, at: int) -> None:
+        """A budget's decision: an event of the run's span, and the run's latest decision
+        as the span's own attributes (``roost.budget.*``)."""
+        facts: dict[str, object] = {
+            "roost.budget.limit": event.limit,
+            "roost.budget.spent": event.spent,
+            "roost.budget.allowed": event.allowed,
+            "roost.budget.action": event.action,
+        }
+        for key in ("agent", "node", "estimate", "provider"):
+            value = getattr(event, key)
+            if value is not None:
+                facts[f"roost.budget.{key}"] = value
+        self._note("roost.budget", at, event, **facts)
+        if self._run is not None:
+            for key, value in facts.items():
+                if isinstance(value, str | int | float):
+                    self._run.attributes[key] = value
 
     def _message_facts(self, event: MessageEvent) -> dict[str, object]:
         facts: dict[str, object] = {"roost.from": event.from_, "roost.to": event.to}

@@ -19,6 +19,7 @@ CASES = {
     "content-team.yaml": ["Approved, ship it."],
     "debate.yaml": [],
     "review_loop.yaml": ["Signed off."],
+    "looping-director.yaml": [],  # never ends by itself: its budget stops it
 }
 
 
@@ -34,6 +35,14 @@ async def test_example_flow_runs_to_the_end(name: str, answers: list[str]) -> No
         assert state.status == "paused", name
         state = await runner.continue_(answer)
     assert state.status == "terminated", (name, state.status, state.pending)
+
+
+async def test_the_looping_director_is_stopped_by_its_budget() -> None:
+    log = MemoryLog("loop")
+    state = await Runner(load_flow(FLOWS / "looping-director.yaml"), log).start()
+    assert state.status == "terminated"
+    assert [e.type for e in log.load()[-2:]] == ["budget", "terminate"]
+    assert sum(e.type == "llm_call" for e in log.load()) == 40
 
 
 async def test_the_debate_follows_its_transitions() -> None:
