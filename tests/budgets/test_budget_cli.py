@@ -52,6 +52,11 @@ def test_run_budget_stops_a_looping_flow_at_its_cost(server: FakeLLMServer, tmp_
     assert "budget" in listed.stdout.splitlines()[0] and "stop cost" in listed.stdout
     replayed = run_cli("replay", run_id, cwd=tmp_path, env=env(tmp_path))
     assert replayed.returncode == 0 and "identical" in replayed.stdout
+    from roost.cli.markdown import transcript_markdown
+
+    assert "*budget: $0.3" in transcript_markdown(events) and "the run stops.*" in (
+        transcript_markdown(events)
+    )
 
 
 def test_a_budget_on_a_flow_without_prices_is_one_line(tmp_path: Path) -> None:
