@@ -13,6 +13,7 @@ import re
 
 from roost.cli.person import Answerer, answerers
 from roost.events import (
+    BudgetEvent,
     ErrorEvent,
     Event,
     InterruptEvent,
@@ -79,6 +80,10 @@ def _block(event: Event, answerer: Answerer) -> str | None:
         return f"*Error at {_plain(event.from_)} → {_plain(event.to)}: {_plain(event.content)}*"
     if isinstance(event, RetryEvent):
         return f"*Retried {_plain(event.from_)} → {_plain(event.to)}.*"
+    if isinstance(event, BudgetEvent):
+        from roost.cli.console import budget_words
+
+        return f"*{_plain(budget_words(event))}.*"
     if isinstance(event, TerminateEvent):
         return f"*The run ended at {_plain(event.node)} ({_plain(event.reason or 'done')}).*"
     return None

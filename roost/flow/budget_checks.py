@@ -9,14 +9,25 @@ reports no tokens, so it costs nothing and needs no price.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from roost.flow.models import Budget, ScriptedProviderConfig, SwitchTo
 
 if TYPE_CHECKING:
-    from roost.flow.checks import Checker
+    from roost.flow.describe import Hints
     from roost.flow.models import Flow
     from roost.flow.positions import Path
+
+
+class Checker(Protocol):
+    """What these checks use of ``roost.flow.checks.Checker``."""
+
+    flow: Flow
+    hints: Hints
+
+    def known(self, *path: str) -> bool: ...
+    def at_value(self, path: Path, message: str) -> None: ...
+
 
 _FIX = "give it a price: {input: ..., output: ...} (US dollars per million tokens)"
 

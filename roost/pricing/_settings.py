@@ -10,11 +10,10 @@ from typing import NamedTuple, Protocol
 
 import yaml
 
-from roost.flow.models import PriceConfig
-
 
 class PriceSetting(Protocol):
-    """A flow's ``price`` key (``roost.flow.models.PriceConfig``)."""
+    """A flow's ``price`` key (``roost.flow.models.PriceConfig``; pricing reads it by its
+    fields, so that the flow's models may ask pricing what a model costs)."""
 
     @property
     def input(self) -> float: ...
@@ -74,14 +73,37 @@ def provider_entries(flow_text: str) -> dict[str, ProviderSettings]:
             continue
         model = entry.get("model")
         window = entry.get("context_window")
-        price: PriceSetting | None = None
-        try:
-            price = PriceConfig.model_validate(entry["price"]) if "price" in entry else None
-        except ValueError:
-            price = None
+        price = _price(entry.get("price"))
         entries[str(name)] = _Entry(
             model if isinstance(model, str) else "",
             window if type(window) is int and window > 0 else None,
             price,
         )
     return entries
+
+
+class _Price(NamedTuple):
+    input: float
+    cached_input: float | None
+    output: float
+
+
+_PRICE_KEYS = frozenset({"input", "cached_input", "output"})
+
+
+def _price(value: object) -> PriceSetting | None:
+    """A ``price`` as the flow's models take it (numbers at least 0, no other key); else None."""
+    if not isinstance(value, dict) or not set(value) <= _PRICE_KEYS:
+        return None
+    found: dict[str, float | None] = {}
+    for key in _PRICE_KEYS:
+        number = value.get(key)
+        if number is None and key == "cached_input":
+            found[key] = None
+        elif isinstance(number, bool) or not isinstance(number, int | float) or number < 0:
+            return None
+        else:
+            found[key] = float(number)
+    inputs, outputs = found["input"], found["output"]
+    assert inputs is not None and outputs is not None
+    return _Price(inputs, found["cached_input"], outputs)

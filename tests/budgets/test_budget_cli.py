@@ -52,6 +52,11 @@ def test_run_budget_stops_a_looping_flow_at_its_cost(server: FakeLLMServer, tmp_
     assert "budget" in listed.stdout.splitlines()[0] and "stop cost" in listed.stdout
     replayed = run_cli("replay", run_id, cwd=tmp_path, env=env(tmp_path))
     assert replayed.returncode == 0 and "identical" in replayed.stdout
+    from roost.cli.markdown import transcript_markdown
+
+    assert "*budget: $0.3" in transcript_markdown(events) and "the run stops.*" in (
+        transcript_markdown(events)
+    )
 
 
 def test_a_budget_on_a_flow_without_prices_is_one_line(tmp_path: Path) -> None:
@@ -95,3 +100,26 @@ async def test_roost_run_takes_a_budget_and_raise_budget_answers(server: FakeLLM
     assert sum(isinstance(e, LlmCallEvent) for e in log.load()) == 4
     limits = {(e.limit, e.allowed) for e in log.load() if isinstance(e, BudgetEvent)}
     assert ("cost", 5.0) in limits and ("model_calls", 4.0) in limits
+
+
+def test_continue_budget_sets_a_limit_that_replays(server: FakeLLMServer, tmp_path: Path):
+    from tests.budgets.conftest import provider
+
+    path = tmp_path / "ask.yaml"
+    path.write_text(
+        f"roost: 1\ndefaults: {{provider: llm}}\nproviders:\n  llm: {provider(server)}\n"
+        "agents: {USER: {interrupt: ALWAYS}, a: {role: You are a.}}\n"
+        "start: {from: USER, to: a, content: hi}\n"
+    )
+    first = run_cli(
+        "run", "ask.yaml", "--events", "e.jsonl", "--no-input", cwd=tmp_path, env=env(tmp_path)
+    )
+    assert first.returncode == 0, first.stderr
+    again = run_cli("continue", "e.jsonl", "--budget", "0.3", "--answer", "go on", "--no-input",
+                    cwd=tmp_path, env=env(tmp_path))  # fmt: skip
+    assert again.returncode == 0, again.stderr
+    events = events_of(tmp_path / "e.jsonl")
+    raised = [e for e in events if isinstance(e, BudgetEvent) and e.action == "raised"]
+    assert [(e.limit, e.allowed, e.node) for e in raised] == [("cost", 0.3, None)]
+    replayed = run_cli("replay", "e.jsonl", cwd=tmp_path, env=env(tmp_path))
+    assert replayed.returncode == 0 and "identical" in replayed.stdout, replayed.stdout
