@@ -1598,7 +1598,7 @@ SERVE_ACCESS = [
     ),
 ]
 
-# The edges a person touches first (issue 24): a run's answer, batch files, costs, keys.
+# The edges a person touches first: a run's answer, batch files, costs, keys.
 EDGES_CLI = [
     Mutant(
         "answer-keeps-marker",
@@ -2875,7 +2875,7 @@ STUDIO = [
 ]
 
 
-# -- routes (issue 28): conditions, the routed turn, the record a replay reads, validation
+# -- routes: conditions, the routed turn, the record a replay reads, validation
 ROUTE_TESTS = ("tests/engine/test_routes.py", "tests/flow/test_routes.py")
 ROUTE_CHECK_TESTS = ("tests/flow/test_route_checks.py",)
 LAST_TESTS = ("tests/engine/test_last_in_templates.py",)
@@ -3193,11 +3193,27 @@ GRADED_TESTS = [
     ),
 ]
 
-# Budgets (issue 31): kept before the money is spent, folded from the log, replayed.
+# Budgets: kept before the money is spent, folded from the log, replayed.
 BUDGET_PY = "roost/engine/budget.py"
 BUDGET_TESTS = ("tests/budgets/test_budget_run.py", "tests/budgets/test_budget_checks.py")
 
 BUDGETS = [
+    Mutant(
+        "runs-budget-earliest-decision",
+        "roost/store/sql.py",
+        "select(EVENTS.c.run, func.max(column))",
+        "select(EVENTS.c.run, func.min(column))",
+        ("tests/store/test_latest_of_type.py", "tests/budgets/test_budget_cli.py"),
+        "roost runs shows a run's first budget decision, not what it did last",
+    ),
+    Mutant(
+        "runs-budget-one-statement",
+        "roost/store/sql.py",
+        "for start in range(0, len(run_ids), _PART):",
+        "for start in range(0, min(len(run_ids), 1), _PART):",
+        ("tests/store/test_latest_of_type.py",),
+        "past the first few hundred runs, roost runs shows no budget decision",
+    ),
     Mutant(
         "budget-estimate-ignored",
         BUDGET_PY,

@@ -20,7 +20,7 @@ With ``hyperfine`` on the PATH it does the timing; otherwise each command runs
 ``--runs`` times, the commands taking turns so that a busy machine slows them
 alike. Best-of is the figure to compare (it is what the machine can do);
 the median shows the spread. The last columns are over ``python -c pass``;
-the goals (issue 27) are ``--help`` within 0.15 s and ``validate`` within
+the goals are ``--help`` within 0.15 s and ``validate`` within
 0.35 s of it, and the whole ``roost run`` within 0.6 s.
 
 The modules are compiled once, in the first round (not timed), even where

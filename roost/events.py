@@ -153,7 +153,7 @@ class MessageEvent(_Event):
     images: tuple[ImageRecord, ...] | None = _absent_when_none()
     # background delegation: set on the message that delivers a background task's result
     background: BackgroundNote | None = _absent_when_none()
-    # routes (issue 28): the reply's structured data, when its writer has a reply_format
+    # routes: the reply's structured data, when its writer has a reply_format
     data: Any = _absent_when_none()
 
 
@@ -168,7 +168,7 @@ class InterruptEvent(_Event):
     )
     # For tool_approval: {id, name, arguments}.
     tool_call: dict[str, Any] | None = _absent_when_none()
-    # routes (issue 28): for manual_select, the routes that decided the candidates
+    # routes: for manual_select, the routes that decided the candidates
     routes: tuple[RouteRecord, ...] | None = _absent_when_none()
     # For tool_plan: the calls of one model answer, approved or refused as one.
     tool_calls: tuple[dict[str, Any], ...] | None = _absent_when_none()
@@ -218,7 +218,7 @@ class TerminateEvent(_Event):
     type: Literal["terminate"] = "terminate"
     node: str
     reason: str | None = _absent_when_none()
-    # routes (issue 28): the routes judged when they ended the run
+    # routes: the routes judged when they ended the run
     routes: tuple[RouteRecord, ...] | None = _absent_when_none()
 
 
@@ -243,7 +243,7 @@ class SelectEvent(_Event):
     candidates: tuple[str, ...]
     chosen: str
     by: Literal["llm", "llm_retry", "fallback", "only_candidate", "round_robin", "random", "manual"]
-    # routes (issue 28): each route of the last speaker's entry and whether it held
+    # routes: each route of the last speaker's entry and whether it held
     routes: tuple[RouteRecord, ...] | None = _absent_when_none()
 
 
@@ -263,7 +263,7 @@ class ToolResultEvent(_Event):
     content: str
     is_error: bool = False
     child_run: str | None = _absent_when_none()  # a sub-flow tool's run
-    # budgets (issue 31): what that child run spent (model_calls, tokens, cost, tool_calls)
+    # budgets: what that child run spent (model_calls, tokens, cost, tool_calls)
     spent: dict[str, float] | None = _absent_when_none()
 
 
@@ -492,7 +492,7 @@ BudgetLimit = Literal["cost", "tokens", "model_calls", "tool_calls", "seconds"]
 
 
 class BudgetEvent(_Event):
-    """A budget's decision (issue 31): a call or a step that would pass ``limit`` was refused.
+    """A budget's decision: a call or a step that would pass ``limit`` was refused.
 
     ``spent`` is what the budget's scope (the run, or ``agent``) had spent, ``allowed`` the
     limit; ``action`` is what followed: ``stop`` (a ``terminate`` with reason budget),

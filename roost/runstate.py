@@ -298,7 +298,7 @@ class RunState:
     # how many were ever started (the next task is numbered after them).
     background: dict[str, BackgroundEvent] = field(default_factory=dict)
     background_started: int = 0
-    # budgets (issue 31): what each node spent, what the sub-flows it called spent, the
+    # budgets: what each node spent, what the sub-flows it called spent, the
     # run's own time (seconds in steps, and when the step under way began), the budgets'
     # decisions, the limits raised (by scope: None for the run, else an agent) and the
     # provider a switch_to put in place of the scope's own.

@@ -39,7 +39,7 @@ from roost.errors import (
     UsageError,
 )
 from roost.eventlog import ImageStore
-from roost.events import Event, RunStartEvent, event_json
+from roost.events import BudgetEvent, Event, RunStartEvent, event_json
 from roost.flow.models import Flow
 from roost.runstate import Status
 from roost.store.checks import COLUMN_MAX
@@ -146,27 +146,28 @@ def runs(
         return
     rows = []
     now = datetime.now(UTC)
+    decided = store.latest_of_type("budget", [r.id for r in found if r.status in _AT_REST])
     for run in found:
         name = run.flow_name + (f" — {run.title}" if run.title else "")
         fork = f" (fork at {run.fork_at})" if run.fork_at is not None else ""
         shelved = " (archived)" if run.archived else ""
         rows.append(
             (run.id, name + fork + shelved, run.status, str(run.messages), str(run.tokens),
-             _cost(store, run), _budget(store, run), age(run.created, now))
+             _cost(store, run), _budget(decided.get(run.id)), age(run.created, now))
         )  # fmt: skip
     columns = ("id", "flow", "status", "messages", "tokens", "cost", "budget", "age")
     print_columns(console(), columns, rows)
 
 
-def _budget(store: SqlStore, run: RunInfo) -> str:
+# Runs whose budget may have decided something: one still running is not read mid-step.
+_AT_REST = ("terminated", "paused")
+
+
+def _budget(last: Event | None) -> str:
     """What a listed run's budget did last: ``stop cost``, ``ask tokens``, ``switch cheap``;
-    ``-`` when no budget decided anything. Only a run that has ended or paused is read."""
-    if run.status not in ("terminated", "paused"):
+    ``-`` when no budget decided anything."""
+    if not isinstance(last, BudgetEvent):
         return "-"
-    decisions = [e for e in store.log(run.id).load() if e.type == "budget"]
-    if not decisions:
-        return "-"
-    last = decisions[-1]
     if last.action == "switch_to":
         return f"switch {last.provider}"
     return f"{last.action} {last.limit}"

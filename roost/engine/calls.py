@@ -125,7 +125,7 @@ class ModelCaller:
         self.formats: Mapping[str, ReplyFormat] = formats or {}
         # Each node's marker rule: a structured reply is checked with its marker taken off.
         self.markers: Callable[[str], MarkerRule] = markers or (lambda node: "end")
-        # The run's budgets (issue 31); None for a flow without any: nothing is estimated.
+        # The run's budgets; None for a flow without any: nothing is estimated.
         self.budget: BudgetKeeper | None = None
 
     async def call(

@@ -508,7 +508,7 @@ class ChildRuns:
         budget_left: Callable[[], dict[str, float] | None] | None = None,
     ) -> None:
         self._parent = parent
-        # What the parent's budget has left: the child run's own limits (issue 31).
+        # What the parent's budget has left: the child run's own limits.
         self._budget_left = budget_left
         self._child_log: ChildLogs = child_log or MemoryLog
         self._providers = providers

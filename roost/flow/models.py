@@ -316,7 +316,7 @@ class Hooks(Strict):
     )
 
 
-# --------------------------------------------------------------------------- budgets (issue 31)
+# --------------------------------------------------------------------------- budgets
 
 # What a budget limits, in the order roost checks and shows them.
 BUDGET_LIMITS = ("cost", "tokens", "model_calls", "tool_calls", "seconds")
@@ -411,17 +411,17 @@ class Agent(Strict):
     max_background: int | None = Field(
         None, ge=1, description="This agent's background sub-flow tasks open at once, at most."
     )
-    # routes (issue 28): a structured reply, parsed into the message's data
+    # routes: a structured reply, parsed into the message's data
     reply_format: dict[str, Any] | None = Field(
         None,
         description="A JSON Schema: the reply is a JSON object following it, kept as the "
         "message's data.",
     )
-    # budgets (issue 31): limits on this agent's own calls
+    # budgets: limits on this agent's own calls
     budget: Budget | None = Field(None, description="Limits on this agent's own spending.")
 
 
-# --------------------------------------------------------------------------- routes (issue 28)
+# --------------------------------------------------------------------------- routes
 
 # The target of a route that ends the run when it holds.
 ROUTE_END = "TERMINATE"
@@ -700,7 +700,7 @@ class Flow(Strict):
     )
     # The flow's hooks hold for every agent, and decide before each agent's own.
     hooks: Hooks | None = Field(None, description="Hooks every agent runs (before its own).")
-    # budgets (issue 31)
+    # budgets
     budget: Budget | None = Field(
         None, description="Limits on what the whole run spends (sub-flows' calls included)."
     )

@@ -20,7 +20,7 @@ class ToolOutcome:
     is_error: bool = False
     child_run: str | None = None
     task: str | None = None
-    # budgets (issue 31): what a sub-flow's child run spent, counted toward the parent's.
+    # budgets: what a sub-flow's child run spent, counted toward the parent's.
     spent: dict[str, float] | None = None
 
 

@@ -87,7 +87,7 @@ def _check_file_root(flow: Flow, folder: Path) -> list[Problem]:
 
 
 def _check_conditions(flow: Flow, folder: Path) -> list[Problem]:
-    """A route's ``python`` condition that does not import or is not callable (issue 28)."""
+    """A route's ``python`` condition that does not import or is not callable."""
     problems: list[Problem] = []
     for keys, target in python_conditions(flow):
         try:

@@ -1,4 +1,4 @@
-"""Batch results carry the answer's structured data (issue 28) when it has some."""
+"""Batch results carry the answer's structured data when it has some."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Roles and director prompts read ``last``: the latest message their node sees (issue 28)."""
+"""Roles and director prompts read ``last``: the latest message their node sees."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Routing on what was said: routes judged on a reply, recorded, replayed (issue 28)."""
+"""Routing on what was said: routes judged on a reply, recorded, replayed."""
 
 from __future__ import annotations
 

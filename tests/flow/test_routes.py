@@ -1,4 +1,4 @@
-"""Routes read by people: conditions in short, structured replies as fields (issue 28)."""
+"""Routes read by people: conditions in short, structured replies as fields."""
 
 from __future__ import annotations
 

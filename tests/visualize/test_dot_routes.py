@@ -1,4 +1,4 @@
-"""Routes drawn: an edge labelled with its condition, TERMINATE to an end mark (issue 28)."""
+"""Routes drawn: an edge labelled with its condition, TERMINATE to an end mark."""
 
 from __future__ import annotations
 
