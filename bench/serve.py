@@ -30,7 +30,9 @@ runs have paused (its RSS after, less before, over the number of runs).
 
 ``measure()`` gives the same figures as a ``Figures`` (what ``bench/guard.py``
 calls); ``ROOST_BENCH_PYTHONPATH`` runs another tree's roost as the server
-(the same benchmark before and after a change).
+(the same benchmark before and after a change); ``ROOST_BENCH_PROFILE=FILE`` runs
+the server under cProfile, its profile written to FILE when it stops (read it with
+``python -m pstats FILE``).
 """
 
 from __future__ import annotations
@@ -195,6 +197,8 @@ start: {from: USER, to: bot, content: Hi}
 
 def start_roost(folder: Path) -> tuple[subprocess.Popen[str], str]:
     command = [sys.executable, "-m", "roost", "serve", "--port", "0", "--flows", "flows"]
+    if profile := os.environ.get("ROOST_BENCH_PROFILE"):  # the server under cProfile
+        command[1:2] = ["-m", "cProfile", "-o", str(Path(profile).resolve()), "-m"]
     command += ["--db", str(folder / "runs.db"), "--queue-limit", "4"]
     env = dict(os.environ)
     if other := os.environ.get("ROOST_BENCH_PYTHONPATH"):
@@ -323,7 +327,7 @@ class Figures:
     @property
     def flatness(self) -> float:
         """The long run's last steps' cost over its first steps' (1.0: flat)."""
-        return self.last_steps_ms / self.first_steps_ms
+        return self.last_steps_ms / self.first_steps_ms if self.first_steps_ms else 1.0
 
     def lines(self) -> list[str]:
         return [

@@ -36,11 +36,11 @@ from roost.errors import (
     RunStateError,
 )
 from roost.eventlog import new_run_id
-from roost.events import Event, InterruptEvent, event_dict
+from roost.events import Event, FlowRecord, InterruptEvent, event_dict
 from roost.flow import Flow
 from roost.nodes.directors import candidates
-from roost.pricing import reported_cost
-from roost.runstate import RunState, fold, statuses
+from roost.pricing import CostTally
+from roost.runstate import RunState, apply, fold, statuses
 from roost.serve.config import ServeConfig
 from roost.serve.errors import Busy, Draining, TooManyStreams
 from roost.serve.flowdir import FlowDir
@@ -108,7 +108,9 @@ class Hub:
         # The state of runs not stepped here, by the next_seq it was folded at: many
         # streams on one run fold its log once per step, not once each (read in threads).
         self._states: OrderedDict[str, tuple[int, RunState, Flow | None]] = OrderedDict()
-        self._states_lock = threading.Lock()
+        self._states_lock = threading.RLock()
+        # What each run's calls cost, by the next_seq it was priced at (read in threads).
+        self._costs: OrderedDict[str, tuple[int, CostTally]] = OrderedDict()
         # The reads of new events in flight, shared by the streams that ask the same.
         self._reads: dict[tuple[str, int, int | None], asyncio.Future[list[Event]]] = {}
         self.metrics = ServeMetrics(self)
@@ -360,44 +362,73 @@ class Hub:
         if runner is not None and runner.state.next_seq == info.next_seq:
             return info, runner.state, self.flows.shown(runner.flow.path, runner.flow.text)
         with self._states_lock:
-            kept = self._states.get(run_id)
-        if kept is not None and kept[0] == info.next_seq:
-            return info, kept[1], kept[2]  # a run another worker steps, read once per step
-        events = self.store.log(run_id).load()
-        record = flow_in_force(events)
+            return (info, *self._folded(info))
+
+    def _folded(self, info: RunInfo) -> tuple[RunState, Flow | None]:
+        """The state of a run not stepped here, its new events taken on to the one kept
+        (a stream that follows a long run reads each event once, not the whole log at each
+        step); called with ``_states_lock`` held, which keeps the state as it is read."""
+        kept = self._states.get(info.id)
+        if kept is None or kept[0] > info.next_seq:  # not read yet (or the run was rewritten)
+            events = self.store.log(info.id).load()
+            state, flow = fold(events), self._shown(flow_in_force(events))
+        else:
+            seq, state, flow = kept
+            events = SqlLog(self.store, info).since(seq - 1) if seq < info.next_seq else []
+            for event in events:
+                apply(state, event)
+            if (record := flow_in_force(events)) is not None:
+                flow = self._shown(record)
+        self._states[info.id] = (state.next_seq, state, flow)
+        self._states.move_to_end(info.id)
+        while len(self._states) > STATES_KEPT:
+            self._states.popitem(last=False)
+        return state, flow
+
+    def _shown(self, record: FlowRecord | None) -> Flow | None:
         try:
-            flow = self.flows.shown(record.path, record.text) if record is not None else None
+            return self.flows.shown(record.path, record.text) if record is not None else None
         except RoostError:
-            flow = None
-        state = fold(events)
-        with self._states_lock:
-            self._states[run_id] = (info.next_seq, state, flow)
-            self._states.move_to_end(run_id)
-            while len(self._states) > STATES_KEPT:
-                self._states.popitem(last=False)
-        return info, state, flow
+            return None
 
     def summary(self, run_id: str) -> dict[str, Any]:
         """What ``GET /runs/{id}`` answers: the run's row, where it stands, what it waits for."""
-        info, state, flow = self.state(run_id)
+        with self._states_lock:  # a kept state is not moved on by another read meanwhile
+            info, state, flow = self.state(run_id)
+            answer = {
+                **run_row(info),
+                "status": state.status,
+                "pending": event_dict(state.pending) if state.pending is not None else None,
+                "waiting_for": waiting_for(flow, state),
+                "terminated_by": state.terminated_by,
+                "answer": state.answer,
+                "usage": state.usage.model_dump(),
+            }
         return {
-            **run_row(info),
-            "status": state.status,
-            "pending": event_dict(state.pending) if state.pending is not None else None,
-            "waiting_for": waiting_for(flow, state),
-            "terminated_by": state.terminated_by,
-            "answer": state.answer,
-            "usage": state.usage.model_dump(),
+            **answer,
             "cost": self._cost(info),
             "busy": self.busy(run_id),
             "queued": self.leases.waiting(run_id),
         }
 
     def _cost(self, info: RunInfo) -> float | None:
-        """What the run's model calls cost (``reported_cost``); a run without tokens is not read."""
+        """What the run's model calls cost (``reported_cost``); a run without tokens is not
+        read, and one read before is read from where it was left."""
         if not info.tokens:
             return None
-        return reported_cost(self.store.log(info.id).load())
+        with self._states_lock:
+            seq, tally = self._costs.get(info.id, (0, CostTally()))
+        if seq > info.next_seq:
+            seq, tally = 0, CostTally()  # the run was rewritten: priced afresh
+        if seq < info.next_seq:
+            events = SqlLog(self.store, info).since(seq - 1)
+            tally = tally.extended(events)
+            with self._states_lock:  # by the events read: the run may have moved on since
+                self._costs[info.id] = (events[-1].seq + 1 if events else seq, tally)
+                self._costs.move_to_end(info.id)
+                while len(self._costs) > STATES_KEPT:
+                    self._costs.popitem(last=False)
+        return tally.reported()
 
     def flow(self, run_id: str) -> Flow:
         """The flow the run follows now."""
