@@ -256,7 +256,7 @@ class Hub:
         images = await start_images_async(flow)  # so does a bad image
         run_id = new_run_id()
         runner = self._new_runner(flow, self.store.new_log(run_id, title=title))
-        self.leases.claim(run_id, work=True)
+        await asyncio.to_thread(self.leases.claim, run_id, work=True)
         session = self._drive(
             run_id, lambda r: r.start(message, from_=frm, to=to, images=images), runner
         )
@@ -266,18 +266,8 @@ class Hub:
     async def fork(self, run_id: str, at: int, message: str | None) -> str:
         """A new run sharing the first ``at`` events of ``run_id``, going on from there."""
         self.check_accepting()
-        info = self.store.run(run_id)
-        events = self.store.log(info.id).load()
-        status_at = statuses(events)
-        with_message = message is not None
-
-        def refuse(point: int) -> str | None:
-            return fork_refusal(status_at[point], with_message)
-
-        check_fork_point(info.id, len(events), at, lambda: events, refuse)
         new_id = new_run_id()
-        log_ = self.store.fork(info.id, at, new_id)
-        prefix = log_.load()
+        log_, prefix = await asyncio.to_thread(self._forked, run_id, at, message, new_id)
         runner = self._new_runner(flow_of(prefix, f"run {new_id}"), log_)
         status = runner.state.status
         first: Step | None
@@ -287,16 +277,41 @@ class Hub:
             first = None if message is None else (lambda r: r.continue_(message))
         else:
             first = lambda r: r.retry()  # noqa: E731
-        log_.materialize()
+        await asyncio.to_thread(log_.materialize)
         self._runners[new_id] = runner
         if first is not None:
-            self.leases.claim(new_id, work=True)
+            await asyncio.to_thread(self.leases.claim, new_id, work=True)
             await self._drive(new_id, first, runner).begun()
         return new_id
 
-    def send(self, run_id: str, content: str, sender: str | None) -> int:
-        """Queues a person's message or answer; the number of messages waiting for the run."""
+    def _forked(
+        self, run_id: str, at: int, message: str | None, new_id: str
+    ) -> tuple[SqlLog, list[Event]]:
+        """The log of a new fork of ``run_id`` at ``at``, and the events it shares (read in a
+        thread); a fork point the run cannot go on from is refused."""
+        info = self.store.run(run_id)
+        events = self.store.log(info.id).load()
+        status_at = statuses(events)
+        with_message = message is not None
+
+        def refuse(point: int) -> str | None:
+            return fork_refusal(status_at[point], with_message)
+
+        check_fork_point(info.id, len(events), at, lambda: events, refuse)
+        log_ = self.store.fork(info.id, at, new_id)
+        return log_, log_.load()
+
+    async def send(self, run_id: str, content: str, sender: str | None) -> int:
+        """Queues a person's message or answer; the number of messages waiting for the run.
+
+        The store is read and written in a thread: the event loop steps the other runs
+        meanwhile."""
         self.check_accepting()
+        waiting = await asyncio.to_thread(self._enqueue, run_id, content, sender)
+        await self._wake(run_id)
+        return waiting
+
+    def _enqueue(self, run_id: str, content: str, sender: str | None) -> int:
         info = self.store.run(run_id)
         if info.status not in ("paused", "running"):
             hints = {
@@ -317,13 +332,20 @@ class Hub:
                 f"run {run_id} is being stepped by {stepper(holder.owner)}: "
                 "send to it once that has ended"
             )
-        waiting = self.leases.enqueue(run_id, content, sender, self.config.queue_limit)
-        self._wake(run_id)
-        return waiting
+        return self.leases.enqueue(run_id, content, sender, self.config.queue_limit)
 
-    def retry(self, run_id: str) -> None:
+    async def retry(self, run_id: str) -> None:
         """Redoes the step a run stopped at (an error, or a step its worker did not finish)."""
         self.check_accepting()
+        if run_id in self.sessions:
+            raise Busy(f"run {run_id} is taking a step now; retry it once that step has ended")
+        await asyncio.to_thread(self._claim_retry, run_id)
+        if run_id in self.sessions:  # a message woke the run meanwhile: it is stepped already
+            return
+        self._drive(run_id, lambda r: r.retry())
+
+    def _claim_retry(self, run_id: str) -> None:
+        """The run's lease, for a retry, if the run stopped where a retry goes on."""
         info = self.store.run(run_id)
         if run_id in self.sessions or not self._free(run_id):
             raise Busy(f"run {run_id} is taking a step now; retry it once that step has ended")
@@ -334,19 +356,19 @@ class Hub:
             )
         if not self.leases.claim(run_id, work=True):
             raise Busy(f"run {run_id} is taking a step now; retry it once that step has ended")
-        self._drive(run_id, lambda r: r.retry())
 
     async def cancel(self, run_id: str) -> int:
         """Stops the step in flight and drops the messages waiting; how many were dropped."""
-        self.store.run(run_id)
+        await asyncio.to_thread(self.store.run, run_id)
         session = self.sessions.get(run_id)
         if session is not None and session.runner is not None and session.runner.busy:
-            dropped = self.leases.clear(run_id)
+            dropped = await asyncio.to_thread(self.leases.clear, run_id)
             session.runner.cancel()
             await session.rested()
             return dropped
-        if session is None and self.leases.ask_cancel(run_id):
-            return self.leases.clear(run_id)  # the worker stepping it cancels within a second
+        if session is None and await asyncio.to_thread(self.leases.ask_cancel, run_id):
+            # The worker stepping it cancels within a second.
+            return await asyncio.to_thread(self.leases.clear, run_id)
         raise RunStateError(f"run {run_id} is not taking a step: there is nothing to cancel")
 
     def busy(self, run_id: str) -> bool:
@@ -516,11 +538,12 @@ class Hub:
     def _free(self, run_id: str) -> bool:
         return not self.leases.holder(run_id).alive(time.time())
 
-    def _wake(self, run_id: str) -> None:
+    async def _wake(self, run_id: str) -> None:
         """Starts delivering a run's messages here, unless a worker is at it already."""
         if run_id in self.sessions:
             return  # its session takes them before it lets the run go
-        if self.leases.claim(run_id, work=True):
+        claimed = await asyncio.to_thread(self.leases.claim, run_id, work=True)
+        if claimed and run_id not in self.sessions:
             self._drive(run_id, None)
 
     def _drive(self, run_id: str, first: Step | None, runner: Runner | None = None) -> Session:
@@ -531,11 +554,12 @@ class Hub:
         session.task = asyncio.create_task(session.run(), name=f"roost run {run_id}")
         return session
 
-    def runner(self, run_id: str) -> Runner:
-        """The run's Runner, kept between steps while its state is the stored one."""
+    async def runner(self, run_id: str) -> Runner:
+        """The run's Runner, kept between steps while its state is the stored one (the
+        store read in a thread)."""
         runner = self._runners.get(run_id)
         try:
-            info = self.store.run(run_id)
+            info = await asyncio.to_thread(self.store.run, run_id)
         except RunNotFoundError:
             if runner is not None and runner.state.next_seq == 0:
                 return runner  # a new run: stored with its first events
@@ -543,8 +567,9 @@ class Hub:
         if runner is not None and runner.state.next_seq == info.next_seq:
             self._runners.move_to_end(run_id)
             return runner
-        log_ = self.store.log(run_id)
-        runner = self._new_runner(flow_of(log_.load(), f"run {run_id}"), log_)
+        log_ = SqlLog(self.store, info)
+        events = await asyncio.to_thread(log_.load)
+        runner = self._new_runner(flow_of(events, f"run {run_id}"), log_)
         self._runners[run_id] = runner
         while len(self._runners) > self.config.cached_runs:
             oldest = next(iter(self._runners))
@@ -607,13 +632,13 @@ class Session:
         hub = self.hub
         try:
             while True:
-                runner = self.runner = hub.runner(self.run_id)
-                if not hub.accepting and self.first is None and self._leave(runner):
+                runner = self.runner = await hub.runner(self.run_id)
+                if not hub.accepting and self.first is None and await self._leave(runner):
                     break
-                step = self.first or self._next(runner)
+                step = self.first or await self._next(runner)
                 self.first = None
                 if step is None:
-                    if hub.leases.release(self.run_id):
+                    if await asyncio.to_thread(hub.leases.release, self.run_id):
                         break
                     # A message came in meanwhile: the next round delivers it or drops it.
                     # Yield first, so that no round of this loop can hold the event loop.
@@ -637,25 +662,28 @@ class Session:
                 del hub.sessions[self.run_id]
             self._rest.set()
 
-    def _leave(self, runner: Runner) -> bool:
+    async def _leave(self, runner: Runner) -> bool:
         """Draining: the lease goes back now, the work with it (a retry left to do, messages
         waiting) for another worker to take at once; True when the session is to stop."""
+        return await asyncio.to_thread(self._hand_over, runner.state.status)
+
+    def _hand_over(self, status: str) -> bool:
         leases = self.hub.leases
-        if runner.state.status != "running" and not leases.waiting(self.run_id):
+        if status != "running" and not leases.waiting(self.run_id):
             return leases.release(self.run_id)  # nothing to do: the run is simply let go
         leases.hand_back(self.run_id)
         return True
 
-    def _next(self, runner: Runner) -> Step | None:
+    async def _next(self, runner: Runner) -> Step | None:
         """What the run needs next: a step its last worker left undone, or messages to deliver."""
         state = runner.state
         if state.status == "running":
             return lambda r: r.retry()
-        queued = self.hub.leases.inbox(self.run_id)
+        queued = await asyncio.to_thread(self.hub.leases.inbox, self.run_id)
         if not queued:
             return None
         if state.status != "paused" or not isinstance(state.pending, InterruptEvent):
-            self._drop(queued, state.status)
+            await self._drop(queued, state.status)
             return None
         pending = state.pending
         turn, refused = one_turn(queued, pending)
@@ -664,14 +692,15 @@ class Session:
                 message, f"run {self.run_id} waits for {pending.from_}, not {message.sender}"
             )
         if not turn:
-            self.hub.leases.remove([m.id for m in refused])
-            return self._next(runner)
-        return self._deliver(turn, refused)
+            await asyncio.to_thread(self.hub.leases.remove, [m.id for m in refused])
+            return await self._next(runner)
+        if refused:
+            await asyncio.to_thread(self.hub.leases.remove, [m.id for m in refused])
+        return self._deliver(turn)
 
-    def _deliver(self, turn: list[Queued], refused: list[Queued]) -> Step:
+    def _deliver(self, turn: list[Queued]) -> Step:
         text = "\n\n".join(message.content for message in turn)
         leases = self.hub.leases
-        leases.remove([m.id for m in refused])
 
         async def deliver(runner: Runner) -> RunState:
             # The messages leave the inbox with the resume that answers them, the moment it
@@ -697,7 +726,7 @@ class Session:
             ids, self._delivering = self._delivering, []
             self.hub.leases.remove(ids)
 
-    def _drop(self, queued: list[Queued], status: str) -> None:
+    async def _drop(self, queued: list[Queued], status: str) -> None:
         """Drops messages the run can no longer take (it ended, or stopped at an error
         while they waited), each with a notice on the run's streams."""
         why = {
@@ -706,7 +735,7 @@ class Session:
         }.get(status, f"the run is {status}, not waiting for a message")
         for message in queued:
             self._refuse(message, why)
-        self.hub.leases.remove([m.id for m in queued])
+        await asyncio.to_thread(self.hub.leases.remove, [m.id for m in queued])
         self.hub.publish(self.run_id, {"type": "state", "status": status})  # nothing queued now
 
     def _refuse(self, message: Queued, why: str) -> None:
