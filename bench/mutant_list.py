@@ -1950,7 +1950,7 @@ SERVE_LOAD = [
     Mutant(
         "serve-late-message-kept",
         "roost/serve/hub.py",
-        "            self._drop(queued, state.status)\n",
+        "            await self._drop(queued, state.status)\n",
         "",
         SERVE_LOAD_TESTS,
         "a message that comes during a run's last step is never dropped: the session "
