@@ -2037,6 +2037,14 @@ SERVE_LOAD = [
         "the state a stream shows of a run stepped elsewhere stays where it was first read",
     ),
     Mutant(
+        "serve-wake-while-leaving",
+        "roost/serve/hub.py",
+        "            if not session.leaving:\n                return  # its session takes",
+        "            if True:\n                return  # its session takes",
+        ("tests/serve/test_queue.py",),
+        "a message sent while the session hands the lease back waits in a run nobody steps",
+    ),
+    Mutant(
         "serve-cost-counted-twice",
         "roost/serve/hub.py",
         "                self._costs[info.id] = (events[-1].seq + 1 if events else seq, tally)",

@@ -540,8 +540,12 @@ class Hub:
 
     async def _wake(self, run_id: str) -> None:
         """Starts delivering a run's messages here, unless a worker is at it already."""
-        if run_id in self.sessions:
-            return  # its session takes them before it lets the run go
+        while (session := self.sessions.get(run_id)) is not None:
+            if not session.leaving:
+                return  # its session takes them before it lets the run go
+            # It is handing the lease back (in a thread): it either sees the message and
+            # stays, or has let the run go, and the run is claimed here.
+            await session.left.wait()
         claimed = await asyncio.to_thread(self.leases.claim, run_id, work=True)
         if claimed and run_id not in self.sessions:
             self._drive(run_id, None)
@@ -616,6 +620,10 @@ class Session:
         self._delivering: list[int] = []  # inbox ids of the messages the step in flight answers
         self._rest = asyncio.Event()  # no step is running
         self._rest.set()
+        # Handing the lease back, in a thread: a message sent meanwhile waits for the answer
+        # (``Hub._wake``), so that it is never left in the inbox of a run nobody steps.
+        self.leaving = False
+        self.left = asyncio.Event()
 
     async def begun(self) -> None:
         """Returns once the session has stored its first events, or ended without any."""
@@ -638,8 +646,12 @@ class Session:
                 step = self.first or await self._next(runner)
                 self.first = None
                 if step is None:
+                    self.leaving = True
+                    self.left.clear()
                     if await asyncio.to_thread(hub.leases.release, self.run_id):
-                        break
+                        break  # still leaving: it ends without a turn of the loop between
+                    self.leaving = False
+                    self.left.set()
                     # A message came in meanwhile: the next round delivers it or drops it.
                     # Yield first, so that no round of this loop can hold the event loop.
                     await asyncio.sleep(0)
@@ -661,6 +673,7 @@ class Session:
             if hub.sessions.get(self.run_id) is self:
                 del hub.sessions[self.run_id]
             self._rest.set()
+            self.left.set()
 
     async def _leave(self, runner: Runner) -> bool:
         """Draining: the lease goes back now, the work with it (a retry left to do, messages
