@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from typing import TYPE_CHECKING
 
 import pytest
@@ -212,7 +213,9 @@ def test_a_message_sent_the_moment_a_step_ends_is_always_delivered(
         lines = response.iter_lines()
         seen = -1
         for turn in range(turns + 1):
+            deadline = time.monotonic() + 10  # a lost message: the stream only pings then
             for line in lines:
+                assert time.monotonic() < deadline, f"message n{turn - 1} was never delivered"
                 if line.startswith("data:") and '"type": "state"' in line:
                     item = json.loads(line[5:])
                     if item["status"] == "paused" and item["next_seq"] - 1 > seen:
