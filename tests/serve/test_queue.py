@@ -208,7 +208,7 @@ def test_a_message_sent_the_moment_a_step_ends_is_always_delivered(
     # session that took the last step may still be handing its lease back.
     (server.flows / "long.yaml").write_text(LONG_CHAT, encoding="utf-8")
     run_id = api.post("/runs", json={"flow": "long.yaml"}).json()["id"]
-    turns = 120
+    turns = 250  # the window is short: enough turns that a lost message shows
     with api.stream("GET", f"/runs/{run_id}/stream", timeout=20) as response:
         lines = response.iter_lines()
         seen = -1
