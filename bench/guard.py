@@ -15,8 +15,10 @@ sections (``--only`` picks some, in this order):
   (first run, its store created; goal 0.6 s wall), ``roost validate
   flows/hello.yaml`` and ``roost --help`` over ``python -c pass`` (0.35 s, 0.15 s);
 - **server**: ``bench/serve.py``'s figures: the time ``roost serve`` adds to
-  a step one run at a time (p50 5 ms, p99 20 ms), and its throughput with many
-  runs at once over the raw ``AsyncOpenAI`` client's (80 %);
+  a step one run at a time (p50 5 ms, p99 20 ms), its throughput with many
+  runs at once over the raw ``AsyncOpenAI`` client's (80 %), its memory per idle
+  run (50 KiB), and a run of 5,000 steps through it, a stream open on it: the
+  mean of its last 1,000 steps over its first 1,000 (1.2x);
 - **memory**: recall (top 5) on PostgreSQL at 100,000 entries (median 5 ms);
 - **runs**: ``roost runs`` over a store of 10,000 runs, whole command (0.5 s).
 
@@ -71,13 +73,14 @@ class Sizes:
     startup_rounds: int = 3
     server_runs: int = 300
     server_single: int = 20
+    server_steps: int = 5000
     entries: int = 100_000
     recalls: int = 200
     runs: int = 10_000
 
 
 QUICK = Sizes(
-    messages=200, flat=400, startup_rounds=1, server_runs=10, server_single=2,
+    messages=200, flat=400, startup_rounds=1, server_runs=10, server_single=2, server_steps=100,
     entries=2000, recalls=20, runs=200,
 )  # fmt: skip
 
@@ -239,21 +242,25 @@ def startup(sizes: Sizes) -> list[Row]:
 # ---------------------------------------------------------------------- server
 
 
-def server_figures(runs: int, single_runs: int) -> dict[str, float]:
-    """bench/serve.py's figures: ms added to a step one run at a time (p50, p99), and
-    ``runs`` runs at once through ``roost serve`` as a share of the raw client's rate."""
+def server_figures(runs: int, single_runs: int, steps: int) -> dict[str, float]:
+    """bench/serve.py's figures: ms added to a step one run at a time (p50, p99), ``runs``
+    runs at once through ``roost serve`` as a share of the raw client's rate, the server's
+    memory per idle run, and a run of ``steps`` steps: its last steps' cost over its first."""
     import serve
 
-    figures = serve.measure(runs=runs, latency=0.05, lone=single_runs, steps=0)
+    figures = serve.measure(runs=runs, latency=0.05, lone=single_runs, steps=steps)
     return {
         "p50_ms": figures.added_p50_ms,
         "p99_ms": figures.added_p99_ms,
         "share": figures.throughput * 100,
+        "kib": figures.kib_per_idle_run,
+        "flatness": figures.flatness,
     }
 
 
 def server(sizes: Sizes) -> list[Row]:
-    figures = server_figures(sizes.server_runs, sizes.server_single)
+    figures = server_figures(sizes.server_runs, sizes.server_single, sizes.server_steps)
+    part = max(1, min(1000, sizes.server_steps // 5))
     return [
         Row("roost serve: added to a step, one run at a time, p50", figures["p50_ms"], "ms",
             5, at_least=False),
@@ -261,6 +268,10 @@ def server(sizes: Sizes) -> list[Row]:
             20, at_least=False),
         Row(f"roost serve: {sizes.server_runs} runs at once, share of raw AsyncOpenAI",
             figures["share"], "%", 80, at_least=True),
+        Row(f"roost serve: memory per idle run ({sizes.server_runs} runs)", figures["kib"], "KiB",
+            50, at_least=False),
+        Row(f"roost serve: {sizes.server_steps:,}-step run, last {part:,} steps over first",
+            figures["flatness"], "x", 1.2, at_least=False),
     ]  # fmt: skip
 
 

@@ -23,14 +23,18 @@ one tool round and makes the closing call, then pauses for its person.
 Figures: runs per second of each, and their ratio; the step time of each
 run from its events (its first message to its interrupt) less the two calls'
 latency, at p50 and p99, under that load and for runs taken one at a time
-(``--single``, 30); the server's resident memory per idle run once all the
+(``--single``, 30), beside the raw client's own time for the same two calls taken
+one at a time (the fake server's and the SDK's share of that figure, which the
+server cannot take off); the server's resident memory per idle run once all the
 runs have paused (its RSS after, less before, over the number of runs).
 
     python bench/serve.py [--runs 1000] [--latency 0.05] [--single 30] [--steps 5000]
 
 ``measure()`` gives the same figures as a ``Figures`` (what ``bench/guard.py``
 calls); ``ROOST_BENCH_PYTHONPATH`` runs another tree's roost as the server
-(the same benchmark before and after a change).
+(the same benchmark before and after a change); ``ROOST_BENCH_PROFILE=FILE`` runs
+the server under cProfile, its profile written to FILE when it stops (read it with
+``python -m pstats FILE``).
 """
 
 from __future__ import annotations
@@ -140,8 +144,11 @@ def wait_listening(port: int) -> None:
 # ---------------------------------------------------------------------- raw client
 
 
-async def raw(url: str, runs: int) -> float:
-    """Seconds for ``runs`` concurrent call, tool, call rounds with the raw client."""
+async def raw(url: str, runs: int, one_at_a_time: list[float] | None = None) -> float:
+    """Seconds for ``runs`` concurrent call, tool, call rounds with the raw client; with
+    ``one_at_a_time``, the rounds are taken one after another instead, each one's time
+    less the two calls' latency appended to it (what the client and the fake server
+    themselves add: the floor of what ``roost serve``'s added time can come down to)."""
     from openai import AsyncOpenAI
 
     client = AsyncOpenAI(base_url=f"{url}/v1", api_key="sk-bench", max_retries=0, timeout=120)
@@ -171,7 +178,14 @@ async def raw(url: str, runs: int) -> float:
         await client.chat.completions.create(model="m", messages=messages, tools=tools)  # type: ignore[arg-type]
 
     began = time.perf_counter()
-    await asyncio.gather(*(one() for _ in range(runs)))
+    if one_at_a_time is None:
+        await asyncio.gather(*(one() for _ in range(runs)))
+    else:
+        await one()  # the client's first connection: not counted
+        for _ in range(runs):
+            start = time.perf_counter()
+            await one()
+            one_at_a_time.append(time.perf_counter() - start - 2 * LATENCY[0])
     elapsed = time.perf_counter() - began
     await client.close()
     return elapsed
@@ -179,6 +193,8 @@ async def raw(url: str, runs: int) -> float:
 
 # ---------------------------------------------------------------------- roost serve
 
+
+LATENCY = [0.05]  # the fake server's, as ``measure`` was given it
 
 CHAT = """
 roost: 1
@@ -195,6 +211,8 @@ start: {from: USER, to: bot, content: Hi}
 
 def start_roost(folder: Path) -> tuple[subprocess.Popen[str], str]:
     command = [sys.executable, "-m", "roost", "serve", "--port", "0", "--flows", "flows"]
+    if profile := os.environ.get("ROOST_BENCH_PROFILE"):  # the server under cProfile
+        command[1:2] = ["-m", "cProfile", "-o", str(Path(profile).resolve()), "-m"]
     command += ["--db", str(folder / "runs.db"), "--queue-limit", "4"]
     env = dict(os.environ)
     if other := os.environ.get("ROOST_BENCH_PYTHONPATH"):
@@ -310,6 +328,7 @@ class Figures:
     added_p99_ms: float
     loaded_p50_ms: float  # ``runs`` at once
     loaded_p99_ms: float
+    raw_p50_ms: float  # the raw client's own time over the latency, one round at a time
     kib_per_idle_run: float
     steps: int
     first_steps_ms: float  # mean step of the long run's first 1,000 (or fifth) steps
@@ -323,7 +342,7 @@ class Figures:
     @property
     def flatness(self) -> float:
         """The long run's last steps' cost over its first steps' (1.0: flat)."""
-        return self.last_steps_ms / self.first_steps_ms
+        return self.last_steps_ms / self.first_steps_ms if self.first_steps_ms else 1.0
 
     def lines(self) -> list[str]:
         return [
@@ -335,6 +354,7 @@ class Figures:
             f"p99 {self.loaded_p99_ms:.0f} ms",
             f"added per step, one at a time: p50 {self.added_p50_ms:.1f} ms, "
             f"p99 {self.added_p99_ms:.1f} ms",
+            f"the raw client's own, one at a time: p50 {self.raw_p50_ms:.1f} ms",
             f"memory per idle run: {self.kib_per_idle_run:.1f} KiB",
             f"long run of {self.steps} steps: first {self.first_steps_ms:.2f} ms/step, "
             f"last {self.last_steps_ms:.2f} ms/step ({self.flatness:.2f}x)",
@@ -349,7 +369,10 @@ def measure(runs: int = 1000, latency: float = 0.05, lone: int = 30, steps: int 
     wait_listening(port)
     url = f"http://127.0.0.1:{port}"
     try:
+        LATENCY[0] = latency
         raw_seconds = asyncio.run(raw(url, runs))
+        raw_single: list[float] = []
+        asyncio.run(raw(url, lone, raw_single))
         with tempfile.TemporaryDirectory() as name:
             folder = Path(name)
             (folder / "flows").mkdir()
@@ -378,6 +401,7 @@ def measure(runs: int = 1000, latency: float = 0.05, lone: int = 30, steps: int 
         added_p99_ms=percentile(single_times, 0.99) * 1000,
         loaded_p50_ms=percentile(added, 0.5) * 1000,
         loaded_p99_ms=percentile(added, 0.99) * 1000,
+        raw_p50_ms=statistics.median(raw_single) * 1000,
         kib_per_idle_run=(after - before) / runs,
         steps=steps,
         first_steps_ms=statistics.fmean(step_times[:part]) * 1000,

@@ -14,6 +14,7 @@ records), ``context_window_of(provider)`` says how many tokens a model sees.
 from roost.pricing._costs import (
     COST_DECIMALS,
     Cost,
+    CostTally,
     RunCost,
     answered_by,
     cost_of,
@@ -44,6 +45,7 @@ __all__ = [
     "COST_DECIMALS",
     "DEFAULT_CONTEXT_WINDOW",
     "Cost",
+    "CostTally",
     "KnownModel",
     "Price",
     "PriceSetting",

@@ -99,11 +99,38 @@ def rounded(amount: float) -> float:
 def reported_cost(events: Iterable[Any]) -> float | None:
     """A run's cost as a number for a file or an API (rounded); None when no call reported
     tokens, or when one's price is unknown (the sum would only be a lower bound)."""
-    events = list(events)
-    if not any(e.type == "llm_call" and _used_tokens(e.usage) for e in events):
-        return None
-    cost = run_cost(events)
-    return None if cost.unpriced else rounded(cost.amount)
+    return CostTally().extended(events).reported()
+
+
+@dataclass(frozen=True, slots=True)
+class CostTally:
+    """A run's cost so far, taken on event by event: what a reader that follows a growing
+    log (a server answering for a run at each step) adds its new events to, instead of
+    pricing the whole log again. Frozen: ``extended`` gives a new tally."""
+
+    total: RunCost = RunCost()
+    used: bool = False  # a call reported tokens
+    flow_text: str | None = None  # the flow in force, whose entries price the next calls
+
+    def extended(self, events: Iterable[Any]) -> CostTally:
+        """This tally with ``events`` (the log's next ones, in order) taken on."""
+        total, used, flow_text = self.total, self.used, self.flow_text
+        for event in events:
+            kind = event.type
+            if kind in ("run_start", "flow"):
+                flow_text = event.flow.text
+            elif kind == "llm_call" and event.usage is not None:
+                used = used or _used_tokens(event.usage)
+                entries = entries_of(flow_text) if flow_text is not None else {}
+                price = cost_of(event.usage, entries.get(answered_by(event)), model=event.model)
+                total = total.add(price)
+        return CostTally(total, used, flow_text)
+
+    def reported(self) -> float | None:
+        """As ``reported_cost`` says."""
+        if not self.used or self.total.unpriced:
+            return None
+        return rounded(self.total.amount)
 
 
 def _used_tokens(usage: TokenCounts | None) -> bool:

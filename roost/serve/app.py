@@ -254,7 +254,7 @@ def _routes(app: FastAPI, hub: Hub) -> None:
     async def start(body: schemas.StartRun) -> dict[str, Any]:
         """Starts a run; answers once its first events are stored, while it goes on."""
         run_id = await hub.start(body.flow, body.message, body.from_, body.to, body.title)
-        return hub.summary(run_id)
+        return await asyncio.to_thread(hub.summary, run_id)
 
     @app.get("/runs", response_model=list[schemas.RunRow], responses=ERRORS, tags=["runs"])
     async def list_runs(
@@ -273,12 +273,12 @@ def _routes(app: FastAPI, hub: Hub) -> None:
     @app.get("/runs/{run_id}", response_model=schemas.RunDetail, responses=ERRORS, tags=["runs"])
     async def read_run(run_id: RunId) -> dict[str, Any]:
         """Where a run stands: its status, what it waits for, whether a step is running."""
-        return hub.summary(run_id)
+        return await asyncio.to_thread(hub.summary, run_id)
 
     @app.get("/runs/{run_id}/graph", response_model=schemas.Graph, responses=ERRORS, tags=["runs"])
     async def graph(run_id: RunId) -> dict[str, Any]:
         """The drawing (SVG) of the flow the run follows; its nodes' ids are ``node-NAME``."""
-        flow = hub.flow(run_id)
+        flow = await asyncio.to_thread(hub.flow, run_id)
         svg = await asyncio.to_thread(graph_svg, flow)  # dot runs as a child process
         return {"run": run_id, "svg": svg}
 
@@ -302,7 +302,7 @@ def _routes(app: FastAPI, hub: Hub) -> None:
     async def send(run_id: RunId, body: schemas.SendMessage) -> dict[str, Any]:
         """A person's message or answer. It waits in the run's queue while a step runs;
         consecutive messages from the same person are delivered as one turn."""
-        queued = hub.send(run_id, body.content, body.as_)
+        queued = await hub.send(run_id, body.content, body.as_)
         return {"run": run_id, "queued": queued}
 
     @app.post(
@@ -314,8 +314,8 @@ def _routes(app: FastAPI, hub: Hub) -> None:
     )
     async def retry(run_id: RunId) -> dict[str, Any]:
         """Redoes the step a run stopped at; the run goes on in the background."""
-        hub.retry(run_id)
-        return hub.summary(run_id)
+        await hub.retry(run_id)
+        return await asyncio.to_thread(hub.summary, run_id)
 
     @app.post(
         "/runs/{run_id}/fork",
@@ -327,7 +327,7 @@ def _routes(app: FastAPI, hub: Hub) -> None:
     async def fork(run_id: RunId, body: schemas.ForkRun) -> dict[str, Any]:
         """A new run that shares the first ``at`` events and goes on from there."""
         new_id = await hub.fork(run_id, body.at, body.message)
-        return hub.summary(new_id)
+        return await asyncio.to_thread(hub.summary, new_id)
 
     @app.post(
         "/runs/{run_id}/cancel",
@@ -450,7 +450,7 @@ async def _answer(hub: Hub, run_id: str, text: str) -> dict[str, Any]:
             return {"type": "cancelled", "run": run_id, "dropped": await hub.cancel(run_id)}
         if command.content is None:
             return {"type": "error", "error": "content: field required", "kind": "invalid_request"}
-        queued = hub.send(run_id, command.content, command.as_)
+        queued = await hub.send(run_id, command.content, command.as_)
         return {"type": "accepted", "run": run_id, "queued": queued}
     except RoostError as error:
         return {"type": "error", "status": status_of(error)[0], **error_body(error)}

@@ -36,12 +36,12 @@ from roost.errors import (
     RunStateError,
 )
 from roost.eventlog import new_run_id
-from roost.events import Event, InterruptEvent, event_dict
+from roost.events import Event, FlowRecord, InterruptEvent, event_dict
 from roost.flow import Flow
 from roost.nodes.directors import candidates
-from roost.pricing import reported_cost
+from roost.pricing import CostTally
 from roost.providers import limits
-from roost.runstate import RunState, fold, statuses
+from roost.runstate import RunState, apply, fold, statuses
 from roost.serve.config import ServeConfig
 from roost.serve.errors import Busy, Draining, TooManyStreams
 from roost.serve.flowdir import FlowDir
@@ -109,7 +109,9 @@ class Hub:
         # The state of runs not stepped here, by the next_seq it was folded at: many
         # streams on one run fold its log once per step, not once each (read in threads).
         self._states: OrderedDict[str, tuple[int, RunState, Flow | None]] = OrderedDict()
-        self._states_lock = threading.Lock()
+        self._states_lock = threading.RLock()
+        # What each run's calls cost, by the next_seq it was priced at (read in threads).
+        self._costs: OrderedDict[str, tuple[int, CostTally]] = OrderedDict()
         # The reads of new events in flight, shared by the streams that ask the same.
         self._reads: dict[tuple[str, int, int | None], asyncio.Future[list[Event]]] = {}
         self.metrics = ServeMetrics(self)
@@ -255,7 +257,7 @@ class Hub:
         images = await start_images_async(flow)  # so does a bad image
         run_id = new_run_id()
         runner = self._new_runner(flow, self.store.new_log(run_id, title=title))
-        self.leases.claim(run_id, work=True)
+        await asyncio.to_thread(self.leases.claim, run_id, work=True)
         session = self._drive(
             run_id, lambda r: r.start(message, from_=frm, to=to, images=images), runner
         )
@@ -265,18 +267,8 @@ class Hub:
     async def fork(self, run_id: str, at: int, message: str | None) -> str:
         """A new run sharing the first ``at`` events of ``run_id``, going on from there."""
         self.check_accepting()
-        info = self.store.run(run_id)
-        events = self.store.log(info.id).load()
-        status_at = statuses(events)
-        with_message = message is not None
-
-        def refuse(point: int) -> str | None:
-            return fork_refusal(status_at[point], with_message)
-
-        check_fork_point(info.id, len(events), at, lambda: events, refuse)
         new_id = new_run_id()
-        log_ = self.store.fork(info.id, at, new_id)
-        prefix = log_.load()
+        log_, prefix = await asyncio.to_thread(self._forked, run_id, at, message, new_id)
         runner = self._new_runner(flow_of(prefix, f"run {new_id}"), log_)
         status = runner.state.status
         first: Step | None
@@ -286,16 +278,41 @@ class Hub:
             first = None if message is None else (lambda r: r.continue_(message))
         else:
             first = lambda r: r.retry()  # noqa: E731
-        log_.materialize()
+        await asyncio.to_thread(log_.materialize)
         self._runners[new_id] = runner
         if first is not None:
-            self.leases.claim(new_id, work=True)
+            await asyncio.to_thread(self.leases.claim, new_id, work=True)
             await self._drive(new_id, first, runner).begun()
         return new_id
 
-    def send(self, run_id: str, content: str, sender: str | None) -> int:
-        """Queues a person's message or answer; the number of messages waiting for the run."""
+    def _forked(
+        self, run_id: str, at: int, message: str | None, new_id: str
+    ) -> tuple[SqlLog, list[Event]]:
+        """The log of a new fork of ``run_id`` at ``at``, and the events it shares (read in a
+        thread); a fork point the run cannot go on from is refused."""
+        info = self.store.run(run_id)
+        events = self.store.log(info.id).load()
+        status_at = statuses(events)
+        with_message = message is not None
+
+        def refuse(point: int) -> str | None:
+            return fork_refusal(status_at[point], with_message)
+
+        check_fork_point(info.id, len(events), at, lambda: events, refuse)
+        log_ = self.store.fork(info.id, at, new_id)
+        return log_, log_.load()
+
+    async def send(self, run_id: str, content: str, sender: str | None) -> int:
+        """Queues a person's message or answer; the number of messages waiting for the run.
+
+        The store is read and written in a thread: the event loop steps the other runs
+        meanwhile."""
         self.check_accepting()
+        waiting = await asyncio.to_thread(self._enqueue, run_id, content, sender)
+        await self._wake(run_id)
+        return waiting
+
+    def _enqueue(self, run_id: str, content: str, sender: str | None) -> int:
         info = self.store.run(run_id)
         if info.status not in ("paused", "running"):
             hints = {
@@ -316,13 +333,20 @@ class Hub:
                 f"run {run_id} is being stepped by {stepper(holder.owner)}: "
                 "send to it once that has ended"
             )
-        waiting = self.leases.enqueue(run_id, content, sender, self.config.queue_limit)
-        self._wake(run_id)
-        return waiting
+        return self.leases.enqueue(run_id, content, sender, self.config.queue_limit)
 
-    def retry(self, run_id: str) -> None:
+    async def retry(self, run_id: str) -> None:
         """Redoes the step a run stopped at (an error, or a step its worker did not finish)."""
         self.check_accepting()
+        if run_id in self.sessions:
+            raise Busy(f"run {run_id} is taking a step now; retry it once that step has ended")
+        await asyncio.to_thread(self._claim_retry, run_id)
+        if run_id in self.sessions:  # a message woke the run meanwhile: it is stepped already
+            return
+        self._drive(run_id, lambda r: r.retry())
+
+    def _claim_retry(self, run_id: str) -> None:
+        """The run's lease, for a retry, if the run stopped where a retry goes on."""
         info = self.store.run(run_id)
         if run_id in self.sessions or not self._free(run_id):
             raise Busy(f"run {run_id} is taking a step now; retry it once that step has ended")
@@ -333,19 +357,19 @@ class Hub:
             )
         if not self.leases.claim(run_id, work=True):
             raise Busy(f"run {run_id} is taking a step now; retry it once that step has ended")
-        self._drive(run_id, lambda r: r.retry())
 
     async def cancel(self, run_id: str) -> int:
         """Stops the step in flight and drops the messages waiting; how many were dropped."""
-        self.store.run(run_id)
+        await asyncio.to_thread(self.store.run, run_id)
         session = self.sessions.get(run_id)
         if session is not None and session.runner is not None and session.runner.busy:
-            dropped = self.leases.clear(run_id)
+            dropped = await asyncio.to_thread(self.leases.clear, run_id)
             session.runner.cancel()
             await session.rested()
             return dropped
-        if session is None and self.leases.ask_cancel(run_id):
-            return self.leases.clear(run_id)  # the worker stepping it cancels within a second
+        if session is None and await asyncio.to_thread(self.leases.ask_cancel, run_id):
+            # The worker stepping it cancels within a second.
+            return await asyncio.to_thread(self.leases.clear, run_id)
         raise RunStateError(f"run {run_id} is not taking a step: there is nothing to cancel")
 
     def busy(self, run_id: str) -> bool:
@@ -361,34 +385,50 @@ class Hub:
         if runner is not None and runner.state.next_seq == info.next_seq:
             return info, runner.state, self.flows.shown(runner.flow.path, runner.flow.text)
         with self._states_lock:
-            kept = self._states.get(run_id)
-        if kept is not None and kept[0] == info.next_seq:
-            return info, kept[1], kept[2]  # a run another worker steps, read once per step
-        events = self.store.log(run_id).load()
-        record = flow_in_force(events)
+            return (info, *self._folded(info))
+
+    def _folded(self, info: RunInfo) -> tuple[RunState, Flow | None]:
+        """The state of a run not stepped here, its new events taken on to the one kept
+        (a stream that follows a long run reads each event once, not the whole log at each
+        step); called with ``_states_lock`` held, which keeps the state as it is read."""
+        kept = self._states.get(info.id)
+        if kept is None or kept[0] > info.next_seq:  # not read yet (or the run was rewritten)
+            events = self.store.log(info.id).load()
+            state, flow = fold(events), self._shown(flow_in_force(events))
+        else:
+            seq, state, flow = kept
+            events = SqlLog(self.store, info).since(seq - 1) if seq < info.next_seq else []
+            for event in events:
+                apply(state, event)
+            if (record := flow_in_force(events)) is not None:
+                flow = self._shown(record)
+        self._states[info.id] = (state.next_seq, state, flow)
+        self._states.move_to_end(info.id)
+        while len(self._states) > STATES_KEPT:
+            self._states.popitem(last=False)
+        return state, flow
+
+    def _shown(self, record: FlowRecord | None) -> Flow | None:
         try:
-            flow = self.flows.shown(record.path, record.text) if record is not None else None
+            return self.flows.shown(record.path, record.text) if record is not None else None
         except RoostError:
-            flow = None
-        state = fold(events)
-        with self._states_lock:
-            self._states[run_id] = (info.next_seq, state, flow)
-            self._states.move_to_end(run_id)
-            while len(self._states) > STATES_KEPT:
-                self._states.popitem(last=False)
-        return info, state, flow
+            return None
 
     def summary(self, run_id: str) -> dict[str, Any]:
         """What ``GET /runs/{id}`` answers: the run's row, where it stands, what it waits for."""
-        info, state, flow = self.state(run_id)
+        with self._states_lock:  # a kept state is not moved on by another read meanwhile
+            info, state, flow = self.state(run_id)
+            answer = {
+                **run_row(info),
+                "status": state.status,
+                "pending": event_dict(state.pending) if state.pending is not None else None,
+                "waiting_for": waiting_for(flow, state),
+                "terminated_by": state.terminated_by,
+                "answer": state.answer,
+                "usage": state.usage.model_dump(),
+            }
         return {
-            **run_row(info),
-            "status": state.status,
-            "pending": event_dict(state.pending) if state.pending is not None else None,
-            "waiting_for": waiting_for(flow, state),
-            "terminated_by": state.terminated_by,
-            "answer": state.answer,
-            "usage": state.usage.model_dump(),
+            **answer,
             "cost": self._cost(info),
             "busy": self.busy(run_id),
             "queued": self.leases.waiting(run_id),
@@ -396,10 +436,23 @@ class Hub:
         }
 
     def _cost(self, info: RunInfo) -> float | None:
-        """What the run's model calls cost (``reported_cost``); a run without tokens is not read."""
+        """What the run's model calls cost (``reported_cost``); a run without tokens is not
+        read, and one read before is read from where it was left."""
         if not info.tokens:
             return None
-        return reported_cost(self.store.log(info.id).load())
+        with self._states_lock:
+            seq, tally = self._costs.get(info.id, (0, CostTally()))
+        if seq > info.next_seq:
+            seq, tally = 0, CostTally()  # the run was rewritten: priced afresh
+        if seq < info.next_seq:
+            events = SqlLog(self.store, info).since(seq - 1)
+            tally = tally.extended(events)
+            with self._states_lock:  # by the events read: the run may have moved on since
+                self._costs[info.id] = (events[-1].seq + 1 if events else seq, tally)
+                self._costs.move_to_end(info.id)
+                while len(self._costs) > STATES_KEPT:
+                    self._costs.popitem(last=False)
+        return tally.reported()
 
     def flow(self, run_id: str) -> Flow:
         """The flow the run follows now."""
@@ -487,11 +540,16 @@ class Hub:
     def _free(self, run_id: str) -> bool:
         return not self.leases.holder(run_id).alive(time.time())
 
-    def _wake(self, run_id: str) -> None:
+    async def _wake(self, run_id: str) -> None:
         """Starts delivering a run's messages here, unless a worker is at it already."""
-        if run_id in self.sessions:
-            return  # its session takes them before it lets the run go
-        if self.leases.claim(run_id, work=True):
+        while (session := self.sessions.get(run_id)) is not None:
+            if not session.leaving:
+                return  # its session takes them before it lets the run go
+            # It is handing the lease back (in a thread): it either sees the message and
+            # stays, or has let the run go, and the run is claimed here.
+            await session.left.wait()
+        claimed = await asyncio.to_thread(self.leases.claim, run_id, work=True)
+        if claimed and run_id not in self.sessions:
             self._drive(run_id, None)
 
     def _drive(self, run_id: str, first: Step | None, runner: Runner | None = None) -> Session:
@@ -502,11 +560,12 @@ class Hub:
         session.task = asyncio.create_task(session.run(), name=f"roost run {run_id}")
         return session
 
-    def runner(self, run_id: str) -> Runner:
-        """The run's Runner, kept between steps while its state is the stored one."""
+    async def runner(self, run_id: str) -> Runner:
+        """The run's Runner, kept between steps while its state is the stored one (the
+        store read in a thread)."""
         runner = self._runners.get(run_id)
         try:
-            info = self.store.run(run_id)
+            info = await asyncio.to_thread(self.store.run, run_id)
         except RunNotFoundError:
             if runner is not None and runner.state.next_seq == 0:
                 return runner  # a new run: stored with its first events
@@ -514,8 +573,9 @@ class Hub:
         if runner is not None and runner.state.next_seq == info.next_seq:
             self._runners.move_to_end(run_id)
             return runner
-        log_ = self.store.log(run_id)
-        runner = self._new_runner(flow_of(log_.load(), f"run {run_id}"), log_)
+        log_ = SqlLog(self.store, info)
+        events = await asyncio.to_thread(log_.load)
+        runner = self._new_runner(flow_of(events, f"run {run_id}"), log_)
         self._runners[run_id] = runner
         while len(self._runners) > self.config.cached_runs:
             oldest = next(iter(self._runners))
@@ -562,6 +622,10 @@ class Session:
         self._delivering: list[int] = []  # inbox ids of the messages the step in flight answers
         self._rest = asyncio.Event()  # no step is running
         self._rest.set()
+        # Handing the lease back, in a thread: a message sent meanwhile waits for the answer
+        # (``Hub._wake``), so that it is never left in the inbox of a run nobody steps.
+        self.leaving = False
+        self.left = asyncio.Event()
 
     async def begun(self) -> None:
         """Returns once the session has stored its first events, or ended without any."""
@@ -579,14 +643,18 @@ class Session:
         limits.for_run(self.run_id)  # its calls waiting for a provider's limits are counted
         try:
             while True:
-                runner = self.runner = hub.runner(self.run_id)
-                if not hub.accepting and self.first is None and self._leave(runner):
+                runner = self.runner = await hub.runner(self.run_id)
+                if not hub.accepting and self.first is None and await self._leave(runner):
                     break
-                step = self.first or self._next(runner)
+                step = self.first or await self._next(runner)
                 self.first = None
                 if step is None:
-                    if hub.leases.release(self.run_id):
-                        break
+                    self.leaving = True
+                    self.left.clear()
+                    if await asyncio.to_thread(hub.leases.release, self.run_id):
+                        break  # still leaving: it ends without a turn of the loop between
+                    self.leaving = False
+                    self.left.set()
                     # A message came in meanwhile: the next round delivers it or drops it.
                     # Yield first, so that no round of this loop can hold the event loop.
                     await asyncio.sleep(0)
@@ -608,26 +676,30 @@ class Session:
             if hub.sessions.get(self.run_id) is self:
                 del hub.sessions[self.run_id]
             self._rest.set()
+            self.left.set()
 
-    def _leave(self, runner: Runner) -> bool:
+    async def _leave(self, runner: Runner) -> bool:
         """Draining: the lease goes back now, the work with it (a retry left to do, messages
         waiting) for another worker to take at once; True when the session is to stop."""
+        return await asyncio.to_thread(self._hand_over, runner.state.status)
+
+    def _hand_over(self, status: str) -> bool:
         leases = self.hub.leases
-        if runner.state.status != "running" and not leases.waiting(self.run_id):
+        if status != "running" and not leases.waiting(self.run_id):
             return leases.release(self.run_id)  # nothing to do: the run is simply let go
         leases.hand_back(self.run_id)
         return True
 
-    def _next(self, runner: Runner) -> Step | None:
+    async def _next(self, runner: Runner) -> Step | None:
         """What the run needs next: a step its last worker left undone, or messages to deliver."""
         state = runner.state
         if state.status == "running":
             return lambda r: r.retry()
-        queued = self.hub.leases.inbox(self.run_id)
+        queued = await asyncio.to_thread(self.hub.leases.inbox, self.run_id)
         if not queued:
             return None
         if state.status != "paused" or not isinstance(state.pending, InterruptEvent):
-            self._drop(queued, state.status)
+            await self._drop(queued, state.status)
             return None
         pending = state.pending
         turn, refused = one_turn(queued, pending)
@@ -636,14 +708,15 @@ class Session:
                 message, f"run {self.run_id} waits for {pending.from_}, not {message.sender}"
             )
         if not turn:
-            self.hub.leases.remove([m.id for m in refused])
-            return self._next(runner)
-        return self._deliver(turn, refused)
+            await asyncio.to_thread(self.hub.leases.remove, [m.id for m in refused])
+            return await self._next(runner)
+        if refused:
+            await asyncio.to_thread(self.hub.leases.remove, [m.id for m in refused])
+        return self._deliver(turn)
 
-    def _deliver(self, turn: list[Queued], refused: list[Queued]) -> Step:
+    def _deliver(self, turn: list[Queued]) -> Step:
         text = "\n\n".join(message.content for message in turn)
         leases = self.hub.leases
-        leases.remove([m.id for m in refused])
 
         async def deliver(runner: Runner) -> RunState:
             # The messages leave the inbox with the resume that answers them, the moment it
@@ -669,7 +742,7 @@ class Session:
             ids, self._delivering = self._delivering, []
             self.hub.leases.remove(ids)
 
-    def _drop(self, queued: list[Queued], status: str) -> None:
+    async def _drop(self, queued: list[Queued], status: str) -> None:
         """Drops messages the run can no longer take (it ended, or stopped at an error
         while they waited), each with a notice on the run's streams."""
         why = {
@@ -678,7 +751,7 @@ class Session:
         }.get(status, f"the run is {status}, not waiting for a message")
         for message in queued:
             self._refuse(message, why)
-        self.hub.leases.remove([m.id for m in queued])
+        await asyncio.to_thread(self.hub.leases.remove, [m.id for m in queued])
         self.hub.publish(self.run_id, {"type": "state", "status": status})  # nothing queued now
 
     def _refuse(self, message: Queued, why: str) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import time
 from typing import TYPE_CHECKING
 
 import pytest
@@ -184,3 +186,43 @@ def test_what_a_paused_run_waits_for_names_the_kind_of_pause() -> None:
     assert (waiting_for(None, state) or {})["reason"] == "tool_approval"
     state.status = "terminated"
     assert waiting_for(None, state) is None
+
+
+LONG_CHAT = """
+roost: 1
+name: long-chat
+defaults: {provider: mock, max_rounds: 100000}
+providers:
+  mock: {kind: scripted, replies: ["Noted."], when_exhausted: repeat_last}
+agents:
+  USER: {interrupt: ALWAYS, role: A person.}
+  bot: {role: You note.}
+start: {from: USER, to: bot, content: Hi}
+"""
+
+
+def test_a_message_sent_the_moment_a_step_ends_is_always_delivered(
+    server: Server, api: httpx2.Client
+) -> None:
+    # Each message goes out as soon as the stream says the run is paused: while the
+    # session that took the last step may still be handing its lease back.
+    (server.flows / "long.yaml").write_text(LONG_CHAT, encoding="utf-8")
+    run_id = api.post("/runs", json={"flow": "long.yaml"}).json()["id"]
+    turns = 250  # the window is short: enough turns that a lost message shows
+    with api.stream("GET", f"/runs/{run_id}/stream", timeout=20) as response:
+        lines = response.iter_lines()
+        seen = -1
+        for turn in range(turns + 1):
+            deadline = time.monotonic() + 10  # a lost message: the stream only pings then
+            for line in lines:
+                assert time.monotonic() < deadline, f"message n{turn - 1} was never delivered"
+                if line.startswith("data:") and '"type": "state"' in line:
+                    item = json.loads(line[5:])
+                    if item["status"] == "paused" and item["next_seq"] - 1 > seen:
+                        seen = item["next_seq"] - 1
+                        break
+            if turn < turns:
+                answer = api.post(f"/runs/{run_id}/messages", json={"content": f"n{turn}"})
+                assert answer.status_code == 202
+    said = [content for frm, _, content in contents(api, run_id) if frm == "USER"]
+    assert said == ["Hi", *(f"n{turn}" for turn in range(turns))]

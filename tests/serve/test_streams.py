@@ -203,3 +203,24 @@ def test_the_websocket_of_an_unknown_run_says_so_and_closes(server: Server) -> N
         with pytest.raises(ConnectionClosed) as closed:
             socket.recv(timeout=30)
     assert closed.value.rcvd is not None and closed.value.rcvd.code == 4404
+
+
+def test_a_stream_reopened_with_last_event_id_loses_and_repeats_no_event(
+    api: httpx2.Client,
+) -> None:
+    run_id = api.post("/runs", json={"flow": "chat.yaml"}).json()["id"]
+    seen: list[int] = []
+    for turn in range(3):  # a step taken while no stream is open, then the stream comes back
+        headers = {"Last-Event-ID": str(seen[-1])} if seen else {}
+        with api.stream("GET", f"/runs/{run_id}/stream", headers=headers, timeout=30) as response:
+            for line in response.iter_lines():
+                if line.startswith("id:"):
+                    seen.append(int(line[3:]))
+                if line.startswith("data:") and '"type": "state"' in line:
+                    break
+        api.post(f"/runs/{run_id}/messages", json={"content": f"turn {turn}"})
+        settled(api, run_id, "paused")
+    events = api.get(f"/runs/{run_id}/events").json()
+    assert seen == [event["seq"] for event in events[: len(seen)]]
+    assert seen == list(range(len(seen)))  # in order, none twice, none left out
+    assert len(seen) > 6  # the stream was reopened after steps it did not watch
