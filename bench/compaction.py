@@ -34,9 +34,9 @@ from fakes.script import Action, Reply
 
 from roost.engine import Runner
 from roost.engine.replay import replay_run
-from roost.eventlog import MemoryLog
 from roost.events import CompactEvent, Event, LlmCallEvent, MessageEvent
 from roost.flow import load_flow_text
+from roost.ports import MemoryLog
 
 if TYPE_CHECKING:
     from roost.flow.models import Flow

@@ -36,7 +36,7 @@ from rich.console import Console
 from roost.cli.console import RunConsole
 from roost.cli.lines import PlainLines, RichLines
 from roost.engine import Runner
-from roost.eventlog import MemoryLog
+from roost.ports import MemoryLog
 
 if TYPE_CHECKING:
     from roost.events import Event

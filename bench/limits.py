@@ -40,9 +40,9 @@ from typing import TYPE_CHECKING
 
 from roost.engine import Runner
 from roost.errors import FlowError, StoreError
-from roost.eventlog import MemoryLog
 from roost.events import MessageEvent
 from roost.flow import load_flow_text
+from roost.ports import MemoryLog
 from roost.store.sql import SqlStore
 
 if TYPE_CHECKING:

@@ -948,8 +948,8 @@ MEMORY = [
 ]
 
 COMPACTION_PY = "roost/engine/compaction.py"
-WINDOW_PY = "roost/window.py"
-COMPACTION_TESTS = ("tests/engine/test_compaction.py", "tests/test_window.py")
+WINDOW_PY = "roost/context_window.py"
+COMPACTION_TESTS = ("tests/engine/test_compaction.py", "tests/test_context_window.py")
 
 COMPACTION = [
     Mutant(
@@ -1727,7 +1727,7 @@ ONE_SOURCE = [
     ),
     Mutant(
         "stamped-log-stamps-nothing",
-        "roost/eventlog.py",
+        "roost/ports.py",
         "        return event.model_copy(update=unset) if unset else event",
         "        return event",
         ("tests/tools/test_subflows.py", "tests/batch/test_batch.py"),
@@ -1792,10 +1792,10 @@ EDGES_PERSON = [
     ),
     Mutant(
         "window-anthropic-wording",
-        "roost/window.py",
+        "roost/context_window.py",
         '    r"> ?(\\d[\\d,]*) maximum",\n',
         "",
-        ("tests/test_window_limits.py",),
+        ("tests/test_context_window_limits.py",),
         "Anthropic's 'N tokens > M maximum' names no limit",
     ),
     Mutant(
@@ -1905,7 +1905,7 @@ HARDENING_ENGINE = [
     ),
     Mutant(
         "image-hash-unchecked",
-        "roost/eventlog.py",
+        "roost/ports.py",
         "    if actual != digest:\n",
         "    if False:\n",
         IMAGE_BYTES,

@@ -34,8 +34,8 @@ from typing import TYPE_CHECKING
 import yaml
 
 from roost.engine import Runner
-from roost.eventlog import EventLog, MemoryLog
 from roost.flow.models import Flow
+from roost.ports import EventLog, MemoryLog
 from roost.store.jsonl import JsonlLog
 
 if TYPE_CHECKING:

@@ -32,8 +32,8 @@ import yaml
 
 from roost import load_flow
 from roost.engine import Runner
-from roost.eventlog import MemoryLog
 from roost.flow.models import Flow
+from roost.ports import MemoryLog
 from roost.visualize import flow_to_dot, replay_html
 from roost.visualize.output import render_bytes
 

@@ -34,8 +34,8 @@ from typing import TYPE_CHECKING
 from playwright.sync_api import sync_playwright
 
 from roost.engine import Runner
-from roost.eventlog import MemoryLog
 from roost.flow import load_flow_text
+from roost.ports import MemoryLog
 from roost.visualize import replay_html
 
 if TYPE_CHECKING:

@@ -36,8 +36,8 @@ from pathlib import Path
 from overhead import CHANNEL, make_flow  # the engine bench's flows, beside this file
 
 from roost.engine import Runner
-from roost.eventlog import MemoryLog
 from roost.events import Event, now_iso
+from roost.ports import MemoryLog
 from roost.store.sql import SqlStore
 from roost.store.sqllog import payload
 from roost.store.summary import summarize

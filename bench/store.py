@@ -32,9 +32,9 @@ from typing import TYPE_CHECKING
 
 from roost.engine import Runner
 from roost.engine.replay import replay_run
-from roost.eventlog import EventLog, MemoryLog
 from roost.events import FlowRecord, MessageEvent, RunStartEvent
 from roost.flow import load_flow_text
+from roost.ports import EventLog, MemoryLog
 from roost.store.sql import SqlStore
 
 if TYPE_CHECKING:

@@ -31,8 +31,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from roost.engine import Runner
-from roost.eventlog import MemoryLog
 from roost.flow import load_flow_text
+from roost.ports import MemoryLog
 from roost.tools import toolbox_for
 
 if TYPE_CHECKING:

@@ -26,7 +26,6 @@ if TYPE_CHECKING:
     from roost.api import flow_of, memory_bank, replay, run, run_sync
     from roost.engine import Runner, RunState
     from roost.errors import FlowError, RoostError, RunStateError
-    from roost.eventlog import EventLog, MemoryLog
     from roost.events import (
         ErrorEvent,
         Event,
@@ -45,6 +44,7 @@ if TYPE_CHECKING:
     from roost.flow import Flow
     from roost.loading import load_flow
     from roost.notebook import show
+    from roost.ports import EventLog, MemoryLog
     from roost.runview import Pause, RunView
     from roost.store.jsonl import JsonlLog
     from roost.store.sql import SqlStore
@@ -82,8 +82,8 @@ _LAZY = {
     "FlowError": "roost.errors",
     "RoostError": "roost.errors",
     "RunStateError": "roost.errors",
-    "EventLog": "roost.eventlog",
-    "MemoryLog": "roost.eventlog",
+    "EventLog": "roost.ports",
+    "MemoryLog": "roost.ports",
     **dict.fromkeys(_EVENTS, "roost.events"),
     "Flow": "roost.flow",
     "load_flow": "roost.loading",

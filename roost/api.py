@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING
 
 from roost.driving import Answer, Callback, Step, drive, view
 from roost.errors import RunStateError, TelemetryError, UsageError
-from roost.eventlog import EventLog, ImageStore, MemoryBank, MemoryLog, new_run_id
 from roost.flow.budget_checks import check_budget
+from roost.ports import EventLog, ImageStore, MemoryBank, MemoryLog, new_run_id
 from roost.workspace import Workspace
 
 if TYPE_CHECKING:

@@ -32,7 +32,7 @@ PAGE_HEIGHT = 640
 _FLOWS = (("roost.flow.models", "Flow"),)
 _RUNS = (
     ("roost.engine.runner", "Runner"),
-    ("roost.eventlog", "MemoryLog"),
+    ("roost.ports", "MemoryLog"),
     ("roost.store.jsonl", "JsonlLog"),
     ("roost.store.sqllog", "SqlLog"),
 )
@@ -91,8 +91,8 @@ def show(item: Any) -> FlowDrawing | RunDrawing:
     ``run_start``'s). Raises UsageError for anything else.
     """
     from roost.engine import Runner
-    from roost.eventlog import EventLog
     from roost.flow import Flow
+    from roost.ports import EventLog
 
     if isinstance(item, Flow):
         return FlowDrawing(item)

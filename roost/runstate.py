@@ -23,6 +23,15 @@ from functools import lru_cache
 from hashlib import sha256
 from typing import TYPE_CHECKING, Any, Literal
 
+from roost.context_window import (
+    ENTRY_OVERHEAD,
+    IMAGE_CHARS,
+    Calibration,
+    ViewBase,
+    limit_in,
+    tail_chars,
+    thread_chars,
+)
 from roost.errors import CONTEXT_TOO_LONG
 from roost.events import (
     BackgroundEvent,
@@ -54,15 +63,6 @@ from roost.messages import (
     ToolResultMessage,
     Usage,
     distinct_ids,
-)
-from roost.window import (
-    ENTRY_OVERHEAD,
-    IMAGE_CHARS,
-    Calibration,
-    ViewBase,
-    limit_in,
-    tail_chars,
-    thread_chars,
 )
 
 if TYPE_CHECKING:
@@ -101,7 +101,7 @@ HistoryEntry = MessageEvent | InterruptEvent | ErrorEvent
 class Thread:
     """An append-only list of history indices with a digest chained over them.
 
-    ``sizes`` holds the running sum of the entries' sizes (``roost.window.entry_size``),
+    ``sizes`` holds the running sum of the entries' sizes (``roost.context_window.entry_size``),
     so that a view's size is known without measuring the history again.
     """
 
@@ -526,7 +526,7 @@ def _on_message(state: RunState, event: Any) -> None:
     sent[key] = sent.get(key, 0) + 1
     state.last_into[to] = frm
     payload = f"{frm}\x1f{to}\x1f{content}".encode()
-    size = len(content) + len(frm) + ENTRY_OVERHEAD  # roost.window.entry_size, inlined
+    size = len(content) + len(frm) + ENTRY_OVERHEAD  # roost.context_window.entry_size, inlined
     images = data.get("images")
     if images:  # a message's images are part of it: the digests cover them by hash
         payload += "".join(f"\x1fimage\x1f{image.hash}" for image in images).encode()

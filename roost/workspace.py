@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from roost.engine import Runner
-from roost.eventlog import EventLog, ImageStore, MemoryBank, MemoryImages, MemoryLog
+from roost.ports import EventLog, ImageStore, MemoryBank, MemoryImages, MemoryLog
 
 if TYPE_CHECKING:
     from roost.engine.calls import TextSink

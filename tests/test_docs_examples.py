@@ -16,8 +16,8 @@ import yaml
 
 import roost
 from roost.engine import Runner
-from roost.eventlog import MemoryLog
 from roost.flow import load_flow_text
+from roost.ports import MemoryLog
 from tests.docs_blocks import DOC_FILES, ROOT, Block, all_blocks, output_of, page, write_files
 
 if TYPE_CHECKING:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from roost.eventlog import MemoryImages, MemoryLog
+from roost.ports import MemoryImages, MemoryLog
 from roost.store.images import SqlImages
 from roost.store.sql import SqlStore
 from roost.testing import flow_from_yaml

@@ -34,8 +34,8 @@ if TYPE_CHECKING:
 
 def in_memory(template: str) -> timing.Run:
     from roost.engine import Runner
-    from roost.eventlog import MemoryLog
     from roost.flow import load_flow_text
+    from roost.ports import MemoryLog
 
     def run(messages: int) -> int:
         flow = load_flow_text(template.format(n=messages), "peers.yaml", environ={})

@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from roost.driving import Step, drive, leave_paused
 from roost.errors import RoostError, RunNotFoundError
-from roost.eventlog import StampedLog
 from roost.events import ErrorEvent, Event
+from roost.ports import StampedLog
 from roost.pricing import reported_cost
 from roost.runstate import RunState, fold
 
@@ -29,8 +29,8 @@ if TYPE_CHECKING:
 
     from roost.batch.inputs import BadRow, Row
     from roost.engine import Runner
-    from roost.eventlog import EventLog
     from roost.flow.models import Flow
+    from roost.ports import EventLog
     from roost.store.sql import SqlStore
     from roost.workspace import Workspace
 

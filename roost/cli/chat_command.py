@@ -26,9 +26,9 @@ from roost.cli.chat_input import STOP, TypedLines
 from roost.cli.console import LET
 from roost.cli.logs import new_run_id, new_run_log, open_run, open_store
 from roost.errors import RoostError, UsageError
-from roost.eventlog import EventLog
 from roost.events import ErrorEvent, Event, InterruptEvent
 from roost.flow.models import Flow
+from roost.ports import EventLog
 
 if TYPE_CHECKING:
     from roost.store.sql import SqlStore

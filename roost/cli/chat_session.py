@@ -15,8 +15,8 @@ from roost.store.sqllog import SqlLog
 from roost.store.tee import TeeLog
 
 if TYPE_CHECKING:
-    from roost.eventlog import EventLog
     from roost.flow.models import Flow
+    from roost.ports import EventLog
     from roost.store.sql import RunInfo, SqlStore
 
 

@@ -19,6 +19,7 @@ from rich.markup import escape
 
 from roost.cli.lines import Piece, lines_for
 from roost.cli.person import Answerer
+from roost.context_window import limit_in
 from roost.errors import CONTEXT_TOO_LONG
 from roost.events import (
     BudgetEvent,
@@ -39,7 +40,6 @@ from roost.events import (
 from roost.flow.models import Flow
 from roost.flow.routes import data_text, routes_taken
 from roost.runstate import RunState
-from roost.window import limit_in
 
 PALETTE = [
     "cyan",

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from roost.errors import EventLogError, RunNotFoundError, StoreError, UsageError
-from roost.eventlog import EventLog, new_run_id
 from roost.events import Event
+from roost.ports import EventLog, new_run_id
 from roost.store.checks import first_difference
 from roost.store.jsonl import JsonlLog
 from roost.store.sql import SqlStore

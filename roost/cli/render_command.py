@@ -11,9 +11,9 @@ from pathlib import Path
 import typer
 
 from roost.cli.app import app
-from roost.eventlog import ImageStore
 from roost.events import Event
 from roost.flow import read_flow
+from roost.ports import ImageStore
 from roost.visualize.output import output_format, write_render
 
 

@@ -22,7 +22,7 @@ from roost.messages import AssistantMessage, ModelRequest, ToolResultMessage
 
 if TYPE_CHECKING:
     from roost.engine.replay import ReplayReport
-    from roost.eventlog import ImageStore
+    from roost.ports import ImageStore
 
 MAX_LINES = 40  # of diff: enough to see what moved, short enough to read
 

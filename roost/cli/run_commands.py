@@ -25,11 +25,11 @@ from roost.driving import Step, drive
 from roost.engine import Runner
 from roost.engine.interpreter import start_route
 from roost.errors import EventLogError, ImageError, RunStateError, UsageError
-from roost.eventlog import EventLog
 from roost.events import ErrorEvent, Event, InterruptEvent, RunStartEvent
 from roost.flow.budget_checks import check_budget
 from roost.flow.models import Flow
 from roost.nodes.directors import candidates
+from roost.ports import EventLog
 from roost.providers import limits
 from roost.runstate import RunState
 from roost.workspace import Workspace

@@ -38,9 +38,9 @@ from roost.errors import (
     RunStateError,
     UsageError,
 )
-from roost.eventlog import ImageStore
 from roost.events import BudgetEvent, Event, RunStartEvent, event_json
 from roost.flow.models import Flow
+from roost.ports import ImageStore
 from roost.runstate import Status
 from roost.store.checks import COLUMN_MAX
 from roost.store.forks import (

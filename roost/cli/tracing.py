@@ -14,8 +14,8 @@ import sys
 from collections.abc import Callable
 
 from roost.errors import TelemetryError
-from roost.eventlog import EventLog
 from roost.events import Event
+from roost.ports import EventLog
 from roost.telemetry import tracing_from_environment
 
 EventSink = Callable[[Event], None]

@@ -27,7 +27,7 @@ from roost.events import BackgroundEvent, BackgroundNote, Event, MessageEvent
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Iterable, Sequence
 
-    from roost.eventlog import EventLog
+    from roost.ports import EventLog
 
 LOST = (
     "the child run {run} of background task {task} has no log to continue from: it did not finish"

@@ -1,7 +1,7 @@
 """Keeping every model request inside its model's context window.
 
 Before each call of an agent, the request's tokens are estimated (the view's
-latest reported size plus what was added since, ``roost.window``). Above
+latest reported size plus what was added since, ``roost.context_window``). Above
 ``defaults.compress_at`` of the window, the agent's view of the conversation
 is compressed in stages until it fits well under that line:
 
@@ -31,6 +31,7 @@ from dataclasses import dataclass, replace
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from roost.context_window import SUMMARY_HEAD, ViewBase, estimate, trimmable
 from roost.engine.calls import ModelCaller, Overflowed
 from roost.engine.digests import RequestDigest, request_digest
 from roost.engine.recorder import Recorder, build_event
@@ -40,10 +41,9 @@ from roost.messages import ModelRequest, ModelResponse, ToolSpec, UserMessage
 from roost.nodes.agent import memory_note, shown_skills, system_prompt
 from roost.nodes.roles import render
 from roost.pricing import context_window_of
-from roost.window import SUMMARY_HEAD, ViewBase, estimate, trimmable
 
 if TYPE_CHECKING:
-    from roost.eventlog import MemoryBank
+    from roost.ports import MemoryBank
     from roost.runstate import RunState
 
 # After compressing, a request is brought down to this share of the compress_at line, so

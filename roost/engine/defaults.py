@@ -18,8 +18,8 @@ from roost.providers.base import Provider, ProviderContext
 from roost.providers.registry import build_provider
 
 if TYPE_CHECKING:  # roost.tools is imported only by flows that have tools
-    from roost.eventlog import MemoryBank
     from roost.flow.models import Flow
+    from roost.ports import MemoryBank
     from roost.runstate import RunState
     from roost.tools.subflow import SubflowRunner
     from roost.tools.toolbox import Toolbox

@@ -18,13 +18,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from roost.engine.replay_tools import RecordedMemory
-from roost.eventlog import words
+from roost.ports import words
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from roost.eventlog import MemoryBank
     from roost.events import MemoryEntry, MemoryEvent, TimelineEntry
+    from roost.ports import MemoryBank
     from roost.runstate import RunState
 
 

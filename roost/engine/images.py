@@ -25,17 +25,17 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from roost.errors import EventLogError, FlowError, ImageError
-from roost.eventlog import IMAGE_TYPES
 from roost.events import ImageRecord
 from roost.flow.models import flow_folder
 from roost.messages import ImagePart
+from roost.ports import IMAGE_TYPES
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
 
-    from roost.eventlog import ImageStore
     from roost.flow.models import Flow
     from roost.nodes.agent import ImageSource
+    from roost.ports import ImageStore
 
 # The lowest limit of the supported APIs (Anthropic's 5 MB an image); OpenAI takes more.
 MAX_IMAGE_BYTES = 5 * 1000 * 1000

@@ -56,10 +56,10 @@ from roost.runstate import without_marker
 
 if TYPE_CHECKING:  # roost.tools is imported only by flows that have tools
     from roost.engine.digests import RequestDigest
-    from roost.eventlog import MemoryBank
     from roost.flow.models import Flow
     from roost.flow.redact import Redactor
     from roost.nodes.agent import ImageSource
+    from roost.ports import MemoryBank
     from roost.runstate import HistoryEntry
     from roost.tools.base import Tool
 

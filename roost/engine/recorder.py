@@ -32,8 +32,8 @@ from roost.messages import ModelRequest
 from roost.runstate import HANDLERS, STATUS_AFTER, RunState, Status
 
 if TYPE_CHECKING:
-    from roost.eventlog import EventLog
     from roost.flow.redact import Redactor
+    from roost.ports import EventLog
 
 E = TypeVar("E", bound=BaseModel)
 

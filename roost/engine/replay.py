@@ -38,7 +38,6 @@ from roost.engine.replay_tools import (
 from roost.engine.routes import RecordedRoutes
 from roost.engine.runner import CANCELLED, ChildRuns, Runner
 from roost.errors import CONTEXT_TOO_LONG, EventLogError, ProviderError, RoostError
-from roost.eventlog import ImageStore, MemoryLog
 from roost.events import (
     OUTSIDE_CALLS,
     BudgetEvent,
@@ -63,6 +62,7 @@ from roost.messages import (
     Usage,
 )
 from roost.nodes.context import replay_root
+from roost.ports import ImageStore, MemoryLog
 from roost.runstate import assistant_message, fold, usage_of
 
 if TYPE_CHECKING:

@@ -29,7 +29,6 @@ from roost.engine.images import LoadedImage, image_source, keep, start_images_as
 from roost.engine.interpreter import Interpreter, SkillsFor, ToolsFor
 from roost.engine.recorder import Clock, Recorder
 from roost.errors import RoostError
-from roost.eventlog import EventLog, ImageStore, MemoryBank, MemoryImages, MemoryLog, StampedLog
 from roost.events import (
     BackgroundEvent,
     ErrorEvent,
@@ -41,6 +40,7 @@ from roost.events import (
     now_iso,
 )
 from roost.flow.redact import Redactor
+from roost.ports import EventLog, ImageStore, MemoryBank, MemoryImages, MemoryLog, StampedLog
 from roost.runstate import RunState, fold
 
 if TYPE_CHECKING:  # roost.tools is imported only by flows that have tools

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from roost.approval import approval, refusal_text
+from roost.context_window import trim_reasoning, trim_result
 from roost.engine.background import over_cap
 from roost.engine.calls import error_text
 from roost.engine.compaction import Asker, Compactor, fixed_chars
@@ -43,7 +44,6 @@ from roost.messages import (
 )
 from roost.nodes.views import LazyMessages
 from roost.runstate import Turn
-from roost.window import trim_reasoning, trim_result
 
 if TYPE_CHECKING:  # roost.tools is imported only by flows that have tools
     from collections.abc import Callable, Sequence

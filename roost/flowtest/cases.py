@@ -25,7 +25,6 @@ from typing import TYPE_CHECKING, Any
 
 from roost.api import memory_bank
 from roost.errors import RoostError
-from roost.eventlog import MemoryLog, new_run_id
 from roost.events import (
     OUTSIDE_CALLS,
     ErrorEvent,
@@ -40,6 +39,7 @@ from roost.events import (
 from roost.flow.routes import ARROW, route_name, taken_routes
 from roost.flowtest.judging import Verdict, verdict_of
 from roost.flowtest.person import simulated_reply
+from roost.ports import MemoryLog, new_run_id
 from roost.pricing import run_cost
 from roost.providers.keys import unreachable
 from roost.runview import pause_of, view_of
@@ -48,8 +48,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
     from roost.engine import Runner
-    from roost.eventlog import EventLog, MemoryBank
     from roost.flowtest.spec import Expect, LoadedCase, TestFile, ToolCalled
+    from roost.ports import EventLog, MemoryBank
     from roost.runview import RunView
     from roost.store.sql import SqlStore
 

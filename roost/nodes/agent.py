@@ -29,9 +29,9 @@ from roost.nodes.views import LazyMessages
 from roost.runstate import EMPTY_THREAD, HistoryEntry, RunState
 
 if TYPE_CHECKING:
+    from roost.context_window import ViewBase
     from roost.events import ImageRecord, MemoryEntry, SkillInfo
     from roost.flow.models import Flow
-    from roost.window import ViewBase
 
 TRANSCRIPT_HEADER = "The conversation in {channel} so far:"
 TRANSCRIPT_ASK = (

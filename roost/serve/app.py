@@ -25,8 +25,8 @@ from starlette.exceptions import HTTPException
 
 import roost
 from roost.errors import RoostError
-from roost.eventlog import verified_type
 from roost.events import event_dict
+from roost.ports import verified_type
 from roost.serve import schemas
 from roost.serve.access import Access, SameOrigin
 from roost.serve.apidocs import install_docs

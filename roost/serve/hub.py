@@ -35,10 +35,10 @@ from roost.errors import (
     RunNotFoundError,
     RunStateError,
 )
-from roost.eventlog import new_run_id
 from roost.events import Event, FlowRecord, InterruptEvent, event_dict
 from roost.flow import Flow
 from roost.nodes.directors import candidates
+from roost.ports import new_run_id
 from roost.pricing import CostTally
 from roost.providers import limits
 from roost.runstate import RunState, apply, fold, statuses

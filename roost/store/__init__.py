@@ -2,6 +2,6 @@
 
 ``JsonlLog`` writes one run to a file; ``SqlStore`` keeps every run (SQLite by
 default, any SQLAlchemy URL) and gives each its ``SqlLog``. Both satisfy
-``roost.eventlog.EventLog``. Nothing is imported here, so that using the JSON
+``roost.ports.EventLog``. Nothing is imported here, so that using the JSON
 Lines log does not load SQLAlchemy.
 """

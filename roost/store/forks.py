@@ -12,8 +12,8 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Protocol
 
 from roost.errors import EventLogError, UsageError
-from roost.eventlog import EventLog
 from roost.events import Event, RunStartEvent
+from roost.ports import EventLog
 from roost.store.jsonl import JsonlLog
 from roost.store.tee import TeeLog
 

@@ -20,7 +20,7 @@ from sqlalchemy import Column, Integer, LargeBinary, String, Table, delete, inse
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
 from roost.errors import ImageError, StoreError
-from roost.eventlog import (
+from roost.ports import (
     EventLog,
     ImageStore,
     LayeredImages,

@@ -15,9 +15,9 @@ from roost.flow.models import FlowTool, ToolGroup
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from roost.eventlog import MemoryBank
     from roost.events import MemoryEntry, TimelineEntry
     from roost.flow.models import Flow
+    from roost.ports import MemoryBank
 
 
 def may_remember(flow: Flow) -> bool:

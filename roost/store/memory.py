@@ -23,8 +23,8 @@ from sqlalchemy import Boolean, Column, Float, Index, Integer, String, Table, Te
 from sqlalchemy.exc import SQLAlchemyError
 
 from roost.errors import StoreError
-from roost.eventlog import words
 from roost.events import MemoryEntry, TimelineEntry, iso_bound, now_iso
+from roost.ports import words
 from roost.store.schema import METADATA
 
 if TYPE_CHECKING:

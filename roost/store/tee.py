@@ -9,8 +9,8 @@ from roost.store.interrupts import writing_a_batch
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from roost.eventlog import EventLog
     from roost.events import Event
+    from roost.ports import EventLog
 
 
 class TeeLog:

@@ -20,8 +20,8 @@ from roost.telemetry.environment import content_wanted, tracing_configured
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from roost.eventlog import EventLog
     from roost.events import Event
+    from roost.ports import EventLog
 
 __all__ = ["content_wanted", "tracing_configured", "tracing_from_environment"]
 

@@ -33,8 +33,8 @@ from roost.telemetry.spans import SpanFold, spans_of
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator, Mapping
 
-    from roost.eventlog import EventLog
     from roost.events import Event
+    from roost.ports import EventLog
     from roost.telemetry.records import SpanRecord
 
 _SAMPLED = TraceFlags(TraceFlags.SAMPLED)

@@ -15,8 +15,8 @@ from roost.tools.subflow import SubflowRunner, current_tool_call
 from roost.tools.toolbox import Toolbox
 
 if TYPE_CHECKING:
-    from roost.eventlog import MemoryBank
     from roost.flow.models import Flow
+    from roost.ports import MemoryBank
 
 
 def toolbox_for(

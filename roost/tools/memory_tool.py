@@ -17,7 +17,7 @@ from roost.tools.arguments import argument_problem, schema_validator
 from roost.tools.base import Declared, ToolOutcome
 
 if TYPE_CHECKING:
-    from roost.eventlog import MemoryBank
+    from roost.ports import MemoryBank
 
 MAX_KEY = 200  # characters of a key
 MAX_CONTENT = 4000  # characters of an entry's content

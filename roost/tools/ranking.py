@@ -16,7 +16,7 @@ import re
 from collections import Counter
 from typing import TYPE_CHECKING
 
-from roost.eventlog import words
+from roost.ports import words
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

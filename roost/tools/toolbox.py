@@ -27,7 +27,7 @@ from roost.tools.subflow import NoSubflows, SubflowRunner, subflow_tool
 if TYPE_CHECKING:  # the MCP SDK is imported only by a flow that uses an MCP server
     from collections.abc import Sequence
 
-    from roost.eventlog import MemoryBank
+    from roost.ports import MemoryBank
     from roost.tools.base import Tool
     from roost.tools.mcp_tool import McpHub
 

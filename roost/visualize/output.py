@@ -19,9 +19,9 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from pathlib import Path
 
-    from roost.eventlog import ImageStore
     from roost.events import Event
     from roost.flow.models import Flow
+    from roost.ports import ImageStore
 
 __all__ = ["FORMATS", "INSTALL_GRAPHVIZ", "output_format", "render_bytes", "write_render"]
 

@@ -40,8 +40,8 @@ if TYPE_CHECKING:
 
     import graphviz
 
-    from roost.eventlog import ImageStore
     from roost.flow.models import Flow
+    from roost.ports import ImageStore
 
 _PLACEHOLDER = re.compile(r"@@ROOST_(TITLE|HEADING|CSS|SVG|JS|DATA)@@")
 _COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)

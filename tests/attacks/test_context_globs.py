@@ -21,9 +21,9 @@ from roost import load_flow
 from roost.cli import main
 from roost.engine import Runner
 from roost.engine.replay import replay_run
-from roost.eventlog import MemoryLog
 from roost.events import Event, LlmCallEvent, parse_event
 from roost.nodes import context
+from roost.ports import MemoryLog
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from roost.errors import ImageError
-from roost.eventlog import MemoryImages
+from roost.ports import MemoryImages
 from roost.store.images import FolderImages, SqlImages, images_folder
 from roost.store.sql import SqlStore
 from tests.pictures import GIF, digest, png
@@ -28,7 +28,7 @@ from tests.serve.conftest import TOKEN, start_server
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from roost.eventlog import ImageStore
+    from roost.ports import ImageStore
     from tests.attacks.conftest import Cli
 
 RED = png((200, 30, 30))

@@ -22,8 +22,8 @@ import pytest
 
 from roost.engine import Runner
 from roost.errors import FlowError
-from roost.eventlog import MemoryLog
 from roost.flow import load_flow_text
+from roost.ports import MemoryLog
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -15,7 +15,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from roost.engine import Runner
-from roost.eventlog import MemoryLog
 from roost.flow import load_flow_text
 from roost.messages import (
     AssistantMessage,
@@ -25,6 +24,7 @@ from roost.messages import (
     ToolResultMessage,
     ToolSpec,
 )
+from roost.ports import MemoryLog
 from roost.tools.base import Tool, ToolOutcome
 
 if TYPE_CHECKING:

@@ -20,9 +20,9 @@ from fakes.script import FakeCall, Reply
 
 from roost.engine import Runner
 from roost.engine.replay import replay_run
-from roost.eventlog import MemoryLog
 from roost.events import InterruptEvent, ToolCallEvent, ToolResultEvent
 from roost.flow import read_flow
+from roost.ports import MemoryLog
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

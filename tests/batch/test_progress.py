@@ -11,7 +11,7 @@ from rich.progress import Progress
 
 import roost.api
 from roost.batch.progress import FailedColumn
-from roost.eventlog import MemoryLog, new_run_id
+from roost.ports import MemoryLog, new_run_id
 from roost.providers import limits
 
 if TYPE_CHECKING:

@@ -7,8 +7,8 @@ import json
 from typing import TYPE_CHECKING
 
 import roost
-from roost.eventlog import MemoryLog
 from roost.events import BudgetEvent, LlmCallEvent, parse_event
+from roost.ports import MemoryLog
 from roost.pricing import run_cost
 from tests.budgets.conftest import looping_flow
 from tests.cli_inprocess import run_cli

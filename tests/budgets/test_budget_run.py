@@ -17,10 +17,10 @@ import pytest
 from roost.engine import Runner
 from roost.engine.replay import replay_run
 from roost.errors import UsageError
-from roost.eventlog import MemoryLog
 from roost.events import BudgetEvent, Event, InterruptEvent, LlmCallEvent, TerminateEvent
 from roost.flow import load_flow_text
 from roost.loading import load_flow
+from roost.ports import MemoryLog
 from roost.pricing import run_cost
 from roost.runstate import fold
 from tests.budgets.conftest import looping_flow

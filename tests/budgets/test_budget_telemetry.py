@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from roost.engine import Runner
-from roost.eventlog import MemoryLog
+from roost.ports import MemoryLog
 from roost.telemetry.spans import spans_of
 from tests.budgets.conftest import looping_flow
 

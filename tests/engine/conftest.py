@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from roost.engine import Runner
-from roost.eventlog import MemoryLog
 from roost.flow.models import Flow
+from roost.ports import MemoryLog
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -11,7 +11,6 @@ import pytest
 from roost.engine import Runner
 from roost.engine.replay import replay_run
 from roost.engine.runner import CANCELLED
-from roost.eventlog import MemoryLog
 from roost.messages import (
     AssistantMessage,
     ModelRequest,
@@ -19,6 +18,7 @@ from roost.messages import (
     ToolCall,
     ToolSpec,
 )
+from roost.ports import MemoryLog
 from roost.tools.base import ToolOutcome
 from tests.engine.conftest import kinds, make_flow, messages
 

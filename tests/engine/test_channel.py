@@ -6,7 +6,7 @@ import pytest
 
 from roost.engine import Runner, fold
 from roost.errors import RunStateError
-from roost.eventlog import MemoryLog
+from roost.ports import MemoryLog
 from tests.engine.conftest import make_flow, messages, runner_for
 
 

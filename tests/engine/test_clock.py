@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from roost.engine import Runner
 from roost.engine.replay import ReplayReport, replay_run
-from roost.eventlog import MemoryLog
+from roost.ports import MemoryLog
 from tests.engine.conftest import make_flow
 from tests.fakes.tools import FakeTool
 

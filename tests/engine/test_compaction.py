@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from roost.context_window import CUT_NOTE, SUMMARY_HEAD
 from roost.engine import Runner
 from roost.engine.replay import replay_run
 from roost.errors import RunStateError
-from roost.eventlog import MemoryLog
 from roost.events import CompactEvent, Event, LlmCallEvent, MessageEvent
 from roost.messages import (
     AssistantMessage,
@@ -25,8 +25,8 @@ from roost.messages import (
     UserMessage,
 )
 from roost.nodes.agent import seen_by
+from roost.ports import MemoryLog
 from roost.runstate import RunState, apply, fold
-from roost.window import CUT_NOTE, SUMMARY_HEAD
 from tests.engine.conftest import make_flow
 from tests.fakes.recording import Recording
 from tests.fakes.tools import FakeTool, tools_of

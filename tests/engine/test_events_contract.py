@@ -9,8 +9,8 @@ import re
 from typing import TYPE_CHECKING
 
 from roost.engine import Runner, fold
-from roost.eventlog import MemoryLog
 from roost.events import event_json
+from roost.ports import MemoryLog
 from roost.store.jsonl import JsonlLog
 from tests.engine.conftest import make_flow
 

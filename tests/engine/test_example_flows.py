@@ -8,7 +8,7 @@ import pytest
 
 from roost import load_flow
 from roost.engine import Runner
-from roost.eventlog import MemoryLog
+from roost.ports import MemoryLog
 
 FLOWS = Path(__file__).resolve().parents[2] / "flows"
 

@@ -11,9 +11,9 @@ from roost.engine.flows import check_keeps_history, flow_in_force, flow_parts
 from roost.engine.replay import replay_run, stop_points
 from roost.engine.unfinished import unfinished
 from roost.errors import FlowError, RunStateError
-from roost.eventlog import MemoryLog
 from roost.events import FlowEvent, MessageEvent, RetryEvent, parse_event
 from roost.flow import load_flow_text
+from roost.ports import MemoryLog
 
 if TYPE_CHECKING:
     from pathlib import Path

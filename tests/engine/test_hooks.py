@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING, Any
 
 from roost.engine import Runner
 from roost.engine.replay import replay_run
-from roost.eventlog import MemoryLog
 from roost.events import HookEvent, LlmCallEvent, MessageEvent, ToolCallEvent, ToolResultEvent
 from roost.flow import read_flow
+from roost.ports import MemoryLog
 from tests.cli_inprocess import run_cli
 
 if TYPE_CHECKING:

@@ -11,13 +11,13 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from roost.context_window import IMAGE_CHARS
 from roost.engine.images import MAX_IMAGE_BYTES, load_image
 from roost.engine.replay import replay_run
-from roost.eventlog import MemoryImages
 from roost.events import ImageRecord, MessageEvent, RunStartEvent
+from roost.ports import MemoryImages
 from roost.runstate import fold
 from roost.store.jsonl import JsonlLog
-from roost.window import IMAGE_CHARS
 from tests.cli_inprocess import Ran, run_cli
 from tests.pictures import GIF, digest, png
 from tests.store.conftest import start_event

@@ -9,9 +9,9 @@ import pytest
 
 from roost.engine import Runner
 from roost.errors import FlowError
-from roost.eventlog import MemoryLog
 from roost.events import MessageEvent, SelectEvent
 from roost.flow import load_flow_text
+from roost.ports import MemoryLog
 
 # The writer's second draft is its role echoed: the critic's notes, read from its data.
 REVIEW = """\

@@ -16,7 +16,6 @@ import pytest
 from roost import load_flow
 from roost.engine import Runner
 from roost.engine.replay import replay_run
-from roost.eventlog import MemoryLog
 from roost.events import (
     Event,
     LlmAttempt,
@@ -28,6 +27,7 @@ from roost.events import (
     event_json,
     parse_event,
 )
+from roost.ports import MemoryLog
 
 DATA = Path(__file__).parent / "data"
 LOGS = ["fallback_run.jsonl", "channel_run.jsonl"]

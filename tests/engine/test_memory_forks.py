@@ -16,9 +16,9 @@ import pytest
 from roost.engine import Runner
 from roost.engine.fork_memory import ForkMemory
 from roost.engine.replay import replay_run
-from roost.eventlog import MemoryLog
 from roost.events import Event, MemoryEntry, MemoryEvent, RunStartEvent, ToolResultEvent
 from roost.messages import AssistantMessage, ModelRequest, ModelResponse, ToolCall, UserMessage
+from roost.ports import MemoryLog
 from roost.runstate import RunState
 from roost.store.forks import fork_prefix
 from roost.store.memory import SqlMemory, moment
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
     from pathlib import Path
 
-    from roost.eventlog import EventLog
+    from roost.ports import EventLog
     from roost.providers.base import Provider, TextCallback
 
 __all__ = ["pg_server", "pg_url"]  # fixtures, used by name

@@ -14,8 +14,8 @@ import pytest
 
 from roost.engine import Runner
 from roost.engine.replay import replay_run
-from roost.eventlog import MemoryLog
 from roost.events import MemoryEntry, MemoryEvent
+from roost.ports import MemoryLog
 from roost.store.memory import SqlMemory
 from roost.store.sql import SqlStore
 from tests.engine.conftest import make_flow

@@ -6,8 +6,8 @@ import os
 from typing import TYPE_CHECKING
 
 from roost.engine import Runner
-from roost.eventlog import EventLog, MemoryLog
 from roost.events import MemoryEntry, MemoryEvent, ToolResultEvent
+from roost.ports import EventLog, MemoryLog
 from roost.store.memory import SqlMemory
 from roost.store.sql import SqlStore
 from tests.cli_inprocess import run_cli

@@ -13,7 +13,7 @@ from rich.console import Console
 from roost.cli.console import RunConsole
 from roost.cli.lines import PlainLines, RichLines, lines_for
 from roost.engine import Runner
-from roost.eventlog import MemoryLog
+from roost.ports import MemoryLog
 from tests.engine.conftest import make_flow
 from tests.fakes.tools import FakeTool
 

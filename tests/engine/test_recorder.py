@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from roost.engine.recorder import Recorder
-from roost.eventlog import MemoryLog
 from roost.events import (
     LlmAttempt,
     LlmCallEvent,
@@ -15,6 +14,7 @@ from roost.events import (
     event_json,
     parse_event,
 )
+from roost.ports import MemoryLog
 from roost.runstate import RunState
 
 

@@ -22,10 +22,10 @@ from roost.cli import main
 from roost.engine import Runner, fold
 from roost.engine.digests import FULL_FORM, is_legacy_digest, request_digest
 from roost.engine.replay import replay_run
-from roost.eventlog import MemoryLog
 from roost.events import Event, LlmCallEvent
 from roost.flow import load_flow_text
 from roost.nodes.agent import seen_by
+from roost.ports import MemoryLog
 from roost.store.jsonl import JsonlLog
 
 OLD_RUNS = Path(__file__).parent / "old_runs"

@@ -12,8 +12,8 @@ import pytest
 from roost import load_flow
 from roost.engine import Runner
 from roost.engine.replay import replay_run
-from roost.eventlog import MemoryLog
 from roost.nodes.directors import candidates
+from roost.ports import MemoryLog
 from tests.engine.conftest import make_flow
 
 if TYPE_CHECKING:

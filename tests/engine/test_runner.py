@@ -9,9 +9,9 @@ import pytest
 
 from roost.engine import Runner, fold
 from roost.errors import UsageError
-from roost.eventlog import MemoryLog
 from roost.flow import load_flow_text
 from roost.messages import AssistantMessage, ModelRequest, ModelResponse, Usage
+from roost.ports import MemoryLog
 from tests.engine.conftest import make_flow, messages
 
 if TYPE_CHECKING:

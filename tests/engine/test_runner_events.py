@@ -9,7 +9,7 @@ import pytest
 
 from roost.engine import Runner
 from roost.errors import UsageError
-from roost.eventlog import MemoryLog
+from roost.ports import MemoryLog
 from tests.engine.conftest import make_flow
 
 if TYPE_CHECKING:

@@ -6,9 +6,9 @@ import pytest
 
 from roost.engine import Runner
 from roost.errors import ProviderError
-from roost.eventlog import MemoryLog
 from roost.flow.models import ScriptedProviderConfig
 from roost.messages import ModelRequest, UserMessage
+from roost.ports import MemoryLog
 from roost.providers.base import ProviderContext
 from roost.providers.registry import build_provider
 from roost.providers.scripted import ScriptedProvider, create

@@ -9,9 +9,9 @@ import pytest
 
 from roost.engine import Runner
 from roost.engine.calls import MaskedStream
-from roost.eventlog import MemoryLog
 from roost.flow import load_flow_text
 from roost.flow.redact import Redactor
+from roost.ports import MemoryLog
 from tests.cli_inprocess import Ran, run_cli
 
 if TYPE_CHECKING:

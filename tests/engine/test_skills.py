@@ -10,8 +10,8 @@ import pytest
 from roost import load_flow
 from roost.engine import Runner
 from roost.engine.replay import replay_run
-from roost.eventlog import MemoryLog
 from roost.events import LlmCallEvent, MessageEvent, SkillInfo, SkillsEvent, ToolResultEvent
+from roost.ports import MemoryLog
 from tests.flow.test_skills import write_skill
 
 if TYPE_CHECKING:
@@ -231,10 +231,10 @@ async def test_a_reply_resumed_after_a_tool_approval_keeps_its_list(folder: Path
 async def test_the_context_estimate_and_compact_count_the_skills_list(folder: Path) -> None:
     """``roost show``'s context line and ``/compact`` measure the system prompt the model
     was sent, the list of skills included."""
+    from roost.context_window import estimate
     from roost.engine.compaction import context_sizes
     from roost.events import CompactEvent
     from roost.runstate import fold
-    from roost.window import estimate
 
     answers = "[{echo: system}, Boil water., Steep it., Add milk., A short summary.]"
     file = flow_file(folder, "[tea, cocoa]", answers)

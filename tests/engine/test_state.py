@@ -11,9 +11,9 @@ from hypothesis import strategies as st
 
 from roost.engine import Runner, RunState, fold
 from roost.errors import RunStateError
-from roost.eventlog import MemoryLog
 from roost.events import Event, event_json, parse_event
 from roost.nodes.directors import candidates
+from roost.ports import MemoryLog
 from roost.runstate import apply
 from tests.engine.conftest import make_flow
 from tests.fakes.tools import FakeTool

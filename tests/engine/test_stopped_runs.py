@@ -19,8 +19,8 @@ import pytest
 from roost.engine import Runner, RunState, fold
 from roost.engine.replay import replay_run
 from roost.errors import RoostError
-from roost.eventlog import MemoryLog
 from roost.events import Event, InterruptEvent
+from roost.ports import MemoryLog
 from tests.engine.conftest import make_flow, messages
 from tests.fakes.tools import FakeTool, tools_of
 

@@ -10,8 +10,8 @@ from roost.engine import Runner
 from roost.engine.calls import reply_formats
 from roost.engine.replay import replay_run
 from roost.engine.structured import PROBLEM_CHARS, make_format, reply_problem
-from roost.eventlog import MemoryLog
 from roost.messages import AssistantMessage, ModelRequest, ModelResponse, UserMessage
+from roost.ports import MemoryLog
 from tests.engine.conftest import make_flow, messages
 
 if TYPE_CHECKING:

@@ -11,9 +11,9 @@ from rich.console import Console
 from roost.cli.console import RunConsole
 from roost.engine import Runner
 from roost.engine.recorder import Recorder
-from roost.eventlog import MemoryLog
 from roost.events import ToolResultEvent, event_json, valid_text
 from roost.messages import AssistantMessage, ModelRequest, ModelResponse
+from roost.ports import MemoryLog
 from roost.runstate import RunState
 from tests.cli_inprocess import run_cli
 from tests.engine.conftest import make_flow

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from roost.engine import Runner, fold
-from roost.eventlog import MemoryLog
 from roost.messages import AssistantMessage, ModelRequest, ModelResponse, ToolCall
+from roost.ports import MemoryLog
 from tests.engine.conftest import make_flow, messages
 from tests.fakes.tools import FakeTool, tools_of
 

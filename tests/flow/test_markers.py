@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING
 import pytest
 
 from roost.engine import Runner
-from roost.eventlog import MemoryLog
 from roost.flow.json_schema import flow_schema
 from roost.flow.markers import MarkerRule, marker_in
+from roost.ports import MemoryLog
 from tests.cli_inprocess import run_cli
 from tests.flow.conftest import load, problems
 

@@ -11,11 +11,11 @@ import pytest
 
 from roost.engine import Runner
 from roost.errors import FlowError, ToolFailure
-from roost.eventlog import MemoryLog
 from roost.flow import check_flow_text
 from roost.flow.describe import MAX_HINTS, did_you_mean
 from roost.flow.loader import MAX_PROBLEMS
 from roost.loading import load_flow
+from roost.ports import MemoryLog
 from roost.tools import toolbox_for
 from tests.cli_inprocess import run_cli
 from tests.flow.conftest import load, problems

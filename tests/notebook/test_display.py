@@ -16,9 +16,9 @@ from IPython.core.formatters import DisplayFormatter
 
 import roost
 from roost.errors import EventLogError, UsageError
-from roost.eventlog import MemoryLog
 from roost.flow import Flow, load_flow_text
 from roost.notebook import FlowDrawing, RunDrawing, load_ipython_extension, register, show
+from roost.ports import MemoryLog
 from roost.store.jsonl import JsonlLog
 from roost.visualize import replay_html
 from tests.notebook.drawings import NODES, node_titles

@@ -5,9 +5,9 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
-from roost.eventlog import MemoryLog
 from roost.flow import load_flow_text
 from roost.notebook import show
+from roost.ports import MemoryLog
 from tests.notebook.test_display import FLOW, run_picnic
 
 if TYPE_CHECKING:

@@ -19,9 +19,9 @@ from roost.engine import Runner
 from roost.engine.compaction import context_sizes
 from roost.engine.replay import replay_run
 from roost.errors import CONTEXT_TOO_LONG
-from roost.eventlog import MemoryLog
 from roost.events import CompactEvent, ErrorEvent, Event, LlmCallEvent, MessageEvent
 from roost.flow import load_flow_text
+from roost.ports import MemoryLog
 from roost.providers._errors import is_context_overflow
 from roost.runstate import fold
 

@@ -10,10 +10,10 @@ import pytest
 from fakes.script import FakeCall, Reply, Status, Thinking
 
 from roost.engine import Runner
-from roost.eventlog import MemoryLog
 from roost.events import event_json
 from roost.flow import load_flow_text
 from roost.flow.models import Flow
+from roost.ports import MemoryLog
 
 from .conftest import API_KEY
 

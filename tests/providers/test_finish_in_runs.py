@@ -17,10 +17,10 @@ from cli_inprocess import run_cli
 from fakes.script import Broken, Reply
 
 from roost.engine import Runner
-from roost.eventlog import MemoryLog
 from roost.events import ErrorEvent, LlmCallEvent
 from roost.flow import load_flow_text
 from roost.flow.models import Flow
+from roost.ports import MemoryLog
 
 from .conftest import API_KEY
 from .test_edges import before_final

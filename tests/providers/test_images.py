@@ -10,8 +10,8 @@ from fakes.script import Reply
 
 from roost.engine import Runner
 from roost.engine.images import load_image
-from roost.eventlog import MemoryImages, MemoryLog
 from roost.flow import load_flow_text
+from roost.ports import MemoryImages, MemoryLog
 from tests.pictures import GIF, digest, png
 
 from .conftest import API_KEY

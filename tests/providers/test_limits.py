@@ -10,9 +10,9 @@ from fakes.gauged import GaugedLLMServer
 from fakes.script import Reply, Status
 
 import roost.api
-from roost.eventlog import MemoryLog, new_run_id
 from roost.events import LlmCallEvent
 from roost.messages import ModelRequest, UserMessage
+from roost.ports import MemoryLog, new_run_id
 from roost.providers import limits
 
 if TYPE_CHECKING:

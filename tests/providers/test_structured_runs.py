@@ -11,8 +11,8 @@ from fakes import wire
 from fakes.script import FakeCall, Reply
 
 from roost.engine import Runner
-from roost.eventlog import MemoryLog
 from roost.flow import load_flow_text
+from roost.ports import MemoryLog
 
 from .conftest import API_KEY
 

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
     from pathlib import Path
 
-    from roost.eventlog import EventLog
+    from roost.ports import EventLog
 
 
 @pytest.fixture(scope="session")

@@ -8,7 +8,7 @@ from collections.abc import Callable
 import pytest
 
 from roost.errors import ConcurrentRunError, EventLogError
-from roost.eventlog import EventLog
+from roost.ports import EventLog
 
 from .conftest import message, run_events, start_event
 

@@ -11,7 +11,7 @@ import pytest
 from sqlalchemy import create_engine, text
 
 from roost.errors import StoreError
-from roost.eventlog import LayeredImages, MemoryImages
+from roost.ports import LayeredImages, MemoryImages
 from roost.store.images import FolderImages, SqlImages, images_of
 from roost.store.jsonl import JsonlLog
 from roost.store.sql import SqlStore
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
 
-    from roost.eventlog import ImageStore
+    from roost.ports import ImageStore
 
 RED = png((200, 30, 30))
 

@@ -6,9 +6,9 @@ from typing import TYPE_CHECKING
 
 from roost.engine import Runner
 from roost.engine.replay import first_difference, replay_run
-from roost.eventlog import MemoryLog
 from roost.events import Event, LlmCallEvent, MessageEvent
 from roost.flow import load_flow_text
+from roost.ports import MemoryLog
 
 if TYPE_CHECKING:
     from pathlib import Path

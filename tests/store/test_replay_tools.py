@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING
 
 from roost.engine import Runner
 from roost.engine.replay import ReplayReport, replay_run
-from roost.eventlog import MemoryLog
 from roost.events import Event, LlmCallEvent
 from roost.flow import load_flow_text
+from roost.ports import MemoryLog
 
 if TYPE_CHECKING:
     from roost.flow.models import Flow

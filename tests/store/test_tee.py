@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from roost.eventlog import MemoryLog
+from roost.ports import MemoryLog
 from roost.store.interrupts import interrupt_now_or_after_the_batch
 from roost.store.tee import TeeLog
 from tests.store.conftest import run_events

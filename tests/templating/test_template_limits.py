@@ -14,7 +14,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from roost.engine import Runner
 from roost.errors import TemplateRenderError
-from roost.eventlog import MemoryLog
+from roost.ports import MemoryLog
 from roost.templating import TemplateLimitError, parse_template, render_template
 from tests.flow.conftest import load
 

@@ -12,7 +12,7 @@ import pytest
 
 from roost.engine import Runner
 from roost.errors import TemplateRenderError
-from roost.eventlog import MemoryLog
+from roost.ports import MemoryLog
 from roost.templating import TemplateLimitError, budget, render_template
 from roost.templating.operators import printf_numbers
 from tests.flow.conftest import load

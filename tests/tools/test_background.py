@@ -23,7 +23,7 @@ from tests.cli_inprocess import run_cli
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from roost.eventlog import EventLog
+    from roost.ports import EventLog
 
 WAITING_TOOL = '''\
 import asyncio

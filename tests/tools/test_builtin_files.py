@@ -10,9 +10,9 @@ import pytest
 from roost.engine import Runner
 from roost.engine.replay import replay_run
 from roost.errors import FlowError
-from roost.eventlog import MemoryLog
 from roost.events import LlmCallEvent, ToolResultEvent
 from roost.loading import load_flow
+from roost.ports import MemoryLog
 from roost.tools import toolbox_for
 
 from .conftest import make_flow

@@ -11,9 +11,9 @@ import pytest
 from roost.engine import Runner
 from roost.engine.replay import replay_run
 from roost.engine.replay_tools import RecordedTools
-from roost.eventlog import MemoryLog
 from roost.events import InterruptEvent, LlmCallEvent, ToolResultEvent
 from roost.flow import read_flow
+from roost.ports import MemoryLog
 from roost.tools import toolbox_for
 
 from .conftest import make_flow

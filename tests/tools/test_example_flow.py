@@ -9,9 +9,9 @@ import sys
 from pathlib import Path
 
 from roost.engine import Runner
-from roost.eventlog import EventLog, MemoryLog
 from roost.events import ToolCallEvent, ToolResultEvent
 from roost.flow import read_flow
+from roost.ports import EventLog, MemoryLog
 from roost.tools import check_flow_tools
 
 EXAMPLE = Path(__file__).parents[2] / "flows" / "tools" / "tools.yaml"

@@ -13,10 +13,10 @@ import pytest
 
 from roost.engine import Runner
 from roost.errors import ToolFailure
-from roost.eventlog import MemoryLog
 from roost.events import ToolResultEvent
 from roost.flow.models import Flow, McpTool
 from roost.loading import load_flow
+from roost.ports import MemoryLog
 from roost.tools import ToolOutcome, check_flow_tools, mcp_tool, toolbox_for
 from roost.tools.mcp_tool import McpHub, McpServerTool
 

@@ -6,9 +6,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from roost.engine import ChildRuns, Runner
-from roost.eventlog import EventLog, MemoryLog
 from roost.events import Event, RunStartEvent, ToolResultEvent
 from roost.flow import read_flow
+from roost.ports import EventLog, MemoryLog
 from roost.tools import ToolOutcome, check_flow_tools, toolbox_for
 
 from .conftest import DATA, make_flow

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from roost.engine import Runner
-from roost.eventlog import MemoryLog
 from roost.events import LlmCallEvent, MessageEvent, ToolResultEvent
+from roost.ports import MemoryLog
 from roost.tools.loader import load_module
 
 from .conftest import DATA, make_flow

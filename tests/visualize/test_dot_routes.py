@@ -39,7 +39,7 @@ def test_over_a_run_each_route_says_how_often_it_was_taken() -> None:
     import asyncio
 
     from roost.engine import Runner
-    from roost.eventlog import MemoryLog
+    from roost.ports import MemoryLog
 
     flow = load_flow(EXAMPLE)
     log = MemoryLog("r")
@@ -62,7 +62,7 @@ def test_a_route_after_a_plain_name_is_counted_by_its_place_among_the_routes() -
     import asyncio
 
     from roost.engine import Runner
-    from roost.eventlog import MemoryLog
+    from roost.ports import MemoryLog
 
     # The owner's entry written the other way round: the plain name first, then the route.
     text = EXAMPLE.read_text()

@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING
 
 from roost.cli import main
 from roost.engine import Runner
-from roost.eventlog import MemoryLog
 from roost.events import Event, FlowEvent
 from roost.flow import load_flow_text
+from roost.ports import MemoryLog
 from roost.store.jsonl import JsonlLog
 from roost.visualize import replay_html
 from roost.visualize.dot import flow_to_dot

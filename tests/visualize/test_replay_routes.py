@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from roost import load_flow
 from roost.engine import Runner
-from roost.eventlog import MemoryLog
+from roost.ports import MemoryLog
 from roost.visualize import replay_html
 
 if TYPE_CHECKING:

@@ -17,8 +17,8 @@ import pytest
 
 from roost import load_flow
 from roost.engine import Runner
-from roost.eventlog import MemoryLog
 from roost.events import Event, LlmCallEvent, SelectEvent, ToolCallEvent
+from roost.ports import MemoryLog
 from tests.visualize import flows
 from tests.visualize.test_replay_browser import Opened, long_run, open_page
 

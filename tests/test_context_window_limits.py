@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from roost.window import limit_in
+from roost.context_window import limit_in
 
 
 @pytest.mark.parametrize(

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from roost.messages import AssistantMessage, ReasoningPart, ToolCall, ToolResultMessage
-from roost.window import (
+from roost.context_window import (
     CHARS_PER_TOKEN,
     CUT_NOTE,
     ENTRY_OVERHEAD,
@@ -13,6 +12,7 @@ from roost.window import (
     thread_chars,
     trimmable,
 )
+from roost.messages import AssistantMessage, ReasoningPart, ToolCall, ToolResultMessage
 
 THOUGHT = "Let me think this through step by step. " * 5
 
