@@ -2023,7 +2023,7 @@ SERVE_LOAD = [
     Mutant(
         "serve-state-whole-log",
         "roost/serve/hub.py",
-        "        if kept is None or kept[0] > info.next_seq:",
+        "        if kept is None or kept[0] > end:",
         "        if True:",
         ("tests/serve/test_reads.py",),
         "the state of a run stepped elsewhere is folded from its whole log at every step",

@@ -392,12 +392,15 @@ class Hub:
         (a stream that follows a long run reads each event once, not the whole log at each
         step); called with ``_states_lock`` held, which keeps the state as it is read."""
         kept = self._states.get(info.id)
-        if kept is None or kept[0] > info.next_seq:  # not read yet (or the run was rewritten)
-            events = self.store.log(info.id).load()
+        # Only the events the row counts: one appended since it was read would show a state
+        # ahead of the row's counts (a run terminated whose tokens the row does not have).
+        end = info.next_seq
+        if kept is None or kept[0] > end:  # not read yet (or the run was rewritten)
+            events = [event for event in self.store.log(info.id).load() if event.seq < end]
             state, flow = fold(events), self._shown(flow_in_force(events))
         else:
             seq, state, flow = kept
-            events = SqlLog(self.store, info).since(seq - 1) if seq < info.next_seq else []
+            events = SqlLog(self.store, info).since(seq - 1, limit=end - seq) if seq < end else []
             for event in events:
                 apply(state, event)
             if (record := flow_in_force(events)) is not None:

@@ -9,7 +9,7 @@ from fakes.gauged import GaugedLLMServer
 from fakes.script import FakeUsage, Reply, Status
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.serve.conftest import TOKEN, Server, settled, start_server, write_flows
+from tests.serve.conftest import TOKEN, Server, settled, start_server, wait_for, write_flows
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -68,7 +68,12 @@ def test_metrics_count_runs_steps_calls_tokens_and_cost(guarded: Server) -> None
     run_id = api.post("/runs", json={"flow": "priced.yaml"}).json()["id"]
     settled(api, run_id, "paused")
     assert api.post(f"/runs/{run_id}/messages", json={"content": "again"}).status_code == 202
-    settled(api, run_id, "paused")
+
+    def second_pause() -> bool | None:  # "paused" alone may still be the first pause
+        detail = settled(api, run_id, "paused")
+        return detail["usage"]["calls"] == 2 or None
+
+    wait_for(second_pause)
     response = api.get("/metrics")
     assert response.status_code == 200
     assert response.headers["content-type"].startswith("text/plain; version=0.0.4")
