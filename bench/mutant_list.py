@@ -1753,6 +1753,39 @@ SPEED = [
         ("tests/flow/test_load.py",),
         "a loop of agents that nothing caps is no longer warned about",
     ),
+    # The director's transcript, kept with the channel's thread and extended (issue 27).
+    Mutant(
+        "transcript-lines-not-kept",
+        "roost/runstate.py",
+        "            lines += new\n",
+        "",
+        ("tests/engine/test_channel.py",),
+        "every choice adds the whole transcript again: a director sees messages twice",
+    ),
+    Mutant(
+        "transcript-text-not-extended",
+        "roost/runstate.py",
+        '            self._text += "".join([text + "\\n" for text in new])\n',
+        '            self._text = "".join([text + "\\n" for text in new])\n',
+        ("tests/engine/test_channel.py",),
+        "a director's prompt shows only the messages since its last choice",
+    ),
+    Mutant(
+        "transcript-lines-unended",
+        "roost/runstate.py",
+        '"".join([text + "\\n" for text in new])',
+        '"\\n".join(new)',
+        ("tests/engine/test_channel.py",),
+        "the built-in prompt runs a choice's new lines into the next ones",
+    ),
+    Mutant(
+        "transcript-nothing-said-lost",
+        DIRECTORS_PY,
+        "transcript_text(state, channel) or NOTHING_SAID",
+        "transcript_text(state, channel)",
+        ("tests/engine/test_channel.py",),
+        "a director asked before anyone spoke is shown an empty conversation",
+    ),
 ]
 
 # A person's keys and what a person is told (issue 24: approvals, compaction said, the
