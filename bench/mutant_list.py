@@ -1786,6 +1786,23 @@ SPEED = [
         ("tests/engine/test_channel.py",),
         "a director asked before anyone spoke is shown an empty conversation",
     ),
+    # The call of a provider that never waits, unobserved, sets nothing up (issue 27).
+    Mutant(
+        "unwatched-calls-ignore-observers",
+        "roost/engine/calls.py",
+        'watched = limits.observers or getattr(provider, "takes_turns", True)',
+        'watched = getattr(provider, "takes_turns", True)',
+        ("tests/engine/test_call_observers.py",),
+        "a server's metrics never hear of the calls of a scripted provider",
+    ),
+    Mutant(
+        "unwatched-failure-untold",
+        "roost/engine/calls.py",
+        "            if limited is not None:\n                limited.failed = True\n",
+        "",
+        ("tests/engine/test_call_observers.py",),
+        "a failed call is reported to the observers as one that answered",
+    ),
 ]
 
 # A person's keys and what a person is told (issue 24: approvals, compaction said, the
@@ -2617,7 +2634,7 @@ SERVE_PRODUCTION = [
     Mutant(
         "limits-wait-unrecorded",
         "roost/providers/limits.py",
-        "    return round(call.waited, 3) if call.waited else None",
+        "    return round(call.waited, 3) if call is not None and call.waited else None",
         "    return None",
         LIMITS_TESTS,
         "a call's wait for its limits is not on its llm_call",
