@@ -1753,6 +1753,56 @@ SPEED = [
         ("tests/flow/test_load.py",),
         "a loop of agents that nothing caps is no longer warned about",
     ),
+    # The director's transcript, kept with the channel's thread and extended (issue 27).
+    Mutant(
+        "transcript-lines-not-kept",
+        "roost/runstate.py",
+        "            lines += new\n",
+        "",
+        ("tests/engine/test_channel.py",),
+        "every choice adds the whole transcript again: a director sees messages twice",
+    ),
+    Mutant(
+        "transcript-text-not-extended",
+        "roost/runstate.py",
+        '            self._text += "".join([text + "\\n" for text in new])\n',
+        '            self._text = "".join([text + "\\n" for text in new])\n',
+        ("tests/engine/test_channel.py",),
+        "a director's prompt shows only the messages since its last choice",
+    ),
+    Mutant(
+        "transcript-lines-unended",
+        "roost/runstate.py",
+        '"".join([text + "\\n" for text in new])',
+        '"\\n".join(new)',
+        ("tests/engine/test_channel.py",),
+        "the built-in prompt runs a choice's new lines into the next ones",
+    ),
+    Mutant(
+        "transcript-nothing-said-lost",
+        DIRECTORS_PY,
+        "transcript_text(state, channel) or NOTHING_SAID",
+        "transcript_text(state, channel)",
+        ("tests/engine/test_channel.py",),
+        "a director asked before anyone spoke is shown an empty conversation",
+    ),
+    # The call of a provider that never waits, unobserved, sets nothing up (issue 27).
+    Mutant(
+        "unwatched-calls-ignore-observers",
+        "roost/engine/calls.py",
+        'watched = limits.observers or getattr(provider, "takes_turns", True)',
+        'watched = getattr(provider, "takes_turns", True)',
+        ("tests/engine/test_call_observers.py",),
+        "a server's metrics never hear of the calls of a scripted provider",
+    ),
+    Mutant(
+        "unwatched-failure-untold",
+        "roost/engine/calls.py",
+        "            if limited is not None:\n                limited.failed = True\n",
+        "",
+        ("tests/engine/test_call_observers.py",),
+        "a failed call is reported to the observers as one that answered",
+    ),
 ]
 
 # A person's keys and what a person is told (issue 24: approvals, compaction said, the
@@ -2640,7 +2690,7 @@ SERVE_PRODUCTION = [
     Mutant(
         "limits-wait-unrecorded",
         "roost/providers/limits.py",
-        "    return round(call.waited, 3) if call.waited else None",
+        "    return round(call.waited, 3) if call is not None and call.waited else None",
         "    return None",
         LIMITS_TESTS,
         "a call's wait for its limits is not on its llm_call",

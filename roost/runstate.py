@@ -112,6 +112,10 @@ class Thread:
     # them (defaults.timestamps): worked out when first asked, then only for new entries.
     _times: bytes = field(default=_EMPTY_DIGEST, compare=False, repr=False)
     _timed: int = field(default=0, compare=False, repr=False)
+    # The entries as transcript lines (a director's view of a channel), likewise made
+    # only for the entries added since last asked: a long run's prompts stay linear.
+    _lines: list[str] = field(default_factory=list, compare=False, repr=False)
+    _text: str = field(default="", compare=False, repr=False)
 
     def add(self, index: int, payload: bytes, size: int = 0) -> None:
         """Appends a history index; ``payload`` is the entry's bytes for the digest chain."""
@@ -129,6 +133,22 @@ class Thread:
                 times = sha256(times + history[index].ts.encode()).digest()
             self._times, self._timed = times, len(indices)
         return self._times
+
+    def lines(
+        self, history: Sequence[HistoryEntry], line: Callable[[HistoryEntry], str]
+    ) -> tuple[list[str], str]:
+        """The entries as ``line`` shows them, and those lines joined (each ends in a newline).
+
+        ``line`` must be the same function every time one thread is asked (the lines
+        of the entries already shown are kept, not made again). The list is the
+        thread's own: a caller that changes it must copy it first.
+        """
+        indices, lines = self.indices, self._lines
+        if len(lines) < len(indices):
+            new = [line(history[index]) for index in indices[len(lines) :]]
+            lines += new
+            self._text += "".join([text + "\n" for text in new])
+        return lines, self._text
 
 
 # What readers get for a thread no message has started yet; never written to.

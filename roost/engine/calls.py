@@ -181,13 +181,17 @@ class ModelCaller:
         on_text = None if purpose else self._text_sink(node)
         names = tuple(tool.name for tool in request.tools) if request.tools else ()
         digested = digest.finish(self.settings(provider_name) if self.settings else b"")
-        limited = limits.begin(provider_name, request)  # waits for the provider's limits
+        # Waits for the provider's limits are summed from here, and the observers told at
+        # the end; a provider that never takes a turn (no limiter), unobserved, needs neither.
+        watched = limits.observers or getattr(provider, "takes_turns", True)
+        limited = limits.begin(provider_name, request) if watched else None
         try:
             response = await provider.complete(request, on_text=on_text)
         except asyncio.CancelledError:
             raise
         except Exception as exc:
-            limited.failed = True
+            if limited is not None:
+                limited.failed = True
             if isinstance(on_text, MaskedStream):
                 on_text.flush()
             message = self.redact(error_text(exc))
@@ -218,7 +222,8 @@ class ModelCaller:
             rec.flush()
             return None
         finally:
-            limits.end(limited)
+            if limited is not None:
+                limits.end(limited)
         if isinstance(on_text, MaskedStream):
             on_text.flush()
         self.last_cut = response.cut

@@ -565,10 +565,12 @@ class Interpreter:
             # a replay sends the same.
             note, skills = self._memory_notes[frm], partial(self._skills_of, frm)
             system = system_prompt(flow, state, frm, to, note=note, skills=skills)
-            latest = self._latest_text(frm, to)
+            # The message answered is only a query for the memory and the tools to offer.
+            offers = bool(agent.functions or agent.skills)
+            latest = self._latest_text(frm, to) if offers or flow.memory is not None else ""
             recalled = self._recall(frm, latest)
             seen = with_recall(seen_by(flow, state, frm, to, self.images), recalled)
-            tools = self.tools_for(frm, latest) if agent.functions or agent.skills else ()
+            tools = self.tools_for(frm, latest) if offers else ()
         except Exception as exc:  # a failure here stops the run, never the process
             self._fail(frm, to, error_text(exc))
             return None

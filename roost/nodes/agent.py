@@ -373,8 +373,20 @@ def _channel_view(
 
 def transcript(state: RunState, channel: str) -> list[str]:
     """The channel's conversation as ``@name: content`` lines (what a director is shown)."""
-    history = state.history
-    return [_line(history[i], False) for i in state.inbox_of(channel).indices]
+    return list(state.inbox_of(channel).lines(state.history, _plain_line)[0])
+
+
+def transcript_text(state: RunState, channel: str) -> str:
+    """The transcript's lines joined, each ending in a newline ('' before any message).
+
+    Kept with the channel's thread and extended by the new messages only, so a
+    director's prompt costs the run's length once, not once per choice.
+    """
+    return state.inbox_of(channel).lines(state.history, _plain_line)[1]
+
+
+def _plain_line(entry: HistoryEntry) -> str:
+    return LINE.format(name=entry.from_, content=entry.content)
 
 
 def _line(entry: HistoryEntry, stamps: bool) -> str:

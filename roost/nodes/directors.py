@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Literal
 from roost.events import InterruptEvent
 from roost.flow.models import ROUTE_END, plain_successors
 from roost.messages import AssistantMessage, ChatMessage, UserMessage
-from roost.nodes.agent import transcript
+from roost.nodes.agent import transcript, transcript_text
 from roost.nodes.roles import agent_system, render, role_context
 
 if TYPE_CHECKING:
@@ -34,11 +34,14 @@ The members who may speak next:
 - {{ candidate.name }}{% if candidate.role %}: {{ candidate.role }}{% endif %}
 {% endfor %}
 The conversation so far:
-{% for line in conversation %}{{ line }}
-{% else %}(nothing has been said yet)
-{% endfor %}
+{{ conversation_text }}
 Answer with the name of the one member who should speak next, and nothing else.
 Choose one of: {{ candidates | map(attribute="name") | join(", ") }}."""
+
+# The built-in prompt shows the transcript as one text (``transcript_text``): rendering it
+# line by line in the template would cost the whole run's length before every choice.
+# What it prints is what ``{% for line in conversation %}{{ line }}\n{% else %}`` would.
+NOTHING_SAID = "(nothing has been said yet)\n"
 
 CORRECTION = (
     "{answer!r} is not one of the members who may speak next. "
@@ -178,14 +181,14 @@ def selection_prompt(flow: Flow, state: RunState, channel: str, found: Sequence[
         for name in found
     ]
     context = role_context(flow, state, channel, list(config.members), channel)
-    source = config.director.prompt or SELECTION_PROMPT
-    return render(
-        source,
-        **context,
-        channel=channel,
-        candidates=listed,
-        conversation=transcript(state, channel),
-    )
+    source = config.director.prompt
+    if not source:  # the built-in prompt: the transcript as one text, never a loop
+        text = transcript_text(state, channel) or NOTHING_SAID
+        return render(
+            SELECTION_PROMPT, **context, channel=channel, candidates=listed, conversation_text=text
+        )
+    conversation = transcript(state, channel)
+    return render(source, **context, channel=channel, candidates=listed, conversation=conversation)
 
 
 async def choose_by_llm(

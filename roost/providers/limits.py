@@ -231,6 +231,7 @@ def end(call: Call) -> None:
         observer(call.provider, elapsed - call.waited, call.waited, call.failed)
 
 
-def recorded_wait(call: Call) -> float | None:
-    """The ``waited`` field of the call's ``llm_call``: seconds, None when it did not wait."""
-    return round(call.waited, 3) if call.waited else None
+def recorded_wait(call: Call | None) -> float | None:
+    """The ``waited`` field of the call's ``llm_call``: seconds, None when it did not wait
+    (or was not watched: ``call`` None)."""
+    return round(call.waited, 3) if call is not None and call.waited else None

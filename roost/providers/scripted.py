@@ -10,7 +10,7 @@ last one. It never retries by itself.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from roost.errors import ProviderError
 from roost.flow.models import (
@@ -35,6 +35,10 @@ _NO_USAGE = Usage(calls=1)
 
 class ScriptedProvider:
     """A Provider answering from a fixed list of replies."""
+
+    # It has no limiter, so it never waits for a turn: unless someone observes the calls
+    # (``limits.observers``), the engine sets nothing up around them (engine/calls.py).
+    takes_turns: ClassVar[bool] = False
 
     def __init__(self, name: str, config: ScriptedProviderConfig, position: int = 0) -> None:
         self.name = name

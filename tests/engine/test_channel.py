@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
+
 import pytest
 
 from roost.engine import Runner, fold
 from roost.errors import RunStateError
+from roost.nodes.agent import transcript, transcript_text
+from roost.nodes.directors import SELECTION_PROMPT, selection_prompt
+from roost.nodes.roles import render, role_context
 from roost.ports import MemoryLog
+from roost.runstate import RunState
 from tests.engine.conftest import make_flow, messages, runner_for
 
 
@@ -279,6 +286,60 @@ async def test_a_flow_may_replace_the_selection_prompt() -> None:
     await runner.start()
     calls = [e for e in log.load() if e.type == "llm_call" and e.node == "team"]
     assert calls[0].response.text == "Pick from x/y/z"
+
+
+# The built-in prompt as it was written before its transcript became one text: the
+# loop over ``conversation`` must print exactly what ``conversation_text`` now does.
+LOOPED_PROMPT = SELECTION_PROMPT.replace(
+    "{{ conversation_text }}\n",
+    "{% for line in conversation %}{{ line }}\n"
+    "{% else %}(nothing has been said yet)\n{% endfor %}\n",
+)
+
+
+REPLIES = """[a, '{{ b }}', "c\\nd", e, f, g, h, i, j]"""  # a template and a newline, as text
+
+
+def director_requests(prompt: str = "") -> tuple[list[str], list[str]]:
+    """The team's request digests and the echoed prompts, over a run of eight choices."""
+    boss = "[{echo: last}, x, y, {echo: last}, z, x, y, {echo: last}, y, z, x, y]"
+    extra = ", provider: boss, allow_repeat: true" + (
+        f", prompt: {json.dumps(prompt)}" if prompt else ""
+    )
+    text = channel(strategy="llm", director_extra=extra, max_rounds=9, replies=REPLIES).replace(
+        "boss: {kind: scripted, replies: []}", f"boss: {{kind: scripted, replies: {boss}}}"
+    )
+    runner, log = runner_for(text)
+    asyncio.run(runner.start())
+    calls = [e for e in log.load() if e.type == "llm_call" and e.node == "team"]
+    echoed = [c.response.text for c in calls if c.response and c.response.text.startswith("You")]
+    return [c.request_digest for c in calls], echoed
+
+
+def test_the_built_in_prompt_shows_the_transcript_as_a_loop_over_it_would() -> None:
+    built_in, echoed = director_requests()
+    looped, echoed_looped = director_requests(LOOPED_PROMPT)
+    assert len(built_in) >= 8 and built_in == looped
+    assert echoed == echoed_looped and len(echoed) == 3
+    assert "(nothing has been said yet)" not in echoed[0]
+    assert "The conversation so far:\n@USER: Go\n\nAnswer" in echoed[0]
+    # each later prompt holds the one before's lines and the messages since, in order
+    assert "so far:\n@USER: Go\n@x: a\n@y: {{ b }}\n\nAnswer" in echoed[1]
+    assert "so far:\n@USER: Go\n@x: a\n@y: {{ b }}\n@z: c\nd\n@x: e\n" in echoed[2]
+
+
+def test_a_director_asked_before_anyone_spoke_is_told_so() -> None:
+    flow, state = make_flow(channel(strategy="llm")), RunState()
+    assert transcript(state, "team") == [] and transcript_text(state, "team") == ""
+    prompt = selection_prompt(flow, state, "team", ("x", "y"))
+    assert prompt == render(
+        LOOPED_PROMPT,
+        **role_context(flow, state, "team", ["x", "y", "z"], "team"),
+        channel="team",
+        candidates=[{"name": "x", "role": "X role."}, {"name": "y", "role": "the y expert"}],
+        conversation=[],
+    )
+    assert "so far:\n(nothing has been said yet)\n\nAnswer" in prompt
 
 
 async def test_a_failing_director_records_an_error_on_the_channel_route() -> None:
