@@ -3255,6 +3255,22 @@ BUDGET_TESTS = ("tests/budgets/test_budget_run.py", "tests/budgets/test_budget_c
 
 BUDGETS = [
     Mutant(
+        "page-budget-standing-dropped",
+        "roost/visualize/replay_page.py",
+        "return {e.seq: budget_words(e) for e in decisions}, budget_lines(fold(events))",
+        "return {e.seq: budget_words(e) for e in decisions}, []",
+        ("tests/budgets/test_budget_page.py",),
+        "the replay page of a run a budget stopped never says where its limits stood",
+    ),
+    Mutant(
+        "page-budget-words-dropped",
+        "roost/visualize/replay_page.py",
+        "return {e.seq: budget_words(e) for e in decisions}, budget_lines(fold(events))",
+        "return {}, budget_lines(fold(events))",
+        ("tests/budgets/test_budget_page.py",),
+        "the replay page shows a budget's decision as raw JSON, not in words",
+    ),
+    Mutant(
         "runs-budget-earliest-decision",
         "roost/store/sql.py",
         "select(EVENTS.c.run, func.max(column))",
