@@ -3,6 +3,7 @@ shown in the run's summary; priced on the fake model, which reports its usage.""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import textwrap
@@ -10,9 +11,11 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 from fakes.llm_server import FakeLLMServer
+from playwright.sync_api import Browser, Page, expect
 
 from tests.budgets.conftest import Looping, provider
 from tests.serve.conftest import Server, settled, start_server, wait_for, write_flows
+from tests.visualize.conftest import browser  # noqa: F401 - the headless Chromium
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -193,3 +196,64 @@ def test_ask_is_answered_through_the_api(api: httpx2.Client, served: Server) -> 
 def test_a_run_without_a_budget_shows_none(api: httpx2.Client) -> None:
     run_id = api.post("/runs", json={"flow": "unpriced.yaml"}).json()["id"]
     assert api.get(f"/runs/{run_id}").json()["budget"] == []
+
+
+# ---------------------------------------------------------------------- the page
+
+
+@pytest.fixture
+def page(browser: Browser, served: Server) -> Iterator[Page]:  # noqa: F811
+    """The page, raising no script error."""
+    context = browser.new_context()
+    opened = context.new_page()
+    errors: list[str] = []
+    opened.on("pageerror", lambda error: errors.append(str(error)))
+    opened.goto(served.url + "/")
+    yield opened
+    context.close()
+    assert not errors, errors
+
+
+def start_in(page: Page, flow: str, budget: str) -> str:
+    """Starts a run of ``flow`` from the page's form with ``budget`` in its field; its id."""
+    page.locator(f'#flow option[value="{flow}"]').wait_for(state="attached")
+    page.select_option("#flow", flow)
+    page.fill("#start-budget", budget)
+    page.click("#start")
+    expect(page.locator("#run-title")).to_have_text(re.compile(r"run \S+"))
+    return page.locator("#run-title").inner_text().removeprefix("· run ")
+
+
+def test_the_pages_budget_field_sets_the_runs_cost_limit(page: Page, api: httpx2.Client) -> None:
+    page.locator('#flow option[value="looping.yaml"]').wait_for(state="attached")
+    page.select_option("#flow", "looping.yaml")
+    page.fill("#start-budget", "lots")
+    page.click("#start")
+    expect(page.locator("#problem")).to_contain_text("budget: input should be a valid number")
+    run_id = start_in(page, "looping.yaml", "$0.5")
+    line = page.locator("#budget li")
+    expect(line).to_have_text(re.compile(r"^budget: \$0\.\d+ of \$0\.5 spent, \$0\.\d+ left"))
+    expect(line).to_contain_text("stopped the run")
+    (raised, _) = events(api, run_id, "budget")
+    assert (raised["action"], raised["allowed"]) == ("raised", 0.5)
+    assert cost_of_calls(api, run_id) <= 0.5
+
+
+def test_the_page_raises_an_asking_budget_and_then_stops_it(page: Page, api: httpx2.Client) -> None:
+    run_id = start_in(page, "asking.yaml", "")
+    expect(page.locator("#asked")).to_contain_text("The budget has spent $")
+    expect(page.locator("#asked")).to_contain_text("of $0.2 (cost)")
+    expect(page.locator("#budget li")).to_contain_text("asks for a new limit")
+    page.fill("#answer-text", "0.01")  # not above what was spent: refused, said at once
+    page.click("#send")
+    expect(page.locator("#problem")).to_contain_text("not above")
+    page.fill("#answer-text", "0.6")
+    page.click("#send")
+    expect(page.locator("#budget li")).to_contain_text("of $0.6 spent")
+    expect(page.locator("#asked")).to_contain_text("of $0.6 (cost)")
+    raised = [e for e in events(api, run_id, "budget") if e["action"] == "raised"]
+    assert [e["allowed"] for e in raised] == [0.6]
+    page.get_by_role("button", name="Stop the run").click()
+    expect(page.locator("#status")).to_have_text("terminated")
+    expect(page.locator("#budget li")).to_contain_text("answered no: the run ended")
+    assert ending(api, run_id) == "budget"
