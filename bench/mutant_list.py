@@ -3361,6 +3361,14 @@ BUDGETS = [
         SERVE_BUDGET_TESTS,
         "a run paused by its budget does not say which limit asks",
     ),
+    Mutant(
+        "serve-budget-late-answer-crashes",
+        "roost/serve/hub.py",
+        "except (RunStateError, UsageError) as error:",
+        "except RunStateError as error:",
+        SERVE_BUDGET_TESTS,
+        "a wrong answer queued during a step stops the run's session; the run hangs",
+    ),
 ]
 
 MUTANTS: list[Mutant] = [

@@ -7,10 +7,11 @@ import re
 import subprocess
 import sys
 import textwrap
+import threading
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from fakes.llm_server import FakeLLMServer
+from fakes.llm_server import FakeLLMServer, Received
 from playwright.sync_api import Browser, Page, expect
 
 from tests.budgets.conftest import Looping, provider
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
     import httpx2
+    from fakes.script import Action
 
 
 def looping(fake: FakeLLMServer, budget: str = "") -> str:
@@ -56,9 +58,27 @@ start: {from: USER, to: a, content: Hi}
 """
 
 
+class Gated(Looping):
+    """Looping, each answer held while ``gate`` is closed (a step kept running)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gate = threading.Event()
+        self.gate.set()
+
+    def __call__(self, received: Received) -> Action:
+        self.gate.wait(timeout=60)
+        return super().__call__(received)
+
+
 @pytest.fixture(scope="module")
-def fake() -> Iterator[FakeLLMServer]:
-    with FakeLLMServer(window=1_000_000, responder=Looping()) as running:
+def gated() -> Gated:
+    return Gated()
+
+
+@pytest.fixture(scope="module")
+def fake(gated: Gated) -> Iterator[FakeLLMServer]:
+    with FakeLLMServer(window=1_000_000, responder=gated) as running:
         yield running
 
 
@@ -191,6 +211,27 @@ def test_ask_is_answered_through_the_api(api: httpx2.Client, served: Server) -> 
     assert ending(api, run_id) == "budget"
     replay = roost(served, "replay", run_id)
     assert "identical" in replay.stdout, replay.stdout + replay.stderr
+
+
+def test_a_wrong_answer_queued_during_a_step_is_refused_when_the_budget_asks(
+    api: httpx2.Client, gated: Gated
+) -> None:
+    gated.gate.clear()  # the first call waits: the run is taking a step
+    try:
+        run_id = api.post("/runs", json={"flow": "asking.yaml"}).json()["id"]
+        assert api.get(f"/runs/{run_id}").json()["busy"]
+        # Sent while the step runs, the answer cannot be checked yet: it waits.
+        sent = api.post(f"/runs/{run_id}/messages", json={"content": "lots"})
+        assert sent.status_code == 202, sent.text
+    finally:
+        gated.gate.set()
+    # Delivered once the budget asks, it is refused with a notice; the run still waits.
+    detail = settled(api, run_id, "paused")
+    assert detail["waiting_for"]["reason"] == "budget"
+    assert not [e for e in events(api, run_id, "budget") if e["action"] == "raised"]
+    assert not events(api, run_id, "resume")
+    assert api.post(f"/runs/{run_id}/messages", json={"content": "0.5"}).status_code == 202
+    wait_for(lambda: [e for e in events(api, run_id, "budget") if e["action"] == "raised"])
 
 
 def test_a_run_without_a_budget_shows_none(api: httpx2.Client) -> None:
