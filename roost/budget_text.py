@@ -6,6 +6,7 @@ and the server's page say the same thing in the same words.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -38,20 +39,44 @@ def written_limits(state: RunState) -> list[tuple[str | None, str, float]]:
     return [(scope, limit, allowed) for (scope, limit), allowed in found.items()]
 
 
-def budget_lines(state: RunState) -> list[str]:
-    """Each limit of the run's budgets: what it allows, what was spent, what happened."""
-    lines = []
+@dataclass(frozen=True, slots=True)
+class Standing:
+    """Where one limit stands: what it allows, what its scope spent, its last decision."""
+
+    agent: str | None  # None: the run's own budget
+    limit: str
+    allowed: float
+    spent: float
+    last: BudgetEvent | None
+
+    @property
+    def left(self) -> float:
+        return max(self.allowed - self.spent, 0.0)
+
+
+def standings(state: RunState) -> list[Standing]:
+    """Each limit of the run's budgets, as it stands in ``state``."""
+    found = []
     for scope, limit, allowed in written_limits(state):
-        spent = _spent(state, scope, limit)
-        whose = f"{scope}'s budget" if scope else "budget"
-        left = amount(limit, max(allowed - spent, 0.0))
-        said = (
-            f"{whose}: {limit} {bare(limit, spent)} of {amount(limit, allowed)} spent, {left} left"
-        )
         last = next(
             (e for e in reversed(state.budget_events) if (e.agent, e.limit) == (scope, limit)),
             None,
         )
+        found.append(Standing(scope, limit, allowed, _spent(state, scope, limit), last))
+    return found
+
+
+def budget_lines(state: RunState) -> list[str]:
+    """Each limit of the run's budgets: what it allows, what was spent, what happened."""
+    lines = []
+    for each in standings(state):
+        limit = each.limit
+        whose = f"{each.agent}'s budget" if each.agent else "budget"
+        said = (
+            f"{whose}: {limit} {bare(limit, each.spent)} of {amount(limit, each.allowed)} "
+            f"spent, {amount(limit, each.left)} left"
+        )
+        last = each.last
         if last is not None:
             said += {"stop": ", stopped the run", "ask": ", asked for a new limit",
                      "switch_to": f", switched to {last.provider}", "raised": ", raised"}[

@@ -1,4 +1,4 @@
-"""Budgets kept before the money is spent (FLOW-LANGUAGE.md section 12).
+"""Budgets kept before the money is spent (docs/budgets.md).
 
 Before each model call (an agent's, a director's, a summary's) the keeper adds
 the call's estimate to what the run, and the calling agent, spent so far; a
