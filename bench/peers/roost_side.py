@@ -126,7 +126,8 @@ def main() -> None:
         elif args.scenario == "stored":
             figures = timing.measure(stored(folder), args.messages)
         else:
-            figures = timing.measure(in_memory(templates.get(args.scenario, CHANNEL)), args.messages)
+            template = templates.get(args.scenario, CHANNEL)
+            figures = timing.measure(in_memory(template), args.messages)
     timing.report(figures, versions)
 
 
