@@ -145,7 +145,7 @@ def engine_and_cli(sections: set[str], sizes: Sizes, repeat: int, peers_python: 
     n, flat = sizes.messages, sizes.flat
     runs: list[tuple[str, str, int]] = []
     if "engine" in sections:
-        runs += [("roost", "channel", n), ("roost", "pair", n)]
+        runs += [("roost", "channel", n), ("roost", "pair", n), ("roost", "routed", n)]
         runs += [("roost", "channel", flat), ("roost", "pair", flat)]
     if "cli" in sections:
         runs.append(("roost", "cli", n))
@@ -167,6 +167,11 @@ def engine_and_cli(sections: set[str], sizes: Sizes, repeat: int, peers_python: 
         far = best[("roost", scenario, flat)]
         rows.append(Row(f"engine, {label}: {flat:,} msgs over {n:,} (per msg)",
                         far["cpu_us"] / ours["cpu_us"], "x", 1.2, at_least=False))  # fmt: skip
+    if "engine" in sections:
+        routed, plain = best[("roost", "routed", n)], best[("roost", "channel", n)]
+        print(f"engine, routed channel: roost {routed['cpu_us']:.1f} µs/msg CPU")
+        rows.append(Row("engine, a route on every turn: routed over plain (per msg)",
+                        routed["cpu_us"] / plain["cpu_us"], "x", 1.2, at_least=False))  # fmt: skip
     if "cli" in sections:
         cli = best[("roost", "cli", n)]
         ag2 = best.get(("AG2", "channel", n))

@@ -3303,7 +3303,25 @@ GRADED_TESTS = [
 BUDGET_PY = "roost/engine/budget.py"
 BUDGET_TESTS = ("tests/budgets/test_budget_run.py", "tests/budgets/test_budget_checks.py")
 
+SERVE_BUDGET_TESTS = ("tests/serve/test_budgets.py",)
+
 BUDGETS = [
+    Mutant(
+        "page-budget-standing-dropped",
+        "roost/visualize/replay_page.py",
+        "return {e.seq: budget_words(e) for e in decisions}, budget_lines(fold(events))",
+        "return {e.seq: budget_words(e) for e in decisions}, []",
+        ("tests/budgets/test_budget_page.py",),
+        "the replay page of a run a budget stopped never says where its limits stood",
+    ),
+    Mutant(
+        "page-budget-words-dropped",
+        "roost/visualize/replay_page.py",
+        "return {e.seq: budget_words(e) for e in decisions}, budget_lines(fold(events))",
+        "return {}, budget_lines(fold(events))",
+        ("tests/budgets/test_budget_page.py",),
+        "the replay page shows a budget's decision as raw JSON, not in words",
+    ),
     Mutant(
         "runs-budget-earliest-decision",
         "roost/store/sql.py",
@@ -3423,6 +3441,71 @@ BUDGETS = [
         "return False",
         BUDGET_TESTS,
         "a cost limit is accepted on a provider whose price is unknown, and never kept",
+    ),
+    # The server's budgets: set by POST /runs, answered by a message, shown in the summary.
+    Mutant(
+        "serve-budget-not-recorded",
+        "roost/serve/hub.py",
+        "runner.set_budget(budget)  # recorded with the start",
+        "pass  # recorded with the start",
+        SERVE_BUDGET_TESTS,
+        "POST /runs takes a budget and the run spends past it",
+    ),
+    Mutant(
+        "serve-budget-unpriced-accepted",
+        "roost/serve/hub.py",
+        "check_budget(flow, budget)  # so does",
+        "pass  # so does",
+        SERVE_BUDGET_TESTS,
+        "a budget is taken on a flow whose prices are unknown, where it can never be kept",
+    ),
+    Mutant(
+        "serve-budget-zero-taken",
+        "roost/serve/schemas.py",
+        "Field(gt=0, allow_inf_nan=False, strict=True)",
+        "Field(ge=0, allow_inf_nan=False, strict=True)",
+        SERVE_BUDGET_TESTS,
+        "a budget of 0 is taken: the run stops before its first call",
+    ),
+    Mutant(
+        "serve-budget-text-taken",
+        "roost/serve/schemas.py",
+        "Field(gt=0, allow_inf_nan=False, strict=True)",
+        "Field(gt=0, allow_inf_nan=False)",
+        SERVE_BUDGET_TESTS,
+        'a budget written as text ("0.5") or true is taken as a number',
+    ),
+    Mutant(
+        "serve-budget-answer-unchecked",
+        "roost/serve/hub.py",
+        "budgets.check_answer(self.state(run_id)[1], content)",
+        "pass",
+        SERVE_BUDGET_TESTS,
+        "an answer to a budget that is no new limit is accepted, and refused only later",
+    ),
+    Mutant(
+        "serve-budget-left-not-subtracted",
+        "roost/budget_text.py",
+        "return max(self.allowed - self.spent, 0.0)",
+        "return self.allowed",
+        (*SERVE_BUDGET_TESTS, "tests/budgets/test_budget_page.py"),
+        "the summary says the whole limit is left after spending",
+    ),
+    Mutant(
+        "serve-budget-asked-not-shown",
+        "roost/serve/hub.py",
+        '"budget": budgets.asked(state),',
+        '"budget": None,',
+        SERVE_BUDGET_TESTS,
+        "a run paused by its budget does not say which limit asks",
+    ),
+    Mutant(
+        "serve-budget-late-answer-crashes",
+        "roost/serve/hub.py",
+        "except (RunStateError, UsageError) as error:",
+        "except RunStateError as error:",
+        SERVE_BUDGET_TESTS,
+        "a wrong answer queued during a step stops the run's session; the run hangs",
     ),
 ]
 

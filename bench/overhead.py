@@ -60,6 +60,18 @@ channels:
 start: {{from: USER, to: room, content: Let us talk.}}
 """
 
+# The channel with a route on every member's turn (text conditions, one of each kind of
+# combinator): what routing adds to a step, against CHANNEL's cost.
+ROUTED = CHANNEL.replace(
+    "    director: {{strategy: round_robin}}\n",
+    """    director: {{strategy: round_robin}}
+    transitions:
+      alice: [{{to: bob, when: {{contains: short}}}}, carol]
+      bob: [{{to: carol, when: {{matches: "re?ply"}}}}]
+      carol: [{{to: alice, when: {{not: {{equals: stop}}}}}}]
+""",
+).replace("name: bench-channel", "name: bench-routed")
+
 PAIR = """
 roost: 1
 name: bench-pair

@@ -4,6 +4,7 @@
 
 - channel: three members round robin in one channel, scripted model, log in memory;
 - pair: two agents talking, scripted model, log in memory;
+- routed: the channel with a route on every member's turn, log in memory;
 - stored: the channel with its log in a SQLite store on disk (the API, nothing printed);
 - cli: the channel through ``roost run`` in this process: the default store
   (.roost/roost.db in a fresh folder) and the transcript printed to a pipe that a
@@ -26,7 +27,7 @@ import timing
 
 # The scenarios are overhead.py's flows, so roost is measured here as it is there.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from overhead import CHANNEL, PAIR
+from overhead import CHANNEL, PAIR, ROUTED
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -113,9 +114,10 @@ def load_once(template: str, messages: int) -> None:
 
 
 def main() -> None:
-    args = timing.arguments(["channel", "pair", "stored", "cli"])
+    args = timing.arguments(["channel", "pair", "routed", "stored", "cli"])
     versions = {"roost": importlib.metadata.version("roost")}
-    load_once(PAIR if args.scenario == "pair" else CHANNEL, args.messages)
+    templates = {"pair": PAIR, "routed": ROUTED}
+    load_once(templates.get(args.scenario, CHANNEL), args.messages)
     with tempfile.TemporaryDirectory() as name:
         folder = Path(name)
         if args.scenario == "cli":
@@ -124,7 +126,7 @@ def main() -> None:
         elif args.scenario == "stored":
             figures = timing.measure(stored(folder), args.messages)
         else:
-            template = CHANNEL if args.scenario == "channel" else PAIR
+            template = templates.get(args.scenario, CHANNEL)
             figures = timing.measure(in_memory(template), args.messages)
     timing.report(figures, versions)
 

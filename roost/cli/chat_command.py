@@ -407,7 +407,7 @@ class ChatLoop:
         lines.append(usage_line(state.usage, events))
         lines += model_lines(self.flow, events) or ["model: none (people answer for every node)"]
         lines += context_lines(self.flow, state) or ["context: no agent has spoken yet"]
-        from roost.cli.transcript import budget_lines
+        from roost.budget_text import budget_lines
 
         lines += budget_lines(state)
         self.out.out.print(escape("\n".join(lines)))

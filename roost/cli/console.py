@@ -17,6 +17,7 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
+from roost.budget_text import budget_words
 from roost.cli.lines import Piece, lines_for
 from roost.cli.person import Answerer
 from roost.context_window import limit_in
@@ -416,40 +417,6 @@ def empty_line_hint(interrupt: InterruptEvent) -> str:
         return "an empty line is no answer: type yes or no (other text refuses, as the reason)"
     who = interrupt.from_
     return f"an empty line is no answer: type one, or {LET} to let {who} answer by itself"
-
-
-def amount(limit: str, value: float) -> str:
-    """A budget's amount as people read it: ``$0.43``, ``1,200 tokens``, ``4 model calls``."""
-    if limit == "cost":
-        from roost.pricing import format_amount
-
-        return format_amount(value)
-    if limit == "seconds":
-        return f"{value:.1f} s"
-    return f"{value:,.0f} {limit.replace('_', ' ')}"
-
-
-def budget_words(event: BudgetEvent) -> str:
-    """A budget's decision in one line: what was spent of what, and what happens now."""
-    whose = f"{event.agent}'s budget" if event.agent else "budget"
-    limit = event.limit
-    if event.action == "raised":
-        return f"{whose}: the {limit} limit is now {amount(limit, event.allowed)}"
-    spent = bare(limit, event.spent)
-    said = f"{whose}: {spent} of {amount(limit, event.allowed)} spent"
-    if event.estimate:
-        said += f"; the next would add {bare(limit, event.estimate)}"
-    then = {
-        "stop": "the run stops",
-        "ask": "it asks for a new limit",
-        "switch_to": f"switching to {event.provider}",
-    }[event.action]
-    return f"{said}; {then}"
-
-
-def bare(limit: str, value: float) -> str:
-    """An amount without its unit, where the limit's amount beside it names the unit."""
-    return amount(limit, value) if limit in ("cost", "seconds") else f"{value:,.0f}"
 
 
 def ending(event: TerminateEvent, said_last: str | None) -> str:

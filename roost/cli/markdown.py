@@ -81,7 +81,7 @@ def _block(event: Event, answerer: Answerer) -> str | None:
     if isinstance(event, RetryEvent):
         return f"*Retried {_plain(event.from_)} → {_plain(event.to)}.*"
     if isinstance(event, BudgetEvent):
-        from roost.cli.console import budget_words
+        from roost.budget_text import budget_words
 
         return f"*{_plain(budget_words(event))}.*"
     if isinstance(event, TerminateEvent):

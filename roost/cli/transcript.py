@@ -9,7 +9,8 @@ from datetime import UTC, datetime
 from rich.console import Console
 from rich.markup import escape
 
-from roost.cli.console import amount, bare, budget_words, compact_words, finish_note
+from roost.budget_text import budget_lines, budget_words
+from roost.cli.console import compact_words, finish_note
 from roost.cli.person import NOBODY, Answerer, answerers
 from roost.errors import RoostError
 from roost.events import (
@@ -180,37 +181,6 @@ def print_transcript(
     console.print(escape(next_step(state, ref, db, events)))
     print_family(console, ref, *family)
     return state
-
-
-def budget_lines(state: RunState) -> list[str]:
-    """Each limit of the run's budgets: what it allows, what was spent, what happened."""
-    from roost.engine.budget import written_limits
-
-    lines = []
-    for scope, limit, allowed in written_limits(state):
-        spent = _spent(state, scope, limit)
-        whose = f"{scope}'s budget" if scope else "budget"
-        left = amount(limit, max(allowed - spent, 0.0))
-        said = (
-            f"{whose}: {limit} {bare(limit, spent)} of {amount(limit, allowed)} spent, {left} left"
-        )
-        last = next(
-            (e for e in reversed(state.budget_events) if (e.agent, e.limit) == (scope, limit)),
-            None,
-        )
-        if last is not None:
-            said += {"stop": ", stopped the run", "ask": ", asked for a new limit",
-                     "switch_to": f", switched to {last.provider}", "raised": ", raised"}[
-                last.action
-            ]  # fmt: skip
-        lines.append(said)
-    return lines
-
-
-def _spent(state: RunState, scope: str | None, limit: str) -> float:
-    if limit == "seconds":
-        return state.seconds
-    return float(getattr(state.spent_by(scope), limit))
 
 
 def print_tasks(console: Console, events: list[Event]) -> None:

@@ -1,4 +1,4 @@
-"""Budgets kept before the money is spent (FLOW-LANGUAGE.md section 12).
+"""Budgets kept before the money is spent (docs/budgets.md).
 
 Before each model call (an agent's, a director's, a summary's) the keeper adds
 the call's estimate to what the run, and the calling agent, spent so far; a
@@ -298,31 +298,6 @@ def asked_budget(state: RunState) -> BudgetEvent | None:
         if event.action == "ask":
             return event
     return None
-
-
-def written_limits(state: RunState) -> list[tuple[str | None, str, float]]:
-    """Every limit of the run's budgets as (scope, limit, allowed): the flow in force's
-    (read from its recorded text), with the limits raised since in their place."""
-    from roost.errors import FlowError
-    from roost.flow.yamlread import build, compose  # bounded: a recorded text may be hostile
-
-    try:
-        data = build(compose(state.flow_text, "flow"), "flow").data if state.flow_text else {}
-    except FlowError:
-        data = {}
-    found: dict[tuple[str | None, str], float] = {}
-    places: list[tuple[str | None, object]] = [(None, data.get("budget"))]
-    agents = data.get("agents")
-    places += [(str(n), a.get("budget")) for n, a in (agents or {}).items() if isinstance(a, dict)]
-    for scope, budget in places:
-        if not isinstance(budget, dict):
-            continue
-        for limit in ("cost", "tokens", "model_calls", "tool_calls", "seconds"):
-            value = budget.get(limit)
-            if isinstance(value, int | float) and not isinstance(value, bool):
-                found[(scope, limit)] = float(value)
-    found.update(state.raised)
-    return [(scope, limit, allowed) for (scope, limit), allowed in found.items()]
 
 
 def _rounded(amount: float) -> float:

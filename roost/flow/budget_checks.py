@@ -1,4 +1,4 @@
-"""Checks of budgets (FLOW-LANGUAGE.md section 12), on the flow and on its agents.
+"""Checks of budgets (docs/budgets.md), on the flow and on its agents.
 
 The limits' ranges and keys are the models' (a zero or negative limit, an
 unknown key); here: a ``switch_to`` that names no provider, or one whose price

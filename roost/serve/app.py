@@ -253,7 +253,9 @@ def _routes(app: FastAPI, hub: Hub) -> None:
     )
     async def start(body: schemas.StartRun) -> dict[str, Any]:
         """Starts a run; answers once its first events are stored, while it goes on."""
-        run_id = await hub.start(body.flow, body.message, body.from_, body.to, body.title)
+        run_id = await hub.start(
+            body.flow, body.message, body.from_, body.to, body.title, body.budget
+        )
         return await asyncio.to_thread(hub.summary, run_id)
 
     @app.get("/runs", response_model=list[schemas.RunRow], responses=ERRORS, tags=["runs"])

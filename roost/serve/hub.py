@@ -34,14 +34,17 @@ from roost.errors import (
     RoostError,
     RunNotFoundError,
     RunStateError,
+    UsageError,
 )
 from roost.events import Event, FlowRecord, InterruptEvent, event_dict
 from roost.flow import Flow
+from roost.flow.budget_checks import check_budget
 from roost.nodes.directors import candidates
 from roost.ports import new_run_id
 from roost.pricing import CostTally
 from roost.providers import limits
 from roost.runstate import RunState, apply, fold, statuses
+from roost.serve import budgets
 from roost.serve.config import ServeConfig
 from roost.serve.errors import Busy, Draining, TooManyStreams
 from roost.serve.flowdir import FlowDir
@@ -244,19 +247,33 @@ class Hub:
         frm: str | None,
         to: str | None,
         title: str | None,
+        budget: float | None = None,
     ) -> str:
-        """Starts a run of a flow in the flows folder; its id once its first events are stored."""
-        return await self.start_flow(self.flows.load(flow_name), message, frm, to, title)
+        """Starts a run of a flow in the flows folder; its id once its first events are stored.
+
+        ``budget`` is the run's cost limit, as ``roost run --budget`` sets it."""
+        flow = self.flows.load(flow_name)
+        return await self.start_flow(flow, message, frm, to, title, budget)
 
     async def start_flow(
-        self, flow: Flow, message: str | None, frm: str | None, to: str | None, title: str | None
+        self,
+        flow: Flow,
+        message: str | None,
+        frm: str | None,
+        to: str | None,
+        title: str | None,
+        budget: float | None = None,
     ) -> str:
         """Starts a run of a loaded flow; its id once its first events are stored."""
         self.check_accepting()
         start_route(flow, message, frm, to)  # a bad route fails before a run is stored
+        if budget is not None:
+            check_budget(flow, budget)  # so does a cost limit its providers cannot keep
         images = await start_images_async(flow)  # so does a bad image
         run_id = new_run_id()
         runner = self._new_runner(flow, self.store.new_log(run_id, title=title))
+        if budget is not None:
+            runner.set_budget(budget)  # recorded with the start, as the command line does
         await asyncio.to_thread(self.leases.claim, run_id, work=True)
         session = self._drive(
             run_id, lambda r: r.start(message, from_=frm, to=to, images=images), runner
@@ -327,6 +344,8 @@ class Hub:
             pending = self.state(run_id)[1].pending
             if isinstance(pending, InterruptEvent) and pending.from_ != sender:
                 raise RunStateError(f"run {run_id} waits for {pending.from_}, not {sender}")
+        if info.status == "paused" and not self.busy(run_id):
+            budgets.check_answer(self.state(run_id)[1], content)  # refused now, not queued
         holder = self.leases.holder(run_id)
         if holder.alive(time.time()) and not takes_messages(holder.owner):
             raise Busy(
@@ -436,6 +455,7 @@ class Hub:
             "busy": self.busy(run_id),
             "queued": self.leases.waiting(run_id),
             "waiting_on_limits": limits.waiting_runs.get(run_id, 0),
+            "budget": budgets.standing(state),
         }
 
     def _cost(self, info: RunInfo) -> float | None:
@@ -727,7 +747,9 @@ class Session:
             self._delivering = [m.id for m in turn]
             try:
                 return await runner.continue_(text)
-            except RunStateError as error:  # an answer the run cannot take (a wrong name)
+            # An answer the run cannot take (a wrong name, a budget's limit not above what
+            # was spent): refused before anything is recorded.
+            except (RunStateError, UsageError) as error:
                 leases.remove(self._delivering)
                 for message in turn:
                     self._refuse(message, str(error))
@@ -839,4 +861,5 @@ def waiting_for(flow: Flow | None, state: RunState) -> dict[str, Any] | None:
         "tool_call": pending.tool_call,
         "tool_calls": list(pending.tool_calls) if pending.tool_calls else None,
         "choices": choices,
+        "budget": budgets.asked(state),
     }

@@ -220,6 +220,8 @@
     transcript.replaceChildren();
     $("drawing").replaceChildren();
     $("answer").hidden = true;
+    $("budget").replaceChildren();
+    $("budget").hidden = true;
     $("now").textContent = "";
     nowText = "";
     view("run");
@@ -421,6 +423,10 @@
     else if (item.status === "error") {
       highlight(null, "Stopped at an error: Retry redoes the step.");
     }
+    else if (waiting && waiting.reason === "budget") {
+      highlight(waiting.budget && waiting.budget.agent,
+        "The budget waits for you: a new limit, or stop");
+    }
     else if (waiting && waiting.reason === "tool_approval") {
       highlight(waiting.node, waiting.node + " waits for the approval of a tool call");
     } else if (waiting && waiting.reason === "tool_plan") {
@@ -432,10 +438,37 @@
 
   // ------------------------------------------------------------------ where the run stands
 
+  // An amount of a budget's limit as people read it: $0.43, 1200 tokens, 4 model calls.
+  function amount(limit, value) {
+    const rounded = Number(Number(value).toFixed(limit === "cost" ? 4 : 1));
+    return limit === "cost" ? "$" + rounded : rounded + " " + limit.replace("_", " ");
+  }
+
+  const DID = { stop: "stopped the run", ask: "asks for a new limit", raised: "raised" };
+
+  // Each limit of the run's budgets: allowed, spent, left, and what it did last.
+  function showBudget(limits, ended) {
+    const list = $("budget");
+    list.replaceChildren();
+    list.hidden = !limits || !limits.length;
+    for (const b of limits || []) {
+      const whose = b.agent ? b.agent + "'s budget" : "budget";
+      // A question answered with no ends the run, and records no decision of its own.
+      const no = ended && b.last === "ask" ? "answered no: the run ended" : null;
+      const did = no || (b.last === "switch_to" ? "switched to " + b.provider : DID[b.last]);
+      const line = make("li", b.last || "", whose + ": " + amount(b.limit, b.spent) + " of " +
+        amount(b.limit, b.allowed) + " spent, " + amount(b.limit, b.left) + " left" +
+        (did ? " · " + did : ""));
+      line.dataset.limit = b.limit;
+      list.append(line);
+    }
+  }
+
   function showState(item) {
     state = item;
     followRow(item);
     showWhere(item);
+    showBudget(item.budget, item.status === "terminated");
     const status = $("status");
     status.className = "state-" + item.status;
     status.textContent = item.status + (item.busy ? " · taking a step" : "") +
@@ -463,6 +496,15 @@
         ": approve them all, or say why not";
       choices.append(choiceButton("Approve all", "yes", waiting.node));
       text.placeholder = "Why not (sent to the model as the refusal)";
+    } else if (waiting.reason === "budget") {
+      const asked = waiting.budget || {};
+      const whose = asked.agent ? asked.agent + "'s budget" : "The budget";
+      $("asked").textContent = whose + " has spent " + amount(asked.limit, asked.spent) +
+        " of " + amount(asked.limit, asked.allowed) + " (" + asked.limit.replace("_", " ") +
+        "): give a new limit to go on, or stop the run";
+      choices.append(choiceButton("Stop the run", "no", waiting.node));
+      text.placeholder = "New " + asked.limit.replace("_", " ") + " limit, above " +
+        amount(asked.limit, asked.spent);
     } else if (waiting.reason === "manual_select") {
       $("asked").textContent = "Who speaks next in " + waiting.node + "?";
       for (const name of waiting.choices) choices.append(choiceButton(name, name, waiting.node));
@@ -529,12 +571,15 @@
 
   $("start-form").addEventListener("submit", async (event) => {
     event.preventDefault();
-    await startRun($("flow").value, $("start-message").value);
+    await startRun($("flow").value, $("start-message").value, $("start-budget").value);
   });
 
-  async function startRun(flow, message) {
+  async function startRun(flow, message, budget) {
     const body = { flow };
     if (message.trim()) body.message = message;
+    // A cost limit as a number; text that is not one goes as written, for the server's error.
+    const cost = (budget || "").trim().replace(/^\$/, "");
+    if (cost) body.budget = Number.isFinite(Number(cost)) ? Number(cost) : cost;
     const started = await act(() => api("POST", "/runs", body));
     if (started) { await act(() => open(started.id)); await act(loadRuns); }
   }

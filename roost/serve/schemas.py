@@ -42,6 +42,11 @@ class StartRun(_Request):
     title: Annotated[str, Field(max_length=256), AfterValidator(_no_nul)] | None = Field(
         default=None, description="A title for the run list."
     )
+    budget: Annotated[float, Field(gt=0, allow_inf_nan=False, strict=True)] | None = Field(
+        default=None,
+        description="The run's cost limit in US dollars, as `roost run --budget` sets it; "
+        "it replaces the flow's own cost limit. Every provider of the flow needs a price.",
+    )
 
 
 class SendMessage(_Request):
@@ -113,13 +118,30 @@ class Waiting(BaseModel):
     reason: str = Field(
         description="human, tool_approval (yes or y runs it, no or n refuses, other text "
         "refuses with it as the reason), tool_plan (answer yes to "
-        "run them all) or manual_select"
+        "run them all), manual_select or budget (answer a new limit, or no)"
     )
     tool_call: dict[str, Any] | None
     tool_calls: list[dict[str, Any]] | None = Field(
         None, description="For tool_plan: the calls approved or refused as one."
     )
     choices: list[str] = Field(description="For manual_select: the members that may speak.")
+    budget: dict[str, Any] | None = Field(
+        None,
+        description="For budget: the limit reached (agent, limit, spent, allowed, estimate); "
+        "answer with a new limit above what was spent, or no to end the run.",
+    )
+
+
+class BudgetLimit(BaseModel):
+    agent: str | None = Field(description="The agent whose budget it is; null: the run's.")
+    limit: str = Field(description="cost, tokens, model_calls, tool_calls or seconds.")
+    allowed: float
+    spent: float
+    left: float
+    last: str | None = Field(
+        description="What it did last: stop, ask, switch_to, raised; null: nothing yet."
+    )
+    provider: str | None = Field(description="For switch_to: the provider switched to.")
 
 
 class RunDetail(RunRow):
@@ -141,6 +163,10 @@ class RunDetail(RunRow):
     queued: int = Field(description="Messages waiting for the run.")
     waiting_on_limits: int = Field(
         description="The run's model calls waiting now for their turn at a provider's limits."
+    )
+    budget: list[BudgetLimit] = Field(
+        description="Each limit of the run's budgets: what it allows, what was spent, what "
+        "is left, and what it did last."
     )
 
 

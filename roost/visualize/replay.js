@@ -80,6 +80,7 @@
         return ["⇲ " + e.node + "'s view of its talk with " + e.to + " compressed",
           e.stage + " through #" + e.through + ": ~" + e.tokens_before + " → ~" + e.tokens_after +
           " tokens" + (e.summary ? " · summary: " + e.summary : ""), "compaction"];
+      case "budget": return ["budget", data.budgetWords[e.seq] || short(e, 300), "budget"];
       case "flow": return ["flow changed", "from here the run follows " + e.flow.path +
         " (" + e.flow.name + ")", ""];
       default: return [e.type, short(e, 300), "minor"];

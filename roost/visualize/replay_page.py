@@ -18,7 +18,7 @@ import re
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
-from roost.events import Event, LlmCallEvent, MessageEvent, event_dict
+from roost.events import BudgetEvent, Event, LlmCallEvent, MessageEvent, event_dict
 from roost.flow.redact import redact
 from roost.visualize import ids
 from roost.visualize.dot import flow_graph, state_text
@@ -105,6 +105,7 @@ def page_data(flow: Flow, events: Sequence[Event]) -> dict[str, Any]:
     for name in [*flow.agents, *flow.channels]:
         first_visit.setdefault(ids.node_id(name), len(events))  # never visited
     final = summarize(flow, events).final
+    said, standing = _budgets(flow, events)
     return {
         "counters": node_counters(flow, events),
         "flow": flow.name,
@@ -114,9 +115,26 @@ def page_data(flow: Flow, events: Sequence[Event]) -> dict[str, Any]:
         "edgeMessages": edge_messages,
         "nodeTokens": node_tokens,
         "final": {"status": final.status, "node": final.node, "peer": final.peer},
-        "finalText": redact(state_text(final), flow.secrets),
+        "budgetWords": said,
+        "finalText": redact("\n".join([state_text(final), *standing]), flow.secrets),
         "finalNodeId": ids.node_id(final.node) if final.node is not None else None,
     }
+
+
+def _budgets(flow: Flow, events: Sequence[Event]) -> tuple[dict[int, str], list[str]]:
+    """Each budget decision in words (by seq), and each limit's standing at the run's end:
+    the words ``roost show`` uses. Nothing is read for a run without budgets."""
+    decisions = [event for event in events if isinstance(event, BudgetEvent)]
+    if (
+        not decisions
+        and flow.budget is None
+        and all(a.budget is None for a in flow.agents.values())
+    ):
+        return {}, []
+    from roost.budget_text import budget_lines, budget_words
+    from roost.runstate import fold
+
+    return {e.seq: budget_words(e) for e in decisions}, budget_lines(fold(events))
 
 
 def image_urls(events: Sequence[Event], images: ImageStore | None) -> dict[str, str]:

@@ -111,6 +111,7 @@ def test_a_run_starts_pauses_for_its_person_and_goes_on_with_an_answer(
         "tool_call": None,
         "tool_calls": None,
         "choices": [],
+        "budget": None,
     }
     assert any(row["id"] == run_id for row in api.get("/runs", params={"flow": "chat"}).json())
     assert all(row["status"] == "paused" for row in api.get("/runs?status=paused").json())

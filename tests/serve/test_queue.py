@@ -181,6 +181,7 @@ def test_what_a_paused_run_waits_for_names_the_kind_of_pause() -> None:
         "tool_call": None,
         "tool_calls": None,
         "choices": [],
+        "budget": None,
     }
     state.pending = paused("tool_approval")
     assert (waiting_for(None, state) or {})["reason"] == "tool_approval"
