@@ -91,3 +91,28 @@ def test_a_spoiled_log_is_one_located_line_and_nothing_stored(
 def test_a_langgraph_database_is_not_an_ag2_log() -> None:
     with pytest.raises(ImportFormatError, match="not an AG2 runtime_logging database"):
         import_run(FIXTURES / "langgraph_tools.sqlite", "ag2", "r")
+
+
+def test_a_logged_group_draws_and_goes_on_under_a_scripted_flow(tmp_path: Path) -> None:
+    done = roost(tmp_path, "import", str(FIXTURES / "ag2_log_group.sqlite"), "--from", "ag2")
+    run_id = done.stdout.split()[2]
+    exported = roost(tmp_path, "export", run_id)
+    (tmp_path / "imported.yaml").write_text(
+        json.loads(exported.stdout.splitlines()[0])["flow"]["text"]
+    )
+    drawn = roost(tmp_path, "render", "imported.yaml", "--run", run_id, "-o", "group.svg")
+    assert drawn.returncode == 0, drawn.stderr
+    svg = (tmp_path / "group.svg").read_text()
+    assert all(name in svg for name in ("writer", "critic", "editor"))
+    onwards = (
+        "roost: 1\nname: onwards\ndefaults: {provider: live, max_rounds: 20}\n"
+        "providers:\n  live: {kind: scripted, replies: [editor, 'Autumn wind. TERMINATE'],"
+        " when_exhausted: repeat_last}\n"
+        "agents: {writer: {}, critic: {}, editor: {}}\n"
+        "channels:\n  chat:\n    members: [writer, critic, editor]\n    max_rounds: 20\n"
+        "    director: {strategy: llm, provider: live, allow_repeat: true}\n"
+    )
+    (tmp_path / "onwards.yaml").write_text(onwards)
+    forked = roost(tmp_path, "fork", run_id, "--at", "5", "--flow", "onwards.yaml")
+    assert forked.returncode == 0, forked.stderr
+    assert "Autumn wind. TERMINATE" in forked.stdout
