@@ -1,7 +1,8 @@
 """Helpers for testing flows, and code that runs them, offline.
 
 ``flow_from_yaml(text, replies=[...])`` is a flow written in the test itself,
-answered by a scripted provider; ``scripted("Hi!", "TERMINATE")`` is such a
+answered by a scripted provider (``unchecked_flow`` is one the checks would refuse,
+its tools given in code); ``scripted("Hi!", "TERMINATE")`` is such a
 provider on its own, to hand to ``Runner(..., providers=...)``. Replies are
 written as in a flow file: a string is the model's answer, ``call(name, **arguments)``
 asks for a tool, ``fail(message)`` is a model call that fails.
@@ -18,6 +19,7 @@ import yaml
 
 from roost.errors import UsageError
 from roost.flow import Flow, check_flow_text, load_flow_text
+from roost.flow.loader import unchecked_flow as _unchecked
 from roost.flow.models import ScriptedProviderConfig
 from roost.loading import with_tools
 from roost.providers.scripted import ScriptedProvider
@@ -108,3 +110,16 @@ def _plain(reply: Reply) -> Any:
 
 
 __all__ = ["Reply", "call", "fail", "flow_from_yaml", "scripted"]
+
+
+def unchecked_flow(
+    source: str | Mapping[str, Any], *, path: str | os.PathLike[str] = "<string>"
+) -> Flow:
+    """The flow ``source`` (YAML text, dedented, or its data) describes, validated by the
+    models but not checked: for a test of the engine with tools given in code, which a
+    loaded flow would have to declare. ``path`` is the file it says it came from (the
+    folder of its relative tool paths)."""
+    if isinstance(source, str):
+        text = textwrap.dedent(source)
+        return _unchecked(yaml.safe_load(text), os.fspath(path), text)
+    return _unchecked(source, os.fspath(path))

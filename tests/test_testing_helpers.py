@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import textwrap
+
 import pytest
 
 import roost
-from roost.testing import call, fail, flow_from_yaml, scripted
+from roost.errors import FlowError
+from roost.testing import call, fail, flow_from_yaml, scripted, unchecked_flow
 
 CHAT = """
     roost: 1
@@ -82,3 +85,19 @@ async def test_scripted_can_repeat_its_last_reply() -> None:
     runner = roost.Runner(flow, roost.MemoryLog("again"), providers=lambda name: provider)
     state = await runner.start()
     assert [entry.content for entry in state.history][1:] == ["Again.", "Again."]  # 1 reply, twice
+
+
+def test_an_unchecked_flow_keeps_what_the_checks_would_refuse_and_where_it_came_from() -> None:
+    text = """
+        roost: 1
+        agents:
+          helper: {role: You help., functions: [given_in_code]}
+          USER: {role: A person.}
+        start: {from: USER, to: helper, content: Go}
+    """
+    with pytest.raises(FlowError, match="given_in_code"):
+        flow_from_yaml(text)
+    flow = unchecked_flow(text, path="tests/flow.yaml")
+    assert flow.agents["helper"].functions == ["given_in_code"]
+    assert (flow.path, flow.text) == ("tests/flow.yaml", textwrap.dedent(text))
+    assert unchecked_flow({"roost": 1, "agents": {"a": {}}}).path == "<string>"

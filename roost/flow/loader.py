@@ -92,6 +92,17 @@ def load_recorded_flow(text: str, path: str) -> Flow:
     return _loaded(check_flow_text(text, path, recorded=True))
 
 
+def unchecked_flow(data: Mapping[str, Any], path: str, text: str = "") -> Flow:
+    """The flow ``data`` describes, validated by the models alone: no ``${NAME}``, no
+    checks. For a program that gives the flow's tools in code, which the checks would
+    refuse as undeclared (an engine's test); ``path`` and ``text`` are where it says it
+    came from, as a loaded flow's are."""
+    flow = Flow.model_validate(data)
+    flow._path = path
+    flow._text = text
+    return flow
+
+
 def check_flow_text(
     text: str, path: str, *, environ: Mapping[str, str] | None = None, recorded: bool = False
 ) -> Checked:

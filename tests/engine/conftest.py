@@ -2,29 +2,22 @@
 
 from __future__ import annotations
 
-import textwrap
 from typing import TYPE_CHECKING, Any
 
-import yaml
-
 from roost.engine import Runner
-from roost.flow.models import Flow
 from roost.ports import MemoryLog
+from roost.testing import unchecked_flow
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     from roost.events import Event
+    from roost.flow.models import Flow
 
 
 def make_flow(text: str, path: str | Path | None = None) -> Flow:
-    """A Flow from YAML text, with its path and text set as the loader would."""
-    text = textwrap.dedent(text)
-    flow = Flow.model_validate(yaml.safe_load(text))
-    flow._text = text
-    if path is not None:
-        flow._path = str(path)
-    return flow
+    """A Flow from YAML text, unchecked: the engine's tests give most tools in code."""
+    return unchecked_flow(text, path="<string>" if path is None else path)
 
 
 def kinds(events: list[Event]) -> list[str]:

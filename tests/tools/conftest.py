@@ -3,20 +3,21 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from roost.flow.models import Flow
+from roost.testing import unchecked_flow
+
+if TYPE_CHECKING:
+    from roost.flow.models import Flow
 
 DATA = Path(__file__).parent / "data"
 
 
 def make_flow(data: dict[str, Any], folder: Path = DATA, name: str = "flow.yaml") -> Flow:
     """A Flow from a dict, as if loaded from ``folder/name`` (relative tool paths start there)."""
-    flow = Flow.model_validate({"roost": 1, "name": "test", **data})
-    flow._path = str(folder / name)
-    return flow
+    return unchecked_flow({"roost": 1, "name": "test", **data}, path=folder / name)
 
 
 @pytest.fixture
