@@ -534,12 +534,13 @@ def test_chat_reads_approvals_the_same_way_and_lets_a_node_answer_only_when_told
         chat.wait_for("USER → helper> ", times=2)
         chat.type("")  # an empty line at a person's prompt asks again, with a hint
         chat.wait_for("or /let to let USER answer by itself")
-        chat.type("/let")
-        chat.wait_for("terminated: helper said TERMINATE")
+        chat.type("/let")  # USER answers by itself: the script's next reply, TERMINATE
+        chat.wait_for("terminated: USER said TERMINATE")
         chat.type("/quit")
         shown = chat.wait_for("is stored")
     finally:
         chat.close()
+    assert "USER: TERMINATE" in shown and "terminated: USER said TERMINATE" in shown, shown
     run_id = shown.split("run ", 1)[1].split()[0]
     assert _results(tmp_path, run_id) == [
         ("5.0", False),
