@@ -117,7 +117,8 @@ def on_disk(flow: Path, text: str) -> None:
 
 def open_node(page: Page, name: str) -> None:
     """Picks ``name`` in the drawing, with the mouse."""
-    page.locator(f'#studio-drawing [data-node="{name}"]').click()
+    # The drawing comes from dot in the server: on a loaded machine it may take a while.
+    page.locator(f'#studio-drawing [data-node="{name}"]').click(timeout=90_000)
     expect(page.locator("#node-form h2")).to_contain_text(name)
 
 
