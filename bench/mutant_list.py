@@ -1737,6 +1737,31 @@ ONE_SOURCE = [
 
 # Speed work that changed how a result is found: the graph checks without networkx.
 SPEED = [
+    # Runner.events()' bookkeeping, one note per task for the whole loop (call_cursors.py).
+    Mutant(
+        "cursor-call-after-seen",
+        "roost/engine/call_cursors.py",
+        "        at = bisect.bisect_left(self._epochs, epoch)\n",
+        "        at = bisect.bisect_right(self._epochs, epoch)\n",
+        ("tests/engine/test_runner_events.py",),
+        "a consumer made just before start() and run after it misses that whole call",
+    ),
+    Mutant(
+        "cursor-seen-renoted",
+        "roost/engine/call_cursors.py",
+        "            if task not in seen:\n                seen[task] = self.epoch\n",
+        "            seen[task] = self.epoch\n",
+        ("tests/engine/test_runner_events.py",),
+        "a consumer made before two calls sees only the last: its making is dated anew",
+    ),
+    Mutant(
+        "cursor-past-all-forgotten",
+        "roost/engine/call_cursors.py",
+        "        at = bisect.bisect_left(self._epochs, tasks.oldest())\n",
+        "        at = len(self._epochs)\n",
+        ("tests/engine/test_runner_events.py",),
+        "a consumer made before many calls loses them: calls a living task follows are dropped",
+    ),
     Mutant(
         "graph-reach-one-route",
         "roost/flow/graph.py",

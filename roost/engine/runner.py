@@ -14,11 +14,11 @@ results from the record instead).
 from __future__ import annotations
 
 import asyncio
-import weakref
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from roost.engine.background import BackgroundSource, BackgroundTasks, started_text
+from roost.engine.call_cursors import Calls, Cursor
 from roost.engine.calls import ModelCaller, TextSink, reply_formats
 from roost.engine.defaults import default_provider, default_toolbox
 from roost.engine.digests import settings_of
@@ -102,7 +102,7 @@ class Runner:
         self._providers: dict[str, Provider] = {}
         self._queues: list[asyncio.Queue[Event | None]] = []
         self._lock = asyncio.Lock()
-        self._calls = _Calls()
+        self._calls = Calls()
         self._stale = False
         self._step_task: asyncio.Task[Any] | None = None  # the task running a step now
         self._cancelling = False  # cancel() stopped that task: record it, do not raise
@@ -366,7 +366,7 @@ class Runner:
         if fresh.flow_hash and fresh.flow_hash != text_hash(self.flow.text):
             self._takes_over = self.flow  # its flow event was lost with the failed step
 
-    def _waits_for_next_call(self, cursor: _Cursor | None, backlog: list[Event]) -> bool:
+    def _waits_for_next_call(self, cursor: Cursor | None, backlog: list[Event]) -> bool:
         """Whether an iterator that begins between calls waits for the next one."""
         if backlog:
             return False  # it has a call's events to show, and ends with them
@@ -441,50 +441,6 @@ class Runner:
             background=self._own_background,
         )
         return await children.resume(task)
-
-
-class _Cursor(NamedTuple):
-    """Where a task's events begin: this seq, in this call (calls are numbered from 0)."""
-
-    seq: int
-    call: int
-
-
-class _Calls:
-    """The calls to start, continue_ and retry so far, and where each task follows them from."""
-
-    def __init__(self) -> None:
-        self.begun = 0
-        self.ended = 0
-        self.first_seq = 0  # of the call that began last
-        self._cursors: weakref.WeakKeyDictionary[asyncio.Task[Any], _Cursor] = (
-            weakref.WeakKeyDictionary()
-        )
-
-    def begin(self, first_seq: int) -> None:
-        """A call begins at ``first_seq``: each task alive now follows it, unless placed already."""
-        self.first_seq = first_seq
-        here = _Cursor(first_seq, self.begun)
-        for task in asyncio.all_tasks():
-            self._cursors.setdefault(task, here)
-        self.begun += 1
-
-    def end(self) -> None:
-        self.ended += 1
-
-    def cursor(self, task: asyncio.Task[Any] | None, busy: bool) -> _Cursor | None:
-        """Where ``task`` follows from; None: from the next call."""
-        known = self._cursors.get(task) if task is not None else None
-        if known is not None:
-            return known
-        if busy:  # a task made during a call sees it from its beginning
-            return _Cursor(self.first_seq, self.ended)
-        return None
-
-    def seen(self, task: asyncio.Task[Any] | None, next_seq: int) -> None:
-        """``task`` has seen every event before ``next_seq``: it goes on from the next call."""
-        if task is not None:
-            self._cursors[task] = _Cursor(next_seq, self.ended)
 
 
 class ChildRuns:

@@ -164,3 +164,49 @@ async def test_a_call_noted_between_steps_reaches_the_consumers_and_on_event() -
     assert seen == log.load()[before:]
     assert (seen[0].type, seen[0].seq) == ("llm_call", before)
     assert shown == log.load()
+
+
+CHAT = """
+roost: 1
+name: chat
+defaults: {provider: mock, max_rounds: 1000}
+providers:
+  mock: {kind: scripted, replies: [noted], when_exhausted: repeat_last}
+agents:
+  USER: {interrupt: ALWAYS, role: the person}
+  bot: {role: b}
+start: {from: USER, to: bot, content: hi}
+"""
+
+
+async def test_a_consumer_made_before_many_calls_still_sees_them_from_the_first() -> None:
+    # Past calls are forgotten only once no living task can follow them.
+    log = MemoryLog("r")
+    runner = Runner(make_flow(CHAT), log)
+    await runner.start()
+    before = len(log.load())
+    seen: list[Event] = []
+    task = asyncio.create_task(collect(runner, seen))  # it first runs after all the calls
+    for turn in range(40):
+        await runner.continue_(f"turn {turn}")
+    await asyncio.wait_for(task, GUARD)
+    assert seen == log.load()[before:]
+    assert [e.type for e in seen].count("resume") == 40
+
+
+async def test_another_runners_call_does_not_place_a_task_on_this_runner() -> None:
+    # Which tasks were alive is noted once for the whole loop: a call of one run's
+    # Runner must not make a task made later follow another run's earlier call.
+    first, _ = new_runner()
+    second, second_log = new_runner()
+    await second.start()
+    seen: list[Event] = []
+    task = asyncio.create_task(collect(second, seen))
+    await first.start()  # notes the new task, at a beginning second never had
+    await asyncio.sleep(0)  # the consumer subscribes to second while nothing runs there
+    before = len(second_log.load())
+    await second.continue_("thanks")
+    await asyncio.wait_for(task, GUARD)
+    assert seen == second_log.load()[before:]
+    assert seen[0].type == "resume"
+
