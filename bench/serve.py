@@ -25,8 +25,10 @@ run from its events (its first message to its interrupt) less the two calls'
 latency, at p50 and p99, under that load and for runs taken one at a time
 (``--single``, 30), beside the raw client's own time for the same two calls taken
 one at a time (the fake server's and the SDK's share of that figure, which the
-server cannot take off); the server's resident memory per idle run once all the
-runs have paused (its RSS after, less before, over the number of runs).
+server cannot take off); the server's resident memory per idle run: what its RSS
+grows by over a second burst of as many runs, once they have all paused, per run
+(the first burst sets the allocator's high-water mark, which the process keeps, so
+the second one shows what idle runs hold, not what a burst of them needs at once).
 
     python bench/serve.py [--runs 1000] [--latency 0.05] [--single 30] [--steps 5000]
 
@@ -382,8 +384,11 @@ def measure(runs: int = 1000, latency: float = 0.05, lone: int = 30, steps: int 
             process, served_url = start_roost(folder)
             try:
                 single_times = asyncio.run(single(served_url, lone, latency))
-                before = rss_kib(process.pid)
                 seconds, added = asyncio.run(served(served_url, runs, latency))
+                # A second burst as large: the first one's high-water mark is reached
+                # already, so what the second adds is what its runs keep while idle.
+                before = rss_kib(process.pid)
+                asyncio.run(served(served_url, runs, latency))
                 after = rss_kib(process.pid)
                 step_times = long_run(served_url, steps) if steps else [0.0, 0.0]
             finally:
