@@ -209,4 +209,3 @@ async def test_another_runners_call_does_not_place_a_task_on_this_runner() -> No
     await asyncio.wait_for(task, GUARD)
     assert seen == second_log.load()[before:]
     assert seen[0].type == "resume"
-
