@@ -2640,6 +2640,31 @@ WAIT_SHOWN_TESTS = (
     "tests/serve/test_limit_waits.py",
 )
 SERVE_PRODUCTION = [
+    # docs/deploying.md's nginx configuration, which tests/serve/test_proxy.py runs as written.
+    Mutant(
+        "proxy-no-websocket-upgrade",
+        "docs/deploying.md",
+        "        proxy_set_header Upgrade $http_upgrade;\n",
+        "",
+        ("tests/serve/test_proxy.py",),
+        "a browser's WebSocket through the documented proxy is never upgraded",
+    ),
+    Mutant(
+        "proxy-503-not-retried",
+        "docs/deploying.md",
+        "proxy_next_upstream error timeout http_503;",
+        "proxy_next_upstream error timeout;",
+        ("tests/serve/test_proxy.py",),
+        "during a rolling restart half the probes and reads get the draining worker's 503",
+    ),
+    Mutant(
+        "proxy-upstream-one-worker",
+        "docs/deploying.md",
+        "    server 127.0.0.1:8002 max_fails=1 fail_timeout=5s;\n",
+        "    server 127.0.0.1:8002 max_fails=1 fail_timeout=5s down;\n",
+        ("tests/serve/test_proxy.py",),
+        "the second worker is never used: a restart of the first takes the service down",
+    ),
     Mutant(
         "serve-ready-while-draining",
         "roost/serve/app.py",

@@ -106,17 +106,24 @@ def check_mutant(mutant: Mutant, root: Path = ROOT) -> None:
         raise ListError(f"{mutant.name}: no file {mutant.file}")
     source = path.read_text(encoding="utf-8")
     changed = planted(mutant, source)
+    if path.suffix == ".py":
+        _check_code(mutant, source, changed)
+    elif changed.split() == source.split():  # a page's configuration, say: words must change
+        raise ListError(f"{mutant.name}: the replacement changes only white space")
+    if not mutant.tests:
+        raise ListError(f"{mutant.name}: names no tests")
+    for test in mutant.tests:
+        if not (root / test.split("::")[0]).exists():
+            raise ListError(f"{mutant.name}: no test file {test.split('::')[0]}")
+
+
+def _check_code(mutant: Mutant, source: str, changed: str) -> None:
     try:
         tree = ast.parse(changed, mutant.file)
     except SyntaxError as exc:
         raise ListError(f"{mutant.name}: the planted file does not compile: {exc}") from None
     if ast.dump(tree) == ast.dump(ast.parse(source, mutant.file)):
         raise ListError(f"{mutant.name}: the replacement changes no code, only its layout")
-    if not mutant.tests:
-        raise ListError(f"{mutant.name}: names no tests")
-    for test in mutant.tests:
-        if not (root / test.split("::")[0]).exists():
-            raise ListError(f"{mutant.name}: no test file {test.split('::')[0]}")
 
 
 def check_list(mutants: Sequence[Mutant], root: Path = ROOT) -> list[str]:
