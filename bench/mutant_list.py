@@ -2022,6 +2022,23 @@ HARDENING_ENGINE = [
 
 SERVE_LOAD_TESTS = ("tests/attacks/test_serve_load.py",)
 SERVE_LOAD = [
+    # The heartbeat stops only a session that really lost its lease (serve/hub.py).
+    Mutant(
+        "renew-stops-leaving-session",
+        "roost/serve/hub.py",
+        "                if session is held[run_id] and not session.leaving:\n",
+        "                if session is held[run_id]:\n",
+        ("tests/serve/test_hub.py",),
+        "a run whose session is handing its lease back is cancelled as if another worker took it",
+    ),
+    Mutant(
+        "renew-stops-next-session",
+        "roost/serve/hub.py",
+        "                if session is held[run_id] and not session.leaving:\n",
+        "                if session is not None and not session.leaving:\n",
+        ("tests/serve/test_hub.py",),
+        "the session that took a run up again is cancelled for the last one's lease: a step lost",
+    ),
     Mutant(
         "serve-late-message-kept",
         "roost/serve/hub.py",

@@ -221,16 +221,19 @@ class Hub:
             await asyncio.sleep(self.config.poll_seconds)
             if not self.sessions:
                 continue
+            held = dict(self.sessions)
             try:
                 # In a thread: a loop kept busy (many streams) must not let the leases
                 # expire while their runs are stepped here.
-                lost, cancels = await asyncio.to_thread(self.leases.renew_all, list(self.sessions))
+                lost, cancels = await asyncio.to_thread(self.leases.renew_all, list(held))
             except RoostError as error:
                 log.warning("roost serve: %s", error)
                 continue
             for run_id in lost:
                 session = self.sessions.get(run_id)
-                if session is not None:
+                # A session that gave its lease back meanwhile lost nothing, nor did the
+                # one that took the run up again since, with a lease of its own.
+                if session is held[run_id] and not session.leaving:
                     log.warning("roost serve: run %s: lost its lease; stopping", run_id)
                     session.task.cancel()
             for run_id in cancels:

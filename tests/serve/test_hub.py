@@ -1,0 +1,95 @@
+"""The Hub's heartbeat: it stops a session whose lease another worker took, and no other."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any
+
+from roost.serve.config import ServeConfig
+from roost.serve.hub import Hub
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+
+class _Session:
+    """What the heartbeat reads of a session: its task, and whether it is leaving."""
+
+    def __init__(self, leaving: bool = False) -> None:
+        self.leaving = leaving
+        self.task = asyncio.ensure_future(asyncio.sleep(60))
+
+
+async def _beats(hub: Hub, count: int = 3) -> None:
+    """Waits ``count`` of the heartbeat's polls."""
+    await asyncio.sleep(hub.config.poll_seconds * count + 0.2)
+
+
+def _hub(tmp_path: Path) -> Hub:
+    (tmp_path / "flows").mkdir(exist_ok=True)
+    return Hub(ServeConfig(flows=tmp_path / "flows", db=str(tmp_path / "runs.db"),
+                           lease_seconds=0.3))  # fmt: skip
+
+
+def test_a_session_whose_lease_is_gone_is_stopped(tmp_path: Path) -> None:
+    async def scenario() -> bool:
+        hub = _hub(tmp_path)
+        await hub.open()
+        session: Any = _Session()  # no lease row: another worker holds the run now
+        hub.sessions["r1"] = session
+        await _beats(hub)
+        hub.sessions.clear()
+        await hub.close()
+        return bool(session.task.cancelled())
+
+    assert asyncio.run(scenario())
+
+
+def test_a_session_handing_its_lease_back_is_not_stopped_as_if_it_lost_it(
+    tmp_path: Path,
+) -> None:
+    async def scenario() -> bool:
+        hub = _hub(tmp_path)
+        await hub.open()
+        session: Any = _Session(leaving=True)  # its lease given back, its loop about to end
+        hub.sessions["r1"] = session
+        await _beats(hub)
+        hub.sessions.clear()
+        stopped = session.task.cancelled()
+        session.task.cancel()
+        await hub.close()
+        return bool(stopped)
+
+    assert not asyncio.run(scenario())
+
+
+def test_the_session_that_took_a_run_up_again_is_not_stopped_for_the_last_ones_lease(
+    tmp_path: Path,
+) -> None:
+    # The race a long run met: the heartbeat renews the leases it saw; meanwhile that
+    # session gives its lease back and a message starts a new session with a new lease.
+    async def scenario() -> bool:
+        hub = _hub(tmp_path)
+        await hub.open()
+        old: Any = _Session()
+        new: Any = _Session()
+        hub.sessions["r1"] = old
+        renew = hub.leases.renew_all
+
+        def renew_while_taken_up_again(run_ids: list[str]) -> tuple[set[str], set[str]]:
+            lost, cancels = renew(run_ids)
+            if hub.sessions.get("r1") is old:
+                assert hub.leases.claim("r1")  # the new session's own lease
+                hub.sessions["r1"] = new  # (the loop's own dict; the heartbeat reads it after)
+            return lost, cancels
+
+        hub.leases.renew_all = renew_while_taken_up_again  # type: ignore[method-assign]
+        await _beats(hub)
+        hub.sessions.clear()
+        stopped = new.task.cancelled()
+        for session in (old, new):
+            session.task.cancel()
+        await hub.close()
+        return bool(stopped)
+
+    assert not asyncio.run(scenario())
