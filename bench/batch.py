@@ -91,7 +91,7 @@ def python_api(rows: int) -> float:
 
         async def all_rows() -> None:
             for row in range(rows):
-                await Runner(flow, store.new_log(f"api-{row}")).start(f"Question {row}?")
+                await Runner(flow=flow, log=store.new_log(f"api-{row}")).start(f"Question {row}?")
 
         started = time.perf_counter()
         asyncio.run(all_rows())

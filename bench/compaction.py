@@ -77,7 +77,7 @@ def flow_for(url: str, turns: int, window: int) -> Flow:
 
 async def run(flow: Flow) -> list[Event]:
     log = MemoryLog("bench")
-    await Runner(flow, log).start()
+    await Runner(flow=flow, log=log).start()
     return log.load()
 
 

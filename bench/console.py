@@ -55,7 +55,7 @@ def record(messages: int) -> tuple[list[Call], int]:
         calls.append(lambda console: console.on_text(node, chunk))
 
     flow = make_flow(CHANNEL, messages)
-    runner = Runner(flow, MemoryLog("bench"), on_event=on_event, on_text=on_text)
+    runner = Runner(flow=flow, log=MemoryLog("bench"), on_event=on_event, on_text=on_text)
     state = asyncio.run(runner.start())
     return calls, len(state.history)
 

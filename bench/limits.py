@@ -157,7 +157,7 @@ def ctrl_c(folder: Path) -> float:
 def two_naps(folder: Path) -> None:
     (folder / "sleepy.py").write_text(SLEEPY_TOOLS)
     flow = load_flow_text(TWO_NAPS, str(folder / "naps.yaml"), environ={})
-    asyncio.run(Runner(flow, MemoryLog("naps")).start())
+    asyncio.run(Runner(flow=flow, log=MemoryLog("naps")).start())
 
 
 @contextmanager
@@ -184,7 +184,7 @@ def unanswered(base_url: str) -> Callable[[], None]:
     flow = load_flow_text(SILENT_SERVER.replace("BASE", base_url), "silent.yaml", environ={})
 
     def run() -> None:
-        state = asyncio.run(Runner(flow, MemoryLog("silent")).start())
+        state = asyncio.run(Runner(flow=flow, log=MemoryLog("silent")).start())
         assert state.status == "error", state.status
 
     return run
@@ -194,7 +194,7 @@ def locked_store(folder: Path) -> Callable[[], None]:
     path = folder / "locked.db"
     store = SqlStore(str(path), timeout=0.2)
     flow = load_flow_text(LONG_RUN.replace("1000000", "2"), "short.yaml", environ={})
-    run = asyncio.run(Runner(flow, store.new_log("r")).start())
+    run = asyncio.run(Runner(flow=flow, log=store.new_log("r")).start())
     assert run.status == "terminated"
     extra = MessageEvent.model_validate(
         {"seq": run.next_seq, "run": "r", "ts": "2026-01-01T00:00:00Z", "from": "a", "to": "b",

@@ -92,7 +92,7 @@ def make_flow(template: str, messages: int) -> Flow:
 
 def run_once(flow: Flow, log: EventLog) -> tuple[float, float, int]:
     """Wall and CPU seconds spent in Runner.start, and the number of messages it produced."""
-    runner = Runner(flow, log)
+    runner = Runner(flow=flow, log=log)
     loop = asyncio.new_event_loop()
 
     async def timed() -> tuple[float, float, int]:
@@ -112,7 +112,7 @@ def run_once(flow: Flow, log: EventLog) -> tuple[float, float, int]:
 def peak_memory(flow: Flow, make_log: Callable[[], EventLog]) -> int:
     """Peak bytes allocated during one run (tracemalloc)."""
     log = make_log()
-    runner = Runner(flow, log)
+    runner = Runner(flow=flow, log=log)
     loop = asyncio.new_event_loop()
     try:
         with _frozen_heap():

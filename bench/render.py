@@ -58,7 +58,7 @@ def example_flows() -> list[Path]:
 def run_offline(flow: Flow) -> list[Event]:
     """The events of one run of ``flow`` on its scripted providers, to its end or first pause."""
     log = MemoryLog(flow.name)
-    asyncio.run(Runner(flow, log).start())
+    asyncio.run(Runner(flow=flow, log=log).start())
     return log.load()
 
 

@@ -104,7 +104,7 @@ def make_run(folder: Path, events: int) -> tuple[Flow, list[Event]]:
     path.write_text(FLOW.format(n=turns), encoding="utf-8")
     flow = load_flow_text(path.read_text(encoding="utf-8"), str(path))
     log = MemoryLog("bench-replay")
-    asyncio.run(Runner(flow, log).start())
+    asyncio.run(Runner(flow=flow, log=log).start())
     return flow, log.load()
 
 

@@ -88,7 +88,7 @@ def replay(folder: Path, sizes: list[int]) -> None:
     for wanted in sizes:
         flow = load_flow_text(PAIR.format(n=wanted // 2), "pair.yaml", environ={})
         run = f"replay-{wanted}"
-        asyncio.run(Runner(flow, store.new_log(run)).start())
+        asyncio.run(Runner(flow=flow, log=store.new_log(run)).start())
         began, began_cpu = time.perf_counter(), time.process_time()
         events = store.log(run).load()
         loaded = time.perf_counter() - began

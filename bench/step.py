@@ -48,7 +48,7 @@ Step = Sequence[Event]
 def recorded_steps(messages: int) -> list[Step]:
     """The channel's events as the engine appended them: run start, then a step a message."""
     log = MemoryLog("bench")
-    asyncio.run(Runner(make_flow(CHANNEL, messages), log).start())
+    asyncio.run(Runner(flow=make_flow(CHANNEL, messages), log=log).start())
     events = log.load()
     return [events[:2]] + [events[i : i + 3] for i in range(2, len(events), 3)]
 

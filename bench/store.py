@@ -80,7 +80,7 @@ def appends_per_second(store: SqlStore, count: int, batch: int) -> float:
 
 async def run_pair(flow: Flow, log: EventLog) -> float:
     started = time.perf_counter()
-    await Runner(flow, log).start()
+    await Runner(flow=flow, log=log).start()
     return time.perf_counter() - started
 
 
@@ -102,7 +102,7 @@ def replay_seconds(folder: Path, events_wanted: int = 10_000) -> tuple[int, floa
     flow = pair_flow(messages)
     store = SqlStore(str(folder / "replay.db"))
     log = store.new_log("replayed")
-    asyncio.run(Runner(flow, log).start())
+    asyncio.run(Runner(flow=flow, log=log).start())
     started = time.perf_counter()
     events = store.log("replayed").load()
     loaded = time.perf_counter() - started
@@ -123,7 +123,7 @@ def size_figures(
         path = folder / f"size{messages}.db"
         store = SqlStore(str(path))
         log = store.new_log("sized")
-        asyncio.run(Runner(pair_flow(messages, reply), log).start())
+        asyncio.run(Runner(flow=pair_flow(messages, reply), log=log).start())
         events = log.load()
         text = sum(len(getattr(e, "content", "").encode()) for e in events if e.type == "message")
         store.close()

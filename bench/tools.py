@@ -155,7 +155,7 @@ def run_seconds(flow: Flow, tries: int) -> tuple[float, int]:
     """Best CPU seconds of ``tries`` runs of ``flow``, and its messages."""
     best, messages = float("inf"), 0
     for _ in range(tries):
-        runner = Runner(flow, MemoryLog("bench"))
+        runner = Runner(flow=flow, log=MemoryLog("bench"))
         began = time.process_time()
         state = asyncio.run(runner.start())
         best = min(best, time.process_time() - began)

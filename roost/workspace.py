@@ -114,8 +114,8 @@ class Workspace:
         from roost.store.images import images_of
 
         return Runner(
-            flow,
-            log,
+            flow=flow,
+            log=log,
             on_event=on_event,
             on_text=on_text,
             child_log=self.child_logs(hold),
@@ -130,7 +130,12 @@ class Workspace:
         """A Runner of ``flow`` on a log its caller chose (``roost.run``): only its memory
         is the store's; its sub-flow runs and images live with the Runner, in memory."""
         return Runner(
-            flow, log, on_event=on_event, child_log=MemoryLog, memory=memory, images=MemoryImages()
+            flow=flow,
+            log=log,
+            on_event=on_event,
+            child_log=MemoryLog,
+            memory=memory,
+            images=MemoryImages(),
         )
 
     def close(self) -> None:

@@ -178,7 +178,7 @@ async def test_a_failed_step_ends_the_call_with_status_error() -> None:
     state = await roost.run(flow, log=log)
     assert state.status == "error"
     assert state.pending is not None and "the server is busy" in state.pending.content
-    again = await roost.Runner(flow, log).retry()
+    again = await roost.Runner(flow=flow, log=log).retry()
     assert again.status == "terminated"
 
 

@@ -116,9 +116,11 @@ async def test_a_bank_given_is_the_one_used(project: Path) -> None:
 
 
 async def test_a_runner_remembers_with_the_bank_it_is_given(project: Path) -> None:
-    told = await roost.Runner(flow(TELL), roost.MemoryLog("t"), memory=roost.memory_bank()).start()
+    told = await roost.Runner(
+        flow=flow(TELL), log=roost.MemoryLog("t"), memory=roost.memory_bank()
+    ).start()
     assert told.status == "terminated"
-    runner = roost.Runner(flow(ASK), roost.MemoryLog("a"), memory=roost.memory_bank())
+    runner = roost.Runner(flow=flow(ASK), log=roost.MemoryLog("a"), memory=roost.memory_bank())
     assert RECALLED in answer(await runner.start())
 
 

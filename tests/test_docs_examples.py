@@ -85,7 +85,7 @@ async def test_each_runnable_flow_runs_to_its_documented_end(
             (tmp_path / other.setting("file", "")).write_text(other.text, encoding="utf-8")
     path = tmp_path / block.setting("file", "flow.yaml")
     path.write_text(block.text, encoding="utf-8")
-    runner = Runner(roost.load_flow(path), MemoryLog("doc-example"))
+    runner = Runner(flow=roost.load_flow(path), log=MemoryLog("doc-example"))
     state = await runner.start()
     for answer in block.all_of("answer"):
         assert state.status == "paused", f"{block.where}: no interrupt left for {answer!r}"

@@ -38,7 +38,7 @@ APPROVE_REPLIES = [call("mean", data=[2, 4, 9]), "The mean is 5.", "TERMINATE"]
 
 
 def _runner(flow: roost.Flow | None = None, run_id: str = "run") -> Runner:
-    return Runner(flow or roost.load_flow(ASSISTANT), roost.MemoryLog(run_id))
+    return Runner(flow=flow or roost.load_flow(ASSISTANT), log=roost.MemoryLog(run_id))
 
 
 def _fed(runner: Runner) -> list[str]:

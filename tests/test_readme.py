@@ -22,7 +22,7 @@ def test_the_readme_flow_validates_and_runs_to_its_end(tmp_path: Path) -> None:
     path = tmp_path / "readme.yaml"
     path.write_text(block.group(1))
     flow = roost.load_flow(path)
-    state = asyncio.run(Runner(flow, MemoryLog("readme")).start())
+    state = asyncio.run(Runner(flow=flow, log=MemoryLog("readme")).start())
     assert state.status == "terminated"
     assert [entry.content for entry in state.history][-1] == "TERMINATE"
 
@@ -31,7 +31,7 @@ def test_the_quick_start_flow_exists_and_needs_no_input() -> None:
     command = re.search(r"pip install \. && roost run (\S+)", README)
     assert command is not None
     flow = roost.load_flow(ROOT / command.group(1))
-    state = asyncio.run(Runner(flow, MemoryLog("quick")).start())
+    state = asyncio.run(Runner(flow=flow, log=MemoryLog("quick")).start())
     assert state.status == "terminated"
 
 

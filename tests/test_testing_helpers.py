@@ -68,13 +68,13 @@ async def test_call_and_fail_are_replies_as_a_flow_file_writes_them() -> None:
     state = await roost.run(flow, log=log)
     assert state.status == "error"
     assert [e.content for e in log.load() if e.type == "tool_result"] == ["1.5"]
-    assert (await roost.Runner(flow, log).retry()).status == "terminated"
+    assert (await roost.Runner(flow=flow, log=log).retry()).status == "terminated"
 
 
 async def test_scripted_is_a_provider_to_hand_to_a_runner() -> None:
     flow = flow_from_yaml(CHAT, replies=["never used"])
     provider = scripted("Hi!", "TERMINATE")
-    runner = roost.Runner(flow, roost.MemoryLog("handed"), providers=lambda name: provider)
+    runner = roost.Runner(flow=flow, log=roost.MemoryLog("handed"), providers=lambda name: provider)
     state = await runner.start()
     assert [entry.content for entry in state.history] == ["Hello", "Hi!", "TERMINATE"]
 
@@ -82,7 +82,7 @@ async def test_scripted_is_a_provider_to_hand_to_a_runner() -> None:
 async def test_scripted_can_repeat_its_last_reply() -> None:
     provider = scripted("Again.", when_exhausted="repeat_last")
     flow = flow_from_yaml(CHAT + "    defaults: {max_rounds: 3}\n", replies=["unused"])
-    runner = roost.Runner(flow, roost.MemoryLog("again"), providers=lambda name: provider)
+    runner = roost.Runner(flow=flow, log=roost.MemoryLog("again"), providers=lambda name: provider)
     state = await runner.start()
     assert [entry.content for entry in state.history][1:] == ["Again.", "Again."]  # 1 reply, twice
 

@@ -40,7 +40,7 @@ def in_memory(template: str) -> timing.Run:
 
     def run(messages: int) -> int:
         flow = load_flow_text(template.format(n=messages), "peers.yaml", environ={})
-        state = asyncio.run(Runner(flow, MemoryLog("peers")).start())
+        state = asyncio.run(Runner(flow=flow, log=MemoryLog("peers")).start())
         return len(state.history)
 
     return run
@@ -57,7 +57,7 @@ def stored(folder: Path) -> timing.Run:
     def run(messages: int) -> int:
         flow = load_flow_text(CHANNEL.format(n=messages), "peers.yaml", environ={})
         log = store.new_log(f"run-{next(counter)}")
-        state = asyncio.run(Runner(flow, log).start())
+        state = asyncio.run(Runner(flow=flow, log=log).start())
         return len(state.history)
 
     return run

@@ -107,6 +107,7 @@ class Interpreter:
 
     def __init__(
         self,
+        *,
         flow: Flow,
         recorder: Recorder,
         caller: ModelCaller,

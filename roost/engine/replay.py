@@ -155,8 +155,8 @@ async def replay_run(
     # Background results come from the record, in its order (live tools run children anew).
     background = None if own else RecordedBackground(recorded, stops.stop_here)
     runner = Runner(
-        first,
-        log,
+        flow=first,
+        log=log,
         providers=providers,
         tools=tools,
         clock=clock,

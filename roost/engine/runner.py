@@ -62,9 +62,9 @@ class Runner:
 
     def __init__(
         self,
+        *,
         flow: Flow,
         log: EventLog,
-        *,
         providers: Callable[[str], Provider] | None = None,
         tools: ToolsFor | None = None,
         child_log: ChildLogs | None = None,
@@ -142,19 +142,19 @@ class Runner:
         )
         hooks = self._hooks or LiveHooks(flow, redact)
         self._interpreter = Interpreter(
-            flow,
-            self._recorder,
-            caller,
-            self._tools_for,
-            redact,
-            self._flow_record,
-            self.memory,
-            self.skills,
-            hooks,
-            image_source(self.images),
-            self.keep_images,
-            self.background,
-            self._routes,
+            flow=flow,
+            recorder=self._recorder,
+            caller=caller,
+            tools_for=self._tools_for,
+            redact=redact,
+            flow_record=self._flow_record,
+            memory=self.memory,
+            skills=self.skills,
+            hooks=hooks,
+            images=image_source(self.images),
+            keep_images=self.keep_images,
+            background=self.background,
+            routes=self._routes,
         )
 
     def set_budget(self, cost: float, limit: str = "cost") -> None:
@@ -527,7 +527,9 @@ class ChildRuns:
             return ToolOutcome(text, is_error=True, child_run=run)
         if state.status == "running":
             flow = load_flow_text(record.text, record.path)
-            runner = Runner(flow, log, providers=self._providers, child_log=self._child_log)
+            runner = Runner(
+                flow=flow, log=log, providers=self._providers, child_log=self._child_log
+            )
             try:
                 await runner.retry()
             except RoostError as exc:
@@ -566,8 +568,8 @@ class ChildRuns:
 
         try:
             runner = Runner(
-                flow,
-                log,
+                flow=flow,
+                log=log,
                 providers=self._providers,
                 child_log=self._child_log,
                 memory=self._memory,

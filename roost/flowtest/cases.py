@@ -178,7 +178,7 @@ async def _attempt(loaded: LoadedCase, log: EventLog) -> Attempt:
     verdicts: list[Verdict] = []
     try:
         with scratch_memory() as memory:
-            runner = Runner(loaded.flow, log, memory=memory)
+            runner = Runner(flow=loaded.flow, log=log, memory=memory)
             await runner.start(case.message)
             await _answer_pauses(runner, loaded)
             said = transcript(own_events(log.load()))

@@ -66,7 +66,7 @@ def run_main(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, 
 async def reply_of(path: Path) -> tuple[str, str]:
     """(status, the helper's echoed last message or the error entry's text) of one run."""
     log = MemoryLog("r")
-    state = await Runner(load_flow(path), log).start()
+    state = await Runner(flow=load_flow(path), log=log).start()
     entry = next(e for e in log.load() if e.type in ("message", "error") and e.from_ == "helper")
     return state.status, entry.content
 

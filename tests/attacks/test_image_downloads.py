@@ -98,12 +98,14 @@ async def test_slow_downloads_leave_the_default_pool_to_everything_else(trickle:
     loop = asyncio.get_running_loop()
     loop.set_default_executor(ThreadPoolExecutor(8))
     slow = load_flow_text(FLOW.replace("URL", trickle), "look.yaml")
-    starts = [asyncio.create_task(Runner(slow, MemoryLog(f"r{n}")).start()) for n in range(8)]
+    starts = [
+        asyncio.create_task(Runner(flow=slow, log=MemoryLog(f"r{n}")).start()) for n in range(8)
+    ]
     await asyncio.sleep(0.3)  # every download under way
     began = time.monotonic()
     await asyncio.wait_for(asyncio.to_thread(time.sleep, 0), timeout=DEADLINE)
     plain = load_flow_text(FLOW.replace(', images: ["URL"]', ""), "plain.yaml")
-    state = await asyncio.wait_for(Runner(plain, MemoryLog("p")).start(), timeout=DEADLINE)
+    state = await asyncio.wait_for(Runner(flow=plain, log=MemoryLog("p")).start(), timeout=DEADLINE)
     assert state.status == "paused" and time.monotonic() - began < 1
     outcomes = await asyncio.gather(*starts, return_exceptions=True)
     assert all(isinstance(o, FlowError) and "not fetched within" in str(o) for o in outcomes)

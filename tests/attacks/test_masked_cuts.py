@@ -94,7 +94,7 @@ async def run() -> tuple[MemoryLog, CallingModel]:
     flow = load_flow_text(FLOW, "cuts.yaml", environ={"TOKEN": SECRET})
     model = CallingModel()
     log = MemoryLog("r")
-    await Runner(flow, log, providers=lambda name: model, tools=tools_for).start()
+    await Runner(flow=flow, log=log, providers=lambda name: model, tools=tools_for).start()
     return log, model
 
 

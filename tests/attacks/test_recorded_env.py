@@ -58,7 +58,7 @@ def crafted_run(folder: Path, name: str = "MY_SECRET_KEY") -> Path:
     text = CRAFTED.replace("MY_SECRET_KEY", name)
     flow = load_flow_text(text, "crafted.yaml", environ={name: "harmless"})
     path = folder / "crafted.jsonl"
-    asyncio.run(Runner(flow, JsonlLog(path, "20261202-000000-c0ffee")).start())
+    asyncio.run(Runner(flow=flow, log=JsonlLog(path, "20261202-000000-c0ffee")).start())
     return path
 
 

@@ -105,7 +105,7 @@ def trap(tmp_path: Path, listener: socket.socket, monkeypatch: pytest.MonkeyPatc
     flow = load_flow_text(text, str(home / "flow.yaml"))
     stand_ins = {name: Stand_in(name) for name in ("grab", "evil__probe", "web__probe")}
     log = JsonlLog(tmp_path / "run.jsonl", "trap-run")
-    runner = Runner(flow, log, tools=lambda agent, text: list(stand_ins.values()))
+    runner = Runner(flow=flow, log=log, tools=lambda agent, text: list(stand_ins.values()))
     asyncio.run(runner.start())
     assert any(e.type == "tool_result" for e in log.load())
     (tmp_path / "safe.yaml").write_text(SAFE)

@@ -132,10 +132,10 @@ async def test_a_real_api_answering_two_calls_under_one_id_gets_two_calls(
     fake.script(Reply(calls=twins), Reply(text="All done."))
     flow = read_flow(flow_file)
     log = MemoryLog("r")
-    await Runner(flow, log).start()
-    await Runner(flow, log).continue_("yes")
+    await Runner(flow=flow, log=log).start()
+    await Runner(flow=flow, log=log).continue_("yes")
     assert _asked(log.load()) == [ONE, TWO]  # each asked about on its own
-    await Runner(flow, log).continue_("yes")
+    await Runner(flow=flow, log=log).continue_("yes")
     events = log.load()
     assert (tmp_path / "one.txt").exists() and (tmp_path / "two.txt").exists()
     assert _calls(events) == [("call_1", ONE), ("call_1_2", TWO)]

@@ -28,7 +28,7 @@ def test_the_page_words_the_decision_and_shows_each_limit_at_the_end(
     log = MemoryLog("r")
     # In a thread of its own: Playwright's sync API keeps an event loop running in this one.
     with ThreadPoolExecutor(1) as pool:
-        pool.submit(asyncio.run, Runner(flow, log).start()).result()
+        pool.submit(asyncio.run, Runner(flow=flow, log=log).start()).result()
     events = log.load()
     decision = next(e for e in events if e.type == "budget")
     assert decision.action == "stop"

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 
 async def run(flow: Flow, log: MemoryLog | None = None, **options: object) -> list[Event]:
     log = log or MemoryLog("run")
-    await Runner(flow, log, **options).start()  # type: ignore[arg-type]
+    await Runner(flow=flow, log=log, **options).start()  # type: ignore[arg-type]
     return log.load()
 
 
@@ -99,7 +99,7 @@ async def test_an_agents_budget_is_kept_beside_the_flows(server: FakeLLMServer) 
 async def test_ask_pauses_and_a_new_limit_goes_on(server: FakeLLMServer) -> None:
     flow = looping_flow(server, "{model_calls: 3, on_exhausted: ask}")
     log = MemoryLog("run")
-    runner = Runner(flow, log)
+    runner = Runner(flow=flow, log=log)
     state = await runner.start()
     pending = state.pending
     assert isinstance(pending, InterruptEvent) and pending.reason == "budget"
@@ -167,7 +167,7 @@ async def test_a_fork_inherits_what_the_shared_part_spent(server: FakeLLMServer)
     fork = MemoryLog("fork")
     fork.append([e.model_copy(update={"run": "fork"}) for e in shared])
     before = len(server.requests)
-    state = await Runner(looping_flow(server, "{model_calls: 6}"), fork).retry()
+    state = await Runner(flow=looping_flow(server, "{model_calls: 6}"), log=fork).retry()
     assert state.status == "terminated"
     assert len(server.requests) - before == 3  # six in all, three of them shared
 
@@ -243,7 +243,7 @@ async def test_a_flow_without_a_budget_records_nothing_of_one(server: FakeLLMSer
     plain = load_flow_text(flow.text.replace("budget: {model_calls: 3}\n", ""), "flow.yaml")
     assert plain.budget is None
     log = MemoryLog("run")
-    runner = Runner(plain, log)
+    runner = Runner(flow=plain, log=log)
     assert runner._interpreter.budget is None  # no keeper: nothing estimated per call
     server.responder = None
     server.script(*[])

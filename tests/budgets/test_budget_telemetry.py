@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
 async def test_the_run_span_carries_the_budgets_decision(server: FakeLLMServer) -> None:
     log = MemoryLog("run")
-    await Runner(looping_flow(server, "{model_calls: 3}"), log).start()
+    await Runner(flow=looping_flow(server, "{model_calls: 3}"), log=log).start()
     spans = spans_of(log.load())
     (run,) = [s for s in spans if s.name.startswith("invoke_workflow")]
     assert run.attributes["roost.budget.action"] == "stop"

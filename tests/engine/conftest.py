@@ -35,4 +35,4 @@ def messages(events: list[Event]) -> list[tuple[str, str, str]]:
 
 def runner_for(text: str, **options: Any) -> tuple[Runner, MemoryLog]:
     log = MemoryLog("run-1")
-    return Runner(make_flow(text), log, **options), log
+    return Runner(flow=make_flow(text), log=log, **options), log

@@ -79,7 +79,7 @@ class SlowTool:
 def runner(model: Model, tool: SlowTool | None = None) -> tuple[Runner, MemoryLog]:
     log = MemoryLog("c")
     tools = (lambda agent, text: [tool]) if tool is not None else (lambda agent, text: [])
-    made = Runner(make_flow(FLOW), log, providers=lambda name: model, tools=tools)
+    made = Runner(flow=make_flow(FLOW), log=log, providers=lambda name: model, tools=tools)
     return made, log
 
 
@@ -159,7 +159,9 @@ async def test_a_run_with_a_cancelled_model_call_replays_identically() -> None:
     model = Model([None, "Hello again", "TERMINATE"])
     log = MemoryLog("c")
     tool = SlowTool()  # offered, never called
-    run = Runner(make_flow(DECLARED), log, providers=lambda name: model, tools=lambda a, t: [tool])
+    run = Runner(
+        flow=make_flow(DECLARED), log=log, providers=lambda name: model, tools=lambda a, t: [tool]
+    )
     step = asyncio.create_task(run.start())
     await asyncio.wait_for(model.entered.wait(), 5)
     run.cancel()
@@ -175,7 +177,9 @@ async def test_a_run_with_a_cancelled_tool_call_replays_identically() -> None:
     tool = SlowTool()
     model = Model([ToolCall(id="c1", name="wait", arguments={}), "Stopped.", "TERMINATE"])
     log = MemoryLog("c")
-    run = Runner(make_flow(DECLARED), log, providers=lambda name: model, tools=lambda a, t: [tool])
+    run = Runner(
+        flow=make_flow(DECLARED), log=log, providers=lambda name: model, tools=lambda a, t: [tool]
+    )
     step = asyncio.create_task(run.start())
     await asyncio.wait_for(tool.entered.wait(), 5)
     run.cancel()

@@ -136,9 +136,11 @@ async def test_random_is_seeded_and_the_same_in_a_new_process() -> None:
     await whole.start()
     log = MemoryLog("r")
     flow = make_flow(text)
-    state = await Runner(flow, log).start()
+    state = await Runner(flow=flow, log=log).start()
     while state.status == "paused":
-        state = await Runner(flow, log).continue_("")  # a fresh runner, as a new process would
+        state = await Runner(flow=flow, log=log).continue_(
+            ""
+        )  # a fresh runner, as a new process would
     # The draws are pinned, not only compared: a run recorded by one version of roost
     # must draw the same when a later version continues it.
     assert selects(whole_log) == [

@@ -62,7 +62,7 @@ async def record(run_id: str, clock: Callable[[], str] | None = None) -> list[Ev
     # A tool that waits lets the event loop switch to the other runs in the middle of a step.
     tool = FakeTool("note", "noted", delay=0.01)
     options = {"clock": clock} if clock is not None else {}
-    await Runner(make_flow(FLOW), log, tools=lambda agent, text: [tool], **options).start()
+    await Runner(flow=make_flow(FLOW), log=log, tools=lambda agent, text: [tool], **options).start()
     return log.load()
 
 

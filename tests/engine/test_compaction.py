@@ -60,7 +60,7 @@ def pair(
 
 async def run(flow: Flow, recording: Recording | None = None, **options: Any) -> list[Event]:
     log = MemoryLog("run-1")
-    await Runner(flow, log, providers=recording or Recording(flow), **options).start()
+    await Runner(flow=flow, log=log, providers=recording or Recording(flow), **options).start()
     return log.load()
 
 
@@ -324,7 +324,7 @@ async def test_compact_now_compresses_a_paused_runs_views_and_replays_without_a_
     flow = make_flow(PERSON)
     log = MemoryLog("run-1")
     recording = Recording(flow)
-    runner = Runner(flow, log, providers=recording)
+    runner = Runner(flow=flow, log=log, providers=recording)
     await runner.start()
     for said in ("More, please.", "And then?", "Go on."):
         await runner.continue_(said)
@@ -344,7 +344,7 @@ async def test_compact_now_compresses_a_paused_runs_views_and_replays_without_a_
 async def test_compact_now_is_refused_for_a_run_that_cannot_go_on() -> None:
     flow = pair(100_000, replies=REPLIES)
     log = MemoryLog("run-1")
-    runner = Runner(flow, log, providers=Recording(flow))
+    runner = Runner(flow=flow, log=log, providers=Recording(flow))
     await runner.start()
     with pytest.raises(RunStateError, match="terminated: only a paused run"):
         await runner.compact()

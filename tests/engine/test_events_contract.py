@@ -55,11 +55,11 @@ FIELDS = {
 async def test_every_event_has_the_contract_fields(tmp_path: Path) -> None:
     path = tmp_path / "run.jsonl"
     flow = make_flow(CHANNEL)
-    state = await Runner(flow, JsonlLog(path, "run-1")).start()
+    state = await Runner(flow=flow, log=JsonlLog(path, "run-1")).start()
     assert state.status == "paused"
-    state = await Runner(flow, JsonlLog(path)).continue_("")
+    state = await Runner(flow=flow, log=JsonlLog(path)).continue_("")
     assert state.status == "error"
-    state = await Runner(flow, JsonlLog(path)).retry()
+    state = await Runner(flow=flow, log=JsonlLog(path)).retry()
     assert state.status == "terminated"
     lines = [json.loads(line) for line in path.read_text().splitlines()]
     assert [line["seq"] for line in lines] == list(range(len(lines)))
@@ -86,7 +86,7 @@ async def test_the_digest_changes_with_the_history_and_is_repeatable() -> None:
     digests = []
     for _ in range(2):
         log = MemoryLog("r")
-        await Runner(make_flow(text), log).start()
+        await Runner(flow=make_flow(text), log=log).start()
         digests.append([e.request_digest for e in log.load() if e.type == "llm_call"])
     assert digests[0] == digests[1]
     assert len(set(digests[0])) == len(digests[0])
@@ -113,7 +113,7 @@ async def test_a_run_cancelled_during_a_model_call_is_retried_cleanly() -> None:
     log = MemoryLog("r")
     flow = make_flow(CHANNEL)
     stuck = StuckProvider()
-    runner = Runner(flow, log, providers=lambda name: stuck)
+    runner = Runner(flow=flow, log=log, providers=lambda name: stuck)
     task = asyncio.create_task(runner.start())
     called = asyncio.create_task(stuck.called.wait())
     await asyncio.wait([task, called], return_when=asyncio.FIRST_COMPLETED)
@@ -123,7 +123,7 @@ async def test_a_run_cancelled_during_a_model_call_is_retried_cleanly() -> None:
         await task
     assert fold(log.load()).status == "running"
     assert [e.type for e in log.load()] == ["run_start", "message", "select"]
-    state = await Runner(flow, log).retry()
+    state = await Runner(flow=flow, log=log).retry()
     # a's call is redone (one), then b says INTERRUPT: the run waits for the channel's answer.
     assert state.status == "paused"
     assert [(e.from_, e.content) for e in log.load() if e.type == "message"] == [

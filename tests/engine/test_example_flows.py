@@ -29,7 +29,7 @@ async def test_example_flow_runs_to_the_end(name: str, answers: list[str]) -> No
     assert path.read_text().startswith("# yaml-language-server: $schema=")
     assert "real model" in path.read_text()
     flow = load_flow(path)
-    runner = Runner(flow, MemoryLog("example"))
+    runner = Runner(flow=flow, log=MemoryLog("example"))
     state = await runner.start()
     for answer in answers:
         assert state.status == "paused", name
@@ -39,21 +39,21 @@ async def test_example_flow_runs_to_the_end(name: str, answers: list[str]) -> No
 
 async def test_the_looping_director_is_stopped_by_its_budget() -> None:
     log = MemoryLog("loop")
-    state = await Runner(load_flow(FLOWS / "looping-director.yaml"), log).start()
+    state = await Runner(flow=load_flow(FLOWS / "looping-director.yaml"), log=log).start()
     assert state.status == "terminated"
     assert [e.type for e in log.load()[-2:]] == ["budget", "terminate"]
     assert sum(e.type == "llm_call" for e in log.load()) == 40
 
 
 async def test_the_debate_follows_its_transitions() -> None:
-    runner = Runner(load_flow(FLOWS / "debate.yaml"), MemoryLog("debate"))
+    runner = Runner(flow=load_flow(FLOWS / "debate.yaml"), log=MemoryLog("debate"))
     state = await runner.start()
     speakers = [entry.from_ for entry in state.history[1:]]
     assert speakers == ["moderator", "pro", "con", "moderator", "pro", "con", "moderator"]
 
 
 async def test_the_math_chat_asks_the_client_chosen_by_the_director() -> None:
-    runner = Runner(load_flow(FLOWS / "math-chat.yaml"), MemoryLog("math"))
+    runner = Runner(flow=load_flow(FLOWS / "math-chat.yaml"), log=MemoryLog("math"))
     state = await runner.start()
     assert state.status == "paused"
     assert (state.pending.from_, state.pending.to) == ("client", "math")  # type: ignore[union-attr]

@@ -46,7 +46,7 @@ def flow_file(folder: Path, text: str, name: str) -> Flow:
 async def stopped_at_the_template(folder: Path) -> tuple[MemoryLog, Flow]:
     log = MemoryLog("run-1")
     broken = flow_file(folder, BROKEN, "chat.yaml")
-    state = await Runner(broken, log).start()
+    state = await Runner(flow=broken, log=log).start()
     assert state.status == "error" and "ZeroDivisionError" in state.pending.content  # type: ignore[union-attr]
     return log, broken
 
@@ -54,9 +54,9 @@ async def stopped_at_the_template(folder: Path) -> tuple[MemoryLog, Flow]:
 async def test_a_fixed_flow_rescues_a_run_stopped_by_its_flow(tmp_path: Path) -> None:
     log, broken = await stopped_at_the_template(tmp_path)
     # Retried under its own flow, the run fails the same way, for ever.
-    again = await Runner(broken, log).retry()
+    again = await Runner(flow=broken, log=log).retry()
     assert again.status == "error"
-    runner = Runner(broken, log)
+    runner = Runner(flow=broken, log=log)
     fixed = flow_file(tmp_path, FIXED, "fixed.yaml")
     runner.follow(fixed)
     state = await runner.retry()
@@ -74,7 +74,7 @@ async def test_a_fixed_flow_rescues_a_run_stopped_by_its_flow(tmp_path: Path) ->
 
 async def test_the_fold_knows_the_flow_in_force(tmp_path: Path) -> None:
     log, _ = await stopped_at_the_template(tmp_path)
-    runner = Runner(flow_file(tmp_path, BROKEN, "chat.yaml"), log)
+    runner = Runner(flow=flow_file(tmp_path, BROKEN, "chat.yaml"), log=log)
     runner.follow(flow_file(tmp_path, FIXED, "fixed.yaml"))
     await runner.retry()
     events = log.load()
@@ -98,11 +98,11 @@ async def test_a_flow_without_a_node_of_the_history_is_refused(tmp_path: Path) -
     text = text.replace("from: critic", "from: editor")
     partial = flow_file(tmp_path, text, "partial.yaml")
     with pytest.raises(FlowError) as refused:
-        Runner(broken, log).follow(partial)
+        Runner(flow=broken, log=log).follow(partial)
     assert str(refused.value).startswith(f"{tmp_path / 'partial.yaml'}:8:")
     assert "'critic' (event 1)" in str(refused.value)
     with pytest.raises(FlowError):
-        Runner(partial, log)  # taking over by being given to the Runner is refused alike
+        Runner(flow=partial, log=log)  # taking over by being given to the Runner is refused alike
     assert log.load() == before
 
 
@@ -135,7 +135,7 @@ start: {from: user, to: room, content: hi}
 
 async def test_a_refused_step_writes_no_flow_event_and_the_next_one_does(tmp_path: Path) -> None:
     log, broken = await stopped_at_the_template(tmp_path)
-    runner = Runner(broken, log)
+    runner = Runner(flow=broken, log=log)
     runner.follow(flow_file(tmp_path, FIXED, "fixed.yaml"))
     with pytest.raises(RunStateError):
         await runner.continue_("hello")  # the run is not paused: nothing is written
@@ -146,19 +146,19 @@ async def test_a_refused_step_writes_no_flow_event_and_the_next_one_does(tmp_pat
 
 async def test_a_runner_given_another_flow_records_the_change(tmp_path: Path) -> None:
     log, _ = await stopped_at_the_template(tmp_path)
-    state = await Runner(flow_file(tmp_path, FIXED, "fixed.yaml"), log).retry()
+    state = await Runner(flow=flow_file(tmp_path, FIXED, "fixed.yaml"), log=log).retry()
     assert state.status == "terminated"
     assert sum(isinstance(e, FlowEvent) for e in log.load()) == 1
     # The same flow again is no change: nothing more is recorded.
     count = len(log.load())
     with pytest.raises(RunStateError):
-        await Runner(flow_file(tmp_path, FIXED, "fixed.yaml"), log).retry()
+        await Runner(flow=flow_file(tmp_path, FIXED, "fixed.yaml"), log=log).retry()
     assert len(log.load()) == count
 
 
 async def test_replay_follows_each_part_under_its_own_flow(tmp_path: Path) -> None:
     log, broken = await stopped_at_the_template(tmp_path)
-    runner = Runner(broken, log)
+    runner = Runner(flow=broken, log=log)
     runner.follow(flow_file(tmp_path, FIXED, "fixed.yaml"))
     await runner.retry()
     recorded = log.load()
@@ -176,12 +176,12 @@ async def test_a_flow_change_at_a_dead_process_replays(tmp_path: Path) -> None:
     # another flow: the replay stops where the process stopped, before the flow event.
     fixed = flow_file(tmp_path, FIXED, "fixed.yaml")
     log = MemoryLog("run-1")
-    await Runner(fixed, log).start()
+    await Runner(flow=fixed, log=log).start()
     dead = MemoryLog("run-1")
     dead.append(log.load()[:2])
     assert fold(dead.load()).status == "running"
     calmer = flow_file(tmp_path, FIXED.replace("Be brief.", "Be calm."), "calmer.yaml")
-    runner = Runner(fixed, dead)
+    runner = Runner(flow=fixed, log=dead)
     runner.follow(calmer)
     await runner.retry()
     recorded = dead.load()
@@ -194,7 +194,7 @@ async def test_a_flow_change_at_a_dead_process_replays(tmp_path: Path) -> None:
 
 async def test_a_flow_change_after_an_error_is_no_stop_point(tmp_path: Path) -> None:
     log, broken = await stopped_at_the_template(tmp_path)
-    runner = Runner(broken, log)
+    runner = Runner(flow=broken, log=log)
     runner.follow(flow_file(tmp_path, FIXED, "fixed.yaml"))
     await runner.retry()
     assert stop_points(log.load()) == []

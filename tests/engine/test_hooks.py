@@ -120,7 +120,7 @@ def sh(*commands: str) -> dict[str, Any]:
 
 async def run(path: Path) -> list[Event]:
     log = MemoryLog("r")
-    await Runner(read_flow(path), log).start()
+    await Runner(flow=read_flow(path), log=log).start()
     return log.load()
 
 
@@ -419,7 +419,7 @@ async def test_a_replay_gives_each_message_the_decision_recorded_for_it(tmp_path
     hooks = {"before_reply": [{"python": "guards:no_spam"}]}
     path = write_flow(tmp_path, ["Hello to you.", "never said"], hooks=hooks, start="hello")
     log = MemoryLog("r")
-    runner = Runner(read_flow(path), log)
+    runner = Runner(flow=read_flow(path), log=log)
     await runner.start()
     await runner.continue_("buy spam now")
     events = log.load()

@@ -55,7 +55,7 @@ start: {from: USER, to: desk, content: Announce it.}
 def said(text: str) -> list[tuple[str, str]]:
     flow = load_flow_text(textwrap.dedent(text), "review.yaml")
     log = MemoryLog("r")
-    asyncio.run(Runner(flow, log).start())
+    asyncio.run(Runner(flow=flow, log=log).start())
     return [(e.from_, e.content) for e in log.load() if isinstance(e, MessageEvent)]
 
 
@@ -114,7 +114,7 @@ def test_a_director_prompt_reads_the_latest_message_into_its_channel() -> None:
     """
     flow = load_flow_text(textwrap.dedent(text), "desk.yaml")
     log = MemoryLog("d")
-    asyncio.run(Runner(flow, log).start())
+    asyncio.run(Runner(flow=flow, log=log).start())
     picks = [(e.chosen, e.by) for e in log.load() if isinstance(e, SelectEvent)]
     assert picks == [("writer", "llm"), ("critic", "llm"), ("writer", "llm")]
 

@@ -102,7 +102,7 @@ def test_replaying_an_old_log_records_the_same_json(
 def test_a_run_made_again_writes_what_it_wrote_before() -> None:
     old = [parse_event(line) for line in lines("channel_run.jsonl")]
     log = MemoryLog("again")
-    runner = Runner(load_flow(FLOWS / "math-chat.yaml"), log)
+    runner = Runner(flow=load_flow(FLOWS / "math-chat.yaml"), log=log)
     state = asyncio.run(runner.start())
     assert state.status == "paused"
     asyncio.run(runner.continue_("Thank you, that is all."))

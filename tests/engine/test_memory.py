@@ -69,7 +69,7 @@ def memory(request: pytest.FixtureRequest, tmp_path: Path) -> SqlMemory:
 
 async def run(flow: Flow, memory: SqlMemory, run_id: str) -> tuple[list[Event], Recording]:
     log, recording = MemoryLog(run_id), Recording(flow)
-    await Runner(flow, log, providers=recording, memory=memory).start()
+    await Runner(flow=flow, log=log, providers=recording, memory=memory).start()
     return log.load(), recording
 
 

@@ -91,7 +91,7 @@ def bank(store: SqlStore) -> SqlMemory:
 
 
 def runner(log: EventLog, bank: SqlMemory) -> Runner:
-    return Runner(NOTES, log, providers=rememberer, memory=bank)
+    return Runner(flow=NOTES, log=log, providers=rememberer, memory=bank)
 
 
 def keys(entries: Iterable[MemoryEntry]) -> list[str]:

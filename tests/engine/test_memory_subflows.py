@@ -71,7 +71,7 @@ async def run_parent(
     text = PARENT.replace("TOOL", tool).replace("MESSAGE", message)
     flow = make_flow(text, folder / "front-desk.yaml")
     log = MemoryLog(f"parent-{tool}")
-    await Runner(flow, log, child_log=children, memory=memory).start()
+    await Runner(flow=flow, log=log, child_log=children, memory=memory).start()
     return log.load()
 
 

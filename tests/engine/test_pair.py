@@ -110,9 +110,9 @@ async def test_the_pair_cap_is_checked_before_feedback_is_recorded() -> None:
     log = MemoryLog("r")
     # Build a paused run whose pair already reached its cap, then continue it.
     paused = make_flow(pair("[INTERRUPT, x]", extra=", max_rounds: 5"))
-    runner = Runner(paused, log)
+    runner = Runner(flow=paused, log=log)
     await runner.start()
-    state = await Runner(flow, log).continue_("feedback that must not be recorded")
+    state = await Runner(flow=flow, log=log).continue_("feedback that must not be recorded")
     assert state.status == "terminated"
     events = log.load()
     assert events[-2].type == "resume" and events[-1].type == "terminate"
@@ -227,7 +227,7 @@ async def test_context_files_are_read_again_at_every_reply(tmp_path: Path) -> No
             seen.append(event.content)  # type: ignore[attr-defined]
             (notes / "a.md").write_text("second version")
 
-    await Runner(flow, log, on_event=edit).start()
+    await Runner(flow=flow, log=log, on_event=edit).start()
     assert "Hi" in seen[0] and "first version" in seen[0] and "notes/a.md" in seen[0]
     assert "second version" in seen[1] and "more" in seen[1]
 

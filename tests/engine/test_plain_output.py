@@ -75,7 +75,7 @@ async def test_a_pipe_gets_the_text_a_terminal_shows() -> None:
         rich.on_text(node, chunk)
 
     log = MemoryLog("r")
-    runner = Runner(make_flow(FLOW), log, tools=tools, on_event=on_event, on_text=on_text)
+    runner = Runner(flow=make_flow(FLOW), log=log, tools=tools, on_event=on_event, on_text=on_text)
     made.append(runner)
     state = await runner.start()
     assert state.status == "error"

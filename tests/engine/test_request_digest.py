@@ -66,7 +66,7 @@ def record(tmp_path: Path, text: str = CHANNEL) -> tuple[Path, list[Event]]:
     path = tmp_path / "flow.yaml"
     path.write_text(text)
     log = JsonlLog(tmp_path / "run.jsonl", "run-1")
-    asyncio.run(Runner(load_flow(path), log).start())
+    asyncio.run(Runner(flow=load_flow(path), log=log).start())
     return tmp_path / "run.jsonl", log.load()
 
 
@@ -144,7 +144,7 @@ def test_the_provider_settings_that_shape_a_request_are_covered(
 def test_the_member_a_transcript_is_written_for_is_in_its_digest() -> None:
     flow = load_flow_text(CHANNEL, "digest.yaml")
     log = MemoryLog("r")
-    asyncio.run(Runner(flow, log).start())
+    asyncio.run(Runner(flow=flow, log=log).start())
     # Before either member spoke, both are shown the same entries, and have the same role:
     # only the transcript's last line, which names the member, tells their requests apart.
     state = fold(e for e in log.load() if e.seq <= 1)

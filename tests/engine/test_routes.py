@@ -66,7 +66,7 @@ def of_type(events: list[Event], kind: str) -> list[Any]:
 
 async def run(text: str, path: Path | None = None) -> tuple[Runner, MemoryLog]:
     log = MemoryLog("run-1")
-    runner = Runner(make_flow(text, path), log)
+    runner = Runner(flow=make_flow(text, path), log=log)
     await runner.start()
     return runner, log
 
@@ -211,7 +211,7 @@ async def test_a_manual_director_offers_only_the_routes_that_held() -> None:
     text = text.replace("members: [writer, critic]", "members: [writer, critic, USER]")
     text = text.replace("max_rounds: 3", "max_rounds: 6")
     log = MemoryLog("run-1")
-    runner = Runner(make_flow(text), log)
+    runner = Runner(flow=make_flow(text), log=log)
     await runner.start()  # the person picks the first speaker
     await runner.continue_("writer")
     state = runner.state
@@ -250,7 +250,7 @@ start: {{from: writer, to: critic, content: my draft}}
 async def test_the_example_review_loop_replays_identical() -> None:
     flow = load_flow(EXAMPLE)
     log = MemoryLog("run-1")
-    runner = Runner(flow, log)
+    runner = Runner(flow=flow, log=log)
     await runner.start()
     await runner.continue_("Signed off.")
     recorded = log.load()

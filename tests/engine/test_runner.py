@@ -32,7 +32,7 @@ start: {from: USER, to: bot, content: go}
 
 async def test_events_iterates_what_is_appended_until_the_step_returns() -> None:
     log = MemoryLog("r")
-    runner = Runner(make_flow(FLOW), log)
+    runner = Runner(flow=make_flow(FLOW), log=log)
     seen: list[Event] = []
 
     async def collect() -> None:
@@ -50,8 +50,8 @@ async def test_on_event_and_on_text_are_called() -> None:
     events: list[Event] = []
     texts: list[tuple[str, str]] = []
     runner = Runner(
-        make_flow(FLOW),
-        MemoryLog("r"),
+        flow=make_flow(FLOW),
+        log=MemoryLog("r"),
         on_event=events.append,
         on_text=lambda node, chunk: texts.append((node, chunk)),
     )
@@ -62,16 +62,16 @@ async def test_on_event_and_on_text_are_called() -> None:
 
 async def test_start_overrides_and_bad_routes() -> None:
     log = MemoryLog("r")
-    runner = Runner(make_flow(FLOW), log)
+    runner = Runner(flow=make_flow(FLOW), log=log)
     await runner.start("other words", from_="bot", to="USER")
     assert messages(log.load())[:2] == [("bot", "USER", "other words"), ("USER", "bot", "one")]
     with pytest.raises(UsageError, match="nobody"):
-        await Runner(make_flow(FLOW), MemoryLog("x")).start(to="nobody")
+        await Runner(flow=make_flow(FLOW), log=MemoryLog("x")).start(to="nobody")
     with pytest.raises(UsageError, match="'USER' to itself"):
-        await Runner(make_flow(FLOW), MemoryLog("s")).start(to="USER")
+        await Runner(flow=make_flow(FLOW), log=MemoryLog("s")).start(to="USER")
     no_start = FLOW.replace("start: {from: USER, to: bot, content: go}", "")
     with pytest.raises(UsageError, match="no start"):
-        await Runner(make_flow(no_start), MemoryLog("y")).start()
+        await Runner(flow=make_flow(no_start), log=MemoryLog("y")).start()
 
 
 async def test_secrets_never_reach_error_text() -> None:
@@ -79,7 +79,7 @@ async def test_secrets_never_reach_error_text() -> None:
     flow = load_flow_text(text, "api.yaml", environ={"TOKEN": "sk-very-secret-1234"})
     assert "sk-very-secret-1234" in flow.secrets
     log = MemoryLog("r")
-    state = await Runner(flow, log).start()
+    state = await Runner(flow=flow, log=log).start()
     assert state.status == "error"
     dumped = "".join(e.model_dump_json() for e in log.load())
     assert "sk-very-secret-1234" not in dumped
@@ -91,7 +91,7 @@ async def test_a_failing_provider_factory_is_an_error_entry() -> None:
         raise RuntimeError("no key for gpt")
 
     log = MemoryLog("r")
-    state = await Runner(make_flow(FLOW), log, providers=broken).start()  # type: ignore[arg-type]
+    state = await Runner(flow=make_flow(FLOW), log=log, providers=broken).start()  # type: ignore[arg-type]
     assert state.status == "error"
     assert "no key for gpt" in log.load()[-1].content
     assert not [e for e in log.load() if e.type == "llm_call"]
@@ -107,7 +107,7 @@ async def test_ten_thousand_messages_run_without_growing_the_stack() -> None:
     start: {from: a, to: b, content: go}
     """
     log = MemoryLog("r")
-    state = await Runner(make_flow(text), log).start()
+    state = await Runner(flow=make_flow(text), log=log).start()
     assert state.status == "terminated"
     assert len(state.history) == 10000
 
@@ -128,7 +128,7 @@ class CountingProvider:
 
 async def test_usage_is_recorded_and_summed() -> None:
     log = MemoryLog("r")
-    runner = Runner(make_flow(FLOW), log, providers=lambda name: CountingProvider())  # type: ignore[arg-type,return-value]
+    runner = Runner(flow=make_flow(FLOW), log=log, providers=lambda name: CountingProvider())  # type: ignore[arg-type,return-value]
     state = await runner.start()
     call = next(e for e in log.load() if e.type == "llm_call")
     assert call.usage is not None and call.usage.model_dump() == {
@@ -166,7 +166,7 @@ async def test_a_call_that_counted_only_prompt_tokens_is_in_the_total() -> None:
         [("", Usage(prompt_tokens=10)), ("TERMINATE", Usage(prompt_tokens=5, completion_tokens=2))]
     )
     log = MemoryLog("r")
-    state = await Runner(make_flow(FLOW), log, providers=lambda name: provider).start()  # type: ignore[arg-type,return-value]
+    state = await Runner(flow=make_flow(FLOW), log=log, providers=lambda name: provider).start()  # type: ignore[arg-type,return-value]
     assert (state.usage.prompt_tokens, state.usage.completion_tokens, state.usage.calls) == (
         15,
         2,

@@ -33,7 +33,7 @@ start: {from: USER, to: bot, content: "2 + 2?"}
 
 def new_runner() -> tuple[Runner, MemoryLog]:
     log = MemoryLog("r")
-    return Runner(make_flow(ASK), log), log
+    return Runner(flow=make_flow(ASK), log=log), log
 
 
 async def collect(runner: Runner, into: list[Event]) -> None:
@@ -138,7 +138,7 @@ async def test_a_terminated_run_ends_the_iterator_at_once() -> None:
     while runner.state.status == "paused":
         await runner.continue_("")
     assert runner.state.status == "terminated"
-    fresh = Runner(make_flow(ASK), MemoryLog("r", log.load()))
+    fresh = Runner(flow=make_flow(ASK), log=MemoryLog("r", log.load()))
     seen: list[Event] = []
     async with asyncio.timeout(GUARD):
         await collect(fresh, seen)
@@ -182,7 +182,7 @@ start: {from: USER, to: bot, content: hi}
 async def test_a_consumer_made_before_many_calls_still_sees_them_from_the_first() -> None:
     # Past calls are forgotten only once no living task can follow them.
     log = MemoryLog("r")
-    runner = Runner(make_flow(CHAT), log)
+    runner = Runner(flow=make_flow(CHAT), log=log)
     await runner.start()
     before = len(log.load())
     seen: list[Event] = []

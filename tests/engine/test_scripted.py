@@ -113,11 +113,11 @@ async def test_a_run_continued_by_a_new_runner_picks_up_the_position() -> None:
     start: {from: USER, to: bot, content: go}
     """
     log = MemoryLog("r")
-    state = await Runner(make_flow(text), log).start()
+    state = await Runner(flow=make_flow(text), log=log).start()
     assert state.status == "paused" and state.provider_attempts == {"mock": 2}
-    state = await Runner(make_flow(text), log).continue_("")
+    state = await Runner(flow=make_flow(text), log=log).continue_("")
     assert state.status == "error" and state.provider_attempts == {"mock": 4}
-    state = await Runner(make_flow(text), log).retry()
+    state = await Runner(flow=make_flow(text), log=log).retry()
     assert state.status == "terminated"
     assert [m[2] for m in messages(log.load())] == [
         "go",
@@ -143,10 +143,10 @@ async def test_a_scripted_fallback_keeps_its_position_in_a_new_runner() -> None:
     start: {from: USER, to: A, content: go}
     """
     log = MemoryLog("run-1")
-    await Runner(make_flow(text), log).start()
+    await Runner(flow=make_flow(text), log=log).start()
     calls = [e for e in log.load() if e.type == "llm_call"]
     assert [a.provider for a in calls[0].attempts] == ["p", "q"]
-    await Runner(make_flow(text), log).continue_("more")
-    await Runner(make_flow(text), log).continue_("again")
+    await Runner(flow=make_flow(text), log=log).continue_("more")
+    await Runner(flow=make_flow(text), log=log).continue_("again")
     replies = [content for frm, _, content in messages(log.load()) if frm == "A"]
     assert replies == ["q1", "q2", "q3"]

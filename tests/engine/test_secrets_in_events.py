@@ -59,7 +59,7 @@ async def test_no_event_holds_a_secret_and_the_models_see_it_masked(tmp_path: Pa
     path = write_flow(tmp_path)
     flow = load_flow_text(path.read_text(), str(path), environ={"TOKEN": SECRET})
     log = MemoryLog("r")
-    state = await Runner(flow, log).start(f"use {SECRET} please")
+    state = await Runner(flow=flow, log=log).start(f"use {SECRET} please")
     assert state.status == "terminated"
     dumped = "\n".join(e.model_dump_json() for e in log.load())
     assert SECRET not in dumped

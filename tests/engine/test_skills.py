@@ -60,7 +60,7 @@ def flow_file(folder: Path, skills: str, replies: str) -> Path:
 
 async def run(file: Path) -> list[Event]:
     log = MemoryLog("run-1")
-    await Runner(load_flow(file), log).start()
+    await Runner(flow=load_flow(file), log=log).start()
     return log.load()
 
 
@@ -150,7 +150,7 @@ async def test_a_tool_limit_never_ranks_skill_read_out(folder: Path) -> None:
 async def test_a_replay_is_identical_once_the_skills_have_changed(folder: Path) -> None:
     file = flow_file(folder, "all", "[{echo: system}, " + READ_TEA[1:])
     log = MemoryLog("run-1")
-    runner = Runner(load_flow(file), log)
+    runner = Runner(flow=load_flow(file), log=log)
     await runner.start()
     await runner.continue_("And coffee?")
     recorded = log.load()
@@ -164,9 +164,9 @@ async def test_a_replay_is_identical_once_the_skills_have_changed(folder: Path) 
 async def test_a_changed_skill_is_recorded_again_at_the_next_reply(folder: Path) -> None:
     file = flow_file(folder, "[tea]", "[{echo: system}]\n    when_exhausted: repeat_last")
     log = MemoryLog("run-1")
-    await Runner(load_flow(file), log).start()
+    await Runner(flow=load_flow(file), log=log).start()
     write_skill(folder / "skills", "tea", "Tea, changed.")
-    runner = Runner(load_flow(file), log)  # another process continues the run
+    runner = Runner(flow=load_flow(file), log=log)  # another process continues the run
     await runner.continue_("Again?")
     events = log.load()
     lists = [[s.description for s in e.skills] for e in events if isinstance(e, SkillsEvent)]
@@ -181,7 +181,7 @@ async def test_a_skill_gone_since_validation_stops_the_reply_with_one_line(folde
     flow = load_flow(file)
     (folder / "skills" / "tea" / "SKILL.md").unlink()
     log = MemoryLog("run-1")
-    state = await Runner(flow, log).start()
+    state = await Runner(flow=flow, log=log).start()
     assert state.status == "error"
     assert state.pending is not None
     assert state.pending.content == "agent 'helper': no skill named 'tea'"
@@ -200,7 +200,7 @@ async def test_a_secret_in_a_skill_is_masked_and_recorded_once(folder: Path) -> 
     script = "[{echo: system}]\n    when_exhausted: repeat_last\n    api_key: ${TEA_KEY}"
     flow = load_flow(flow_file(folder, "[tea]", script), environ={"TEA_KEY": "sekrit-value-123"})
     log = MemoryLog("run-1")
-    runner = Runner(flow, log)
+    runner = Runner(flow=flow, log=log)
     await runner.start()
     await runner.continue_("Again?")
     events = log.load()
@@ -218,11 +218,11 @@ async def test_a_reply_resumed_after_a_tool_approval_keeps_its_list(folder: Path
     )
     (folder / "flow.yaml").write_text(text)
     log = MemoryLog("run-1")
-    state = await Runner(load_flow(folder / "flow.yaml"), log).start()
+    state = await Runner(flow=load_flow(folder / "flow.yaml"), log=log).start()
     assert state.pending is not None
     assert state.pending.reason == "tool_approval"  # type: ignore[union-attr]
     write_skill(folder / "skills", "tea", "Tea, changed while the person decided.")
-    await Runner(load_flow(folder / "flow.yaml"), log).continue_("yes")
+    await Runner(flow=load_flow(folder / "flow.yaml"), log=log).continue_("yes")
     events = log.load()
     assert len([e for e in events if isinstance(e, SkillsEvent)]) == 1
     assert replies(events)[-1].endswith("- tea: Brewing tea.")
@@ -239,7 +239,7 @@ async def test_the_context_estimate_and_compact_count_the_skills_list(folder: Pa
     answers = "[{echo: system}, Boil water., Steep it., Add milk., A short summary.]"
     file = flow_file(folder, "[tea, cocoa]", answers)
     log = MemoryLog("run-1")
-    runner = Runner(load_flow(file), log)
+    runner = Runner(flow=load_flow(file), log=log)
     await runner.start()
     for question in ("How hot?", "How long?", "Milk?"):
         await runner.continue_(question)

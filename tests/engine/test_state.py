@@ -86,7 +86,7 @@ async def drive(s: dict[str, Any]) -> tuple[list[Event], list[RunState]]:
             snapshots.append(copy.deepcopy(runner.state))
 
     tool = FakeTool("t", approval=s.get("approval", False))
-    runner = Runner(make_flow(flow_text(s)), log, on_event=snap, tools=lambda a, t: [tool])
+    runner = Runner(flow=make_flow(flow_text(s)), log=log, on_event=snap, tools=lambda a, t: [tool])
     state = await runner.start()
     answers = list(s["answers"])
     for _ in range(12):

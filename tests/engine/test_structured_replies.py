@@ -46,7 +46,7 @@ def review_flow(replies: str, schema: dict[str, Any] | None = VERDICT) -> Flow:
 
 async def run(flow: Flow) -> tuple[Runner, MemoryLog]:
     log = MemoryLog("r")
-    runner = Runner(flow, log)
+    runner = Runner(flow=flow, log=log)
     await runner.start()
     return runner, log
 
@@ -97,7 +97,7 @@ async def test_the_follow_up_names_the_problem_after_the_bad_reply() -> None:
             return ModelResponse(message=AssistantMessage(content=text, provider="mock"))
 
     capture = Capture()
-    runner = Runner(review_flow("[x]"), MemoryLog("r"), providers=lambda name: capture)
+    runner = Runner(flow=review_flow("[x]"), log=MemoryLog("r"), providers=lambda name: capture)
     await runner.start()
     assert len(seen) == 2
     assert all(r.reply_format is not None and r.reply_format.name == "critic_reply" for r in seen)

@@ -66,8 +66,8 @@ async def test_a_run_records_only_text_utf8_can_hold() -> None:
     out = io.StringIO()
     console = RunConsole(Console(file=out, force_terminal=False, width=200))
     runner = Runner(
-        make_flow(FLOW),
-        log,
+        flow=make_flow(FLOW),
+        log=log,
         providers=lambda name: SplitEmojiProvider(),  # type: ignore[arg-type,return-value]
         on_text=console.on_text,
     )

@@ -65,7 +65,7 @@ start: {from: USER, to: bot, content: "2 + 2?"}
 async def run(defaults: str = "", agent: str = "") -> list[object]:
     log = MemoryLog("r")
     flow = load(PAIR.replace("DEFAULTS", defaults).replace("AGENT", agent))
-    await Runner(flow, log).start()
+    await Runner(flow=flow, log=log).start()
     return list(log.load())
 
 
@@ -92,7 +92,9 @@ async def test_an_agent_rule_wins_over_the_default() -> None:
 async def test_interrupt_at_the_end_pauses() -> None:
     text = PAIR.replace("Let me add: 4.", "Shall I go on? INTERRUPT")
     log = MemoryLog("r")
-    state = await Runner(load(text.replace("DEFAULTS", "").replace("AGENT", "")), log).start()
+    state = await Runner(
+        flow=load(text.replace("DEFAULTS", "").replace("AGENT", "")), log=log
+    ).start()
     assert state.status == "paused"
     assert state.pending is not None
     assert (state.pending.from_, state.pending.to) == ("USER", "bot")  # bot said it to USER

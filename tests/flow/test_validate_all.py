@@ -209,11 +209,11 @@ async def test_the_start_message_is_a_template_rendered_before_it_is_sent() -> N
         START.replace("CONTENT", "How much is {{ vars.a }} + {{ vars.b }}, {{ members[1] }}?")
     )
     log = MemoryLog("r")
-    await Runner(flow, log).start()
+    await Runner(flow=flow, log=log).start()
     said = [e.content for e in log.load() if e.type == "message"]  # type: ignore[attr-defined]
     assert said[0] == "How much is 2 + 3, bot?"
     log = MemoryLog("r2")  # a message given when the run starts is sent as written
-    await Runner(flow, log).start("{{ vars.a }}")
+    await Runner(flow=flow, log=log).start("{{ vars.a }}")
     first = next(e for e in log.load() if e.type == "message")
     assert first.content == "{{ vars.a }}"  # type: ignore[attr-defined]
 
@@ -374,7 +374,7 @@ async def test_a_variable_marked_public_may_be_read_and_is_not_masked() -> None:
     flow = load(text, REGION="eu-west", API_KEY=SECRET)
     assert flow.secrets == frozenset({SECRET})
     log = MemoryLog("r")
-    await Runner(flow, log).start()
+    await Runner(flow=flow, log=log).start()
     said = [e.content for e in log.load() if e.type == "message"]  # type: ignore[attr-defined]
     assert said[1] == "You serve EU-WEST."
     with pytest.raises(

@@ -94,7 +94,7 @@ def test_a_run_shows_its_replay_page_in_a_frame_of_its_own(flow: Flow) -> None:
 def test_a_runner_shows_the_same_run_as_its_log(flow: Flow) -> None:
     log = MemoryLog("picnic-2")
     run_picnic(flow, log)
-    runner = roost.Runner(flow, log)
+    runner = roost.Runner(flow=flow, log=log)
     by_runner, by_log = show(runner), show(log)
     assert isinstance(by_runner, RunDrawing) and isinstance(by_log, RunDrawing)
     assert by_runner._repr_html_() == by_log._repr_html_()

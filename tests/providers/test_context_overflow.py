@@ -58,7 +58,7 @@ def chat_replies(count: int) -> list[Reply]:
 
 async def run(flow: Flow) -> list[Event]:
     log = MemoryLog("run")
-    await Runner(flow, log).start()
+    await Runner(flow=flow, log=log).start()
     return log.load()
 
 

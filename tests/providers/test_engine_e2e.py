@@ -55,7 +55,7 @@ async def test_flow_with_a_tool_runs_on_each_backend(
     server.script(*tool_turn())
     log = MemoryLog("run-1")
     shown: list[str] = []
-    runner = Runner(adder(provider), log, on_text=lambda node, chunk: shown.append(chunk))
+    runner = Runner(flow=adder(provider), log=log, on_text=lambda node, chunk: shown.append(chunk))
     state = await runner.start()
     assert state.status == "paused"  # USER answers next
     assert state.history[-2].content == "2 + 3 = 5"
@@ -87,7 +87,7 @@ async def test_fallback_chain_answers_when_the_primary_fails(
     first, second = tool_turn()
     server.script(Status(500), first, Status(500), second)
     log = MemoryLog("run-2")
-    state = await Runner(adder("flaky"), log).start()
+    state = await Runner(flow=adder("flaky"), log=log).start()
     assert state.history[-2].content == "2 + 3 = 5"
     assert [r.path for r in server.requests] == [
         "/v1/chat/completions",
@@ -111,12 +111,12 @@ async def test_failed_provider_stops_the_run_and_retry_resumes_it(
 ) -> None:
     server.script(Status(401, f"bad key {API_KEY}", "authentication_error"))
     log = MemoryLog("run-3")
-    runner = Runner(adder("chat"), log)
+    runner = Runner(flow=adder("chat"), log=log)
     state = await runner.start()
     assert state.status == "error"
     error = state.history[-1]
     assert "HTTP 401" in error.content and "FAKE_LLM_KEY" not in error.content
     assert all(API_KEY not in event_json(e) for e in log.load())
     server.script(*tool_turn())
-    state = await Runner(adder("chat"), log).retry()
+    state = await Runner(flow=adder("chat"), log=log).retry()
     assert state.status == "paused" and state.history[-2].content == "2 + 3 = 5"

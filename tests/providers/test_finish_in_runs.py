@@ -60,7 +60,7 @@ async def test_an_answer_cut_at_max_tokens_is_recorded_and_is_no_marker(
 ) -> None:
     server.script(Reply(text="TERMINATE", finish=CUT[provider]))
     log = MemoryLog("cut")
-    state = await Runner(adder(provider), log).start()
+    state = await Runner(flow=adder(provider), log=log).start()
     # The model was stopped mid-answer: "TERMINATE" is where it got to, not what it meant.
     assert state.status == "paused" and "terminate" not in [e.type for e in log.load()]
     (call,) = llm_calls(log)
@@ -74,7 +74,7 @@ async def test_a_whole_answer_records_its_finish_reason_and_its_marker_counts(
 ) -> None:
     server.script(Reply(text="TERMINATE"))
     log = MemoryLog("whole")
-    state = await Runner(adder(provider), log).start()
+    state = await Runner(flow=adder(provider), log=log).start()
     assert state.status == "terminated"
     (call,) = llm_calls(log)
     finish = {"chat": "stop", "responses": "completed", "claude": "end_turn"}[provider]
@@ -88,18 +88,18 @@ async def test_a_cut_answer_redone_after_a_stop_is_still_no_marker(
     """The process stopped right after recording the cut reply: the redo reads the record."""
     server.script(Reply(text="TERMINATE", finish="length"))
     log = MemoryLog("stopped")
-    await Runner(adder("chat"), log).start()
+    await Runner(flow=adder("chat"), log=log).start()
     events = log.load()
     assert events[-1].type == "interrupt" and events[-2].type == "message"
     stopped = MemoryLog("stopped", events[:-1])  # as if the process died before the pause
-    state = await Runner(adder("chat"), stopped).retry()
+    state = await Runner(flow=adder("chat"), log=stopped).retry()
     assert state.status == "paused" and "terminate" not in [e.type for e in stopped.load()]
 
 
 async def test_a_refusal_is_recorded_as_such(adder: LoadFlow, server: FakeLLMServer) -> None:
     server.script(Reply(refusal="I can't help with sums."))
     log = MemoryLog("refused")
-    state = await Runner(adder("chat"), log).start()
+    state = await Runner(flow=adder("chat"), log=log).start()
     assert state.history[-2].content == "I can't help with sums."
     (call,) = llm_calls(log)
     assert call.response is not None
@@ -114,7 +114,7 @@ async def test_a_stream_cut_off_after_text_is_an_error_that_retry_redoes(
     server.script(Broken(half, after=before_final(KIND_OF[provider], half), how="close"))
     shown: list[str] = []
     log = MemoryLog("broken")
-    runner = Runner(adder(provider), log, on_text=lambda node, chunk: shown.append(chunk))
+    runner = Runner(flow=adder(provider), log=log, on_text=lambda node, chunk: shown.append(chunk))
     state = await runner.start()
     assert "".join(shown) == half.text  # the person saw it: it is not silently asked again
     assert state.status == "error" and len(server.requests) == 1
@@ -123,7 +123,7 @@ async def test_a_stream_cut_off_after_text_is_an_error_that_retry_redoes(
     assert "cannot reach" not in error.content
     assert all(m.content != half.text for m in state.history)  # not stored as an answer
     server.script(Reply(text="2 + 3 = 5"))
-    state = await Runner(adder(provider), log).retry()
+    state = await Runner(flow=adder(provider), log=log).retry()
     assert state.status == "paused" and state.history[-2].content == "2 + 3 = 5"
 
 

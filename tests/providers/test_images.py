@@ -81,7 +81,7 @@ async def test_images_arrive_as_each_apis_image_parts(
     server.script(Reply(text="A red square."), Reply(text="A dot."))
     images = MemoryImages()
     log = MemoryLog("run-1")
-    runner = Runner(flow, log, images=images)
+    runner = Runner(flow=flow, log=log, images=images)
     state = await runner.start(images=[load_image(str(tmp_path / "red.png"))])
     assert state.status == "paused"
     gif = load_image("dot.gif", tmp_path)
@@ -109,6 +109,8 @@ async def test_a_message_of_images_alone_sends_no_empty_text(
     text = FLOW.format(provider="claude", url=server.url, key=API_KEY)
     flow = load_flow_text(text.replace("content: What is this?", 'content: ""'), "<test>")
     server.script(Reply(text="Red."))
-    await Runner(flow, MemoryLog("run-1")).start(images=[load_image(str(tmp_path / "red.png"))])
+    await Runner(flow=flow, log=MemoryLog("run-1")).start(
+        images=[load_image(str(tmp_path / "red.png"))]
+    )
     (content,) = user_turns("claude", server.requests[0].body)
     assert [block["type"] for block in content] == ["image"]

@@ -60,7 +60,7 @@ async def test_the_tool_loop_runs_first_and_a_bad_final_reply_is_asked_again(
     )
     shown: list[str] = []
     log = MemoryLog("run-1")
-    runner = Runner(adder(provider), log, on_text=lambda node, chunk: shown.append(chunk))
+    runner = Runner(flow=adder(provider), log=log, on_text=lambda node, chunk: shown.append(chunk))
     state = await runner.start()
     assert state.status == "paused"
     assert state.history[-2].content == '{"sum": 5}'
@@ -82,7 +82,7 @@ async def test_a_reply_failing_twice_on_the_wire_is_an_error_that_retry_redoes(
 ) -> None:
     server.script(Reply(text="sure!"), Reply(text="{}"), Reply(text='{"sum": 1}'))
     log = MemoryLog("run-1")
-    runner = Runner(adder("chat"), log)
+    runner = Runner(flow=adder("chat"), log=log)
     state = await runner.start()
     assert state.status == "error"
     error = next(e for e in log.load() if e.type == "error")

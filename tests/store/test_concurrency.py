@@ -39,11 +39,11 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> SqlStore:
 
 async def test_two_continues_of_one_run_never_interleave(store: SqlStore, tmp_path: Path) -> None:
     flow = load_flow_text(FLOW, str(tmp_path / "pair.yaml"))
-    await Runner(flow, store.new_log("r")).start()
+    await Runner(flow=flow, log=store.new_log("r")).start()
     assert store.run("r").status == "paused"
     # Two processes open the paused run; both see the same state.
-    first = Runner(flow, SqlStore(store.url).log("r"))
-    second = Runner(flow, SqlStore(store.url).log("r"))
+    first = Runner(flow=flow, log=SqlStore(store.url).log("r"))
+    second = Runner(flow=flow, log=SqlStore(store.url).log("r"))
     await first.continue_("from the first")
     with pytest.raises(ConcurrentRunError, match="another process"):
         await second.continue_("from the second")

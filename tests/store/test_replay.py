@@ -64,7 +64,7 @@ def flow_from(text: str, folder: Path, name: str = "flow.yaml") -> Flow:
 async def record_chat(flow: Flow) -> list[Event]:
     """A run with a person's answer, an error and a retry."""
     log = MemoryLog("rec")
-    runner = Runner(flow, log)
+    runner = Runner(flow=flow, log=log)
     state = await runner.start()
     assert state.status == "paused"
     state = await runner.continue_("shorter please")
@@ -136,7 +136,7 @@ async def test_tools_answer_from_the_record(tmp_path: Path) -> None:
     (tmp_path / "replay_tools.py").write_text(TOOLS_MODULE)
     flow = flow_from(TOOLS, tmp_path)
     log = MemoryLog("rec")
-    await Runner(flow, log).start()
+    await Runner(flow=flow, log=log).start()
     recorded = log.load()
     assert any(e.type == "tool_result" and e.content == "5" for e in recorded)  # type: ignore[union-attr]
     # The tool now gives other answers: a replay still uses the recorded ones...
@@ -159,12 +159,12 @@ async def test_a_run_resumed_after_its_process_died_replays_identically(tmp_path
     (tmp_path / "replay_tools.py").write_text(TOOLS_MODULE)
     flow = flow_from(TOOLS, tmp_path)
     whole = MemoryLog("rec")
-    await Runner(flow, whole).start()
+    await Runner(flow=flow, log=whole).start()
     events = whole.load()
     # The process died after recording the tool calls, before their results.
     cut = next(i for i, e in enumerate(events) if e.type == "tool_call") + 2
     survivor = MemoryLog("rec", events[:cut])
-    state = await Runner(flow, survivor).retry()
+    state = await Runner(flow=flow, log=survivor).retry()
     assert state.status == "terminated"
     resumed = survivor.load()
     assert any(e.type == "retry" for e in resumed)
@@ -199,14 +199,14 @@ async def test_a_run_stopped_at_any_event_and_retried_replays_identically(tmp_pa
     (tmp_path / "replay_tools.py").write_text(TOOLS_MODULE)
     flow = flow_from(CYCLE, tmp_path)
     whole = MemoryLog("rec")
-    await Runner(flow, whole).start()
+    await Runner(flow=flow, log=whole).start()
     events = whole.load()
     resumed = 0
     for cut in range(2, len(events)):
         if events[cut].ts == events[cut - 1].ts:
             continue  # inside a step: no process stops there, and forks refuse it
         log = MemoryLog("rec", events[:cut])
-        runner = Runner(flow, log)
+        runner = Runner(flow=flow, log=log)
         if runner.state.status not in ("running", "error"):
             continue
         await runner.retry()
@@ -222,7 +222,7 @@ async def test_live_tools_run_the_current_tools(tmp_path: Path) -> None:
     (tmp_path / "replay_tools.py").write_text(TOOLS_MODULE)
     flow = flow_from(TOOLS, tmp_path)
     log = MemoryLog("rec")
-    await Runner(flow, log).start()
+    await Runner(flow=flow, log=log).start()
     recorded = log.load()
     # The tool's new version (another module, as one module is imported once a process).
     (tmp_path / "replay_tools_v2.py").write_text(TOOLS_MODULE.replace("a + b", "a * b"))

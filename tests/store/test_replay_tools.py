@@ -56,7 +56,7 @@ def recorded(folder: Path, limit: int) -> tuple[str, list[Event]]:
     text = FLOW.format(python=sys.executable, limit=limit)
     (folder / "flow.yaml").write_text(text)
     log = MemoryLog("rec")
-    asyncio.run(Runner(load_flow_text(text, str(folder / "flow.yaml")), log).start())
+    asyncio.run(Runner(flow=load_flow_text(text, str(folder / "flow.yaml")), log=log).start())
     return text, log.load()
 
 

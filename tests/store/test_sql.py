@@ -290,7 +290,7 @@ async def test_event_times_and_the_runs_table_are_stamped_alike(
         replies=["Hi."],
     )
     log = store.new_log("r")
-    await Runner(flow, log).start()
+    await Runner(flow=flow, log=log).start()
     info = store.run("r")
     assert {event.ts for event in log.load()} == {info.created, info.updated}
     assert info.updated == "2026-11-30T00:53:20.000000Z"

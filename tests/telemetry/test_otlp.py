@@ -123,9 +123,9 @@ def test_a_stored_run_that_paused_and_failed_is_sent_with_its_run_span(
 
     async def paused_then_failed() -> None:
         flow = roost.load_flow("ask.yaml")
-        state = await roost.Runner(flow, JsonlLog("run.jsonl", "ask-1")).start()
+        state = await roost.Runner(flow=flow, log=JsonlLog("run.jsonl", "ask-1")).start()
         assert state.status == "paused"
-        state = await roost.Runner(flow, JsonlLog("run.jsonl")).continue_("Ann")
+        state = await roost.Runner(flow=flow, log=JsonlLog("run.jsonl")).continue_("Ann")
         assert state.status == "error"
 
     asyncio.run(paused_then_failed())

@@ -67,7 +67,7 @@ def traced_run(
     pending = list(answers)
 
     async def go() -> None:
-        runner = roost.Runner(flow, log, on_event=tracing)
+        runner = roost.Runner(flow=flow, log=log, on_event=tracing)
         state = await runner.start(message)
         while state.status == "paused" and pending:
             state = await runner.continue_(pending.pop(0))
@@ -266,10 +266,12 @@ def test_the_spans_sent_live_are_those_rebuilt_from_the_log_even_across_processe
 
     async def go() -> None:
         # Each step in a Runner (and a Tracing) of its own, as separate processes would.
-        first = await roost.Runner(flow, log, on_event=_tracing(exporter, log)).start()
+        first = await roost.Runner(flow=flow, log=log, on_event=_tracing(exporter, log)).start()
         assert first.status == "paused"
         for answer in ["Four of us, in a park.", "Thanks!"]:
-            await roost.Runner(flow, log, on_event=_tracing(exporter, log)).continue_(answer)
+            await roost.Runner(flow=flow, log=log, on_event=_tracing(exporter, log)).continue_(
+                answer
+            )
 
     asyncio.run(go())
     resource = default_resource()

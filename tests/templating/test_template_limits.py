@@ -270,7 +270,7 @@ start: {from: USER, to: bot, content: go}
 )
 async def test_a_run_stops_at_an_error_entry_naming_the_limit(role: str, message: str) -> None:
     log = MemoryLog("r")
-    runner = Runner(load(FLOW.replace("ROLE", role)), log)
+    runner = Runner(flow=load(FLOW.replace("ROLE", role)), log=log)
     state = await runner.start()
     assert state.status == "error"
     last = log.load()[-1]

@@ -115,7 +115,7 @@ async def test_a_render_past_its_deadline_is_an_error_entry(no_time: str) -> Non
         """
     )
     log = MemoryLog("r")
-    state = await Runner(flow, log).start()
+    state = await Runner(flow=flow, log=log).start()
     assert state.status == "error"
     last = log.load()[-1]
     assert (last.type, last.from_, last.to, last.content) == ("error", "bot", "USER", no_time)

@@ -129,7 +129,7 @@ class Stored:
         self.children = workspace.child_logs()
 
     def runner(self, **options: Any) -> Runner:
-        return Runner(self.flow, self.log, child_log=self.children, **options)
+        return Runner(flow=self.flow, log=self.log, child_log=self.children, **options)
 
     def events(self) -> list[Event]:
         return self.log.load()
@@ -280,7 +280,7 @@ async def test_a_child_that_ended_meanwhile_is_delivered_from_its_log(tmp_path: 
     (task,) = started(run.events())
     # Someone retries the child by itself to its end while the parent is stopped.
     child_flow = read_flow(tmp_path / "slow.yaml")
-    await Runner(child_flow, run.children(task.child_run)).retry()
+    await Runner(flow=child_flow, log=run.children(task.child_run)).retry()
     ended = run.child(task.child_run)
     assert fold(ended).status == "paused"
 
@@ -376,8 +376,8 @@ async def test_a_child_with_no_log_left_is_delivered_as_failed(tmp_path: Path) -
     flow = read_flow(write_flows(tmp_path, replies))
     log = open_store(str(tmp_path / "runs.db")).new_log("parent-run")
     # Child runs kept in memory: another runner (another process) has none of them.
-    await stop_while_waiting(Runner(flow, log))
-    state = await Runner(flow, log).retry()
+    await stop_while_waiting(Runner(flow=flow, log=log))
+    state = await Runner(flow=flow, log=log).retry()
     (delivered,) = deliveries(log.load())
     assert state.status == "paused"
     assert delivered.background is not None and delivered.background.status == "failed"
@@ -434,7 +434,7 @@ async def test_a_channel_member_is_given_its_result_by_the_channel(tmp_path: Pat
     write_flows(tmp_path, [])
     (tmp_path / "room.yaml").write_text(CHANNEL)
     log = open_store(str(tmp_path / "runs.db")).new_log("room-run")
-    state = await Runner(read_flow(tmp_path / "room.yaml"), log).start()
+    state = await Runner(flow=read_flow(tmp_path / "room.yaml"), log=log).start()
     events = log.load()
     # The channel's cap is reached with the task open: its result comes first.
     assert state.status == "terminated"
@@ -480,7 +480,7 @@ async def test_a_fork_does_not_continue_its_origins_unfinished_child(tmp_path: P
     child = run.child(task.child_run)
     store = open_store(run.db)
     fork = store.fork("parent-run", len(run.events()), "fork-run")
-    state = await Runner(run.flow, fork, child_log=run.children).retry()
+    state = await Runner(flow=run.flow, log=fork, child_log=run.children).retry()
     (delivered,) = deliveries(fork.load())
     assert state.status == "paused"
     assert delivered.background is not None and delivered.background.status == "failed"

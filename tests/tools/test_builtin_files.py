@@ -260,7 +260,7 @@ async def test_a_replay_answers_from_the_record_after_the_files_changed(world: P
     flow_file = world / "reader.yaml"
     flow_file.write_text(RUN)
     log = MemoryLog("r")
-    await Runner(load_flow(flow_file), log).start()
+    await Runner(flow=load_flow(flow_file), log=log).start()
     results = [(e.content, e.is_error) for e in log.load() if isinstance(e, ToolResultEvent)]
     assert results == [
         ("buy milk\n", False),

@@ -151,12 +151,12 @@ def shell_flow(folder: Path, settings: str = "{}") -> Path:
 async def test_a_run_pauses_for_approval_and_runs_the_command_after_yes(tmp_path: Path) -> None:
     flow = read_flow(shell_flow(tmp_path))
     log = MemoryLog("r")
-    state = await Runner(flow, log).start()
+    state = await Runner(flow=flow, log=log).start()
     assert state.status == "paused"
     pending = state.pending
     assert isinstance(pending, InterruptEvent) and pending.reason == "tool_approval"
     assert not (tmp_path / "ran.txt").exists()
-    await Runner(flow, log).continue_("yes")
+    await Runner(flow=flow, log=log).continue_("yes")
     assert (tmp_path / "ran.txt").read_text() == "ran\n"
     (result,) = [e for e in log.load() if isinstance(e, ToolResultEvent)]
     assert (result.content, result.is_error) == ("done\n[exit status 0]", False)
@@ -169,8 +169,8 @@ async def test_a_run_pauses_for_approval_and_runs_the_command_after_yes(tmp_path
 async def test_a_refused_command_never_runs(tmp_path: Path) -> None:
     flow = read_flow(shell_flow(tmp_path))
     log = MemoryLog("r")
-    await Runner(flow, log).start()
-    await Runner(flow, log).continue_("no, not on a Friday")
+    await Runner(flow=flow, log=log).start()
+    await Runner(flow=flow, log=log).continue_("no, not on a Friday")
     assert not (tmp_path / "ran.txt").exists()
     (result,) = [e for e in log.load() if isinstance(e, ToolResultEvent)]
     assert result.is_error and "not on a Friday" in result.content
@@ -179,7 +179,7 @@ async def test_a_refused_command_never_runs(tmp_path: Path) -> None:
 async def test_approval_never_runs_the_command_at_once(tmp_path: Path) -> None:
     flow = read_flow(shell_flow(tmp_path, "{approval: never, timeout: 5}"))
     log = MemoryLog("r")
-    await Runner(flow, log).start()
+    await Runner(flow=flow, log=log).start()
     assert (tmp_path / "ran.txt").exists()
     interrupts = [e for e in log.load() if isinstance(e, InterruptEvent)]
     assert [e.reason for e in interrupts] == ["human"]  # the user's turn after the reply
@@ -215,7 +215,7 @@ async def test_a_secret_handed_to_a_command_is_masked_in_the_log(
     text = flow_file.read_text().replace("echo ran > ran.txt; echo done", "echo $TOKEN")
     flow_file.write_text(text)
     log = MemoryLog("r")
-    await Runner(read_flow(flow_file), log).start()
+    await Runner(flow=read_flow(flow_file), log=log).start()
     (result,) = [e for e in log.load() if isinstance(e, ToolResultEvent)]
     assert result.content == "***\n[exit status 0]"
     assert "tok-4815162342" not in "".join(e.model_dump_json() for e in log.load())

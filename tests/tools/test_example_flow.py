@@ -30,7 +30,7 @@ async def test_example_flow_runs_offline() -> None:
         children[run_id] = MemoryLog(run_id)
         return children[run_id]
 
-    state = await Runner(flow, log, child_log=child_log).start()
+    state = await Runner(flow=flow, log=log, child_log=child_log).start()
     assert state.status == "terminated"
     events = log.load()
     calls = [e.name for e in events if isinstance(e, ToolCallEvent)]

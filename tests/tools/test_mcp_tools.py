@@ -353,7 +353,7 @@ async def test_server_hash_tool_without_an_entry_runs_with_default_settings() ->
     finally:
         await toolbox.aclose()
     log = MemoryLog("r")
-    await Runner(flow, log).start()
+    await Runner(flow=flow, log=log).start()
     results = [
         (e.name, e.content, e.is_error) for e in log.load() if isinstance(e, ToolResultEvent)
     ]
@@ -409,7 +409,7 @@ async def test_a_flow_names_the_sse_transport_and_its_env_file_secret_stays_mask
     path.write_text(SSE_FLOW.format(url=sse_url))
     flow = load_flow(path)
     log = MemoryLog("r")
-    state = await Runner(flow, log).start()
+    state = await Runner(flow=flow, log=log).start()
     assert state.status == "terminated"
     results = [(e.name, e.content) for e in log.load() if isinstance(e, ToolResultEvent)]
     assert results == [("weather__forecast", "Sunny in Oslo"), ("weather__header", "Bearer ***")]

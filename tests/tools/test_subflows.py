@@ -56,9 +56,11 @@ async def run(flow: Flow, logs: Logs, *, explicit: bool = True) -> MemoryLog:
     log = MemoryLog("parent")
     if explicit:
         toolbox = toolbox_for(flow, runner=ChildRuns(parent=log, child_log=logs))
-        runner = Runner(flow, log, tools=toolbox, child_log=logs)
+        runner = Runner(flow=flow, log=log, tools=toolbox, child_log=logs)
     else:
-        runner = Runner(flow, log, child_log=logs)  # its own toolbox, with itself as parent
+        runner = Runner(
+            flow=flow, log=log, child_log=logs
+        )  # its own toolbox, with itself as parent
     await runner.start()
     return log
 

@@ -48,7 +48,7 @@ def flow_with(
 
 async def run(flow: Flow) -> list[Any]:
     log = MemoryLog("r")
-    await Runner(flow, log).start()
+    await Runner(flow=flow, log=log).start()
     return log.load()
 
 
@@ -106,12 +106,12 @@ async def test_approval_runs_the_call_once_after_yes_in_a_new_runner() -> None:
     call = {"name": "record", "arguments": {"word": "launch"}}
     flow = flow_with([{"tool_calls": [call]}, "recorded it"], ["record"], tools=gated)
     log = MemoryLog("r")
-    state = await Runner(flow, log).start()
+    state = await Runner(flow=flow, log=log).start()
     assert state.status == "paused" and calls_made == []
     pending = state.pending
     assert getattr(pending, "reason", None) == "tool_approval"
     assert getattr(pending, "tool_call", {})["name"] == "record"
-    state = await Runner(flow, log).continue_("yes")  # as a new process would
+    state = await Runner(flow=flow, log=log).continue_("yes")  # as a new process would
     assert calls_made == ["launch"]
     assert [r.content for r in tool_results(log.load())] == ["recorded launch"]
     assert [e.content for e in log.load() if isinstance(e, MessageEvent)][-1] == "recorded it"
@@ -124,8 +124,8 @@ async def test_a_refused_call_is_not_run_and_the_model_hears_why() -> None:
     call = {"name": "record", "arguments": {"word": "launch"}}
     flow = flow_with([{"tool_calls": [call]}, "fine, not now"], ["record"], tools=gated)
     log = MemoryLog("r")
-    await Runner(flow, log).start()
-    await Runner(flow, log).continue_("no, too risky")
+    await Runner(flow=flow, log=log).start()
+    await Runner(flow=flow, log=log).continue_("no, too risky")
     assert calls_made == []
     (result,) = tool_results(log.load())
     assert result.is_error and "too risky" in result.content
@@ -142,7 +142,7 @@ async def test_a_tool_that_calls_sys_exit_is_an_error_result_and_the_run_goes_on
         [{"tool_calls": calls}, "still here"], ["quit", "close", "math#add"], tools=exiting
     )
     log = MemoryLog("r")
-    state = await Runner(flow, log).start()
+    state = await Runner(flow=flow, log=log).start()
     results = tool_results(log.load())
     assert [(r.content, r.is_error) for r in results] == [
         ("quit exited (sys.exit(7))", True),

@@ -43,7 +43,7 @@ def test_over_a_run_each_route_says_how_often_it_was_taken() -> None:
 
     flow = load_flow(EXAMPLE)
     log = MemoryLog("r")
-    runner = Runner(flow, log)
+    runner = Runner(flow=flow, log=log)
     asyncio.run(runner.start())
     asyncio.run(runner.continue_("Signed off."))
     graph = laid_out(flow_to_dot(flow, log.load()))
@@ -75,7 +75,7 @@ def test_a_route_after_a_plain_name_is_counted_by_its_place_among_the_routes() -
     assert route + plain in text
     flow = load_flow_text(text.replace(route + plain, plain + route), str(EXAMPLE))
     log = MemoryLog("r")
-    runner = Runner(flow, log)
+    runner = Runner(flow=flow, log=log)
     asyncio.run(runner.start())
     asyncio.run(runner.continue_("Signed off."))
     graph = laid_out(flow_to_dot(flow, log.load()))

@@ -48,8 +48,8 @@ def rescued_run(folder: Path) -> tuple[Flow, list[Event]]:
     log = MemoryLog("run-1")
 
     async def go() -> None:
-        await Runner(broken, log).start()
-        runner = Runner(broken, log)
+        await Runner(flow=broken, log=log).start()
+        runner = Runner(flow=broken, log=log)
         runner.follow(flow_in(folder, FIXED, "fixed.yaml"))
         await runner.retry()
 

@@ -23,7 +23,7 @@ def test_a_verdict_reads_as_its_fields_and_each_routed_step_names_its_route(
 ) -> None:
     flow = load_flow(EXAMPLE)
     log = MemoryLog("r")
-    runner = Runner(flow, log)
+    runner = Runner(flow=flow, log=log)
 
     async def signed_off() -> None:
         await runner.start()

@@ -123,7 +123,7 @@ def real_run(name: str) -> tuple[Flow, list[Event]]:
     log = MemoryLog("run")
     # Playwright's own event loop runs in this thread: the run gets a thread of its own.
     with ThreadPoolExecutor(1) as pool:
-        pool.submit(asyncio.run, Runner(flow, log).start()).result()
+        pool.submit(asyncio.run, Runner(flow=flow, log=log).start()).result()
     return flow, log.load()
 
 
