@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from types import SimpleNamespace
 from typing import TYPE_CHECKING
 
 from fakes.gauged import GaugedLLMServer
@@ -82,12 +83,21 @@ async def test_requests_per_minute_spaces_the_calls(tmp_path: Path) -> None:
     assert offsets[-1] >= 0.4  # not all three at once
 
 
+async def paused(url: str) -> None:
+    """Returns once the process's limiter of the flow's endpoint is paused (30 s at most)."""
+    endpoint = SimpleNamespace(kind="openai", base_url=f"{url}/v1", model="m")
+    deadline = time.monotonic() + 30
+    while limits.limiter_for(endpoint).paused_until <= time.monotonic():
+        assert time.monotonic() < deadline, "the 429 never paused the provider"
+        await asyncio.sleep(0.01)
+
+
 async def test_a_429_with_retry_after_pauses_the_provider_for_every_run(tmp_path: Path) -> None:
     with answering(0.0) as llm:
         llm.script(Status(429, "slow down", headers={"retry-after": "1"}))
         flow = flow_file(tmp_path, llm.url, retries=2)
         first = asyncio.ensure_future(runs(flow, 1))
-        await asyncio.sleep(0.3)  # the 429 came: the others' calls wait out its retry-after
+        await paused(llm.url)  # the 429 came: the others' calls wait out its retry-after
         others = await runs(flow, 2)
         await first
     refused_at = llm.started[0]
