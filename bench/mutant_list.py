@@ -2022,6 +2022,14 @@ HARDENING_ENGINE = [
 
 SERVE_LOAD_TESTS = ("tests/attacks/test_serve_load.py",)
 SERVE_LOAD = [
+    Mutant(
+        "summary-reads-live-state-in-thread",
+        "roost/serve/hub.py",
+        "runner.state.next_seq == info.next_seq and _on_loop():\n",
+        "runner.state.next_seq == info.next_seq:\n",
+        ("tests/serve/test_hub.py",),
+        "GET /runs/{id} may show a run terminated while its row does not count its tokens yet",
+    ),
     # The heartbeat stops only a session that really lost its lease (serve/hub.py).
     Mutant(
         "renew-stops-leaving-session",

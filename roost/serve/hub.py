@@ -67,6 +67,15 @@ CANCEL_SECONDS = 5.0  # a drain waits this long for a cancelled step to be recor
 WATCH_BACKLOG = 2000  # items a slow stream may fall behind before it reads the store instead
 
 
+def _on_loop() -> bool:
+    """Whether this code runs on the event loop (not in a thread of ``to_thread``)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
 @dataclass(eq=False)  # each stream its own: kept in a set by identity
 class Watcher:
     """One stream's view of a run: what happened since it last looked."""
@@ -360,7 +369,7 @@ class Hub:
     async def retry(self, run_id: str) -> None:
         """Redoes the step a run stopped at (an error, or a step its worker did not finish)."""
         self.check_accepting()
-        if run_id in self.sessions:
+        if self.busy(run_id):
             raise Busy(f"run {run_id} is taking a step now; retry it once that step has ended")
         await asyncio.to_thread(self._claim_retry, run_id)
         if run_id in self.sessions:  # a message woke the run meanwhile: it is stepped already
@@ -370,13 +379,15 @@ class Hub:
     def _claim_retry(self, run_id: str) -> None:
         """The run's lease, for a retry, if the run stopped where a retry goes on."""
         info = self.store.run(run_id)
-        if run_id in self.sessions or not self._free(run_id):
-            raise Busy(f"run {run_id} is taking a step now; retry it once that step has ended")
+        # Its status first: a run that ended is told so, even while the session that took
+        # its last step is still handing its lease back.
         if info.status not in ("error", "running"):
             raise RunStateError(
                 f"run {run_id} is {info.status}: only a run stopped at an error "
                 "(or left running by a process that stopped) can be retried"
             )
+        if run_id in self.sessions or not self._free(run_id):
+            raise Busy(f"run {run_id} is taking a step now; retry it once that step has ended")
         if not self.leases.claim(run_id, work=True):
             raise Busy(f"run {run_id} is taking a step now; retry it once that step has ended")
 
@@ -404,7 +415,10 @@ class Hub:
         """A run's row, its state, and the flow it follows (None when that does not load)."""
         info = self.store.run(run_id)
         runner = self._runners.get(run_id)
-        if runner is not None and runner.state.next_seq == info.next_seq:
+        # The live state is read only on the loop, where no step moves it on meanwhile; a
+        # thread (GET /runs/{id}) folds the stored events up to the row it read, so that
+        # what it answers agrees with the row (a run terminated, its tokens counted).
+        if runner is not None and runner.state.next_seq == info.next_seq and _on_loop():
             return info, runner.state, self.flows.shown(runner.flow.path, runner.flow.text)
         with self._states_lock:
             return (info, *self._folded(info))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 from roost.serve.config import ServeConfig
@@ -93,3 +94,33 @@ def test_the_session_that_took_a_run_up_again_is_not_stopped_for_the_last_ones_l
         return bool(stopped)
 
     assert not asyncio.run(scenario())
+
+
+class _LiveRunner:
+    """A Runner as the Hub keeps one between steps: its live state, and its flow."""
+
+    def __init__(self, state: Any, flow: Any) -> None:
+        self.state = state
+        self.flow = flow
+
+
+def test_a_thread_reads_the_stored_state_and_the_loop_the_live_one(tmp_path: Path) -> None:
+    # A step may move the live state on while a thread reads it: a thread (GET /runs/{id})
+    # folds the stored events instead, which agree with the row it read.
+    from roost.runstate import RunState
+    from tests.store.conftest import message, start_event
+
+    async def scenario() -> tuple[str, str]:
+        hub = _hub(tmp_path)
+        log = hub.store.new_log("r1")
+        log.append([start_event("r1"), message(1, "r1")])
+        live = RunState()
+        live.status, live.next_seq = "terminated", 2  # what a step would have made of it
+        flow: Any = SimpleNamespace(path="f.yaml", text="roost: 1\nname: f\n")
+        hub._runners["r1"] = _LiveRunner(live, flow)  # type: ignore[assignment]
+        in_thread = await asyncio.to_thread(lambda: hub.state("r1")[1].status)
+        on_loop = hub.state("r1")[1].status
+        hub.store.close()
+        return in_thread, on_loop
+
+    assert asyncio.run(scenario()) == ("running", "terminated")
