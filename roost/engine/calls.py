@@ -67,6 +67,19 @@ class Overflowed:
     message: str
 
 
+@dataclass(frozen=True, slots=True)
+class _Failed:
+    """What the ``llm_call`` of a failed call records besides the failure itself."""
+
+    node: str
+    provider: str
+    model: str
+    tools: tuple[str, ...]
+    digest: str
+    purpose: str | None
+    waited: float | None
+
+
 def error_text(exc: BaseException) -> str:
     """A failure as one line: roost's own errors as they are, others with their type."""
     from roost.errors import RoostError
@@ -142,41 +155,20 @@ class ModelCaller:
     ) -> ModelResponse | Overflowed | None:
         """The provider's answer, or None after recording the failure on ``route``.
 
-        ``keep_calls=False`` records the answer without its tool calls: the last
-        call of a tool loop offers no tools, so any call it asks for is ignored.
-        ``route`` None records a failure as the ``llm_call`` alone (a summary's, which
-        the caller makes up for). ``overflow=True``: a request the model found too
-        long gives ``Overflowed`` instead of an error entry. ``purpose`` is recorded.
-        """
+        ``keep_calls=False`` records the answer without its tool calls (the last call
+        of a tool loop offers none). ``route`` None records a failure as the ``llm_call``
+        alone (a summary's). ``overflow=True``: a request the model found too long gives
+        ``Overflowed`` instead of an error entry. ``purpose`` is recorded."""
         if self.formats and purpose is None and request.reply_format is None:
             reply_format = self.formats.get(node)
             if reply_format is not None:
                 return await self._structured(
                     reply_format, node, provider_name, request, digest, route, keep_calls, overflow
                 )
-        rec = self.recorder
-        rec.flush()
-        self.last_cut = False
-        budget = self.budget
-        if budget is not None:  # a provider switched to by a budget answers from then on
-            provider_name = budget.provider_for(node, provider_name)
-        if self.recorded:
-            answer = self._recorded_answer(node, provider_name)
-            if answer is not None:
-                self.last_cut = answer.cut
-                if self.on_text is not None and answer.message.content:
-                    self.on_text(node, answer.message.content)
-                return answer
-        if budget is not None:  # may stop the run (BudgetHalt) or switch provider
-            provider_name = budget.before_call(node, provider_name, request)
-        try:
-            provider = self.providers(provider_name)
-        except Exception as exc:  # a provider that cannot be built (a missing key, say)
-            if route is not None:
-                text = self.redact(error_text(exc))
-                rec.add(ErrorEvent, from_=route[0], to=route[1], content=text)
-                rec.flush()
-            return None
+        prepared = self._prepare(node, provider_name, request, route)
+        if not isinstance(prepared, tuple):
+            return prepared  # a replay's recorded answer, or None: no provider
+        provider_name, provider = prepared
         # A summary is written for the node, not said by it: nothing of it is streamed.
         on_text = None if purpose else self._text_sink(node)
         names = tuple(tool.name for tool in request.tools) if request.tools else ()
@@ -192,54 +184,99 @@ class ModelCaller:
         except Exception as exc:
             if limited is not None:
                 limited.failed = True
-            if isinstance(on_text, MaskedStream):
-                on_text.flush()
-            message = self.redact(error_text(exc))
-            model = str(getattr(provider, "model", ""))
-            too_long = bool(getattr(exc, "context_overflow", False))
-            attempts = attempt_records(getattr(exc, "attempts", None) or ())
-            if too_long and not attempts:  # a provider that keeps none: say why it failed
-                attempts = (
-                    LlmAttempt(provider=provider_name, model=model, outcome=CONTEXT_TOO_LONG),
-                )
-            rec.add(
-                LlmCallEvent,
-                node=node,
-                provider=provider_name,
-                model=model,
-                tools=names,
-                request_digest=digested,
-                error=message,
-                attempts=attempts,
-                **({"purpose": purpose} if purpose else {}),
-                waited=limits.recorded_wait(limited),
-            )
-            if too_long and overflow:
-                rec.flush()
-                return Overflowed(message)
-            if route is not None:
-                rec.add(ErrorEvent, from_=route[0], to=route[1], content=message)
-            rec.flush()
-            return None
+            failed = _Failed(node, provider_name, str(getattr(provider, "model", "")), names,
+                             digested, purpose, limits.recorded_wait(limited))  # fmt: skip
+            return self._record_failure(exc, failed, route, overflow, on_text)
         finally:
             if limited is not None:
                 limits.end(limited)
         if isinstance(on_text, MaskedStream):
             on_text.flush()
         self.last_cut = response.cut
-        rec.add_llm_call(
-            node,
-            provider_name,
-            response.model or provider.model,
-            names,
-            digested,
-            response_record(response, keep_calls=keep_calls),
-            usage_record(response),
-            attempt_records(response.attempts),
-            purpose,
-            limits.recorded_wait(limited),
-        )
+        self.recorder.add_llm_call(
+            node, provider_name, response.model or provider.model, names, digested,
+            response_record(response, keep_calls=keep_calls), usage_record(response),
+            attempt_records(response.attempts), purpose, limits.recorded_wait(limited),
+        )  # fmt: skip
         return response
+
+    def _prepare(
+        self, node: str, provider_name: str, request: ModelRequest, route: tuple[str, str] | None
+    ) -> tuple[str, Provider] | ModelResponse | None:
+        """Who answers the call, and the provider: the budget may switch it, or stop the
+        run (BudgetHalt); a replay's recorded answer instead; None: it cannot be built."""
+        self.recorder.flush()
+        self.last_cut = False
+        budget = self.budget
+        if budget is not None:  # a provider switched to by a budget answers from then on
+            provider_name = budget.provider_for(node, provider_name)
+        if self.recorded and (answer := self._replayed(node, provider_name)) is not None:
+            return answer
+        if budget is not None:  # may stop the run (BudgetHalt) or switch provider
+            provider_name = budget.before_call(node, provider_name, request)
+        provider = self._provider(provider_name, route)
+        return None if provider is None else (provider_name, provider)
+
+    def _replayed(self, node: str, provider_name: str) -> ModelResponse | None:
+        """The answer a replay recorded for this call, shown as a live one would be."""
+        answer = self._recorded_answer(node, provider_name)
+        if answer is not None:
+            self.last_cut = answer.cut
+            if self.on_text is not None and answer.message.content:
+                self.on_text(node, answer.message.content)
+        return answer
+
+    def _provider(self, name: str, route: tuple[str, str] | None) -> Provider | None:
+        """The provider ``name``; None, with an error entry on ``route``, when it cannot be
+        built (a missing key, say)."""
+        try:
+            return self.providers(name)
+        except Exception as exc:
+            if route is not None:
+                text = self.redact(error_text(exc))
+                self.recorder.add(ErrorEvent, from_=route[0], to=route[1], content=text)
+                self.recorder.flush()
+            return None
+
+    def _record_failure(
+        self,
+        exc: Exception,
+        failed: _Failed,
+        route: tuple[str, str] | None,
+        overflow: bool,
+        on_text: Callable[[str], None] | None,
+    ) -> Overflowed | None:
+        """Records a call that failed: its ``llm_call``, and an error entry on ``route``
+        (none for a summary's); a request found too long is ``Overflowed`` if asked."""
+        if isinstance(on_text, MaskedStream):
+            on_text.flush()  # what was streamed before the failure is shown, masked
+        rec = self.recorder
+        message = self.redact(error_text(exc))
+        too_long = bool(getattr(exc, "context_overflow", False))
+        attempts = attempt_records(getattr(exc, "attempts", None) or ())
+        if too_long and not attempts:  # a provider that keeps none: say why it failed
+            attempts = (
+                LlmAttempt(provider=failed.provider, model=failed.model, outcome=CONTEXT_TOO_LONG),
+            )
+        rec.add(
+            LlmCallEvent,
+            node=failed.node,
+            provider=failed.provider,
+            model=failed.model,
+            tools=failed.tools,
+            request_digest=failed.digest,
+            error=message,
+            attempts=attempts,
+            **({"purpose": failed.purpose} if failed.purpose else {}),
+            waited=failed.waited,
+        )
+        if too_long and overflow:
+            rec.flush()
+            return Overflowed(message)
+        if route is not None:
+            rec.add(ErrorEvent, from_=route[0], to=route[1], content=message)
+        rec.flush()
+        return None
 
     async def _structured(
         self,

@@ -125,65 +125,20 @@ async def replay_run(
     """
     expected = [e for e in recorded if until is None or e.seq <= until]
     flows = PartFlows(recorded, flow)
-    run_id = recorded[0].run if recorded else "replay"
     # A run whose process stopped mid-step, never retried, is replayed up to its last
     # event: the step it left unfinished is not made again past the record's end.
     unfinished = until is None and ends_unfinished(recorded)
     end = [recorded[-1].seq + 1] if unfinished else []
     stops = Stops(stop_points(recorded) + end, cancel_points(recorded))
-    log = StoppingLog(run_id, stops)
-    start = recorded[0] if recorded and isinstance(recorded[0], RunStartEvent) else None
     first = flows.first()
-    if start is not None:
-        # The run_start is not re-made but carried over, naming the flow replayed; so a
-        # flow event recorded before the start message is replayed in its place.
-        log.append([start.model_copy(update={"flow": flow_record(first)})])
+    log = _started_log(recorded, stops, first)
     providers = RecordedProviders(recorded, stops, capture)
-    runner: Runner
-    own: ToolsFor | None = None
-    if live_tools is True:
-        own = LiveTools(lambda: runner.flow)
-    elif live_tools:
-        own = live_tools
-    tools = own or RecordedTools(
-        recorded, lambda: runner.flow, lambda: runner.state.next_seq, stops.stop_here
-    )
-    clock = recorded_clock(recorded, lambda: runner.state.next_seq)
-    memory = RecordedMemory(recorded)
-    skills = RecordedSkills(recorded, lambda: runner.state.next_seq)
-    hooks = RecordedHooks(recorded, lambda: runner.flow)  # no hook is run again
-    # Background results come from the record, in its order (live tools run children anew).
-    background = None if own else RecordedBackground(recorded, stops.stop_here)
-    runner = Runner(
-        flow=first,
-        log=log,
-        providers=providers,
-        tools=tools,
-        clock=clock,
-        memory=memory,
-        skills=skills,
-        hooks=hooks,
-        images=images,
-        background=background,
-        routes=RecordedRoutes(recorded),  # no python condition is called again
-    )
-    providers.settings_of = lambda name: request_settings(runner.flow, name)
-    stops.next_seq = lambda: runner.state.next_seq
-    stops.cancel = runner.cancel
-    if isinstance(tools, RecordedTools):
-        tools.open_calls = lambda: runner.state.turn.open_calls.values()
-        tools.cancel_if_due = stops.cancel_if_due
+    runner, tools = _recorded_runner(recorded, first, log, providers, stops, live_tools, images)
     stopped: str | None = None
     # A run file's own flows name their folder: their context files are read only
     # inside the current folder (an edited flow given as ``flow`` is the user's own).
     confined = replay_root.set(Path.cwd() if flow is None else None)
-    # A call recorded before digests covered the whole request is digested the old way.
-    old_form = {
-        e.seq
-        for e in recorded
-        if isinstance(e, LlmCallEvent) and is_legacy_digest(e.request_digest)
-    }
-    legacy = legacy_digests.set((lambda: runner.state.next_seq in old_form) if old_form else None)
+    legacy = legacy_digests.set(_legacy_calls(recorded, runner))
     try:
         await _drive(runner, expected, stops, flows)
     except RoostError as exc:
@@ -194,20 +149,79 @@ async def replay_run(
         closer = getattr(tools, "aclose", None)  # live tools may have MCP servers to stop
         if closer is not None:
             await closer()
-    replayed = log.load()
-    if until is not None:
-        replayed = [e for e in replayed if e.seq <= until]
-    difference = first_difference(expected, replayed)
-    captured = providers.captured
+    replayed = [e for e in log.load() if until is None or e.seq <= until]
     return ReplayReport(
         len(expected),
-        difference,
+        first_difference(expected, replayed),
         replayed,
         stopped,
-        captured,
+        providers.captured,
         providers.captured_settings,
         unfinished=unfinished,
     )
+
+
+def _started_log(recorded: Sequence[Event], stops: Stops, first: Flow) -> StoppingLog:
+    """The replay's log, its run_start carried over from the record naming the flow replayed
+    (not re-made; so a flow event recorded before the start message is replayed in its place)."""
+    log = StoppingLog(recorded[0].run if recorded else "replay", stops)
+    start = recorded[0] if recorded and isinstance(recorded[0], RunStartEvent) else None
+    if start is not None:
+        log.append([start.model_copy(update={"flow": flow_record(first)})])
+    return log
+
+
+def _recorded_runner(
+    recorded: Sequence[Event],
+    first: Flow,
+    log: StoppingLog,
+    providers: RecordedProviders,
+    stops: Stops,
+    live_tools: ToolsFor | bool | None,
+    images: ImageStore | None,
+) -> tuple[Runner, ToolsFor]:
+    """A Runner whose every source answers from the record (tools live if asked)."""
+    runner: Runner
+    own: ToolsFor | None = None
+    if live_tools is True:
+        own = LiveTools(lambda: runner.flow)
+    elif live_tools:
+        own = live_tools
+    tools = own or RecordedTools(
+        recorded, lambda: runner.flow, lambda: runner.state.next_seq, stops.stop_here
+    )
+    runner = Runner(
+        flow=first,
+        log=log,
+        providers=providers,
+        tools=tools,
+        clock=recorded_clock(recorded, lambda: runner.state.next_seq),
+        memory=RecordedMemory(recorded),
+        skills=RecordedSkills(recorded, lambda: runner.state.next_seq),
+        hooks=RecordedHooks(recorded, lambda: runner.flow),  # no hook is run again
+        images=images,
+        # Background results come from the record, in its order (live tools run children anew).
+        background=None if own else RecordedBackground(recorded, stops.stop_here),
+        routes=RecordedRoutes(recorded),  # no python condition is called again
+    )
+    providers.settings_of = lambda name: request_settings(runner.flow, name)
+    stops.next_seq = lambda: runner.state.next_seq
+    stops.cancel = runner.cancel
+    if isinstance(tools, RecordedTools):
+        tools.open_calls = lambda: runner.state.turn.open_calls.values()
+        tools.cancel_if_due = stops.cancel_if_due
+    return runner, tools
+
+
+def _legacy_calls(recorded: Sequence[Event], runner: Runner) -> Callable[[], bool] | None:
+    """Whether the call being replayed was recorded before digests covered the whole
+    request (it is digested the old way); None when the record has no such call."""
+    old_form = {
+        e.seq
+        for e in recorded
+        if isinstance(e, LlmCallEvent) and is_legacy_digest(e.request_digest)
+    }
+    return (lambda: runner.state.next_seq in old_form) if old_form else None
 
 
 def ends_unfinished(recorded: Sequence[Event]) -> bool:

@@ -168,6 +168,19 @@ _COMMAND: TypeAdapter[_Command] = TypeAdapter(_Command)
 
 
 def _routes(app: FastAPI, hub: Hub) -> None:
+    """Every route, registered in this order (an earlier path is matched first)."""
+    _server_routes(app, hub)
+    _flow_routes(app, hub)
+    _run_routes(app, hub)
+    _run_view_routes(app, hub)
+    _control_routes(app, hub)
+    _stream_route(app, hub)
+    _socket_route(app, hub)
+
+
+def _server_routes(app: FastAPI, hub: Hub) -> None:
+    """The server's own: alive, ready, its metrics and its page."""
+
     @app.get("/health", response_model=schemas.Health, tags=["server"])
     async def health() -> dict[str, Any]:
         """Whether the server is up (open to all, with or without a token)."""
@@ -200,6 +213,10 @@ def _routes(app: FastAPI, hub: Hub) -> None:
     @app.get("/", response_class=HTMLResponse, include_in_schema=False)
     async def page() -> HTMLResponse:
         return HTMLResponse(page_html(hub.config.studio), headers={"Cache-Control": "no-store"})
+
+
+def _flow_routes(app: FastAPI, hub: Hub) -> None:
+    """The flows folder: its files, a check of one, a drawing of one."""
 
     @app.get("/flows", response_model=list[schemas.FlowInfo], responses=ERRORS, tags=["flows"])
     async def list_flows() -> list[dict[str, Any]]:
@@ -244,6 +261,10 @@ def _routes(app: FastAPI, hub: Hub) -> None:
         svg = await asyncio.to_thread(lambda: graph_svg(hub.flows.load(flow)))
         return schemas.FlowGraph(flow=flow, svg=svg).model_dump()
 
+
+def _run_routes(app: FastAPI, hub: Hub) -> None:
+    """Runs: start one, list them, read one."""
+
     @app.post(
         "/runs",
         status_code=201,
@@ -277,6 +298,10 @@ def _routes(app: FastAPI, hub: Hub) -> None:
         """Where a run stands: its status, what it waits for, whether a step is running."""
         return await asyncio.to_thread(hub.summary, run_id)
 
+
+def _run_view_routes(app: FastAPI, hub: Hub) -> None:
+    """What a run shows: the drawing of its flow, its events, its images."""
+
     @app.get("/runs/{run_id}/graph", response_model=schemas.Graph, responses=ERRORS, tags=["runs"])
     async def graph(run_id: RunId) -> dict[str, Any]:
         """The drawing (SVG) of the flow the run follows; its nodes' ids are ``node-NAME``."""
@@ -293,6 +318,33 @@ def _routes(app: FastAPI, hub: Hub) -> None:
     async def events(run_id: RunId, after: After = -1) -> list[dict[str, Any]]:
         """The run's events whose seq is greater than ``after``, as its event log holds them."""
         return [event_dict(event) for event in await hub.events_after(run_id, after)]
+
+    @app.get(
+        "/images/{digest}",
+        responses={
+            **ERRORS,
+            200: {"description": "The image's bytes", "content": {"image/*": {}}},
+        },
+        tags=["runs"],
+    )
+    async def image(digest: Annotated[str, Path(max_length=80)]) -> Response:
+        """An image a message carries, by the ``hash`` its event names (``sha256:<hex>``)."""
+        found = await asyncio.to_thread(hub.images.find, digest)
+        # Served only as what its bytes are, an image whose hash they have: bytes an older
+        # roost kept unchecked from a run file are never served (as a page, say).
+        media_type = await asyncio.to_thread(verified_type, digest, found[1]) if found else None
+        if found is None or media_type is None:
+            raise HTTPException(404, f"no image {digest!r} in the store")
+        # Content-addressed: the bytes of a hash never change.
+        headers = {
+            "Cache-Control": "public, max-age=31536000, immutable",
+            "X-Content-Type-Options": "nosniff",
+        }
+        return Response(found[1], media_type=media_type, headers=headers)
+
+
+def _control_routes(app: FastAPI, hub: Hub) -> None:
+    """What changes a run: a message, a retry, a fork, a cancel."""
 
     @app.post(
         "/runs/{run_id}/messages",
@@ -342,28 +394,9 @@ def _routes(app: FastAPI, hub: Hub) -> None:
         dropped = await hub.cancel(run_id)
         return {"run": run_id, "dropped": dropped}
 
-    @app.get(
-        "/images/{digest}",
-        responses={
-            **ERRORS,
-            200: {"description": "The image's bytes", "content": {"image/*": {}}},
-        },
-        tags=["runs"],
-    )
-    async def image(digest: Annotated[str, Path(max_length=80)]) -> Response:
-        """An image a message carries, by the ``hash`` its event names (``sha256:<hex>``)."""
-        found = await asyncio.to_thread(hub.images.find, digest)
-        # Served only as what its bytes are, an image whose hash they have: bytes an older
-        # roost kept unchecked from a run file are never served (as a page, say).
-        media_type = await asyncio.to_thread(verified_type, digest, found[1]) if found else None
-        if found is None or media_type is None:
-            raise HTTPException(404, f"no image {digest!r} in the store")
-        # Content-addressed: the bytes of a hash never change.
-        headers = {
-            "Cache-Control": "public, max-age=31536000, immutable",
-            "X-Content-Type-Options": "nosniff",
-        }
-        return Response(found[1], media_type=media_type, headers=headers)
+
+def _stream_route(app: FastAPI, hub: Hub) -> None:
+    """The run's items as Server-Sent Events."""
 
     @app.get(
         "/runs/{run_id}/stream",
@@ -400,6 +433,10 @@ def _routes(app: FastAPI, hub: Hub) -> None:
                 hub.close_stream(client)
 
         return EventSourceResponse(items(), ping=15)
+
+
+def _socket_route(app: FastAPI, hub: Hub) -> None:
+    """The run's items over a WebSocket, and messages back."""
 
     @app.websocket("/runs/{run_id}/ws")
     async def socket(websocket: WebSocket, run_id: str, after: int = -1) -> None:
