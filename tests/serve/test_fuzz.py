@@ -11,7 +11,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+# Imported when the module is collected, not by from_url during a test: pytest rewrites
+# schemathesis (a plugin) as it is imported, and CPython 3.11's AST constructor counts its
+# depth per process, so a rewrite while another thread of the worker compiles (a template
+# rendered in a thread by an earlier test) can fail with "recursion depth mismatch".
 import schemathesis
+import schemathesis.specs.openapi.schemas
 from hypothesis import HealthCheck, given, settings
 from hypothesis.errors import Unsatisfiable
 from schemathesis import GenerationMode, checks
