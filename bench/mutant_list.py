@@ -1463,7 +1463,7 @@ QUEUE_TESTS = "tests/serve/test_queue.py::"
 SERVE = [
     Mutant(
         "serve-choice-takes-every-answer",
-        "roost/serve/hub.py",
+        "roost/serve/session.py",
         'if pending.reason in ("tool_approval", "tool_plan", "manual_select"):',
         'if pending.reason in ("tool_approval", "tool_plan"):',
         (QUEUE_TESTS + "test_an_approval_a_plan_or_a_choice_takes_one_answer_of_those_waiting",),
@@ -1471,7 +1471,7 @@ SERVE = [
     ),
     Mutant(
         "serve-approval-takes-every-answer",
-        "roost/serve/hub.py",
+        "roost/serve/session.py",
         'if pending.reason in ("tool_approval", "tool_plan", "manual_select"):',
         'if pending.reason in ("tool_plan", "manual_select"):',
         (QUEUE_TESTS + "test_an_approval_a_plan_or_a_choice_takes_one_answer_of_those_waiting",),
@@ -1479,7 +1479,7 @@ SERVE = [
     ),
     Mutant(
         "serve-turn-spans-senders",
-        "roost/serve/hub.py",
+        "roost/serve/session.py",
         "            if turn:\n                break\n",
         "",
         (
@@ -1490,7 +1490,7 @@ SERVE = [
     ),
     Mutant(
         "serve-unnamed-sender-refused",
-        "roost/serve/hub.py",
+        "roost/serve/session.py",
         "if message.sender is not None and message.sender != pending.from_:",
         "if message.sender != pending.from_:",
         (QUEUE_TESTS + "test_a_persons_turn_takes_every_message_waiting_from_them_in_order",),
@@ -1498,7 +1498,7 @@ SERVE = [
     ),
     Mutant(
         "serve-pause-kind-unnamed",
-        "roost/serve/hub.py",
+        "roost/serve/rows.py",
         '"reason": pending.reason or "human",',
         '"reason": pending.reason,',
         (QUEUE_TESTS + "test_what_a_paused_run_waits_for_names_the_kind_of_pause",),
@@ -2049,7 +2049,7 @@ SERVE_LOAD = [
     ),
     Mutant(
         "serve-late-message-kept",
-        "roost/serve/hub.py",
+        "roost/serve/session.py",
         "            await self._drop(queued, state.status)\n",
         "",
         SERVE_LOAD_TESTS,
@@ -2716,7 +2716,7 @@ SERVE_PRODUCTION = [
     ),
     Mutant(
         "serve-drain-keeps-lease",
-        "roost/serve/hub.py",
+        "roost/serve/session.py",
         "        leases.hand_back(self.run_id)\n        return True",
         "        return True",
         DRAIN_TESTS,
@@ -3568,7 +3568,7 @@ BUDGETS = [
     ),
     Mutant(
         "serve-budget-asked-not-shown",
-        "roost/serve/hub.py",
+        "roost/serve/rows.py",
         '"budget": budgets.asked(state),',
         '"budget": None,',
         SERVE_BUDGET_TESTS,
@@ -3576,7 +3576,7 @@ BUDGETS = [
     ),
     Mutant(
         "serve-budget-late-answer-crashes",
-        "roost/serve/hub.py",
+        "roost/serve/session.py",
         "except (RunStateError, UsageError) as error:",
         "except RunStateError as error:",
         SERVE_BUDGET_TESTS,

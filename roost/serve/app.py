@@ -33,9 +33,10 @@ from roost.serve.apidocs import install_docs
 from roost.serve.config import ServeConfig
 from roost.serve.errors import error_body, one_line, status_of
 from roost.serve.guard import Guard
-from roost.serve.hub import Hub, run_row
+from roost.serve.hub import Hub
 from roost.serve.metrics import CONTENT_TYPE
 from roost.serve.page import graph_svg, page_html
+from roost.serve.rows import run_row
 from roost.serve.streams import follow, sse_frames
 from roost.studio.routes import studio_read, studio_routes
 

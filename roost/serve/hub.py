@@ -1,9 +1,9 @@
 """The runs one server process drives: a queue per run, one step at a time, on one event loop.
 
-Each run this worker is stepping has a ``Session``: a task that holds the
-run's lease and takes its steps one after another (a start, a retry, the
-messages waiting in its inbox) until there is nothing left to do, then gives
-the lease back. Messages that arrive while a step runs wait in the inbox (in
+Each run this worker is stepping has a ``Session`` (``serve/session.py``): a
+task that holds the run's lease and takes its steps one after another (a
+start, a retry, the messages waiting in its inbox) until there is nothing left
+to do, then gives the lease back. Messages that arrive while a step runs wait in the inbox (in
 the database, so a worker that dies loses none); consecutive ones from the
 same person become one turn. Every run's events and the text of its model
 answers go to the streams that watch it (``Watcher``); a run another worker
@@ -19,7 +19,6 @@ import logging
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -29,17 +28,14 @@ from roost.engine.flows import flow_in_force, flow_of
 from roost.engine.images import start_images_async
 from roost.engine.interpreter import start_route
 from roost.errors import (
-    ConcurrentRunError,
     EventLogError,
     RoostError,
     RunNotFoundError,
     RunStateError,
-    UsageError,
 )
 from roost.events import Event, FlowRecord, InterruptEvent, event_dict
 from roost.flow import Flow
 from roost.flow.budget_checks import check_budget
-from roost.nodes.directors import candidates
 from roost.ports import new_run_id
 from roost.pricing import CostTally
 from roost.providers import limits
@@ -49,10 +45,12 @@ from roost.serve.config import ServeConfig
 from roost.serve.errors import Busy, Draining, TooManyStreams
 from roost.serve.flowdir import FlowDir
 from roost.serve.metrics import ServeMetrics
+from roost.serve.rows import run_row, waiting_for
 from roost.serve.scheduler import Scheduler
 from roost.serve.servefile import Schedule, flow_for, tick_key
+from roost.serve.session import Session, Step
 from roost.store.forks import check_fork_point, fork_refusal
-from roost.store.leases import Queued, RunLeases, Stepping, stepper, takes_messages
+from roost.store.leases import RunLeases, Stepping, stepper, takes_messages
 from roost.store.sql import RunInfo, SqlStore
 from roost.store.sqllog import SqlLog
 from roost.store.ticks import ScheduleTicks
@@ -60,7 +58,6 @@ from roost.workspace import Workspace
 
 log = logging.getLogger("roost.serve")
 
-Step = Callable[[Runner], Awaitable[RunState]]
 ENCODED_KEPT = 5_000  # events whose stream JSON is kept for the next stream that sends them
 STATES_KEPT = 256  # states of runs stepped elsewhere kept for the streams that watch them
 CANCEL_SECONDS = 5.0  # a drain waits this long for a cancelled step to be recorded
@@ -647,236 +644,3 @@ class Hub:
             flow, log_, memory=self.memory, images=self.images, hold=hold,
             on_event=on_event, on_text=on_text,
         )  # fmt: skip
-
-
-class Session:
-    """This worker's turn at one run: its steps, one at a time, while it holds the lease."""
-
-    def __init__(self, hub: Hub, run_id: str, first: Step | None) -> None:
-        self.hub = hub
-        self.run_id = run_id
-        self.first = first
-        self.runner: Runner | None = None
-        self.task: asyncio.Task[None]
-        self.appended = asyncio.Event()  # the first events of this session are stored
-        self._delivering: list[int] = []  # inbox ids of the messages the step in flight answers
-        self._rest = asyncio.Event()  # no step is running
-        self._rest.set()
-        # Handing the lease back, in a thread: a message sent meanwhile waits for the answer
-        # (``Hub._wake``), so that it is never left in the inbox of a run nobody steps.
-        self.leaving = False
-        self.left = asyncio.Event()
-
-    async def begun(self) -> None:
-        """Returns once the session has stored its first events, or ended without any."""
-        appended = asyncio.ensure_future(self.appended.wait())
-        try:
-            await asyncio.wait({self.task, appended}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            appended.cancel()
-
-    async def rested(self) -> None:
-        await self._rest.wait()
-
-    async def run(self) -> None:
-        hub = self.hub
-        limits.for_run(self.run_id)  # its calls waiting for a provider's limits are counted
-        try:
-            while True:
-                runner = self.runner = await hub.runner(self.run_id)
-                if not hub.accepting and self.first is None and await self._leave(runner):
-                    break
-                step = self.first or await self._next(runner)
-                self.first = None
-                if step is None:
-                    self.leaving = True
-                    self.left.clear()
-                    if await asyncio.to_thread(hub.leases.release, self.run_id):
-                        break  # still leaving: it ends without a turn of the loop between
-                    self.leaving = False
-                    self.left.set()
-                    # A message came in meanwhile: the next round delivers it or drops it.
-                    # Yield first, so that no round of this loop can hold the event loop.
-                    await asyncio.sleep(0)
-                    continue
-                await self._take(runner, step)
-        except asyncio.CancelledError:
-            raise
-        except RoostError as error:
-            # The store failed, or the run cannot be read: another worker may try later.
-            log.warning("roost serve: run %s: %s", self.run_id, error)
-            hub.publish(self.run_id, {"type": "notice", "message": str(error)})
-            with contextlib.suppress(RoostError):
-                hub.leases.hand_back(self.run_id, after=hub.config.lease_seconds)
-        except Exception:
-            log.exception("roost serve: run %s failed", self.run_id)
-            with contextlib.suppress(RoostError):
-                hub.leases.hand_back(self.run_id, after=hub.config.lease_seconds)
-        finally:
-            if hub.sessions.get(self.run_id) is self:
-                del hub.sessions[self.run_id]
-            self._rest.set()
-            self.left.set()
-
-    async def _leave(self, runner: Runner) -> bool:
-        """Draining: the lease goes back now, the work with it (a retry left to do, messages
-        waiting) for another worker to take at once; True when the session is to stop."""
-        return await asyncio.to_thread(self._hand_over, runner.state.status)
-
-    def _hand_over(self, status: str) -> bool:
-        leases = self.hub.leases
-        if status != "running" and not leases.waiting(self.run_id):
-            return leases.release(self.run_id)  # nothing to do: the run is simply let go
-        leases.hand_back(self.run_id)
-        return True
-
-    async def _next(self, runner: Runner) -> Step | None:
-        """What the run needs next: a step its last worker left undone, or messages to deliver."""
-        state = runner.state
-        if state.status == "running":
-            return lambda r: r.retry()
-        queued = await asyncio.to_thread(self.hub.leases.inbox, self.run_id)
-        if not queued:
-            return None
-        if state.status != "paused" or not isinstance(state.pending, InterruptEvent):
-            await self._drop(queued, state.status)
-            return None
-        pending = state.pending
-        turn, refused = one_turn(queued, pending)
-        for message in refused:
-            self._refuse(
-                message, f"run {self.run_id} waits for {pending.from_}, not {message.sender}"
-            )
-        if not turn:
-            await asyncio.to_thread(self.hub.leases.remove, [m.id for m in refused])
-            return await self._next(runner)
-        if refused:
-            await asyncio.to_thread(self.hub.leases.remove, [m.id for m in refused])
-        return self._deliver(turn)
-
-    def _deliver(self, turn: list[Queued]) -> Step:
-        text = "\n\n".join(message.content for message in turn)
-        leases = self.hub.leases
-
-        async def deliver(runner: Runner) -> RunState:
-            # The messages leave the inbox with the resume that answers them, the moment it
-            # is stored (``delivered``): a worker that dies before then leaves them waiting.
-            self._delivering = [m.id for m in turn]
-            try:
-                return await runner.continue_(text)
-            # An answer the run cannot take (a wrong name, a budget's limit not above what
-            # was spent): refused before anything is recorded.
-            except (RunStateError, UsageError) as error:
-                leases.remove(self._delivering)
-                for message in turn:
-                    self._refuse(message, str(error))
-                return runner.state
-            finally:
-                self._delivering = []
-
-        return deliver
-
-    def delivered(self, event: Event) -> None:
-        """Called with each event this session stores: a resume takes its messages away."""
-        self.appended.set()
-        self.hub.metrics.event(event, self.runner.flow if self.runner is not None else None)
-        if self._delivering and event.type == "resume":
-            ids, self._delivering = self._delivering, []
-            self.hub.leases.remove(ids)
-
-    async def _drop(self, queued: list[Queued], status: str) -> None:
-        """Drops messages the run can no longer take (it ended, or stopped at an error
-        while they waited), each with a notice on the run's streams."""
-        why = {
-            "terminated": "the run terminated before it could take it",
-            "error": "the run stopped at an error before it could take it; retry it first",
-        }.get(status, f"the run is {status}, not waiting for a message")
-        for message in queued:
-            self._refuse(message, why)
-        await asyncio.to_thread(self.hub.leases.remove, [m.id for m in queued])
-        self.hub.publish(self.run_id, {"type": "state", "status": status})  # nothing queued now
-
-    def _refuse(self, message: Queued, why: str) -> None:
-        self.hub.publish(
-            self.run_id,
-            {
-                "type": "notice",
-                "message": f"message not delivered: {why}",
-                "content": message.content,
-            },
-        )
-
-    async def _take(self, runner: Runner, step: Step) -> None:
-        self._rest.clear()
-        self.appended.clear()
-        try:
-            state = await step(runner)
-        except ConcurrentRunError:
-            self.hub.forget(self.run_id)  # another process moved the run on: read it again
-            return
-        except RunStateError as error:
-            self.hub.publish(self.run_id, {"type": "notice", "message": str(error)})
-            return
-        except (EventLogError, RunNotFoundError):
-            raise
-        finally:
-            self.hub.stepping.release(self.run_id)  # the sub-flow runs this step drove
-            self._rest.set()
-        self.hub.metrics.stepped(runner.flow)
-        self.hub.publish(self.run_id, {"type": "state", "status": state.status})
-
-
-def one_turn(queued: list[Queued], pending: InterruptEvent) -> tuple[list[Queued], list[Queued]]:
-    """The messages that make the next turn, and those refused before them.
-
-    A person's turn takes every message waiting from the same sender, in order;
-    an approval or a choice of speaker takes one answer.
-    """
-    turn: list[Queued] = []
-    refused: list[Queued] = []
-    for message in queued:
-        if message.sender is not None and message.sender != pending.from_:
-            if turn:
-                break
-            refused.append(message)
-            continue
-        turn.append(message)
-        if pending.reason in ("tool_approval", "tool_plan", "manual_select"):
-            break
-    return turn, refused
-
-
-def run_row(info: RunInfo) -> dict[str, Any]:
-    return {
-        "id": info.id,
-        "flow": info.flow_name,
-        "flow_path": info.flow_path,
-        "title": info.title,
-        "status": info.status,
-        "messages": info.messages,
-        "tokens": info.tokens,
-        "next_seq": info.next_seq,
-        "parent": info.parent,
-        "fork_at": info.fork_at,
-        "created": info.created,
-        "updated": info.updated,
-    }
-
-
-def waiting_for(flow: Flow | None, state: RunState) -> dict[str, Any] | None:
-    """Who the run waits for and how to answer: None unless it is paused at an interrupt."""
-    pending = state.pending
-    if state.status != "paused" or not isinstance(pending, InterruptEvent):
-        return None
-    choices: list[str] = []
-    if pending.reason == "manual_select" and flow is not None and pending.from_ in flow.channels:
-        choices = list(candidates(flow, state, pending.from_))
-    return {
-        "node": pending.from_,
-        "answering": pending.to,
-        "reason": pending.reason or "human",
-        "tool_call": pending.tool_call,
-        "tool_calls": list(pending.tool_calls) if pending.tool_calls else None,
-        "choices": choices,
-        "budget": budgets.asked(state),
-    }

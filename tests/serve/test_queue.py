@@ -11,7 +11,8 @@ import pytest
 from roost.engine.runner import CANCELLED
 from roost.events import InterruptEvent
 from roost.runstate import RunState
-from roost.serve.hub import one_turn, waiting_for
+from roost.serve.rows import waiting_for
+from roost.serve.session import one_turn
 from roost.store.leases import Queued
 from tests.serve.conftest import Server, contents, settled, wait_for
 
