@@ -2874,6 +2874,14 @@ STUDIO_NODES = ("tests/studio/test_nodes.py",)
 STUDIO = [
     # -- roost studio: edits written back into the author's YAML (roost/studio/)
     Mutant(
+        "studio-late-read-shown",
+        "roost/studio/studio.js",
+        "if (!read || wantedFlow !== name) return;",
+        "if (!read) return;",
+        ("tests/studio/test_page.py",),
+        "a file's read that answers after another was picked is shown over the picked one",
+    ),
+    Mutant(
         "studio-whole-dump",
         "roost/studio/roundtrip.py",
         "return merged if _reads_as(yaml, merged, wanted) else after",

@@ -65,9 +65,13 @@
     await openFlow(wanted);
   }
 
+  // Reads can cross: the list opens the first file while the person picks another.
+  // Only the file asked for last is shown; an earlier answer that arrives late is dropped.
+  let wantedFlow = null;
   async function openFlow(name) {
+    wantedFlow = name;
     const read = await page.act(() => page.api("GET", flowUrl(name)));
-    if (!read) return;
+    if (!read || wantedFlow !== name) return;
     if (name !== path) { selected = null; undone.length = 0; redone.length = 0; }
     path = name;
     $("conflict").hidden = true;

@@ -340,3 +340,32 @@ def test_the_flows_own_settings_have_a_form(page: Page, flow: Path) -> None:
     on_disk(flow, begun)
     page.get_by_label("Default provider").select_option("other")
     on_disk(flow, begun.replace("defaults: {provider: mock}", "defaults: {provider: other}"))
+
+
+def test_a_flow_picked_while_the_first_still_loads_is_the_one_shown(
+    browser: Browser,  # noqa: F811
+    studio: Server,
+    flow: Path,
+) -> None:
+    """The list opens its first file; a person picks another before that read answers.
+
+    The first file's answer is held back until the picked one shows, then let through:
+    the pane keeps the picked file (a late answer is dropped, not shown over it).
+    """
+    context = browser.new_context()
+    opened = context.new_page()
+    held: list[object] = []
+    opened.route("**/flows/ask.yaml", lambda route: held.append(route))
+    opened.goto(studio.url + "/")
+    opened.locator('#studio-flow option[value="team.yaml"]').wait_for(state="attached")
+    deadline = time.monotonic() + 10
+    while not held and time.monotonic() < deadline:
+        opened.wait_for_timeout(20)
+    assert held, "the first file's read never started"
+    opened.get_by_label("Flow file", exact=True).select_option("team.yaml")
+    expect(opened.locator("#yaml")).to_have_value(TEAM)
+    with opened.expect_response("**/flows/ask.yaml"):
+        held[0].continue_()  # type: ignore[attr-defined]
+    opened.wait_for_timeout(200)  # the late answer has been handled by the page
+    expect(opened.locator("#yaml")).to_have_value(TEAM)
+    context.close()
