@@ -2024,7 +2024,7 @@ SERVE_LOAD_TESTS = ("tests/attacks/test_serve_load.py",)
 SERVE_LOAD = [
     Mutant(
         "summary-reads-live-state-in-thread",
-        "roost/serve/hub.py",
+        "roost/serve/reads.py",
         "runner.state.next_seq == info.next_seq and _on_loop():\n",
         "runner.state.next_seq == info.next_seq:\n",
         ("tests/serve/test_hub.py",),
@@ -2058,8 +2058,8 @@ SERVE_LOAD = [
     ),
     Mutant(
         "serve-stream-limit",
-        "roost/serve/hub.py",
-        "        if open_ >= self.config.streams_per_client:",
+        "roost/serve/broadcast.py",
+        "        if open_ >= self.streams_per_client:",
         "        if open_ > 10**9:",
         SERVE_LOAD_TESTS,
         "one client may open streams without end",
@@ -2122,7 +2122,7 @@ SERVE_LOAD = [
     ),
     Mutant(
         "serve-state-whole-log",
-        "roost/serve/hub.py",
+        "roost/serve/reads.py",
         "        if kept is None or kept[0] > end:",
         "        if True:",
         ("tests/serve/test_reads.py",),
@@ -2130,7 +2130,7 @@ SERVE_LOAD = [
     ),
     Mutant(
         "serve-state-new-events-skipped",
-        "roost/serve/hub.py",
+        "roost/serve/reads.py",
         "            for event in events:\n                apply(state, event)\n",
         "",
         ("tests/serve/test_reads.py",),
@@ -2146,7 +2146,7 @@ SERVE_LOAD = [
     ),
     Mutant(
         "serve-cost-counted-twice",
-        "roost/serve/hub.py",
+        "roost/serve/reads.py",
         "                self._costs[info.id] = (events[-1].seq + 1 if events else seq, tally)",
         "                self._costs[info.id] = (seq, tally)",
         ("tests/serve/test_reads.py",),
@@ -3561,7 +3561,7 @@ BUDGETS = [
     Mutant(
         "serve-budget-answer-unchecked",
         "roost/serve/hub.py",
-        "budgets.check_answer(self.state(run_id)[1], content)",
+        "budgets.check_answer(self.reads.state(run_id)[1], content)",
         "pass",
         SERVE_BUDGET_TESTS,
         "an answer to a budget that is no new limit is accepted, and refused only later",

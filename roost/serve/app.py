@@ -306,7 +306,7 @@ def _run_view_routes(app: FastAPI, hub: Hub) -> None:
     @app.get("/runs/{run_id}/graph", response_model=schemas.Graph, responses=ERRORS, tags=["runs"])
     async def graph(run_id: RunId) -> dict[str, Any]:
         """The drawing (SVG) of the flow the run follows; its nodes' ids are ``node-NAME``."""
-        flow = await asyncio.to_thread(hub.flow, run_id)
+        flow = await asyncio.to_thread(hub.reads.flow, run_id)
         svg = await asyncio.to_thread(graph_svg, flow)  # dot runs as a child process
         return {"run": run_id, "svg": svg}
 
@@ -318,7 +318,7 @@ def _run_view_routes(app: FastAPI, hub: Hub) -> None:
     )
     async def events(run_id: RunId, after: After = -1) -> list[dict[str, Any]]:
         """The run's events whose seq is greater than ``after``, as its event log holds them."""
-        return [event_dict(event) for event in await hub.events_after(run_id, after)]
+        return [event_dict(event) for event in await hub.reads.events_after(run_id, after)]
 
     @app.get(
         "/images/{digest}",
@@ -423,7 +423,7 @@ def _stream_route(app: FastAPI, hub: Hub) -> None:
         if last_event_id is not None and last_event_id.strip().isdigit():
             after = max(after, int(last_event_id))
         client = _client(request)
-        hub.open_stream(client)  # 429 past the streams one client may hold
+        hub.broadcast.open_stream(client)  # 429 past the streams one client may hold
 
         async def items() -> AsyncIterator[bytes]:
             try:
@@ -431,7 +431,7 @@ def _stream_route(app: FastAPI, hub: Hub) -> None:
                     if batch:
                         yield sse_frames(batch)
             finally:
-                hub.close_stream(client)
+                hub.broadcast.close_stream(client)
 
         return EventSourceResponse(items(), ping=15)
 
@@ -448,7 +448,7 @@ def _socket_route(app: FastAPI, hub: Hub) -> None:
         client = _client(websocket)
         try:
             await asyncio.to_thread(hub.store.run, run_id)
-            hub.open_stream(client)
+            hub.broadcast.open_stream(client)
         except RoostError as error:
             await websocket.send_json({"type": "error", **error_body(error)})
             await websocket.close(code=4429 if status_of(error)[0] == 429 else 4404)
@@ -461,7 +461,7 @@ def _socket_route(app: FastAPI, hub: Hub) -> None:
         except WebSocketDisconnect:
             pass
         finally:
-            hub.close_stream(client)
+            hub.broadcast.close_stream(client)
             sender.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await sender

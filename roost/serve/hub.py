@@ -14,79 +14,48 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
-import threading
 import time
 from collections import OrderedDict
-from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from roost.engine import Runner
-from roost.engine.flows import flow_in_force, flow_of
+from roost.engine.flows import flow_of
 from roost.engine.images import start_images_async
 from roost.engine.interpreter import start_route
 from roost.errors import (
-    EventLogError,
     RoostError,
     RunNotFoundError,
     RunStateError,
 )
-from roost.events import Event, FlowRecord, InterruptEvent, event_dict
+from roost.events import Event, InterruptEvent, event_dict
 from roost.flow import Flow
 from roost.flow.budget_checks import check_budget
 from roost.ports import new_run_id
-from roost.pricing import CostTally
 from roost.providers import limits
-from roost.runstate import RunState, apply, fold, statuses
+from roost.runstate import statuses
 from roost.serve import budgets
+from roost.serve.broadcast import Broadcast
 from roost.serve.config import ServeConfig
-from roost.serve.errors import Busy, Draining, TooManyStreams
+from roost.serve.errors import Busy, Draining
 from roost.serve.flowdir import FlowDir
 from roost.serve.metrics import ServeMetrics
+from roost.serve.reads import RunReads
 from roost.serve.rows import run_row, waiting_for
 from roost.serve.scheduler import Scheduler
 from roost.serve.servefile import Schedule, flow_for, tick_key
 from roost.serve.session import Session, Step
 from roost.store.forks import check_fork_point, fork_refusal
 from roost.store.leases import RunLeases, Stepping, stepper, takes_messages
-from roost.store.sql import RunInfo, SqlStore
+from roost.store.sql import SqlStore
 from roost.store.sqllog import SqlLog
 from roost.store.ticks import ScheduleTicks
 from roost.workspace import Workspace
 
 log = logging.getLogger("roost.serve")
 
-ENCODED_KEPT = 5_000  # events whose stream JSON is kept for the next stream that sends them
-STATES_KEPT = 256  # states of runs stepped elsewhere kept for the streams that watch them
 CANCEL_SECONDS = 5.0  # a drain waits this long for a cancelled step to be recorded
-WATCH_BACKLOG = 2000  # items a slow stream may fall behind before it reads the store instead
-
-
-def _on_loop() -> bool:
-    """Whether this code runs on the event loop (not in a thread of ``to_thread``)."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return False
-    return True
-
-
-@dataclass(eq=False)  # each stream its own: kept in a set by identity
-class Watcher:
-    """One stream's view of a run: what happened since it last looked."""
-
-    queue: asyncio.Queue[dict[str, Any]] = field(
-        default_factory=lambda: asyncio.Queue(WATCH_BACKLOG)
-    )
-    behind: bool = False  # items were dropped: the stream reads the events from the store
-
-    def put(self, item: dict[str, Any]) -> None:
-        try:
-            self.queue.put_nowait(item)
-        except asyncio.QueueFull:
-            self.behind = True
 
 
 class Hub:
@@ -106,23 +75,12 @@ class Hub:
         self.flows = FlowDir(config.flows)
         self.sessions: dict[str, Session] = {}
         self._runners: OrderedDict[str, Runner] = OrderedDict()
-        self._watchers: dict[str, set[Watcher]] = {}
         self._poller: asyncio.Task[None] | None = None
         self._heartbeat: asyncio.Task[None] | None = None
         self._scheduler: asyncio.Task[None] | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
-        self._encoded: OrderedDict[tuple[str, int], tuple[str, bytes]] = (
-            OrderedDict()
-        )  # see ``encoded``
-        self._streams: dict[str, int] = {}  # streams open per client address
-        # The state of runs not stepped here, by the next_seq it was folded at: many
-        # streams on one run fold its log once per step, not once each (read in threads).
-        self._states: OrderedDict[str, tuple[int, RunState, Flow | None]] = OrderedDict()
-        self._states_lock = threading.RLock()
-        # What each run's calls cost, by the next_seq it was priced at (read in threads).
-        self._costs: OrderedDict[str, tuple[int, CostTally]] = OrderedDict()
-        # The reads of new events in flight, shared by the streams that ask the same.
-        self._reads: dict[tuple[str, int, int | None], asyncio.Future[list[Event]]] = {}
+        self.broadcast = Broadcast(config.streams_per_client)  # what the streams are sent
+        self.reads = RunReads(self.store, self.flows, self._runners.get)
         self.metrics = ServeMetrics(self)
         self.accepting = False  # takes new runs and messages (off before it opens, and draining)
 
@@ -350,11 +308,11 @@ class Hub:
                 f"run {run_id} is not waiting for a message: {hints.get(info.status, info.status)}"
             )
         if sender is not None and info.status == "paused" and not self.busy(run_id):
-            pending = self.state(run_id)[1].pending
+            pending = self.reads.state(run_id)[1].pending
             if isinstance(pending, InterruptEvent) and pending.from_ != sender:
                 raise RunStateError(f"run {run_id} waits for {pending.from_}, not {sender}")
         if info.status == "paused" and not self.busy(run_id):
-            budgets.check_answer(self.state(run_id)[1], content)  # refused now, not queued
+            budgets.check_answer(self.reads.state(run_id)[1], content)  # refused now, not queued
         holder = self.leases.holder(run_id)
         if holder.alive(time.time()) and not takes_messages(holder.owner):
             raise Busy(
@@ -408,52 +366,10 @@ class Hub:
             return session.runner is not None and session.runner.busy
         return not self._free(run_id)
 
-    def state(self, run_id: str) -> tuple[RunInfo, RunState, Flow | None]:
-        """A run's row, its state, and the flow it follows (None when that does not load)."""
-        info = self.store.run(run_id)
-        runner = self._runners.get(run_id)
-        # The live state is read only on the loop, where no step moves it on meanwhile; a
-        # thread (GET /runs/{id}) folds the stored events up to the row it read, so that
-        # what it answers agrees with the row (a run terminated, its tokens counted).
-        if runner is not None and runner.state.next_seq == info.next_seq and _on_loop():
-            return info, runner.state, self.flows.shown(runner.flow.path, runner.flow.text)
-        with self._states_lock:
-            return (info, *self._folded(info))
-
-    def _folded(self, info: RunInfo) -> tuple[RunState, Flow | None]:
-        """The state of a run not stepped here, its new events taken on to the one kept
-        (a stream that follows a long run reads each event once, not the whole log at each
-        step); called with ``_states_lock`` held, which keeps the state as it is read."""
-        kept = self._states.get(info.id)
-        # Only the events the row counts: one appended since it was read would show a state
-        # ahead of the row's counts (a run terminated whose tokens the row does not have).
-        end = info.next_seq
-        if kept is None or kept[0] > end:  # not read yet (or the run was rewritten)
-            events = [event for event in self.store.log(info.id).load() if event.seq < end]
-            state, flow = fold(events), self._shown(flow_in_force(events))
-        else:
-            seq, state, flow = kept
-            events = SqlLog(self.store, info).since(seq - 1, limit=end - seq) if seq < end else []
-            for event in events:
-                apply(state, event)
-            if (record := flow_in_force(events)) is not None:
-                flow = self._shown(record)
-        self._states[info.id] = (state.next_seq, state, flow)
-        self._states.move_to_end(info.id)
-        while len(self._states) > STATES_KEPT:
-            self._states.popitem(last=False)
-        return state, flow
-
-    def _shown(self, record: FlowRecord | None) -> Flow | None:
-        try:
-            return self.flows.shown(record.path, record.text) if record is not None else None
-        except RoostError:
-            return None
-
     def summary(self, run_id: str) -> dict[str, Any]:
         """What ``GET /runs/{id}`` answers: the run's row, where it stands, what it waits for."""
-        with self._states_lock:  # a kept state is not moved on by another read meanwhile
-            info, state, flow = self.state(run_id)
+        with self.reads.lock:  # a kept state is not moved on by another read meanwhile
+            info, state, flow = self.reads.state(run_id)
             answer = {
                 **run_row(info),
                 "status": state.status,
@@ -465,112 +381,12 @@ class Hub:
             }
         return {
             **answer,
-            "cost": self._cost(info),
+            "cost": self.reads.cost(info),
             "busy": self.busy(run_id),
             "queued": self.leases.waiting(run_id),
             "waiting_on_limits": limits.waiting_runs.get(run_id, 0),
             "budget": budgets.standing(state),
         }
-
-    def _cost(self, info: RunInfo) -> float | None:
-        """What the run's model calls cost (``reported_cost``); a run without tokens is not
-        read, and one read before is read from where it was left."""
-        if not info.tokens:
-            return None
-        with self._states_lock:
-            seq, tally = self._costs.get(info.id, (0, CostTally()))
-        if seq > info.next_seq:
-            seq, tally = 0, CostTally()  # the run was rewritten: priced afresh
-        if seq < info.next_seq:
-            events = SqlLog(self.store, info).since(seq - 1)
-            tally = tally.extended(events)
-            with self._states_lock:  # by the events read: the run may have moved on since
-                self._costs[info.id] = (events[-1].seq + 1 if events else seq, tally)
-                self._costs.move_to_end(info.id)
-                while len(self._costs) > STATES_KEPT:
-                    self._costs.popitem(last=False)
-        return tally.reported()
-
-    def flow(self, run_id: str) -> Flow:
-        """The flow the run follows now."""
-        _, _, flow = self.state(run_id)
-        if flow is None:
-            raise EventLogError(f"run {run_id}: the flow it follows does not load")
-        return flow
-
-    async def events_after(self, run_id: str, after: int, limit: int | None = None) -> list[Event]:
-        """The run's events after seq ``after`` (at most ``limit``), read in a thread.
-
-        Only the new rows are read. Streams that catch up on the same run from the same
-        point at once (many clients opening one run) share one read.
-        """
-        key = (run_id, after, limit)
-        shared = self._reads.get(key)
-        if shared is None:
-            shared = asyncio.ensure_future(asyncio.to_thread(self._events_after, *key))
-            self._reads[key] = shared
-            shared.add_done_callback(lambda _: self._reads.pop(key, None))
-        return await asyncio.shield(shared)
-
-    def _events_after(self, run_id: str, after: int, limit: int | None) -> list[Event]:
-        info = self.store.run(run_id)
-        if info.next_seq <= after + 1:
-            return []  # nothing new: the events need not be read
-        return SqlLog(self.store, info).since(after, limit)
-
-    # ------------------------------------------------------------------ streams
-
-    def encoded(self, event: Event) -> tuple[str, bytes]:
-        """An event's stream item as JSON, and as a Server-Sent Events frame: encoded once
-        for every stream that sends it."""
-        key = (event.run, event.seq)
-        found = self._encoded.get(key)
-        if found is None:
-            text = json.dumps({"type": "event", "event": event_dict(event)}, ensure_ascii=False)
-            # JSON escapes line breaks: the text is one data line.
-            frame = f"id: {event.seq}\r\nevent: event\r\ndata: {text}\r\n\r\n".encode()
-            found = self._encoded[key] = (text, frame)
-            if len(self._encoded) > ENCODED_KEPT:
-                self._encoded.popitem(last=False)
-        else:
-            self._encoded.move_to_end(key)
-        return found
-
-    def open_stream(self, client: str) -> None:
-        """Counts a stream of ``client`` (its address); Busy past the limit per client."""
-        open_ = self._streams.get(client, 0)
-        if open_ >= self.config.streams_per_client:
-            raise TooManyStreams(
-                f"{client} has {open_} streams open, as many as one client may; "
-                "close one before opening another"
-            )
-        self._streams[client] = open_ + 1
-
-    def streams_open(self) -> int:
-        return sum(self._streams.values())
-
-    def close_stream(self, client: str) -> None:
-        left = self._streams.get(client, 1) - 1
-        if left > 0:
-            self._streams[client] = left
-        else:
-            self._streams.pop(client, None)
-
-    def watch(self, run_id: str) -> Watcher:
-        watcher = Watcher()
-        self._watchers.setdefault(run_id, set()).add(watcher)
-        return watcher
-
-    def unwatch(self, run_id: str, watcher: Watcher) -> None:
-        watchers = self._watchers.get(run_id)
-        if watchers is not None:
-            watchers.discard(watcher)
-            if not watchers:
-                del self._watchers[run_id]
-
-    def publish(self, run_id: str, item: dict[str, Any]) -> None:
-        for watcher in self._watchers.get(run_id, ()):
-            watcher.put(item)
 
     # ------------------------------------------------------------------ internals
 
@@ -632,10 +448,10 @@ class Hub:
             session = self.sessions.get(run_id)
             if session is not None:
                 session.delivered(event)
-            self.publish(run_id, {"type": "event", "event": event})
+            self.broadcast.publish(run_id, {"type": "event", "event": event})
 
         def on_text(node: str, text: str) -> None:
-            self.publish(run_id, {"type": "delta", "node": node, "text": text})
+            self.broadcast.publish(run_id, {"type": "delta", "node": node, "text": text})
 
         def hold(child_id: str) -> None:
             self.stepping.hold(child_id, group=run_id)  # until the parent's step ends

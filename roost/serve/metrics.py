@@ -27,6 +27,7 @@ from roost.store.schema import RUNS
 if TYPE_CHECKING:
     from roost.events import Event, LlmCallEvent
     from roost.flow import Flow
+    from roost.serve.broadcast import Broadcast
     from roost.store.sql import SqlStore
 
 
@@ -39,8 +40,8 @@ class Hub(Protocol):
     def sessions(self) -> Sized: ...  # the runs it steps now
     @property
     def accepting(self) -> bool: ...
-
-    def streams_open(self) -> int: ...
+    @property
+    def broadcast(self) -> Broadcast: ...  # the streams open
 
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
@@ -143,7 +144,9 @@ class _Live(Collector):
         yield runs
         yield _gauge("roost_queue_depth", "Messages waiting for runs.", self._queued)
         yield _gauge("roost_runs_stepping", "Runs stepped here now.", lambda: len(hub.sessions))
-        yield _gauge("roost_streams_open", "Streams (SSE, WebSocket) open.", hub.streams_open)
+        yield _gauge(
+            "roost_streams_open", "Streams (SSE, WebSocket) open.", hub.broadcast.streams_open
+        )
         yield _gauge("roost_ready", "1 while this worker takes new work.", lambda: hub.accepting)
         waiting = GaugeMetricFamily(
             "roost_limit_waiting", "Model calls waiting for a limit now.", labels=["provider"]

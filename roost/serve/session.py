@@ -8,7 +8,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from roost.errors import (
     ConcurrentRunError,
@@ -25,6 +25,7 @@ from roost.store.leases import Queued
 if TYPE_CHECKING:
     from roost.engine import Runner
     from roost.runstate import RunState
+    from roost.serve.broadcast import Broadcast
     from roost.serve.config import ServeConfig
     from roost.serve.metrics import ServeMetrics
     from roost.store.leases import RunLeases, Stepping
@@ -48,7 +49,8 @@ class Hub(Protocol):
 
     def forget(self, run_id: str) -> None: ...
 
-    def publish(self, run_id: str, item: dict[str, Any]) -> None: ...
+    @property
+    def broadcast(self) -> Broadcast: ...
 
 
 class Session:
@@ -107,7 +109,7 @@ class Session:
         except RoostError as error:
             # The store failed, or the run cannot be read: another worker may try later.
             log.warning("roost serve: run %s: %s", self.run_id, error)
-            hub.publish(self.run_id, {"type": "notice", "message": str(error)})
+            hub.broadcast.publish(self.run_id, {"type": "notice", "message": str(error)})
             with contextlib.suppress(RoostError):
                 hub.leases.hand_back(self.run_id, after=hub.config.lease_seconds)
         except Exception:
@@ -196,10 +198,12 @@ class Session:
         for message in queued:
             self._refuse(message, why)
         await asyncio.to_thread(self.hub.leases.remove, [m.id for m in queued])
-        self.hub.publish(self.run_id, {"type": "state", "status": status})  # nothing queued now
+        self.hub.broadcast.publish(
+            self.run_id, {"type": "state", "status": status}
+        )  # nothing queued now
 
     def _refuse(self, message: Queued, why: str) -> None:
-        self.hub.publish(
+        self.hub.broadcast.publish(
             self.run_id,
             {
                 "type": "notice",
@@ -217,7 +221,7 @@ class Session:
             self.hub.forget(self.run_id)  # another process moved the run on: read it again
             return
         except RunStateError as error:
-            self.hub.publish(self.run_id, {"type": "notice", "message": str(error)})
+            self.hub.broadcast.publish(self.run_id, {"type": "notice", "message": str(error)})
             return
         except (EventLogError, RunNotFoundError):
             raise
@@ -225,7 +229,7 @@ class Session:
             self.hub.stepping.release(self.run_id)  # the sub-flow runs this step drove
             self._rest.set()
         self.hub.metrics.stepped(runner.flow)
-        self.hub.publish(self.run_id, {"type": "state", "status": state.status})
+        self.hub.broadcast.publish(self.run_id, {"type": "state", "status": state.status})
 
 
 def one_turn(queued: list[Queued], pending: InterruptEvent) -> tuple[list[Queued], list[Queued]]:

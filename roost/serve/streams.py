@@ -15,7 +15,7 @@ The same items go out over Server-Sent Events and over a WebSocket:
 The stream ends once a terminated run has nothing more to show.
 
 Many streams on one run cost about what one does: an event is encoded to JSON
-once for all of them (``Hub.encoded``), a catch-up is read from the store in
+once for all of them (``Broadcast.encoded``), a catch-up is read from the store in
 pages, off the event loop, and streams catching up from the same point share
 each read.
 """
@@ -29,7 +29,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from roost.events import Event
-from roost.serve.hub import Hub, Watcher
+from roost.serve.broadcast import Watcher
+from roost.serve.hub import Hub
 
 PAGE = 500  # events per read of a catch-up: a long run is sent a page at a time
 
@@ -58,7 +59,7 @@ def sse_frames(batch: list[Sent]) -> bytes:
 async def follow(hub: Hub, run_id: str, after: int) -> AsyncIterator[list[Sent]]:
     """The items of a run's stream, from the events after seq ``after`` on, in batches
     (a page of stored events is one batch, written at once)."""
-    watcher = hub.watch(run_id)
+    watcher = hub.broadcast.watch(run_id)
     last = after
     try:
         async for page in _catch_up(hub, run_id, last):
@@ -104,13 +105,13 @@ async def follow(hub: Hub, run_id: str, after: int) -> AsyncIterator[list[Sent]]
             else:
                 yield [_item(item)]
     finally:
-        hub.unwatch(run_id, watcher)
+        hub.broadcast.unwatch(run_id, watcher)
 
 
 async def _catch_up(hub: Hub, run_id: str, after: int) -> AsyncIterator[list[Event]]:
     """The stored events after ``after``, a page at a time, until none is left."""
     while True:
-        page = await hub.events_after(run_id, after, PAGE)
+        page = await hub.reads.events_after(run_id, after, PAGE)
         if page:
             yield page
         if len(page) < PAGE:
@@ -136,7 +137,7 @@ def _over(summary: dict[str, Any]) -> bool:
 
 
 def _event(hub: Hub, event: Event) -> Sent:
-    text, frame = hub.encoded(event)
+    text, frame = hub.broadcast.encoded(event)
     return Sent("event", event.seq, text, frame)
 
 

@@ -118,8 +118,8 @@ def test_a_thread_reads_the_stored_state_and_the_loop_the_live_one(tmp_path: Pat
         live.status, live.next_seq = "terminated", 2  # what a step would have made of it
         flow: Any = SimpleNamespace(path="f.yaml", text="roost: 1\nname: f\n")
         hub._runners["r1"] = _LiveRunner(live, flow)  # type: ignore[assignment]
-        in_thread = await asyncio.to_thread(lambda: hub.state("r1")[1].status)
-        on_loop = hub.state("r1")[1].status
+        in_thread = await asyncio.to_thread(lambda: hub.reads.state("r1")[1].status)
+        on_loop = hub.reads.state("r1")[1].status
         hub.store.close()
         return in_thread, on_loop
 

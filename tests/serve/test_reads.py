@@ -96,10 +96,10 @@ def test_the_state_of_a_run_stepped_elsewhere_follows_its_new_events(tmp_path: P
     log.append([start_event("r1"), message(1, "r1", "first")])
     hub = Hub(ServeConfig(flows=tmp_path / "flows", db=db))
     try:
-        _, state, _ = hub.state("r1")
+        _, state, _ = hub.reads.state("r1")
         assert state.next_seq == 2
         log.append([message(2, "r1", "second")])
-        _, state, _ = hub.state("r1")
+        _, state, _ = hub.reads.state("r1")
         assert state.next_seq == 3
         last = state.last_message
         assert last is not None
