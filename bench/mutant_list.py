@@ -451,7 +451,7 @@ ENGINE = [
     ),
     Mutant(
         "replay-stop-reached",
-        REPLAY_PY,
+        "roost/engine/recorded/stops.py",
         "if self.points and position >= self.points[0]:",
         "if self.points and position > self.points[0]:",
         REPLAY,
@@ -1235,7 +1235,7 @@ HOOKS = [
     ),
     Mutant(
         "hooks-replay-first-decision",
-        HOOKS_PY,
+        "roost/engine/recorded/decisions.py",
         "event = waiting.popleft()",
         "event = waiting[0]",
         HOOK_TESTS,
@@ -3127,7 +3127,7 @@ ROUTES = [
     ),
     Mutant(
         "route-replay-calls-python",
-        "roost/engine/routes.py",
+        "roost/engine/recorded/decisions.py",
         "if not has_python(route.when):",
         "if True:",
         ROUTE_TESTS,

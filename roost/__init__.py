@@ -6,9 +6,9 @@ returns a frozen ``RunView``; ``await roost.replay(log)`` re-executes a
 recorded run and ``flow_of(log)`` reads the flow it follows. ``load_flow(path)``
 reads and validates a flow file, its tools included, raising ``FlowError``
 whose ``problems`` carry file, line, column and message. ``Runner`` steps a
-run one call at a time; ``MemoryLog``, ``JsonlLog`` and ``SqlStore`` keep its
-events, whose types are exported here too, and ``memory_bank()`` what its flow
-remembers. In
+run one call at a time (``Sources`` says where its answers come from);
+``MemoryLog``, ``JsonlLog`` and ``SqlStore`` keep its events, whose types are
+exported here too, and ``memory_bank()`` what its flow remembers. In
 Jupyter, ``show(item)`` draws a flow or a run (and a cell ending with one
 draws it by itself).
 
@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from roost.api import flow_of, memory_bank, replay, run, run_sync
-    from roost.engine import Runner, RunState
+    from roost.engine import Runner, RunState, Sources
     from roost.errors import FlowError, RoostError, RunStateError
     from roost.events import (
         ErrorEvent,
@@ -78,6 +78,7 @@ _LAZY = {
     "RunView": "roost.runview",
     "show": "roost.notebook",
     "Runner": "roost.engine",
+    "Sources": "roost.engine",
     "RunState": "roost.engine",
     "FlowError": "roost.errors",
     "RoostError": "roost.errors",
@@ -113,6 +114,7 @@ __all__ = [
     "RunView",
     "Runner",
     "SelectEvent",
+    "Sources",
     "SqlStore",
     "TerminateEvent",
     "ToolCallEvent",

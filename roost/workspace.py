@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from roost.engine import Runner
+from roost.engine.sources import Sources
 from roost.ports import EventLog, ImageStore, MemoryBank, MemoryImages, MemoryLog
 
 if TYPE_CHECKING:
@@ -113,14 +114,17 @@ class Workspace:
         """
         from roost.store.images import images_of
 
+        sources = Sources(
+            memory=memory,
+            images=images if images is not None else images_of(log),
+        )
         return Runner(
             flow=flow,
             log=log,
+            sources=sources,
             on_event=on_event,
             on_text=on_text,
             child_log=self.child_logs(hold),
-            memory=memory,
-            images=images if images is not None else images_of(log),
         )
 
     @staticmethod
@@ -134,8 +138,7 @@ class Workspace:
             log=log,
             on_event=on_event,
             child_log=MemoryLog,
-            memory=memory,
-            images=MemoryImages(),
+            sources=Sources(memory=memory, images=MemoryImages()),
         )
 
     def close(self) -> None:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 import roost
+from roost.engine.sources import Sources
 from roost.events import MemoryEntry, MemoryEvent
 from roost.flow import load_flow_text
 from roost.store.memory import SqlMemory
@@ -117,10 +118,12 @@ async def test_a_bank_given_is_the_one_used(project: Path) -> None:
 
 async def test_a_runner_remembers_with_the_bank_it_is_given(project: Path) -> None:
     told = await roost.Runner(
-        flow=flow(TELL), log=roost.MemoryLog("t"), memory=roost.memory_bank()
+        flow=flow(TELL), log=roost.MemoryLog("t"), sources=Sources(memory=roost.memory_bank())
     ).start()
     assert told.status == "terminated"
-    runner = roost.Runner(flow=flow(ASK), log=roost.MemoryLog("a"), memory=roost.memory_bank())
+    runner = roost.Runner(
+        flow=flow(ASK), log=roost.MemoryLog("a"), sources=Sources(memory=roost.memory_bank())
+    )
     assert RECALLED in answer(await runner.start())
 
 

@@ -7,6 +7,7 @@ import textwrap
 import pytest
 
 import roost
+from roost.engine.sources import Sources
 from roost.errors import FlowError
 from roost.testing import call, fail, flow_from_yaml, scripted, unchecked_flow
 
@@ -74,7 +75,9 @@ async def test_call_and_fail_are_replies_as_a_flow_file_writes_them() -> None:
 async def test_scripted_is_a_provider_to_hand_to_a_runner() -> None:
     flow = flow_from_yaml(CHAT, replies=["never used"])
     provider = scripted("Hi!", "TERMINATE")
-    runner = roost.Runner(flow=flow, log=roost.MemoryLog("handed"), providers=lambda name: provider)
+    runner = roost.Runner(
+        flow=flow, log=roost.MemoryLog("handed"), sources=Sources(providers=lambda name: provider)
+    )
     state = await runner.start()
     assert [entry.content for entry in state.history] == ["Hello", "Hi!", "TERMINATE"]
 
@@ -82,7 +85,9 @@ async def test_scripted_is_a_provider_to_hand_to_a_runner() -> None:
 async def test_scripted_can_repeat_its_last_reply() -> None:
     provider = scripted("Again.", when_exhausted="repeat_last")
     flow = flow_from_yaml(CHAT + "    defaults: {max_rounds: 3}\n", replies=["unused"])
-    runner = roost.Runner(flow=flow, log=roost.MemoryLog("again"), providers=lambda name: provider)
+    runner = roost.Runner(
+        flow=flow, log=roost.MemoryLog("again"), sources=Sources(providers=lambda name: provider)
+    )
     state = await runner.start()
     assert [entry.content for entry in state.history][1:] == ["Again.", "Again."]  # 1 reply, twice
 

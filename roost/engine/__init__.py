@@ -14,8 +14,9 @@ from roost.runstate import HistoryEntry, RunState, apply, fold
 
 if TYPE_CHECKING:
     from roost.engine.runner import ChildRuns, Runner
+    from roost.engine.sources import Sources
 
-__all__ = ["ChildRuns", "HistoryEntry", "RunState", "Runner", "apply", "fold"]
+__all__ = ["ChildRuns", "HistoryEntry", "RunState", "Runner", "Sources", "apply", "fold"]
 
 
 def __getattr__(name: str) -> Any:
@@ -23,4 +24,8 @@ def __getattr__(name: str) -> Any:
         from roost.engine import runner
 
         return getattr(runner, name)
+    if name == "Sources":
+        from roost.engine.sources import Sources
+
+        return Sources
     raise AttributeError(f"module 'roost.engine' has no attribute {name!r}")

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from roost.engine.replay_tools import RecordedMemory
 from roost.ports import words
 
 if TYPE_CHECKING:
@@ -34,7 +33,11 @@ def fork_view(bank: MemoryBank | None, state: RunState) -> MemoryBank | None:
     A replay's bank is never wrapped: its recalls are those the run recorded, which
     the fork's view had given already.
     """
-    if bank is None or state.memory_at is None or isinstance(bank, RecordedMemory | ForkMemory):
+    if bank is None or state.memory_at is None:
+        return bank
+    from roost.engine.recorded import RecordedMemory  # only a fork's memory gets here
+
+    if isinstance(bank, RecordedMemory | ForkMemory):
         return bank
     return ForkMemory(bank, state, state.memory_at)
 

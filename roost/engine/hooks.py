@@ -4,7 +4,7 @@ The engine asks ``hooks(node, stage)`` for the hooks to run (the flow's, then
 the node's own) and records what each decided before acting on it, so the
 state, folded from the log, knows every decision: a run paused for approval
 or stopped mid-round resumes without asking a hook twice, and a replay
-(``RecordedHooks``) answers from the record without running any.
+(``roost.engine.recorded.decisions``) answers from the record without running any.
 
 before_tool hooks run one call after another, in the order of the calls, and
 each sees the arguments as the hooks before it left them; the first refusal
@@ -14,7 +14,6 @@ recorded in call order, right before the result they shaped.
 
 from __future__ import annotations
 
-from collections import defaultdict, deque
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -22,7 +21,6 @@ from roost.events import HookEvent
 
 if TYPE_CHECKING:
     from roost.engine.recorder import Recorder
-    from roost.events import Event
     from roost.flow.models import Flow
     from roost.flow.redact import Redactor
     from roost.messages import ToolCall
@@ -71,50 +69,6 @@ class LiveHooks:
                 self._built[key] = FlowHook(config, folder, self.redact)
             hooks.append(self._built[key])
         return hooks
-
-
-class RecordedHooks:
-    """``hooks(node, stage)`` for a replay: each hook decides as the record says it did."""
-
-    def __init__(self, recorded: Sequence[Event], flow: Callable[[], Flow]) -> None:
-        self.flow = flow
-        self.decisions: dict[tuple[str, str, str, str | None], deque[HookEvent]] = defaultdict(
-            deque
-        )
-        for event in recorded:
-            if isinstance(event, HookEvent):
-                key = (event.node, event.stage, event.hook, event.tool_call)
-                self.decisions[key].append(event)
-
-    def __call__(self, node: str, stage: str) -> Sequence[AskedHook]:
-        flow = self.flow()
-        configs = flow.hooks_of(node, stage)
-        if not configs:
-            return ()
-        from roost.flow.redact import Redactor
-        from roost.tools.hooks import hook_name
-
-        redact = Redactor(flow.secrets)
-        return [RecordedHook(redact(hook_name(config)), node, self) for config in configs]
-
-
-class RecordedHook:
-    """A declared hook whose decisions come from the record; nothing is run."""
-
-    def __init__(self, name: str, node: str, source: RecordedHooks) -> None:
-        self.name = name
-        self._node = node
-        self._source = source
-
-    async def decide(self, stage: Stage, call: dict[str, Any]) -> Decision:
-        from roost.tools.hooks import Decision
-
-        key = (self._node, stage, self.name, call.get("id"))
-        waiting = self._source.decisions.get(key)
-        if not waiting:
-            return Decision("refuse", reason=f"replay: no recorded decision of hook {self.name}")
-        event = waiting.popleft()
-        return Decision(event.decision, event.reason, event.arguments, event.content)
 
 
 class HookRecorder:

@@ -17,27 +17,23 @@ digest), a decision or a message shows up as the first event that differs.
 
 from __future__ import annotations
 
-import asyncio
 import itertools
-from collections import defaultdict, deque
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from roost.engine.calls import finish_of
 from roost.engine.defaults import default_toolbox
-from roost.engine.digests import is_legacy_digest, legacy_digests, request_settings
+from roost.engine.digests import is_legacy_digest, legacy_digests
 from roost.engine.flows import flow_record
-from roost.engine.hooks import RecordedHooks
-from roost.engine.replay_tools import (
-    RecordedBackground,
-    RecordedMemory,
-    RecordedSkills,
-    RecordedTools,
+from roost.engine.recorded import (
+    ProcessStopped,
+    RecordedProviders,
+    StoppingLog,
+    Stops,
+    recorded_sources,
 )
-from roost.engine.routes import RecordedRoutes
 from roost.engine.runner import CANCELLED, ChildRuns, Runner
-from roost.errors import CONTEXT_TOO_LONG, EventLogError, ProviderError, RoostError
+from roost.errors import EventLogError, RoostError
 from roost.events import (
     OUTSIDE_CALLS,
     BudgetEvent,
@@ -47,31 +43,24 @@ from roost.events import (
     FlowEvent,
     FlowRecord,
     LlmCallEvent,
-    LlmResponse,
     MessageEvent,
     ResumeEvent,
     RetryEvent,
     RunStartEvent,
     ToolResultEvent,
     event_dict,
-    now_iso,
-)
-from roost.messages import (
-    ModelRequest,
-    ModelResponse,
-    Usage,
 )
 from roost.nodes.context import replay_root
-from roost.ports import ImageStore, MemoryLog
-from roost.runstate import assistant_message, fold, usage_of
+from roost.runstate import fold
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Sequence
 
     from roost.engine.interpreter import ToolsFor
-    from roost.engine.recorder import Clock
+    from roost.engine.sources import RunPosition, Sources
     from roost.flow.models import Flow
-    from roost.providers.base import Provider, TextCallback
+    from roost.messages import ModelRequest
+    from roost.ports import ImageStore
 
 # Fields that say where and when an event was written, not what happened.
 _IGNORED = ("run", "ts", "waited")  # a wait for a provider's limits is not the run's doing
@@ -132,8 +121,9 @@ async def replay_run(
     stops = Stops(stop_points(recorded) + end, cancel_points(recorded))
     first = flows.first()
     log = _started_log(recorded, stops, first)
-    providers = RecordedProviders(recorded, stops, capture)
-    runner, tools = _recorded_runner(recorded, first, log, providers, stops, live_tools, images)
+    runner, sources = _recorded_runner(recorded, first, log, stops, capture, live_tools, images)
+    providers = sources.providers
+    assert isinstance(providers, RecordedProviders)
     stopped: str | None = None
     # A run file's own flows name their folder: their context files are read only
     # inside the current folder (an edited flow given as ``flow`` is the user's own).
@@ -146,7 +136,7 @@ async def replay_run(
     finally:
         replay_root.reset(confined)
         legacy_digests.reset(legacy)
-        closer = getattr(tools, "aclose", None)  # live tools may have MCP servers to stop
+        closer = getattr(sources.tools, "aclose", None)  # live tools may have MCP servers to stop
         if closer is not None:
             await closer()
     replayed = [e for e in log.load() if until is None or e.seq <= until]
@@ -175,42 +165,21 @@ def _recorded_runner(
     recorded: Sequence[Event],
     first: Flow,
     log: StoppingLog,
-    providers: RecordedProviders,
     stops: Stops,
+    capture: int | None,
     live_tools: ToolsFor | bool | None,
     images: ImageStore | None,
-) -> tuple[Runner, ToolsFor]:
+) -> tuple[Runner, Sources]:
     """A Runner whose every source answers from the record (tools live if asked)."""
-    runner: Runner
-    own: ToolsFor | None = None
+    tools: ToolsFor | None = None
     if live_tools is True:
-        own = LiveTools(lambda: runner.flow)
+        tools = LiveTools()
     elif live_tools:
-        own = live_tools
-    tools = own or RecordedTools(
-        recorded, lambda: runner.flow, lambda: runner.state.next_seq, stops.stop_here
-    )
-    runner = Runner(
-        flow=first,
-        log=log,
-        providers=providers,
-        tools=tools,
-        clock=recorded_clock(recorded, lambda: runner.state.next_seq),
-        memory=RecordedMemory(recorded),
-        skills=RecordedSkills(recorded, lambda: runner.state.next_seq),
-        hooks=RecordedHooks(recorded, lambda: runner.flow),  # no hook is run again
-        images=images,
-        # Background results come from the record, in its order (live tools run children anew).
-        background=None if own else RecordedBackground(recorded, stops.stop_here),
-        routes=RecordedRoutes(recorded),  # no python condition is called again
-    )
-    providers.settings_of = lambda name: request_settings(runner.flow, name)
-    stops.next_seq = lambda: runner.state.next_seq
-    stops.cancel = runner.cancel
-    if isinstance(tools, RecordedTools):
-        tools.open_calls = lambda: runner.state.turn.open_calls.values()
-        tools.cancel_if_due = stops.cancel_if_due
-    return runner, tools
+        tools = live_tools
+    sources = recorded_sources(recorded, stops, capture=capture, tools=tools, images=images)
+    runner = Runner(flow=first, log=log, sources=sources)
+    stops.bind(runner)
+    return runner, sources
 
 
 def _legacy_calls(recorded: Sequence[Event], runner: Runner) -> Callable[[], bool] | None:
@@ -372,66 +341,6 @@ def _cancelled_result(event: Event | None) -> bool:
     return isinstance(event, ToolResultEvent) and event.is_error and event.content == CANCELLED
 
 
-class ProcessStopped(BaseException):
-    """The replayed run reached a point where the recorded process had stopped.
-
-    A BaseException, like a cancellation, so that the engine's handlers of a
-    failing model or tool let it through instead of recording it as a failure.
-    """
-
-
-class Stops:
-    """The seqs where the recorded process stopped, and the replay's position."""
-
-    def __init__(self, points: list[int], cancels: list[int] | None = None) -> None:
-        self.points = sorted(points)
-        self.cancels = sorted(cancels or [])  # where the recorded run cancelled a step
-        self.next_seq: Callable[[], int] = lambda: 0
-        self.cancel: Callable[[], object] = lambda: None  # the replaying runner's cancel()
-
-    def reached(self, upto: int | None = None) -> int | None:
-        """The next stop point when the run is at or past it, else None."""
-        position = self.next_seq() if upto is None else upto
-        if self.points and position >= self.points[0]:
-            return self.points[0]
-        return None
-
-    def stop_here(self) -> None:
-        """Stops a model or tool call made where the recorded process had stopped."""
-        point = self.reached()
-        if point is not None:
-            raise ProcessStopped(f"stopped before event {point}")
-
-    async def cancel_if_due(self) -> None:
-        """Cancels the step, as the recorded one was, when a model or tool call is made
-        where the recorded run cancelled it: the runner records the same events."""
-        if self.cancels and self.next_seq() >= self.cancels[0]:
-            self.cancels.pop(0)
-            self.cancel()
-            await asyncio.sleep(0)  # the cancellation lands here, inside the call
-
-    def resume(self) -> None:
-        """Goes past the stop point the run stopped at (its retry is being replayed)."""
-        if self.points:
-            self.points.pop(0)
-
-
-class StoppingLog(MemoryLog):
-    """A memory log that stops the run where the recorded process stopped."""
-
-    def __init__(self, run_id: str, stops: Stops) -> None:
-        super().__init__(run_id)
-        self.stops = stops
-
-    def append(self, events: Sequence[Event]) -> None:
-        point = self.stops.reached(events[-1].seq) if events else None
-        if point is None:
-            super().append(events)
-            return
-        super().append([e for e in events if e.seq < point])
-        raise ProcessStopped(f"stopped before event {point}")
-
-
 def comparable(event: Event) -> dict[str, Any]:
     """The event without the fields that say where and when it was written."""
     data = event_dict(event)
@@ -453,127 +362,19 @@ def first_difference(recorded: Sequence[Event], replayed: Sequence[Event]) -> Di
     return None
 
 
-def recorded_clock(recorded: Sequence[Event], next_seq: Callable[[], int]) -> Clock:
-    """A clock that gives the event about to be made the time recorded for its seq.
-
-    Past the recorded events (a replay that went further), it gives the current time.
-    """
-    times = {event.seq: event.ts for event in recorded}
-
-    def clock() -> str:
-        return times.get(next_seq()) or now_iso()
-
-    return clock
-
-
-# ---------------------------------------------------------------- recorded providers
-
-
-class ReplayedError(ProviderError):
-    """A recorded failed call, failing again with the recorded message."""
-
-    def __init__(
-        self,
-        provider: str,
-        text: str,
-        attempts: tuple[dict[str, Any], ...],
-        *,
-        context_overflow: bool = False,
-    ) -> None:
-        super().__init__(provider, text, attempts=attempts, context_overflow=context_overflow)
-        self.args = (text,)
-
-    def __str__(self) -> str:
-        return str(self.args[0])
-
-
-class RecordedProviders:
-    """``providers(name)`` for the Runner: each answers from its recorded calls, in order."""
-
-    def __init__(
-        self, recorded: Sequence[Event], stops: Stops | None = None, capture: int | None = None
-    ) -> None:
-        self.stops = stops or Stops([])
-        self.calls: dict[str, deque[LlmCallEvent]] = defaultdict(deque)
-        for event in recorded:
-            if isinstance(event, LlmCallEvent) and event.purpose not in OUTSIDE_CALLS:
-                self.calls[event.provider].append(event)
-        self._providers: dict[str, RecordedProvider] = {}
-        self.capture = capture
-        self.captured: ModelRequest | None = None
-        self.captured_settings = ""
-        self.settings_of: Callable[[str], str] = lambda name: ""
-
-    def __call__(self, name: str) -> Provider:
-        if name not in self._providers:
-            self._providers[name] = RecordedProvider(name, self.calls[name], self.stops, self)
-        return self._providers[name]
-
-    def keep(self, request: ModelRequest, provider: str) -> None:
-        """Keeps ``request`` when it is the one asked for (its llm_call gets this seq)."""
-        if self.capture is not None and self.stops.next_seq() == self.capture:
-            # Its messages may be a lazy view of a history that grows: read them now.
-            self.captured = request.model_copy(update={"messages": tuple(request.messages)})
-            self.captured_settings = self.settings_of(provider)
-
-
-class RecordedProvider:
-    """One provider entry replaying its recorded answers."""
-
-    def __init__(
-        self,
-        name: str,
-        calls: deque[LlmCallEvent],
-        stops: Stops,
-        source: RecordedProviders | None = None,
-    ) -> None:
-        self.name = name
-        self.calls = calls
-        self.stops = stops
-        self.source = source
-        self.model = calls[0].model if calls else "replay"
-
-    async def complete(
-        self, request: ModelRequest, *, on_text: TextCallback | None = None
-    ) -> ModelResponse:
-        await self.stops.cancel_if_due()
-        self.stops.stop_here()
-        if self.source is not None:
-            self.source.keep(request, self.name)
-        if not self.calls:
-            raise ProviderError(self.name, "replay: no recorded answer left for this call")
-        call = self.calls.popleft()
-        self.model = call.model
-        # As the provider reported them, so the replayed llm_call records the same.
-        attempts = tuple(attempt.model_dump() for attempt in call.attempts)
-        if call.error is not None:
-            # A request the model found too long is refused again: the run compresses as it did.
-            overflow = any(attempt.outcome == CONTEXT_TOO_LONG for attempt in call.attempts)
-            raise ReplayedError(self.name, call.error, attempts, context_overflow=overflow)
-        response = call.response or LlmResponse()
-        message = assistant_message(response, self.name)
-        if on_text is not None and message.content:
-            on_text(message.content)
-        return ModelResponse.model_construct(
-            message=message,
-            usage=usage_of(call.usage) if call.usage is not None else Usage(calls=1),
-            model=call.model,
-            provider=self.name,
-            attempts=attempts,
-            notes=response.notes,
-            **finish_of(response),  # a cut answer is replayed as cut: read for no marker
-        )
-
-
 class LiveTools:
     """``tools(agent, text)`` running the real tools of the flow in force (``--live-tools``)."""
 
-    def __init__(self, flow: Callable[[], Flow]) -> None:
-        self.flow = flow
+    def __init__(self) -> None:
+        self._run: RunPosition | None = None
         self._boxes: dict[int, Any] = {}
 
+    def bind(self, run: RunPosition) -> None:
+        self._run = run
+
     def __call__(self, agent: str, text: str) -> Sequence[Any]:
-        flow = self.flow()
+        assert self._run is not None, "bound by the Runner it serves"
+        flow = self._run.flow
         box = self._boxes.get(id(flow))
         if box is None:
             # Sub-flows run too, as child runs of their own on logs kept in memory.

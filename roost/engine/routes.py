@@ -4,7 +4,7 @@ A ``RouteJudge`` is asked, for the message with ``seq`` and the route at
 ``index`` of its writer's transitions entry, whether the route holds. Tests of
 the text and the data are pure and judged alike everywhere; a ``python``
 condition is imported and called by ``LiveRoutes``, and read back from the
-recorded decision by ``RecordedRoutes``, which never imports anything.
+recorded decision by ``roost.engine.recorded.decisions``, which never imports anything.
 """
 
 from __future__ import annotations
@@ -13,14 +13,10 @@ import json
 from typing import TYPE_CHECKING, Any, Protocol
 
 from roost.errors import RoostError
-from roost.events import InterruptEvent, MessageEvent, SelectEvent, TerminateEvent
 from roost.flow.models import flow_folder
-from roost.flow.routes import has_python, holds
+from roost.flow.routes import holds
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-
-    from roost.events import Event
     from roost.flow.models import Flow, Route
 
 
@@ -48,42 +44,6 @@ class LiveRoutes:
             return bool(load_callable(target, self._folder)(text, data))
         except Exception as exc:  # the author's code: its failure stops the run, not roost
             raise RouteFailure(f"python condition {target!r} failed: {exc}") from exc
-
-
-class RecordedRoutes:
-    """Judges routes as the recorded run did: a route with a ``python`` condition held
-    exactly when the record says so; the others are judged again (an edited flow's
-    routes may then decide otherwise, and the replay diverges at that select)."""
-
-    def __init__(self, recorded: Sequence[Event]) -> None:
-        self._held: dict[int, tuple[bool, ...]] = {}
-        latest: dict[str, int] = {}  # the latest message into each node, by its seq
-        for event in recorded:
-            if isinstance(event, MessageEvent):
-                latest[event.to] = event.seq
-            routes, node = _decision(event)
-            if routes is not None and node in latest:
-                self._held.setdefault(latest[node], tuple(r.held for r in routes))
-
-    def __call__(self, seq: int, index: int, route: Route, text: str, data: Any) -> bool:
-        if not has_python(route.when):
-            return holds(route.when, text, data, _never)
-        held = self._held.get(seq, ())
-        return held[index] if index < len(held) else False
-
-
-def _decision(event: Event) -> tuple[Any, str]:
-    if isinstance(event, SelectEvent):
-        return event.routes, event.channel
-    if isinstance(event, TerminateEvent):
-        return event.routes, event.node
-    if isinstance(event, InterruptEvent):
-        return event.routes, event.from_
-    return None, ""
-
-
-def _never(target: str, text: str, data: Any) -> bool:
-    raise AssertionError(f"a replay called python condition {target!r}")  # pragma: no cover
 
 
 def reply_data(text: str) -> Any:

@@ -24,10 +24,11 @@ from roost.engine.defaults import default_provider, default_toolbox
 from roost.engine.digests import settings_of
 from roost.engine.flows import check_keeps_history, flow_record, text_hash
 from roost.engine.fork_memory import fork_view
-from roost.engine.hooks import HooksFor, LiveHooks
+from roost.engine.hooks import LiveHooks
 from roost.engine.images import LoadedImage, image_source, keep, start_images_async
-from roost.engine.interpreter import Interpreter, SkillsFor, ToolsFor
+from roost.engine.interpreter import Interpreter
 from roost.engine.recorder import Clock, Recorder
+from roost.engine.sources import Sources
 from roost.errors import RoostError
 from roost.events import (
     BackgroundEvent,
@@ -44,7 +45,6 @@ from roost.ports import EventLog, ImageStore, MemoryBank, MemoryImages, MemoryLo
 from roost.runstate import RunState, fold
 
 if TYPE_CHECKING:  # roost.tools is imported only by flows that have tools
-    from roost.engine.routes import RouteJudge
     from roost.flow.models import Flow
     from roost.providers.base import Provider
     from roost.tools.base import Tool, ToolOutcome
@@ -65,41 +65,26 @@ class Runner:
         *,
         flow: Flow,
         log: EventLog,
-        providers: Callable[[str], Provider] | None = None,
-        tools: ToolsFor | None = None,
+        sources: Sources | None = None,
         child_log: ChildLogs | None = None,
         on_event: EventSink | None = None,
         on_text: TextSink | None = None,
-        clock: Clock | None = None,
-        memory: MemoryBank | None = None,
-        skills: SkillsFor | None = None,
-        hooks: HooksFor | None = None,
-        images: ImageStore | None = None,
-        background: BackgroundSource | None = None,
-        routes: RouteJudge | None = None,
         budget: float | Mapping[str, float] | None = None,
     ) -> None:
+        sources = sources or Sources()
         self.flow = flow
+        self.log = log
+        self.on_event = on_event
+        self.on_text = on_text
+        self.child_log: ChildLogs = child_log or MemoryLog
         # Limits set from outside (--budget COST, or a parent's for its sub-flow), recorded
         # at the next step.
         self._budget_set: Mapping[str, float] | None = (
             {"cost": budget} if isinstance(budget, int | float) else budget
         )
-        self._routes = routes  # who judges conditional routes (default: the live flow's)
-        self.skills = skills  # the skills agents are shown (default: those found now)
-        self._hooks = hooks  # the hooks' decisions (default: the flow's hooks, run)
-        # Where the images messages carry are kept by hash; a run without a store keeps
-        # them in memory, for as long as this runner lives.
-        self.images: ImageStore = images if images is not None else MemoryImages()
-        self.log = log
-        self.clock: Clock = clock or now_iso  # stamps the events this runner records
-        self.on_event = on_event
-        self.on_text = on_text
-        self.child_log: ChildLogs = child_log or MemoryLog
-        self._provider_factory = providers
-        self._tools = tools
-        self._toolbox: Toolbox | None = None  # the default toolbox, when this runner made one
+        self._take_sources(sources)
         self._providers: dict[str, Provider] = {}
+        self._toolbox: Toolbox | None = None  # the default toolbox, when this runner made one
         self._queues: list[asyncio.Queue[Event | None]] = []
         self._lock = asyncio.Lock()
         self._calls = Calls()
@@ -108,16 +93,11 @@ class Runner:
         self._cancelling = False  # cancel() stopped that task: record it, do not raise
         events = log.load()
         self._state = fold(events)
-        # The child runs of background tasks, kept across calls (a replay gives its own).
         self._own_background: BackgroundTasks | None = None
-        if background is None:
-            background = self._own_background = BackgroundTasks(
-                self._resume_child, lambda: self._state.background_started
-            )
-        self.background: BackgroundSource = background
+        self.background: BackgroundSource = sources.background or self._background_of_its_own()
         # Where memory#... tools and recall keep and find entries; a fork reads the
         # memory of its fork point and writes only its own events.
-        self.memory = fork_view(memory, self._state)
+        self.memory = fork_view(sources.memory, self._state)
         # A flow other than the one the log says is in force takes over with a ``flow``
         # event, written before the next step, so that the log keeps telling the truth.
         self._takes_over: Flow | None = None
@@ -125,6 +105,26 @@ class Runner:
             check_keeps_history(flow, events)
             self._takes_over = flow
         self._build(flow)
+        sources.bind(self)  # the recorded sources read where the run stands from here
+
+    def _take_sources(self, sources: Sources) -> None:
+        """Keeps what the run asks its sources for; None stays the live default."""
+        self._provider_factory = sources.providers
+        self._tools = sources.tools
+        self._routes = sources.routes  # who judges conditional routes (default: the flow's)
+        self.skills = sources.skills  # the skills agents are shown (default: those found now)
+        self._hooks = sources.hooks  # the hooks' decisions (default: the flow's hooks, run)
+        # Where the images messages carry are kept by hash; a run without a store keeps
+        # them in memory, for as long as this runner lives.
+        self.images: ImageStore = sources.images if sources.images is not None else MemoryImages()
+        self.clock: Clock = sources.clock or now_iso  # stamps the events this runner records
+
+    def _background_of_its_own(self) -> BackgroundTasks:
+        """The child runs of background tasks, kept across calls (a replay gives its own)."""
+        self._own_background = BackgroundTasks(
+            self._resume_child, lambda: self._state.background_started
+        )
+        return self._own_background
 
     def _build(self, flow: Flow) -> None:
         """The recorder, model caller and interpreter that run ``flow`` on this log."""
@@ -528,7 +528,10 @@ class ChildRuns:
         if state.status == "running":
             flow = load_flow_text(record.text, record.path)
             runner = Runner(
-                flow=flow, log=log, providers=self._providers, child_log=self._child_log
+                flow=flow,
+                log=log,
+                child_log=self._child_log,
+                sources=Sources(providers=self._providers),
             )
             try:
                 await runner.retry()
@@ -570,10 +573,9 @@ class ChildRuns:
             runner = Runner(
                 flow=flow,
                 log=log,
-                providers=self._providers,
                 child_log=self._child_log,
-                memory=self._memory,
                 budget=self._child_budget(flow),
+                sources=Sources(providers=self._providers, memory=self._memory),
             )
             await runner.start(message)
         except RoostError as exc:

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from roost.api import memory_bank
+from roost.engine.sources import Sources
 from roost.errors import RoostError
 from roost.events import (
     OUTSIDE_CALLS,
@@ -178,7 +179,7 @@ async def _attempt(loaded: LoadedCase, log: EventLog) -> Attempt:
     verdicts: list[Verdict] = []
     try:
         with scratch_memory() as memory:
-            runner = Runner(flow=loaded.flow, log=log, memory=memory)
+            runner = Runner(flow=loaded.flow, log=log, sources=Sources(memory=memory))
             await runner.start(case.message)
             await _answer_pauses(runner, loaded)
             said = transcript(own_events(log.load()))

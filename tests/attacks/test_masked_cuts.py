@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from roost.engine import Runner
+from roost.engine.sources import Sources
 from roost.flow import load_flow_text
 from roost.messages import (
     AssistantMessage,
@@ -94,7 +95,9 @@ async def run() -> tuple[MemoryLog, CallingModel]:
     flow = load_flow_text(FLOW, "cuts.yaml", environ={"TOKEN": SECRET})
     model = CallingModel()
     log = MemoryLog("r")
-    await Runner(flow=flow, log=log, providers=lambda name: model, tools=tools_for).start()
+    await Runner(
+        flow=flow, log=log, sources=Sources(providers=lambda name: model, tools=tools_for)
+    ).start()
     return log, model
 
 

@@ -21,6 +21,7 @@ import pytest
 
 from roost.cli import main
 from roost.engine import Runner
+from roost.engine.sources import Sources
 from roost.flow import load_flow_text
 from roost.messages import ToolSpec
 from roost.store.jsonl import JsonlLog
@@ -105,7 +106,9 @@ def trap(tmp_path: Path, listener: socket.socket, monkeypatch: pytest.MonkeyPatc
     flow = load_flow_text(text, str(home / "flow.yaml"))
     stand_ins = {name: Stand_in(name) for name in ("grab", "evil__probe", "web__probe")}
     log = JsonlLog(tmp_path / "run.jsonl", "trap-run")
-    runner = Runner(flow=flow, log=log, tools=lambda agent, text: list(stand_ins.values()))
+    runner = Runner(
+        flow=flow, log=log, sources=Sources(tools=lambda agent, text: list(stand_ins.values()))
+    )
     asyncio.run(runner.start())
     assert any(e.type == "tool_result" for e in log.load())
     (tmp_path / "safe.yaml").write_text(SAFE)

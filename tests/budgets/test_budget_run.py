@@ -13,6 +13,7 @@ import textwrap
 from typing import TYPE_CHECKING
 
 import pytest
+from fakes.runners import runner_options
 
 from roost.engine import Runner
 from roost.engine.replay import replay_run
@@ -37,7 +38,7 @@ if TYPE_CHECKING:
 
 async def run(flow: Flow, log: MemoryLog | None = None, **options: object) -> list[Event]:
     log = log or MemoryLog("run")
-    await Runner(flow=flow, log=log, **options).start()  # type: ignore[arg-type]
+    await Runner(flow=flow, log=log, **runner_options(options)).start()
     return log.load()
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from fakes.runners import runner_options
+
 from roost.engine import Runner
 from roost.ports import MemoryLog
 from roost.testing import unchecked_flow
@@ -35,4 +37,4 @@ def messages(events: list[Event]) -> list[tuple[str, str, str]]:
 
 def runner_for(text: str, **options: Any) -> tuple[Runner, MemoryLog]:
     log = MemoryLog("run-1")
-    return Runner(flow=make_flow(text), log=log, **options), log
+    return Runner(flow=make_flow(text), log=log, **runner_options(options)), log

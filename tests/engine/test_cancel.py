@@ -11,6 +11,7 @@ import pytest
 from roost.engine import Runner
 from roost.engine.replay import replay_run
 from roost.engine.runner import CANCELLED
+from roost.engine.sources import Sources
 from roost.messages import (
     AssistantMessage,
     ModelRequest,
@@ -79,7 +80,9 @@ class SlowTool:
 def runner(model: Model, tool: SlowTool | None = None) -> tuple[Runner, MemoryLog]:
     log = MemoryLog("c")
     tools = (lambda agent, text: [tool]) if tool is not None else (lambda agent, text: [])
-    made = Runner(flow=make_flow(FLOW), log=log, providers=lambda name: model, tools=tools)
+    made = Runner(
+        flow=make_flow(FLOW), log=log, sources=Sources(providers=lambda name: model, tools=tools)
+    )
     return made, log
 
 
@@ -160,7 +163,9 @@ async def test_a_run_with_a_cancelled_model_call_replays_identically() -> None:
     log = MemoryLog("c")
     tool = SlowTool()  # offered, never called
     run = Runner(
-        flow=make_flow(DECLARED), log=log, providers=lambda name: model, tools=lambda a, t: [tool]
+        flow=make_flow(DECLARED),
+        log=log,
+        sources=Sources(providers=lambda name: model, tools=lambda a, t: [tool]),
     )
     step = asyncio.create_task(run.start())
     await asyncio.wait_for(model.entered.wait(), 5)
@@ -178,7 +183,9 @@ async def test_a_run_with_a_cancelled_tool_call_replays_identically() -> None:
     model = Model([ToolCall(id="c1", name="wait", arguments={}), "Stopped.", "TERMINATE"])
     log = MemoryLog("c")
     run = Runner(
-        flow=make_flow(DECLARED), log=log, providers=lambda name: model, tools=lambda a, t: [tool]
+        flow=make_flow(DECLARED),
+        log=log,
+        sources=Sources(providers=lambda name: model, tools=lambda a, t: [tool]),
     )
     step = asyncio.create_task(run.start())
     await asyncio.wait_for(tool.entered.wait(), 5)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from roost.engine import Runner
 from roost.engine.replay import ReplayReport, replay_run
+from roost.engine.sources import Sources
 from roost.ports import MemoryLog
 from tests.engine.conftest import make_flow
 from tests.fakes.tools import FakeTool
@@ -62,7 +63,8 @@ async def record(run_id: str, clock: Callable[[], str] | None = None) -> list[Ev
     # A tool that waits lets the event loop switch to the other runs in the middle of a step.
     tool = FakeTool("note", "noted", delay=0.01)
     options = {"clock": clock} if clock is not None else {}
-    await Runner(flow=make_flow(FLOW), log=log, tools=lambda agent, text: [tool], **options).start()
+    sources = Sources(tools=lambda agent, text: [tool], **options)
+    await Runner(flow=make_flow(FLOW), log=log, sources=sources).start()
     return log.load()
 
 

@@ -11,10 +11,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from fakes.runners import runner_options
 
 from roost.context_window import CUT_NOTE, SUMMARY_HEAD
 from roost.engine import Runner
 from roost.engine.replay import replay_run
+from roost.engine.sources import Sources
 from roost.errors import RunStateError
 from roost.events import CompactEvent, Event, LlmCallEvent, MessageEvent
 from roost.messages import (
@@ -60,7 +62,8 @@ def pair(
 
 async def run(flow: Flow, recording: Recording | None = None, **options: Any) -> list[Event]:
     log = MemoryLog("run-1")
-    await Runner(flow=flow, log=log, providers=recording or Recording(flow), **options).start()
+    options = runner_options({"providers": recording or Recording(flow), **options})
+    await Runner(flow=flow, log=log, **options).start()
     return log.load()
 
 
@@ -324,7 +327,7 @@ async def test_compact_now_compresses_a_paused_runs_views_and_replays_without_a_
     flow = make_flow(PERSON)
     log = MemoryLog("run-1")
     recording = Recording(flow)
-    runner = Runner(flow=flow, log=log, providers=recording)
+    runner = Runner(flow=flow, log=log, sources=Sources(providers=recording))
     await runner.start()
     for said in ("More, please.", "And then?", "Go on."):
         await runner.continue_(said)
@@ -344,7 +347,7 @@ async def test_compact_now_compresses_a_paused_runs_views_and_replays_without_a_
 async def test_compact_now_is_refused_for_a_run_that_cannot_go_on() -> None:
     flow = pair(100_000, replies=REPLIES)
     log = MemoryLog("run-1")
-    runner = Runner(flow=flow, log=log, providers=Recording(flow))
+    runner = Runner(flow=flow, log=log, sources=Sources(providers=Recording(flow)))
     await runner.start()
     with pytest.raises(RunStateError, match="terminated: only a paused run"):
         await runner.compact()

@@ -9,6 +9,7 @@ import re
 from typing import TYPE_CHECKING
 
 from roost.engine import Runner, fold
+from roost.engine.sources import Sources
 from roost.events import event_json
 from roost.ports import MemoryLog
 from roost.store.jsonl import JsonlLog
@@ -113,7 +114,7 @@ async def test_a_run_cancelled_during_a_model_call_is_retried_cleanly() -> None:
     log = MemoryLog("r")
     flow = make_flow(CHANNEL)
     stuck = StuckProvider()
-    runner = Runner(flow=flow, log=log, providers=lambda name: stuck)
+    runner = Runner(flow=flow, log=log, sources=Sources(providers=lambda name: stuck))
     task = asyncio.create_task(runner.start())
     called = asyncio.create_task(stuck.called.wait())
     await asyncio.wait([task, called], return_when=asyncio.FIRST_COMPLETED)

@@ -8,6 +8,7 @@ import pytest
 
 from roost.engine import Runner
 from roost.engine.replay import replay_run
+from roost.engine.sources import Sources
 from roost.events import Event, LlmCallEvent, MemoryEntry, MemoryEvent, ToolResultEvent
 from roost.ports import MemoryLog
 from roost.store.memory import SqlMemory
@@ -69,7 +70,7 @@ def memory(request: pytest.FixtureRequest, tmp_path: Path) -> SqlMemory:
 
 async def run(flow: Flow, memory: SqlMemory, run_id: str) -> tuple[list[Event], Recording]:
     log, recording = MemoryLog(run_id), Recording(flow)
-    await Runner(flow=flow, log=log, providers=recording, memory=memory).start()
+    await Runner(flow=flow, log=log, sources=Sources(providers=recording, memory=memory)).start()
     return log.load(), recording
 
 

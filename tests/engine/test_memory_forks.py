@@ -16,6 +16,7 @@ import pytest
 from roost.engine import Runner
 from roost.engine.fork_memory import ForkMemory
 from roost.engine.replay import replay_run
+from roost.engine.sources import Sources
 from roost.events import Event, MemoryEntry, MemoryEvent, RunStartEvent, ToolResultEvent
 from roost.messages import AssistantMessage, ModelRequest, ModelResponse, ToolCall, UserMessage
 from roost.ports import MemoryLog
@@ -91,7 +92,7 @@ def bank(store: SqlStore) -> SqlMemory:
 
 
 def runner(log: EventLog, bank: SqlMemory) -> Runner:
-    return Runner(flow=NOTES, log=log, providers=rememberer, memory=bank)
+    return Runner(flow=NOTES, log=log, sources=Sources(providers=rememberer, memory=bank))
 
 
 def keys(entries: Iterable[MemoryEntry]) -> list[str]:

@@ -14,6 +14,7 @@ import pytest
 
 from roost.engine import Runner
 from roost.engine.replay import replay_run
+from roost.engine.sources import Sources
 from roost.events import MemoryEntry, MemoryEvent
 from roost.ports import MemoryLog
 from roost.store.memory import SqlMemory
@@ -74,7 +75,9 @@ async def unpaused_requests(memory: SqlMemory) -> list[ModelRequest]:
     """The requests of the same reply made without a pause: what a resumed one must match."""
     recording = Recording(flow("never"))
     await Runner(
-        flow=flow("never"), log=MemoryLog("straight"), providers=recording, memory=memory
+        flow=flow("never"),
+        log=MemoryLog("straight"),
+        sources=Sources(providers=recording, memory=memory),
     ).start()
     return [request for _, request in recording.sent]
 
@@ -82,11 +85,13 @@ async def unpaused_requests(memory: SqlMemory) -> list[ModelRequest]:
 async def test_a_reply_resumed_after_approval_keeps_its_recall(memory: SqlMemory) -> None:
     paused_flow = flow("always")
     log, recording = MemoryLog("approved"), Recording(paused_flow)
-    state = await Runner(flow=paused_flow, log=log, providers=recording, memory=memory).start()
+    state = await Runner(
+        flow=paused_flow, log=log, sources=Sources(providers=recording, memory=memory)
+    ).start()
     assert state.status == "paused" and state.pending is not None
     assert state.pending.reason == "tool_approval"
     # Another process answers: a new Runner, on the same log, folded from its events.
-    resumed = Runner(flow=paused_flow, log=log, providers=recording, memory=memory)
+    resumed = Runner(flow=paused_flow, log=log, sources=Sources(providers=recording, memory=memory))
     state = await resumed.continue_("yes")
     assert state.status == "paused" and state.last_message is not None
     assert state.last_message.content == "The mean is 5; green tea it is."
@@ -106,9 +111,13 @@ async def test_the_memory_changing_during_the_pause_changes_not_the_reply(
 ) -> None:
     paused_flow = flow("always")
     log, recording = MemoryLog("approved"), Recording(paused_flow)
-    await Runner(flow=paused_flow, log=log, providers=recording, memory=memory).start()
+    await Runner(
+        flow=paused_flow, log=log, sources=Sources(providers=recording, memory=memory)
+    ).start()
     memory.forget("flow:teas", "tea", "someone-else")
-    await Runner(flow=paused_flow, log=log, providers=recording, memory=memory).continue_("yes")
+    await Runner(
+        flow=paused_flow, log=log, sources=Sources(providers=recording, memory=memory)
+    ).continue_("yes")
     assert len(recalls(log)) == 1
     after_approval = recording.sent[-1][1]
     assert "- tea: The user drinks green tea, no sugar." in last_user_text(after_approval)
@@ -125,10 +134,14 @@ async def test_a_retried_reply_keeps_its_recall(
 ) -> None:
     failing = flow("never", replies)
     log, recording = MemoryLog("retried"), Recording(failing)
-    state = await Runner(flow=failing, log=log, providers=recording, memory=memory).start()
+    state = await Runner(
+        flow=failing, log=log, sources=Sources(providers=recording, memory=memory)
+    ).start()
     assert state.status == "error"
     memory.forget("flow:teas", "tea", "someone-else")  # the retry still sees what was recalled
-    state = await Runner(flow=failing, log=log, providers=recording, memory=memory).retry()
+    state = await Runner(
+        flow=failing, log=log, sources=Sources(providers=recording, memory=memory)
+    ).retry()
     assert state.last_message is not None and state.last_message.content == ANSWERS
     assert len(recalls(log)) == 1
     for _, request in recording.sent:

@@ -6,6 +6,7 @@ import os
 from typing import TYPE_CHECKING
 
 from roost.engine import Runner
+from roost.engine.sources import Sources
 from roost.events import MemoryEntry, MemoryEvent, ToolResultEvent
 from roost.ports import EventLog, MemoryLog
 from roost.store.memory import SqlMemory
@@ -71,7 +72,7 @@ async def run_parent(
     text = PARENT.replace("TOOL", tool).replace("MESSAGE", message)
     flow = make_flow(text, folder / "front-desk.yaml")
     log = MemoryLog(f"parent-{tool}")
-    await Runner(flow=flow, log=log, child_log=children, memory=memory).start()
+    await Runner(flow=flow, log=log, child_log=children, sources=Sources(memory=memory)).start()
     return log.load()
 
 

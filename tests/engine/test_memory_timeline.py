@@ -10,6 +10,7 @@ import pytest
 
 from roost.engine import Runner
 from roost.engine.replay import replay_run
+from roost.engine.sources import Sources
 from roost.events import CompactEvent, Event, MemoryEvent, TimelineEntry, ToolResultEvent
 from roost.flow import check_flow_text
 from roost.ports import MemoryLog
@@ -58,7 +59,9 @@ def memory(request: pytest.FixtureRequest, tmp_path: Path) -> SqlMemory:
 
 async def run(flow: Flow, memory: SqlMemory, run_id: str = "run-1") -> list[Event]:
     log = MemoryLog(run_id)
-    await Runner(flow=flow, log=log, providers=Recording(flow), memory=memory).start()
+    await Runner(
+        flow=flow, log=log, sources=Sources(providers=Recording(flow), memory=memory)
+    ).start()
     return log.load()
 
 
@@ -218,7 +221,7 @@ start: {from: user, to: keeper, content: "Hello."}
 async def sent_system(functions: str, memory: SqlMemory) -> tuple[str, list[Event]]:
     flow = make_flow(NOTED.replace("FUNCTIONS", functions))
     log, recording = MemoryLog("run-1"), Recording(flow)
-    await Runner(flow=flow, log=log, providers=recording, memory=memory).start()
+    await Runner(flow=flow, log=log, sources=Sources(providers=recording, memory=memory)).start()
     return recording.sent[0][1].system, log.load()
 
 

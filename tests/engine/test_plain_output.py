@@ -13,6 +13,7 @@ from rich.console import Console
 from roost.cli.console import RunConsole
 from roost.cli.lines import PlainLines, RichLines, lines_for
 from roost.engine import Runner
+from roost.engine.sources import Sources
 from roost.ports import MemoryLog
 from tests.engine.conftest import make_flow
 from tests.fakes.tools import FakeTool
@@ -75,7 +76,13 @@ async def test_a_pipe_gets_the_text_a_terminal_shows() -> None:
         rich.on_text(node, chunk)
 
     log = MemoryLog("r")
-    runner = Runner(flow=make_flow(FLOW), log=log, tools=tools, on_event=on_event, on_text=on_text)
+    runner = Runner(
+        flow=make_flow(FLOW),
+        log=log,
+        on_event=on_event,
+        on_text=on_text,
+        sources=Sources(tools=tools),
+    )
     made.append(runner)
     state = await runner.start()
     assert state.status == "error"

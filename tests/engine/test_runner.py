@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from roost.engine import Runner, fold
+from roost.engine.sources import Sources
 from roost.errors import UsageError
 from roost.flow import load_flow_text
 from roost.messages import AssistantMessage, ModelRequest, ModelResponse, Usage
@@ -91,7 +92,7 @@ async def test_a_failing_provider_factory_is_an_error_entry() -> None:
         raise RuntimeError("no key for gpt")
 
     log = MemoryLog("r")
-    state = await Runner(flow=make_flow(FLOW), log=log, providers=broken).start()  # type: ignore[arg-type]
+    state = await Runner(flow=make_flow(FLOW), log=log, sources=Sources(providers=broken)).start()  # type: ignore[arg-type]
     assert state.status == "error"
     assert "no key for gpt" in log.load()[-1].content
     assert not [e for e in log.load() if e.type == "llm_call"]
@@ -128,7 +129,9 @@ class CountingProvider:
 
 async def test_usage_is_recorded_and_summed() -> None:
     log = MemoryLog("r")
-    runner = Runner(flow=make_flow(FLOW), log=log, providers=lambda name: CountingProvider())  # type: ignore[arg-type,return-value]
+    runner = Runner(
+        flow=make_flow(FLOW), log=log, sources=Sources(providers=lambda name: CountingProvider())
+    )  # type: ignore[arg-type,return-value]
     state = await runner.start()
     call = next(e for e in log.load() if e.type == "llm_call")
     assert call.usage is not None and call.usage.model_dump() == {
@@ -166,7 +169,9 @@ async def test_a_call_that_counted_only_prompt_tokens_is_in_the_total() -> None:
         [("", Usage(prompt_tokens=10)), ("TERMINATE", Usage(prompt_tokens=5, completion_tokens=2))]
     )
     log = MemoryLog("r")
-    state = await Runner(flow=make_flow(FLOW), log=log, providers=lambda name: provider).start()  # type: ignore[arg-type,return-value]
+    state = await Runner(
+        flow=make_flow(FLOW), log=log, sources=Sources(providers=lambda name: provider)
+    ).start()  # type: ignore[arg-type,return-value]
     assert (state.usage.prompt_tokens, state.usage.completion_tokens, state.usage.calls) == (
         15,
         2,

@@ -10,6 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from roost.engine import Runner, RunState, fold
+from roost.engine.sources import Sources
 from roost.errors import RunStateError
 from roost.events import Event, event_json, parse_event
 from roost.nodes.directors import candidates
@@ -86,7 +87,12 @@ async def drive(s: dict[str, Any]) -> tuple[list[Event], list[RunState]]:
             snapshots.append(copy.deepcopy(runner.state))
 
     tool = FakeTool("t", approval=s.get("approval", False))
-    runner = Runner(flow=make_flow(flow_text(s)), log=log, on_event=snap, tools=lambda a, t: [tool])
+    runner = Runner(
+        flow=make_flow(flow_text(s)),
+        log=log,
+        on_event=snap,
+        sources=Sources(tools=lambda a, t: [tool]),
+    )
     state = await runner.start()
     answers = list(s["answers"])
     for _ in range(12):

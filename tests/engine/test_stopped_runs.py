@@ -18,6 +18,7 @@ import pytest
 
 from roost.engine import Runner, RunState, fold
 from roost.engine.replay import replay_run
+from roost.engine.sources import Sources
 from roost.errors import RoostError
 from roost.events import Event, InterruptEvent
 from roost.ports import MemoryLog
@@ -139,7 +140,7 @@ def check_log(events: Sequence[Event]) -> None:
 
 async def full_run(text: str) -> list[Event]:
     log = MemoryLog("r")
-    await finish(Runner(flow=make_flow(text), log=log, tools=tools()))
+    await finish(Runner(flow=make_flow(text), log=log, sources=Sources(tools=tools())))
     events = log.load()
     check_log(events)
     return events
@@ -172,7 +173,7 @@ async def retry_every_prefix(text: str) -> None:
     assert {e.type for e in events} >= {"tool_call", "llm_call", "terminate"}
     for cut in range(len(events) + 1):
         log = MemoryLog("r", events[:cut])
-        runner = Runner(flow=make_flow(text), log=log, tools=tools())
+        runner = Runner(flow=make_flow(text), log=log, sources=Sources(tools=tools()))
         state = await finish(runner)
         got = log.load()
         assert got[:cut] == events[:cut]
@@ -212,7 +213,9 @@ async def test_the_reported_hang_cut_after_a_text_answer() -> None:
     )
     assert events[cut].type == "message"
     log = MemoryLog("r", events[:cut])
-    state = await asyncio.wait_for(Runner(flow=make_flow(text), log=log, tools=tools()).retry(), 10)
+    state = await asyncio.wait_for(
+        Runner(flow=make_flow(text), log=log, sources=Sources(tools=tools())).retry(), 10
+    )
     assert state.status == "terminated"
     redone = log.load()[cut:]
     # The recorded answer is the reply: no model is asked for it again.
@@ -229,7 +232,8 @@ async def test_an_id_reused_across_rounds_runs_its_tool_each_round() -> None:
     fast = FakeTool("fast")
     log = MemoryLog("r")
     state = await asyncio.wait_for(
-        Runner(flow=make_flow(text), log=log, tools=tools_of(fast)).start(), timeout=10
+        Runner(flow=make_flow(text), log=log, sources=Sources(tools=tools_of(fast))).start(),
+        timeout=10,
     )
     assert state.status == "terminated"
     assert len(fast.calls) == 2
@@ -251,7 +255,9 @@ async def test_an_approval_is_asked_again_when_a_later_round_reuses_the_id() -> 
     start: {{from: USER, to: assistant, content: Go}}
     """
     guarded = FakeTool("guarded", approval=True)
-    runner = Runner(flow=make_flow(text), log=MemoryLog("r"), tools=tools_of(guarded))
+    runner = Runner(
+        flow=make_flow(text), log=MemoryLog("r"), sources=Sources(tools=tools_of(guarded))
+    )
     assert (await runner.start()).status == "paused"
     state = await runner.continue_("yes")
     assert state.status == "paused"  # the second round's call waits for its own answer
@@ -290,7 +296,7 @@ async def test_a_cut_after_a_human_was_chosen_pauses_for_that_human() -> None:
     cut = _cut_after(events, lambda e: e.type == "select" and e.chosen == "USER")
     assert events[cut].type == "interrupt"
     log = MemoryLog("r", events[:cut])
-    state = await Runner(flow=make_flow(CHANNEL), log=log, tools=tools()).retry()
+    state = await Runner(flow=make_flow(CHANNEL), log=log, sources=Sources(tools=tools())).retry()
     assert state.status == "paused"
     pending = state.pending
     assert isinstance(pending, InterruptEvent)
@@ -326,7 +332,9 @@ async def test_a_round_that_records_nothing_is_an_error_not_a_spin() -> None:
     text = PAIR.replace("{CALL}", FRESH_CALL)
     events = await full_run(text)
     cut = _cut_after(events, lambda e: e.type == "tool_result")
-    runner = Runner(flow=make_flow(text), log=MemoryLog("r", events[:cut]), tools=tools())
+    runner = Runner(
+        flow=make_flow(text), log=MemoryLog("r", events[:cut]), sources=Sources(tools=tools())
+    )
     runner.state.turn.awaiting.add("ghost")  # a round the state says is open but has no call
     with pytest.raises(RoostError, match="no progress"):
         await asyncio.wait_for(runner.retry(), timeout=10)
@@ -342,7 +350,7 @@ async def replay_each_cut(text: str) -> None:
     events = await full_run(text)
     for cut in range(2, len(events)):
         log = MemoryLog("r", events[:cut])
-        await finish(Runner(flow=make_flow(text), log=log, tools=tools()))
+        await finish(Runner(flow=make_flow(text), log=log, sources=Sources(tools=tools())))
         # The fake tools answer the same every time, so the replay may run them again.
         report = await replay_run(make_flow(text), log.load(), live_tools=tools())
         assert report.identical, (cut, report.difference, report.stopped)
@@ -390,13 +398,15 @@ async def test_a_tool_asked_for_in_the_last_call_never_runs_even_when_the_proces
 ):
     fast = FakeTool("fast")
     log = MemoryLog("r")
-    await Runner(flow=make_flow(LAST_CALL_ASKS_AGAIN), log=log, tools=tools_of(fast)).start()
+    await Runner(
+        flow=make_flow(LAST_CALL_ASKS_AGAIN), log=log, sources=Sources(tools=tools_of(fast))
+    ).start()
     events = log.load()
     last_call = [e for e in events if e.type == "llm_call"][1]  # offered no tools, asked anyway
     dead = MemoryLog("r", events[: last_call.seq + 1])  # the process stopped right after it
     again = FakeTool("fast")
     state = await Runner(
-        flow=make_flow(LAST_CALL_ASKS_AGAIN), log=dead, tools=tools_of(again)
+        flow=make_flow(LAST_CALL_ASKS_AGAIN), log=dead, sources=Sources(tools=tools_of(again))
     ).retry()
     assert (fast.calls, again.calls) == ([{}], [])  # one round, the limit: never a second
     assert messages(dead.load())[1] == ("assistant", "USER", "")
@@ -406,11 +416,11 @@ async def test_a_tool_asked_for_in_the_last_call_never_runs_even_when_the_proces
 async def test_a_stopped_answer_that_asked_for_tools_is_not_taken_for_the_reply() -> None:
     text = PAIR.replace("{CALL}", FRESH_CALL)
     log = MemoryLog("r")
-    await Runner(flow=make_flow(text), log=log, tools=tools()).start()
+    await Runner(flow=make_flow(text), log=log, sources=Sources(tools=tools())).start()
     events = log.load()
     asked = next(e for e in events if e.type == "llm_call")  # the answer with the tool call
     dead = MemoryLog("r", events[: asked.seq + 1])  # the process stopped right after it
-    await Runner(flow=make_flow(text), log=dead, tools=tools()).retry()
+    await Runner(flow=make_flow(text), log=dead, sources=Sources(tools=tools())).retry()
     # The tool runs, then the model is asked again: the recorded call gives no reply text.
     assert messages(dead.load())[1] == ("assistant", "USER", "here is what I found")
 

@@ -9,6 +9,7 @@ from roost.cli.request_diff import request_lines
 from roost.engine import Runner
 from roost.engine.calls import reply_formats
 from roost.engine.replay import replay_run
+from roost.engine.sources import Sources
 from roost.engine.structured import PROBLEM_CHARS, make_format, reply_problem
 from roost.messages import AssistantMessage, ModelRequest, ModelResponse, UserMessage
 from roost.ports import MemoryLog
@@ -97,7 +98,9 @@ async def test_the_follow_up_names_the_problem_after_the_bad_reply() -> None:
             return ModelResponse(message=AssistantMessage(content=text, provider="mock"))
 
     capture = Capture()
-    runner = Runner(flow=review_flow("[x]"), log=MemoryLog("r"), providers=lambda name: capture)
+    runner = Runner(
+        flow=review_flow("[x]"), log=MemoryLog("r"), sources=Sources(providers=lambda name: capture)
+    )
     await runner.start()
     assert len(seen) == 2
     assert all(r.reply_format is not None and r.reply_format.name == "critic_reply" for r in seen)

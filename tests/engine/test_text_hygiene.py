@@ -11,6 +11,7 @@ from rich.console import Console
 from roost.cli.console import RunConsole
 from roost.engine import Runner
 from roost.engine.recorder import Recorder
+from roost.engine.sources import Sources
 from roost.events import ToolResultEvent, event_json, valid_text
 from roost.messages import AssistantMessage, ModelRequest, ModelResponse
 from roost.ports import MemoryLog
@@ -68,8 +69,8 @@ async def test_a_run_records_only_text_utf8_can_hold() -> None:
     runner = Runner(
         flow=make_flow(FLOW),
         log=log,
-        providers=lambda name: SplitEmojiProvider(),  # type: ignore[arg-type,return-value]
         on_text=console.on_text,
+        sources=Sources(providers=lambda name: SplitEmojiProvider()),  # type: ignore[arg-type,return-value]
     )
     state = await runner.start()
     assert state.status == "paused"

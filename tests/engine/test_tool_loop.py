@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from roost.engine import Runner, fold
+from roost.engine.sources import Sources
 from roost.messages import AssistantMessage, ModelRequest, ModelResponse, ToolCall
 from roost.ports import MemoryLog
 from tests.engine.conftest import make_flow, messages
@@ -39,7 +40,7 @@ async def run(
     text: str, *tools: FakeTool, log: MemoryLog | None = None
 ) -> tuple[Runner, MemoryLog]:
     log = log or MemoryLog("r")
-    runner = Runner(flow=make_flow(text), log=log, tools=tools_of(*tools))
+    runner = Runner(flow=make_flow(text), log=log, sources=Sources(tools=tools_of(*tools)))
     await runner.start()
     return runner, log
 
@@ -127,7 +128,9 @@ async def test_approval_pauses_and_yes_runs_the_tool_exactly_once() -> None:
     assert pending.tool_call == {"id": "call_0_0", "name": "fast", "arguments": {"x": 1}}  # type: ignore[union-attr]
     assert fast.calls == []
     # A new runner (another process) answers yes.
-    state = await Runner(flow=make_flow(text), log=log, tools=tools_of(fast)).continue_("yes")
+    state = await Runner(
+        flow=make_flow(text), log=log, sources=Sources(tools=tools_of(fast))
+    ).continue_("yes")
     assert fast.calls == [{"x": 1}]
     assert messages(log.load())[1][2] == "ok:{'x': 1}"
     assert state.status == "terminated"
@@ -194,8 +197,7 @@ async def test_arguments_that_are_not_json_give_an_error_result() -> None:
     runner = Runner(
         flow=make_flow(flow_with("[]")),
         log=log,
-        tools=tools_of(fast),
-        providers=lambda name: provider,
+        sources=Sources(tools=tools_of(fast), providers=lambda name: provider),
     )
     await runner.start()
     assert fast.calls == []
@@ -214,7 +216,9 @@ async def test_retry_after_a_dead_process_closes_open_calls_and_goes_on() -> Non
     state = fold(dead.load())
     assert state.status == "running"
     again = FakeTool("fast")
-    state = await Runner(flow=make_flow(text), log=dead, tools=tools_of(again)).retry()
+    state = await Runner(
+        flow=make_flow(text), log=dead, sources=Sources(tools=tools_of(again))
+    ).retry()
     assert again.calls == []  # not run twice
     result = next(e for e in dead.load() if e.type == "tool_result")
     assert result.is_error and "stopped" in result.content

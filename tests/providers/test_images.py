@@ -10,6 +10,7 @@ from fakes.script import Reply
 
 from roost.engine import Runner
 from roost.engine.images import load_image
+from roost.engine.sources import Sources
 from roost.flow import load_flow_text
 from roost.ports import MemoryImages, MemoryLog
 from tests.pictures import GIF, digest, png
@@ -81,7 +82,7 @@ async def test_images_arrive_as_each_apis_image_parts(
     server.script(Reply(text="A red square."), Reply(text="A dot."))
     images = MemoryImages()
     log = MemoryLog("run-1")
-    runner = Runner(flow=flow, log=log, images=images)
+    runner = Runner(flow=flow, log=log, sources=Sources(images=images))
     state = await runner.start(images=[load_image(str(tmp_path / "red.png"))])
     assert state.status == "paused"
     gif = load_image("dot.gif", tmp_path)

@@ -10,6 +10,8 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
+from fakes.runners import runner_options
+
 from roost.cli.logs import open_store
 from roost.engine import Runner
 from roost.engine.background import BackgroundTasks, over_cap, task_rows
@@ -129,7 +131,9 @@ class Stored:
         self.children = workspace.child_logs()
 
     def runner(self, **options: Any) -> Runner:
-        return Runner(flow=self.flow, log=self.log, child_log=self.children, **options)
+        return Runner(
+            flow=self.flow, log=self.log, child_log=self.children, **runner_options(options)
+        )
 
     def events(self) -> list[Event]:
         return self.log.load()

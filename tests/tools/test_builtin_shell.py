@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from roost.engine import Runner
+from roost.engine.recorded import RecordedTools, Stops
 from roost.engine.replay import replay_run
-from roost.engine.replay_tools import RecordedTools
 from roost.events import InterruptEvent, LlmCallEvent, ToolResultEvent
 from roost.flow import read_flow
 from roost.ports import MemoryLog
@@ -200,7 +200,9 @@ def test_a_replay_offers_the_built_in_tools_exactly_as_a_run_does(tmp_path: Path
         tmp_path,
     )
     live = toolbox_for(flow)("a")
-    recorded = RecordedTools([], lambda: flow, lambda: 0, lambda: None)("a", "")
+    tools = RecordedTools([], Stops([]))
+    tools.bind(Runner(flow=flow, log=MemoryLog("r")))
+    recorded = tools("a", "")
     assert [t.spec for t in recorded] == [t.spec for t in live]
     assert [(t.approval, t.timeout) for t in recorded] == [(t.approval, t.timeout) for t in live]
     assert [t.approval for t in live] == [False, False, False, False, True]

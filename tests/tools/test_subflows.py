@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from roost.engine import ChildRuns, Runner
+from roost.engine.sources import Sources
 from roost.events import Event, RunStartEvent, ToolResultEvent
 from roost.flow import read_flow
 from roost.ports import EventLog, MemoryLog
@@ -56,7 +57,7 @@ async def run(flow: Flow, logs: Logs, *, explicit: bool = True) -> MemoryLog:
     log = MemoryLog("parent")
     if explicit:
         toolbox = toolbox_for(flow, runner=ChildRuns(parent=log, child_log=logs))
-        runner = Runner(flow=flow, log=log, tools=toolbox, child_log=logs)
+        runner = Runner(flow=flow, log=log, child_log=logs, sources=Sources(tools=toolbox))
     else:
         runner = Runner(
             flow=flow, log=log, child_log=logs

@@ -19,27 +19,21 @@ import bisect
 from collections import defaultdict, deque
 from typing import TYPE_CHECKING, Any
 
-from roost.engine.background import Finished
 from roost.errors import RoostError
 from roost.events import (
     BackgroundEvent,
     Event,
     LlmCallEvent,
-    MemoryEntry,
-    MemoryEvent,
-    MessageEvent,
     RetryEvent,
-    SkillInfo,
-    SkillsEvent,
-    TimelineEntry,
     ToolCallEvent,
     ToolResultEvent,
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable, Iterable, Sequence
+    from collections.abc import Sequence
 
-    from roost.flow.models import Flow
+    from roost.engine.recorded.stops import Stops
+    from roost.engine.sources import RunPosition
     from roost.tools.base import Declared, ToolOutcome
 
 
@@ -50,25 +44,16 @@ _STOPPED_CALL = "replay: the recorded process stopped before this call finished"
 class RecordedTools:
     """``tools(agent, text)`` for the Runner: the flow's declared tools, answering from the record.
 
-    The offered names come from the flow in force (``flow()``), so an edited
+    The offered names come from the flow in force in the run it is bound to, so an edited
     flow that offers other tools makes other requests. A call returns the
     recorded result of the recorded call it replays: the call the run has
     open at the same seq, or else the first unanswered recorded call of the
     same agent, tool and arguments.
     """
 
-    def __init__(
-        self,
-        recorded: Sequence[Event],
-        flow: Callable[[], Flow],
-        next_seq: Callable[[], int],
-        stop_here: Callable[[], None],
-    ) -> None:
-        self.flow = flow
-        self.next_seq = next_seq
-        self.stop_here = stop_here
-        self.cancel_if_due: Callable[[], Awaitable[None]] = _never_cancelled
-        self.open_calls: Callable[[], Iterable[ToolCallEvent]] = lambda: ()
+    def __init__(self, recorded: Sequence[Event], stops: Stops) -> None:
+        self.stops = stops
+        self._run: RunPosition | None = None  # the replaying run, once bound
         self.by_seq: dict[int, Pair] = {
             call.seq: (call, result) for call, result in _pairs(recorded)
         }
@@ -81,11 +66,19 @@ class RecordedTools:
             self.calls[call.node].append(call)
         self._declared: dict[tuple[int, str], list[Declared]] = {}
 
+    def bind(self, run: RunPosition) -> None:
+        self._run = run
+
+    def _position(self) -> RunPosition:
+        if self._run is None:
+            raise RoostError("recorded tools answer a run: bind them to it first")
+        return self._run
+
     def __call__(self, agent: str, text: str) -> Sequence[RecordedTool]:
         # roost's own modules, loaded when a replayed agent is first offered tools; no flow's.
         from roost.tools.declared import declared_skill_read, declared_tools
 
-        flow = self.flow()
+        flow = self._position().flow
         key = (id(flow), agent)
         if key not in self._declared:
             self._declared[key] = declared_tools(flow, agent, self.names)
@@ -105,7 +98,9 @@ class RecordedTools:
         knows; the record says which ones won.
         """
         calls = self.calls.get(agent, [])
-        index = bisect.bisect_left(calls, self.next_seq(), key=lambda call: call.seq)
+        index = bisect.bisect_left(
+            calls, self._position().state.next_seq, key=lambda call: call.seq
+        )
         if index == len(calls):
             return tools[:limit]
         call = calls[index]
@@ -119,7 +114,9 @@ class RecordedTools:
 
         key = (agent, name, arguments)
         in_flight = sorted(
-            c.seq for c in self.open_calls() if (c.agent, c.name, c.arguments) == key
+            c.seq
+            for c in self._position().state.turn.open_calls.values()
+            if (c.agent, c.name, c.arguments) == key
         )
         candidates = [seq for seq in in_flight if seq in self.by_seq]
         candidates += [
@@ -135,10 +132,6 @@ class RecordedTools:
         return ToolOutcome(result.content, result.is_error, result.child_run, task, result.spent)
 
 
-async def _never_cancelled() -> None:
-    """No recorded cancel to replay (a RecordedTools not used by a replay)."""
-
-
 class RecordedTool:
     """A declared tool whose calls are answered from the record."""
 
@@ -152,78 +145,9 @@ class RecordedTool:
         self._source = source
 
     async def call(self, arguments: dict[str, Any]) -> ToolOutcome:
-        await self._source.cancel_if_due()
-        self._source.stop_here()
+        await self._source.stops.cancel_if_due()
+        self._source.stops.stop_here()
         return self._source.answer(self._agent, self.spec.name, arguments)
-
-
-class RecordedMemory:
-    """The ``MemoryBank`` of a replay: recalls give what the run recorded, in order.
-
-    Nothing is stored or forgotten: what the run's tools changed is in its record,
-    and the store's memory may have moved on since.
-    """
-
-    def __init__(self, recorded: Sequence[Event]) -> None:
-        self._recalls: dict[str, deque[MemoryEvent]] = defaultdict(deque)
-        for event in recorded:
-            if isinstance(event, MemoryEvent) and event.operation == "recall":
-                self._recalls[event.scope].append(event)
-
-    def store(self, scope: str, entry: MemoryEntry, run: str) -> None:
-        """Keeps nothing: a replay changes no memory."""
-
-    def forget(self, scope: str, key: str, run: str) -> bool:
-        """Forgets nothing: a replay changes no memory."""
-        return True
-
-    def entries(self, scope: str, as_of: str | None = None) -> list[MemoryEntry]:
-        """None: a replay reads memory only through the recalls it recorded."""
-        return []
-
-    def keep_timeline(self, scope: str, entry: TimelineEntry) -> None:
-        """Keeps nothing: a replay changes no memory."""
-
-    def timeline(
-        self,
-        scope: str,
-        query: str,
-        limit: int,
-        *,
-        since: str | None = None,
-        until: str | None = None,
-        as_of: str | None = None,
-    ) -> list[TimelineEntry]:
-        """None: a replay's tools answer from the record, never from here."""
-        return []
-
-    def recall(
-        self, scope: str, query: str, limit: int, as_of: str | None = None
-    ) -> list[MemoryEntry]:
-        """The entries the run recalled next in ``scope`` for this query; none if it did not."""
-        waiting = self._recalls[scope]
-        if waiting and waiting[0].query == query:
-            return list(waiting.popleft().entries or ())[:limit]
-        return []
-
-
-class RecordedSkills:
-    """The skills of a replay: those the run's ``skills`` events recorded, never the folders'.
-
-    At each point the replay asks, the answer is the latest recorded list at or before
-    the event it writes next; so a list the run recorded at a seq is recorded there again.
-    """
-
-    def __init__(self, recorded: Sequence[Event], next_seq: Callable[[], int]) -> None:
-        found = [event for event in recorded if isinstance(event, SkillsEvent)]
-        self._seqs = [event.seq for event in found]
-        self._skills = [event.skills for event in found]
-        self._next_seq = next_seq
-
-    def __call__(self, flow: Flow) -> tuple[SkillInfo, ...]:
-        """The list recorded last by now; none when the run had recorded none."""
-        index = bisect.bisect_right(self._seqs, self._next_seq()) - 1
-        return self._skills[index] if index >= 0 else ()
 
 
 def _started_tasks(recorded: Sequence[Event]) -> dict[int, str]:
@@ -238,38 +162,6 @@ def _started_tasks(recorded: Sequence[Event]) -> dict[int, str]:
             if seq is not None:
                 found[seq] = event.task
     return found
-
-
-class RecordedBackground:
-    """The results of background tasks, delivered in the order the record delivered them.
-
-    Nothing runs: each wait gives the next recorded delivery (its text as it was),
-    or stops the replay where the recorded process stopped before one came.
-    """
-
-    def __init__(self, recorded: Sequence[Event], stop_here: Callable[[], None]) -> None:
-        self._stop_here = stop_here
-        self._deliveries = [
-            e for e in recorded if isinstance(e, MessageEvent) and e.background is not None
-        ]
-        self._next = 0
-
-    def revive(self, open_tasks: Iterable[BackgroundEvent]) -> None:
-        """Nothing to revive: no child runs in a replay."""
-
-    async def next_finished(self, open_tasks: Sequence[BackgroundEvent]) -> Finished:
-        self._stop_here()
-        if self._next >= len(self._deliveries):
-            raise RoostError("replay: the record delivers no more background results")
-        delivery = self._deliveries[self._next]
-        self._next += 1
-        note = delivery.background
-        assert note is not None
-        task = next((t for t in open_tasks if t.task == note.task), None)
-        if task is None:
-            raise RoostError(f"replay: background task {note.task} is not open here")
-        content = delivery.content.split("\n\n", 1)[-1]
-        return Finished(task, content, note.status == "failed")
 
 
 def _pairs(recorded: Sequence[Event]) -> list[Pair]:
