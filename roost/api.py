@@ -79,6 +79,22 @@ async def run(
     ``history``). Raises ``FlowError`` for a flow that does not load and
     ``RunStateError`` for a run that cannot go on as asked.
     """
+    runner, own = _runner(flow, log, memory, budget)
+    try:
+        return await _drive(runner, message, answer)
+    finally:
+        if own is not None:
+            own.close()  # the store it opened, if the run stored or recalled
+
+
+def _runner(
+    flow: Flow | str | os.PathLike[str],
+    log: EventLog | None,
+    memory: MemoryBank | None,
+    budget: float | None,
+) -> tuple[Runner, Workspace | None]:
+    """The runner ``run`` drives, and the workspace it opened for the flow's memory (None
+    when ``memory`` was given or the flow remembers nothing), which ``run`` closes."""
     log = log if log is not None else MemoryLog(new_run_id())
     loaded = _as_flow(flow)
     own = Workspace.beside(log) if memory is None and _may_remember(loaded) else None
@@ -87,11 +103,7 @@ async def run(
     if budget is not None:
         check_budget(loaded, budget)
         runner.set_budget(budget)
-    try:
-        return await _drive(runner, message, answer)
-    finally:
-        if own is not None:
-            own.close()  # the store it opened, if the run stored or recalled
+    return runner, own
 
 
 async def _drive(runner: Runner, message: str | None, answer: Answer | None) -> RunView:

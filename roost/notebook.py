@@ -29,7 +29,8 @@ PAGE_HEIGHT = 640
 
 # The types displayed in IPython without roost.show, by module and name (registered
 # without importing them: the formatter looks them up when an object of the type shows).
-_FLOWS = (("roost.flow.models", "Flow"),)
+# The module is the one the class is defined in (its __module__), not one that re-exports it.
+_FLOWS = (("roost.flow.models.root", "Flow"),)
 _RUNS = (
     ("roost.engine.runner", "Runner"),
     ("roost.ports", "MemoryLog"),

@@ -24,6 +24,9 @@ if TYPE_CHECKING:  # typer's own copy of click, whose types its command's method
     from typer._click import Context
 
     from roost.batch.rows import RowResult
+    from roost.batch.session import Runs
+    from roost.flow.models import Flow
+    from roost.store.sql import SqlStore
 
 SHOWN_FAILURES = 20  # failed rows listed in the summary; the results file has them all
 RAY_HERE = "local"  # a bare --ray: a Ray started on this machine (ray_tasks.LOCAL)
@@ -56,72 +59,98 @@ def with_ray_address(args: list[str]) -> list[str]:
     return given
 
 
+FlowArgument = Annotated[str, typer.Argument(metavar="FLOW", help="The flow file to run.")]
+InputsArgument = Annotated[
+    Path,
+    typer.Argument(
+        metavar="INPUTS",
+        help='JSON Lines ({"message": ..., "vars": {...}} a line) or CSV (a message column).',
+    ),
+]
+ConcurrencyOption = Annotated[
+    int, typer.Option("--concurrency", min=1, help="Rows run at a time (default 8).")
+]
+OutOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--out",
+        metavar="FILE",
+        help="Results file (.jsonl or .csv; default: INPUTS' name + .results.jsonl).",
+    ),
+]
+BatchIdOption = Annotated[
+    str | None,
+    typer.Option(
+        "--batch", metavar="ID", help="The batch's id (default: made from INPUTS and FLOW)."
+    ),
+]
+DbOption = Annotated[
+    str | None,
+    typer.Option("--db", help="Run store URL (default: ROOST_DB or .roost/roost.db)."),
+]
+GraceOption = Annotated[
+    float,
+    typer.Option(
+        "--grace",
+        metavar="SECONDS",
+        min=0,
+        help="On SIGTERM, how long the rows running may take to finish; no new row "
+        "starts (default 30).",
+    ),
+]
+BudgetOption = Annotated[
+    float | None,
+    typer.Option(
+        "--budget",
+        metavar="COST",
+        help="US dollars: no new row starts once the rows run have spent it together "
+        "(those running finish; the rest run next time).",
+    ),
+]
+RayOption = Annotated[
+    str | None,
+    typer.Option(
+        "--ray",
+        metavar="[ADDRESS]",
+        help="Run the rows as tasks of the Ray cluster at ADDRESS (HOST:PORT, or auto); "
+        "without one, of a Ray started on this machine. Needs: pip install 'roost[ray]'.",
+    ),
+]
+
+
 @app.command(cls=_BatchCommand)
 def batch(
-    flow_path: Annotated[str, typer.Argument(metavar="FLOW", help="The flow file to run.")],
-    inputs: Annotated[
-        Path,
-        typer.Argument(
-            metavar="INPUTS",
-            help='JSON Lines ({"message": ..., "vars": {...}} a line) or CSV (a message column).',
-        ),
-    ],
-    concurrency: Annotated[
-        int, typer.Option("--concurrency", min=1, help="Rows run at a time (default 8).")
-    ] = 8,
-    out: Annotated[
-        Path | None,
-        typer.Option(
-            "--out",
-            metavar="FILE",
-            help="Results file (.jsonl or .csv; default: INPUTS' name + .results.jsonl).",
-        ),
-    ] = None,
-    batch_id: Annotated[
-        str | None,
-        typer.Option(
-            "--batch", metavar="ID", help="The batch's id (default: made from INPUTS and FLOW)."
-        ),
-    ] = None,
-    db: Annotated[
-        str | None,
-        typer.Option("--db", help="Run store URL (default: ROOST_DB or .roost/roost.db)."),
-    ] = None,
-    grace: Annotated[
-        float,
-        typer.Option(
-            "--grace",
-            metavar="SECONDS",
-            min=0,
-            help="On SIGTERM, how long the rows running may take to finish; no new row "
-            "starts (default 30).",
-        ),
-    ] = GRACE_SECONDS,
-    budget: Annotated[
-        float | None,
-        typer.Option(
-            "--budget",
-            metavar="COST",
-            help="US dollars: no new row starts once the rows run have spent it together "
-            "(those running finish; the rest run next time).",
-        ),
-    ] = None,
-    ray: Annotated[
-        str | None,
-        typer.Option(
-            "--ray",
-            metavar="[ADDRESS]",
-            help="Run the rows as tasks of the Ray cluster at ADDRESS (HOST:PORT, or auto); "
-            "without one, of a Ray started on this machine. Needs: pip install 'roost[ray]'.",
-        ),
-    ] = None,
+    flow_path: FlowArgument,
+    inputs: InputsArgument,
+    concurrency: ConcurrencyOption = 8,
+    out: OutOption = None,
+    batch_id: BatchIdOption = None,
+    db: DbOption = None,
+    grace: GraceOption = GRACE_SECONDS,
+    budget: BudgetOption = None,
+    ray: RayOption = None,
 ) -> None:
     """Run FLOW once for each row of INPUTS (JSON Lines or CSV); run again to finish the rest."""
-    from roost.batch.inputs import input_format
     from roost.batch.plan import check_batch_id, default_batch_id
     from roost.batch.results import check_out, default_out
-    from roost.batch.session import locally, run_batch
-    from roost.cli.logs import open_store
+    from roost.batch.session import run_batch
+
+    flow = _runnable_flow(flow_path, inputs, budget, ray)
+    out = out or default_out(inputs)
+    check_out(out, inputs)
+    batch = check_batch_id(batch_id) if batch_id else default_batch_id(inputs, Path(flow_path))
+    store, runs = _row_runner(ray, db, concurrency, budget)
+    console = Console(stderr=True, highlight=False)
+    outcome = run_batch(flow, inputs, batch, store, out, console, runs, grace)
+    _summary(outcome, out, db, inputs)
+    if outcome.exit_code:
+        raise typer.Exit(outcome.exit_code)
+
+
+def _runnable_flow(flow_path: str, inputs: Path, budget: float | None, ray: str | None) -> Flow:
+    """The flow, refused (as is the inputs file) before anything is stored when no row could
+    run."""
+    from roost.batch.inputs import input_format
     from roost.engine.interpreter import start_route
     from roost.errors import UsageError
     from roost.loading import load_flow
@@ -137,22 +166,24 @@ def batch(
         check_budget(flow, budget)
         if ray is not None:
             raise UsageError("--budget counts the rows run in this process: leave out --ray")
-    out = out or default_out(inputs)
-    check_out(out, inputs)
-    batch = check_batch_id(batch_id) if batch_id else default_batch_id(inputs, Path(flow_path))
+    return flow
+
+
+def _row_runner(
+    ray: str | None, db: str | None, concurrency: int, budget: float | None
+) -> tuple[SqlStore, Runs]:
+    """The store and what runs the rows: this process, or the tasks of a Ray cluster."""
+    from roost.batch.session import locally
+    from roost.cli.logs import open_store
+
     if ray is None:
         store = open_store(db)
-        runs = locally(store, concurrency, budget)
-    else:  # Ray, the store and the cluster are checked before anything is stored
-        from roost.batch.ray_tasks import on_ray
+        return store, locally(store, concurrency, budget)
+    # Ray, the store and the cluster are checked before anything is stored
+    from roost.batch.ray_tasks import on_ray
 
-        runs = on_ray(ray, db, concurrency)
-        store = open_store(db)
-    console = Console(stderr=True, highlight=False)
-    outcome = run_batch(flow, inputs, batch, store, out, console, runs, grace)
-    _summary(outcome, out, db, inputs)
-    if outcome.exit_code:
-        raise typer.Exit(outcome.exit_code)
+    runs = on_ray(ray, db, concurrency)
+    return open_store(db), runs
 
 
 def _what_next(console: Console, failed: list[RowResult], inputs: Path) -> None:

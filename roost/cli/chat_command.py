@@ -9,11 +9,8 @@ as. A step in flight stops at ``/stop`` or Ctrl-C, and the chat goes on.
 from __future__ import annotations
 
 import asyncio
-import signal
 import sys
-import threading
-from collections.abc import Awaitable, Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, NamedTuple
 
@@ -23,10 +20,18 @@ from rich.markup import escape
 from roost.approval import approval
 from roost.cli.app import app
 from roost.cli.chat_input import STOP, TypedLines
+from roost.cli.chat_steps import (
+    LOOK,
+    after_stop,
+    close_loop,
+    ctrl_c_stops,
+    is_terminal,
+    was_stopped,
+)
 from roost.cli.console import LET
 from roost.cli.logs import new_run_id, new_run_log, open_run, open_store
 from roost.errors import RoostError, UsageError
-from roost.events import ErrorEvent, Event, InterruptEvent
+from roost.events import InterruptEvent
 from roost.flow.models import Flow
 from roost.ports import EventLog
 
@@ -82,10 +87,19 @@ class ChatLoop:
         self.out = RunConsole.for_flow(flow)
         self.loop_ = asyncio.new_event_loop()
         self.lines = TypedLines(sys.stdin)
-        self.typed_at_a_terminal = _is_terminal(sys.stdin)
+        self.typed_at_a_terminal = is_terminal(sys.stdin)
         self.stopping = False  # /stop or Ctrl-C asked to stop the step in flight
         # /help is made from this table, so it lists exactly the commands there are.
-        commands = [
+        commands = self._run_commands() + self._view_commands() + self._stored_run_commands()
+        self.commands = {command.usage[1:].split()[0]: command for command in commands}
+        if new:
+            self.new()
+        else:
+            self.resume()
+
+    def _run_commands(self) -> list[Command]:
+        """The commands that pick, start or go on with a run."""
+        return [
             Command("/new", "start a new run of this flow", lambda _: self.new()),
             Command("/runs", "list the stored runs of this flow", lambda _: self.list_runs()),
             Command("/switch ID", "continue another stored run", self.switch),
@@ -105,6 +119,11 @@ class ChatLoop:
                 "let the node you are asked to answer as answer by itself (its own model)",
                 lambda _: self.let(),
             ),
+        ]
+
+    def _view_commands(self) -> list[Command]:
+        """The commands that show the run, or act on its step in flight."""
+        return [
             Command("/show", "print this run's transcript", lambda _: self.show()),
             Command(
                 "/compact",
@@ -125,6 +144,11 @@ class ChatLoop:
             Command("/mcp", "the flow's MCP servers and their tools", lambda _: self.mcp()),
             Command("/dump [FILE]", "write this run's transcript as Markdown", self.dump),
             Command(STOP, "stop the step in flight (type it, or Ctrl-C, while it runs)", self.stop),
+        ]
+
+    def _stored_run_commands(self) -> list[Command]:
+        """The commands that archive or delete the stored run, and /help."""
+        return [
             Command(
                 "/archive",
                 "archive this run (hidden from roost runs) and start a new one",
@@ -138,11 +162,6 @@ class ChatLoop:
             ),
             Command("/help", "this help", lambda _: self.help()),
         ]
-        self.commands = {command.usage[1:].split()[0]: command for command in commands}
-        if new:
-            self.new()
-        else:
-            self.resume()
 
     def attach(self, flow: Flow, log: EventLog, *, said: str | None = None) -> None:
         """Makes ``log`` the chat's run, going on under ``flow``; ``said`` replaces the line
@@ -202,7 +221,7 @@ class ChatLoop:
         except KeyboardInterrupt:
             self.out.out.print()
         finally:
-            _close(self.loop_)
+            close_loop(self.loop_)
         cut = self.runner.state.status == "running"
         redo = f" (a step was cut short: roost retry {self.log.run_id} redoes it)" if cut else ""
         self.out.out.print(f"[dim]run {self.log.run_id} is stored{redo}[/]")
@@ -287,8 +306,8 @@ class ChatLoop:
             self.step(lambda runner: runner.start(text, from_=frm, to=to))
         elif state.status == "paused":
             self.step(lambda runner: runner.continue_(text))
-        elif _was_stopped(state.pending):
-            raise UsageError(f"the step was stopped: {self._after_stop()}")
+        elif was_stopped(state.pending):
+            raise UsageError(f"the step was stopped: {after_stop(self.log.load())}")
         elif state.status in ("error", "running"):
             raise UsageError("the run stopped before finishing a step: /retry redoes it")
         else:
@@ -299,7 +318,7 @@ class ChatLoop:
         from roost.cli.console import describe_wait
 
         self.stopping = False
-        with _ctrl_c_stops(self):
+        with ctrl_c_stops(self):
             self.loop_.run_until_complete(self._watched(action))
         self.out.end_line()
         state = self.runner.state
@@ -307,13 +326,13 @@ class ChatLoop:
             pending = state.pending
             waits = describe_wait(pending, self.choices(), self.flow.channels)
             self.out.out.print(f"[bold]{escape(waits)}[/]")
-        elif _was_stopped(state.pending) and self.stopping:
-            self.out.out.print(f"[dim]stopped: {escape(self._after_stop())}[/]")
+        elif was_stopped(state.pending) and self.stopping:
+            self.out.out.print(f"[dim]stopped: {escape(after_stop(self.log.load()))}[/]")
         elif state.status == "error":
             self.out.out.print("[dim]stopped at an error: /retry tries again[/]")
         elif state.status == "terminated":
             self.out.out.print("[dim]the run has ended: /new starts another[/]")
-        if self.stopping and not _was_stopped(state.pending):
+        if self.stopping and not was_stopped(state.pending):
             self.out.out.print("[dim]the step had finished before it could be stopped[/]")
 
     async def _watched(self, action: Callable[..., Awaitable[object]]) -> None:
@@ -324,35 +343,17 @@ class ChatLoop:
                 self.stopping = True
             if self.stopping:
                 self.runner.cancel()  # nothing until the step is under way; once is enough
-            await asyncio.wait({step}, timeout=_LOOK)
+            await asyncio.wait({step}, timeout=LOOK)
         step.result()  # a failure of the step (a store error, say) is the command's
-
-    def _after_stop(self) -> str:
-        """What a stopped step leaves the person: ask again, or go back before their line."""
-        back = _before_the_line(self.log.load())
-        return (
-            f"the run is kept; /retry asks again, /fork {back} goes back to before "
-            "your line (to say something else)"
-        )
 
     def stop(self, _: str) -> None:
         raise UsageError(f"no step is running: {STOP} (or Ctrl-C) stops one while it runs")
 
     def list_runs(self) -> None:
-        hidden = 0
-        for run in open_store(self.db).runs(flow=self.flow.name):
-            current = run.id == self.log.run_id
-            if run.archived and not current:
-                hidden += 1
-                continue
-            title = f" — {run.title}" if run.title else ""
-            shelved = " (archived)" if run.archived else ""
-            self.out.out.print(
-                f"{'*' if current else ' '} {run.id}  {run.status:<10} {run.messages:>4} "
-                f"messages{escape(title)}{shelved}"
-            )
-        if hidden:
-            self.out.out.print(f"[dim]and {hidden} archived (roost runs --all lists them)[/]")
+        from roost.cli.chat_session import run_list
+
+        for line in run_list(open_store(self.db).runs(flow=self.flow.name), self.log.run_id):
+            self.out.out.print(line)
 
     def switch(self, ref: str) -> None:
         if not ref:
@@ -398,18 +399,9 @@ class ChatLoop:
             )
 
     def info(self) -> None:
-        from roost.cli.chat_session import model_lines
-        from roost.cli.console import context_lines, usage_line
+        from roost.cli.chat_session import info_lines
 
-        state = self.runner.state
-        events = self.log.load()
-        lines = [f"run {self.log.run_id} of {self.flow.name} ({state.status})"]
-        lines.append(usage_line(state.usage, events))
-        lines += model_lines(self.flow, events) or ["model: none (people answer for every node)"]
-        lines += context_lines(self.flow, state) or ["context: no agent has spoken yet"]
-        from roost.budget_text import budget_lines
-
-        lines += budget_lines(state)
+        lines = info_lines(self.flow, self.log.run_id, self.runner.state, self.log.load())
         self.out.out.print(escape("\n".join(lines)))
 
     def mcp(self) -> None:
@@ -452,15 +444,13 @@ class ChatLoop:
         self.out.out.print(f"[dim]run {run_id} is out of the archive[/]")
 
     def delete(self) -> None:
+        from roost.cli.chat_session import delete_question
         from roost.store.pruning import family
 
         store = open_store(self.db)
         run_id, file = self._stored(store)
         runs = family(store, run_id)
-        question = f"delete run {run_id} ({runs[0].messages} messages) and its events"
-        if len(runs) > 1:
-            others = ", ".join(run.id for run in runs[1:])
-            question += f", with the {len(runs) - 1} runs that branch off it ({others})"
+        question = delete_question(run_id, runs)
         self.out.out.print(escape(f"{question}? This cannot be undone. [y/N] "), end="")
         answer = self.lines.next()
         if answer is None or not approval(answer).approved:
@@ -489,12 +479,10 @@ class ChatLoop:
         if self.flow.memory is None:
             raise UsageError("this flow has no memory: section")
         # The run's own view: a fork's is the memory of its fork point and its own writes.
+        from roost.cli.chat_session import memory_lines
+
         bank = self.runner.memory or self.workspace.memory_for(self.flow)
-        scopes = dict.fromkeys(self.flow.memory_scope(agent) for agent in self.flow.agents)
-        lines = []
-        for scope in scopes:
-            entries = bank.entries(scope) if bank is not None and scope else []
-            lines += [f"{scope}: {e.key} ({e.importance:g}): {e.content}" for e in entries]
+        lines = memory_lines(self.flow, bank)
         self.out.out.print(escape("\n".join(lines) or "nothing is remembered yet"))
 
     def _stored_id(self) -> str:
@@ -503,67 +491,8 @@ class ChatLoop:
         return self.log.run_id
 
 
-_LOOK = 0.1  # seconds between two looks for /stop while a step runs
-
-
-def _is_terminal(stream: object) -> bool:
-    """Whether ``stream`` is a terminal (an input made by other means, a test's, is not)."""
-    isatty = getattr(stream, "isatty", None)
-    return bool(isatty()) if callable(isatty) else False
-
-
 def _wants(pending: InterruptEvent) -> str:
     """What answers ``pending``, in words, when it is not a person's turn."""
     if pending.reason == "manual_select":
         return "the name of who speaks next"
     return "yes or no"
-
-
-def _was_stopped(pending: object) -> bool:
-    """Whether the run stopped at the error a stopped (cancelled) step records."""
-    from roost.engine.runner import CANCELLED
-
-    return isinstance(pending, ErrorEvent) and pending.content == CANCELLED
-
-
-@contextmanager
-def _ctrl_c_stops(chat: ChatLoop) -> Iterator[None]:
-    """While a step runs, Ctrl-C asks it to stop; a second Ctrl-C leaves the chat.
-
-    The handler only sets a flag that the step's watcher reads: it runs between two
-    bytecodes, anywhere, and must not print or touch the event loop.
-    """
-    if threading.current_thread() is not threading.main_thread():
-        yield  # signals reach the main thread only: nothing to catch here
-        return
-
-    def pressed(signum: int, frame: object) -> None:
-        from roost.store.interrupts import interrupt_now_or_after_the_batch
-
-        if chat.stopping:
-            interrupt_now_or_after_the_batch()  # the second press: leave, the run is stored
-        chat.stopping = True
-
-    previous = signal.signal(signal.SIGINT, pressed)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
-
-
-def _before_the_line(events: list[Event]) -> int:
-    """The fork point just before the person's latest line: after the interrupt it answered,
-    or after the run's start when it started the run."""
-    waits = [event.seq for event in events if isinstance(event, InterruptEvent)]
-    return waits[-1] + 1 if waits else 1
-
-
-def _close(loop: asyncio.AbstractEventLoop) -> None:
-    """Closes the chat's event loop, ending first what a Ctrl-C left under way on it."""
-    pending = asyncio.all_tasks(loop)
-    for task in pending:
-        task.cancel()
-    if pending:
-        loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
-    loop.run_until_complete(loop.shutdown_asyncgens())
-    loop.close()

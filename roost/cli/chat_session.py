@@ -1,12 +1,14 @@
-"""What ``roost chat``'s session commands say and do: the run to resume, ``/info``'s
-models, ``/mcp``'s servers and tools, ``/dump``'s file, and which stored run a
-chat's log is (to archive or delete it).
+"""What ``roost chat``'s session commands say and do: the run to resume, ``/runs``'
+list, ``/info``'s lines, ``/memory``'s entries, ``/mcp``'s servers and tools,
+``/dump``'s file, and which stored run a chat's log is (to archive or delete it).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from rich.markup import escape
 
 from roost.errors import RoostError, ToolFailure, UsageError
 from roost.events import Event, LlmCallEvent
@@ -15,8 +17,11 @@ from roost.store.sqllog import SqlLog
 from roost.store.tee import TeeLog
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from roost.flow.models import Flow
-    from roost.ports import EventLog
+    from roost.ports import EventLog, MemoryBank
+    from roost.runstate import RunState
     from roost.store.sql import RunInfo, SqlStore
 
 
@@ -33,6 +38,57 @@ def run_to_resume(store: SqlStore, flow: Flow) -> RunInfo | None:
 
 def _started_by_a_tool(run: RunInfo) -> bool:
     return run.parent is not None and run.fork_at is None
+
+
+def run_list(runs: Iterable[RunInfo], current: str) -> list[str]:
+    """``/runs``: a line (rich markup) for each run, ``*`` before ``current``; archived
+    runs other than it are only counted."""
+    lines, hidden = [], 0
+    for run in runs:
+        here = run.id == current
+        if run.archived and not here:
+            hidden += 1
+            continue
+        title = f" — {run.title}" if run.title else ""
+        shelved = " (archived)" if run.archived else ""
+        lines.append(
+            f"{'*' if here else ' '} {run.id}  {run.status:<10} {run.messages:>4} "
+            f"messages{escape(title)}{shelved}"
+        )
+    if hidden:
+        lines.append(f"[dim]and {hidden} archived (roost runs --all lists them)[/]")
+    return lines
+
+
+def info_lines(flow: Flow, run_id: str, state: RunState, events: list[Event]) -> list[str]:
+    """``/info``: the run's status, tokens and cost, models, contexts and budgets."""
+    from roost.budget_text import budget_lines
+    from roost.cli.console import context_lines, usage_line
+
+    lines = [f"run {run_id} of {flow.name} ({state.status})"]
+    lines.append(usage_line(state.usage, events))
+    lines += model_lines(flow, events) or ["model: none (people answer for every node)"]
+    lines += context_lines(flow, state) or ["context: no agent has spoken yet"]
+    return lines + budget_lines(state)
+
+
+def memory_lines(flow: Flow, bank: MemoryBank | None) -> list[str]:
+    """``/memory``: each entry of each memory the flow's agents use, one line each."""
+    scopes = dict.fromkeys(flow.memory_scope(agent) for agent in flow.agents)
+    lines = []
+    for scope in scopes:
+        entries = bank.entries(scope) if bank is not None and scope else []
+        lines += [f"{scope}: {e.key} ({e.importance:g}): {e.content}" for e in entries]
+    return lines
+
+
+def delete_question(run_id: str, runs: list[RunInfo]) -> str:
+    """What ``/delete`` asks before it deletes ``runs`` (``run_id``'s, then its branches)."""
+    question = f"delete run {run_id} ({runs[0].messages} messages) and its events"
+    if len(runs) > 1:
+        others = ", ".join(run.id for run in runs[1:])
+        question += f", with the {len(runs) - 1} runs that branch off it ({others})"
+    return question
 
 
 def model_lines(flow: Flow, events: list[Event]) -> list[str]:

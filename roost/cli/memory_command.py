@@ -57,14 +57,7 @@ def memory(
     if scope is not None:
         _check_scope(scope)
     if action == "list":
-        if len(args) > 1:
-            _expect(action, args, 0)
-        bank = _bank(db, create=False)
-        found = bank.every_entry() if scope is None else [(scope, e) for e in bank.entries(scope)]
-        if args:  # list FLOW: the entries of the scopes that flow reads and writes
-            kept = _flow_scopes(args[0])
-            found = [(s, e) for s, e in found if kept(s)]
-        print_columns(out, HEADER, [_row(s, e) for s, e in found])
+        _list(out, db, scope, args)
         return
     if scope is None:
         raise UsageError(f"roost memory {action} needs --scope (flow:FLOW, shared:NAME, ...)")
@@ -73,15 +66,32 @@ def memory(
         found_here = _bank(db, create=False).recall(scope, args[0], limit)
         print_columns(out, HEADER, [_row(scope, e) for e in found_here])
     elif action == "add":
-        _expect(action, args, 2)
-        _check_sizes(args[0], args[1])
-        entry = MemoryEntry(key=args[0], content=args[1], importance=importance)
-        _bank(db, create=True).store(scope, entry, "roost memory add")
-        out.print(f"stored {entry.key!r} in {scope}")
+        _add(out, db, scope, args, importance)
     elif not _bank(db, create=False).forget(scope, _expect(action, args, 1)[0], ""):
         raise UsageError(f"{scope} has no entry {args[0]!r}")
     else:
         out.print(f"forgot {args[0]!r} in {scope}")
+
+
+def _list(out: Console, db: str | None, scope: str | None, args: list[str]) -> None:
+    """``roost memory list [FLOW]``: every entry, or those of ``scope`` or of FLOW's scopes."""
+    if len(args) > 1:
+        _expect("list", args, 0)
+    bank = _bank(db, create=False)
+    found = bank.every_entry() if scope is None else [(scope, e) for e in bank.entries(scope)]
+    if args:  # list FLOW: the entries of the scopes that flow reads and writes
+        kept = _flow_scopes(args[0])
+        found = [(s, e) for s, e in found if kept(s)]
+    print_columns(out, HEADER, [_row(s, e) for s, e in found])
+
+
+def _add(out: Console, db: str | None, scope: str, args: list[str], importance: float) -> None:
+    """``roost memory add KEY CONTENT``: an entry stored by hand, in memory#store's limits."""
+    _expect("add", args, 2)
+    _check_sizes(args[0], args[1])
+    entry = MemoryEntry(key=args[0], content=args[1], importance=importance)
+    _bank(db, create=True).store(scope, entry, "roost memory add")
+    out.print(f"stored {entry.key!r} in {scope}")
 
 
 def _expect(action: str, args: list[str], count: int) -> list[str]:

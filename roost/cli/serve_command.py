@@ -7,94 +7,93 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from roost.cli.app import app
 from roost.cli.server_options import Port, StoreUrl, Tokens
 
+if TYPE_CHECKING:
+    from roost.serve.scheduler import Clock
+    from roost.serve.servefile import Schedule
+
+Host = Annotated[
+    str,
+    typer.Option(
+        "--host",
+        metavar="HOST",
+        help="The address to listen on (beyond loopback: needs a token).",
+    ),
+]
+FlowsDir = Annotated[
+    Path,
+    typer.Option("--flows", metavar="DIR", help="The folder whose flow files clients may run."),
+]
+CorsOrigins = Annotated[
+    list[str] | None,
+    typer.Option("--cors", metavar="ORIGIN", help="Let pages from ORIGIN call the API; repeat."),
+]
+QueueLimit = Annotated[
+    int,
+    typer.Option("--queue-limit", metavar="N", min=1, help="Messages that may wait for one run."),
+]
+StreamsPerClient = Annotated[
+    int,
+    typer.Option(
+        "--streams-per-client",
+        metavar="N",
+        min=1,
+        help="Streams (SSE and WebSocket) one client address may hold open.",
+    ),
+]
+Lease = Annotated[
+    float,
+    typer.Option(
+        "--lease",
+        min=0.5,
+        help="Seconds a stopped worker's runs wait before another takes them.",
+    ),
+]
+Grace = Annotated[
+    float,
+    typer.Option(
+        "--grace",
+        metavar="SECONDS",
+        min=0,
+        help="On SIGTERM or Ctrl-C: how long the steps in flight may take to finish "
+        "before they are cancelled (a second signal: at once).",
+    ),
+]
+ConfigFile = Annotated[
+    Path | None,
+    typer.Option(
+        "--config",
+        metavar="FILE",
+        help="A serve configuration file (YAML) whose schedules start runs on time.",
+    ),
+]
+
 
 @app.command()
 def serve(
-    host: Annotated[
-        str,
-        typer.Option(
-            "--host",
-            metavar="HOST",
-            help="The address to listen on (beyond loopback: needs a token).",
-        ),
-    ] = "127.0.0.1",
+    host: Host = "127.0.0.1",
     port: Port = 8000,
     db: StoreUrl = None,
-    flows: Annotated[
-        Path,
-        typer.Option("--flows", metavar="DIR", help="The folder whose flow files clients may run."),
-    ] = Path("."),
+    flows: FlowsDir = Path("."),
     token: Tokens = None,
-    cors: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--cors", metavar="ORIGIN", help="Let pages from ORIGIN call the API; repeat."
-        ),
-    ] = None,
-    queue_limit: Annotated[
-        int,
-        typer.Option(
-            "--queue-limit", metavar="N", min=1, help="Messages that may wait for one run."
-        ),
-    ] = 32,
-    streams_per_client: Annotated[
-        int,
-        typer.Option(
-            "--streams-per-client",
-            metavar="N",
-            min=1,
-            help="Streams (SSE and WebSocket) one client address may hold open.",
-        ),
-    ] = 32,
-    lease: Annotated[
-        float,
-        typer.Option(
-            "--lease",
-            min=0.5,
-            help="Seconds a stopped worker's runs wait before another takes them.",
-        ),
-    ] = 30.0,
-    grace: Annotated[
-        float,
-        typer.Option(
-            "--grace",
-            metavar="SECONDS",
-            min=0,
-            help="On SIGTERM or Ctrl-C: how long the steps in flight may take to finish "
-            "before they are cancelled (a second signal: at once).",
-        ),
-    ] = 30.0,
-    config_file: Annotated[
-        Path | None,
-        typer.Option(
-            "--config",
-            metavar="FILE",
-            help="A serve configuration file (YAML) whose schedules start runs on time.",
-        ),
-    ] = None,
+    cors: CorsOrigins = None,
+    queue_limit: QueueLimit = 32,
+    streams_per_client: StreamsPerClient = 32,
+    lease: Lease = 30.0,
+    grace: Grace = 30.0,
+    config_file: ConfigFile = None,
 ) -> None:
     """Serve flows over HTTP: an API, live streams and a page to run them in a browser."""
     from roost.serve.config import ServeConfig, token_digests
     from roost.serve.server import serve as run_server
 
-    schedules: tuple[Any, ...] = ()
-    clock = None
-    if config_file is not None:
-        from roost.cli.schedules_command import read_serve_file
-        from roost.serve.flowdir import FlowDir
-        from roost.serve.scheduler import clock_from
-
-        served = read_serve_file(config_file)
-        served.check_flows(FlowDir(flows).load)
-        schedules = served.schedules
-        clock = clock_from(os.environ.get("ROOST_SCHEDULE_NOW"))
+    schedules, clock = _schedules(config_file, flows)
     config = ServeConfig(
         flows=flows,
         db=db,
@@ -108,3 +107,17 @@ def serve(
         schedule_clock=clock,
     )
     raise typer.Exit(run_server(host, port, config, grace))
+
+
+def _schedules(config_file: Path | None, flows: Path) -> tuple[tuple[Schedule, ...], Clock | None]:
+    """The schedules of the --config file (their flows checked now) and the clock they
+    fire by; none without a file."""
+    if config_file is None:
+        return (), None
+    from roost.cli.schedules_command import read_serve_file
+    from roost.serve.flowdir import FlowDir
+    from roost.serve.scheduler import clock_from
+
+    served = read_serve_file(config_file)
+    served.check_flows(FlowDir(flows).load)
+    return served.schedules, clock_from(os.environ.get("ROOST_SCHEDULE_NOW"))

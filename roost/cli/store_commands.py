@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any, get_args
 
@@ -21,7 +20,6 @@ from rich.table import Table
 
 from roost.cli import chat_command  # noqa: F401  (registers `roost chat`)
 from roost.cli.app import app
-from roost.cli.lines import print_columns
 from roost.cli.logs import (
     file_log,
     is_file_ref,
@@ -29,7 +27,8 @@ from roost.cli.logs import (
     open_store,
     stored_copy,
 )
-from roost.cli.transcript import age, clip, print_transcript
+from roost.cli.run_list import print_run_list
+from roost.cli.transcript import clip, print_transcript
 from roost.driving import Step
 from roost.errors import (
     EventLogError,
@@ -38,7 +37,7 @@ from roost.errors import (
     RunStateError,
     UsageError,
 )
-from roost.events import BudgetEvent, Event, RunStartEvent, event_json
+from roost.events import Event, RunStartEvent, event_json
 from roost.flow.models import Flow
 from roost.ports import ImageStore
 from roost.runstate import Status
@@ -53,7 +52,7 @@ from roost.store.forks import (
 )
 from roost.store.images import images_folder
 from roost.store.jsonl import JsonlLog
-from roost.store.sql import RunInfo, SqlStore, shown_store
+from roost.store.sql import RunInfo, SqlStore
 from roost.store.sqllog import SqlLog
 from roost.store.summary import summarize
 
@@ -115,71 +114,31 @@ def runs(
     if status is not None and status not in STATUSES:
         raise UsageError(f"--status {status!r}: use one of {', '.join(STATUSES)}")
     if prune is not None:
-        from roost.cli.prune import prune_runs
-
         # What chooses the runs a listing shows; --prune looks at archived runs only.
         listing = (("--status", status), ("--batch", batch), ("--all", all_))
-        extra = [name for name, value in listing if value]
-        if extra:
-            raise UsageError(f"--prune takes --flow, --yes and --db, not {extra[0]}")
-
-        prune_runs(db, prune, flow=flow, yes=yes)
+        _prune(db, prune, flow=flow, yes=yes, listing=listing)
         return
     if yes:
         raise UsageError("--yes answers --prune's question: give it with --prune DATE")
-    hidden = 0
-    try:
-        store = open_store(db, create=False)
-        stored = store.runs(flow=flow, status=status, batch=batch)
-        found = [run for run in stored if all_ or not run.archived]
-        hidden = len(stored) - len(found)
-        where = shown_store(db)
-    except RunNotFoundError:
-        found, where = [], f"{shown_store(db)} (not made yet: the first run makes it)"
-    # On stderr, so that what a script reads from stdout stays the list alone.
-    print(f"store: {where}", file=sys.stderr)
-    if hidden:
-        runs = "1 archived run" if hidden == 1 else f"{hidden} archived runs"
-        print(f"{runs} not listed: roost runs --all lists them", file=sys.stderr)
-    if not found:
-        print("no runs stored")
-        return
-    rows = []
-    now = datetime.now(UTC)
-    decided = store.latest_of_type("budget", [r.id for r in found if r.status in _AT_REST])
-    for run in found:
-        name = run.flow_name + (f" — {run.title}" if run.title else "")
-        fork = f" (fork at {run.fork_at})" if run.fork_at is not None else ""
-        shelved = " (archived)" if run.archived else ""
-        rows.append(
-            (run.id, name + fork + shelved, run.status, str(run.messages), str(run.tokens),
-             _cost(store, run), _budget(decided.get(run.id)), age(run.created, now))
-        )  # fmt: skip
-    columns = ("id", "flow", "status", "messages", "tokens", "cost", "budget", "age")
-    print_columns(console(), columns, rows)
+    print_run_list(console(), db, flow=flow, status=status, batch=batch, all_=all_)
 
 
-# Runs whose budget may have decided something: one still running is not read mid-step.
-_AT_REST = ("terminated", "paused")
+def _prune(
+    db: str | None,
+    before: str,
+    *,
+    flow: str | None,
+    yes: bool,
+    listing: tuple[tuple[str, object], ...],
+) -> None:
+    """``roost runs --prune``, refused with an option that chooses what a listing shows."""
+    from roost.cli.prune import prune_runs
 
+    extra = [name for name, value in listing if value]
+    if extra:
+        raise UsageError(f"--prune takes --flow, --yes and --db, not {extra[0]}")
 
-def _budget(last: Event | None) -> str:
-    """What a listed run's budget did last: ``stop cost``, ``ask tokens``, ``switch cheap``;
-    ``-`` when no budget decided anything."""
-    if not isinstance(last, BudgetEvent):
-        return "-"
-    if last.action == "switch_to":
-        return f"switch {last.provider}"
-    return f"{last.action} {last.limit}"
-
-
-def _cost(store: SqlStore, run: RunInfo) -> str:
-    """What a listed run's model calls cost, from its events (a run with no tokens: $0.00)."""
-    if not run.tokens:
-        return "$0.00"  # no call reported usage, so none cost anything: no need to read it
-    from roost.pricing import run_cost, short_text
-
-    return short_text(run_cost(store.log(run.id).load()))
+    prune_runs(db, before, flow=flow, yes=yes)
 
 
 @app.command()

@@ -51,61 +51,73 @@ def event_line(event: Event, answerer: Answerer = NOBODY) -> str | None:
 
     ``answerer`` names the person where the log records a person's answer in a channel
     as the channel's."""
-    seq = f"[dim]{event.seq:>4}[/] "
+    text = _exchange_text(event, answerer)
+    if text is None:
+        text = _step_text(event)
+    return None if text is None else f"[dim]{event.seq:>4}[/] {text}"
+
+
+def _exchange_text(event: Event, answerer: Answerer) -> str | None:
+    """A message, a wait for an answer, an answer, an error, a retry or a channel's pick."""
     if isinstance(event, MessageEvent):
         frm, to = escape(answerer.sender(event)), escape(event.to)
         if event.data is not None:  # a structured reply: its fields, not its JSON
-            return f"{seq}[bold]{frm}[/] → {to}: {escape(data_text(event.data))}"
-        return f"{seq}[bold]{frm}[/] → {to}: {escape(event.content)}"
+            return f"[bold]{frm}[/] → {to}: {escape(data_text(event.data))}"
+        return f"[bold]{frm}[/] → {to}: {escape(event.content)}"
     if isinstance(event, InterruptEvent):
         why = f" ({event.reason})" if event.reason and event.reason != "human" else ""
         waits = escape(answerer.waited_for(event))
-        return f"{seq}[yellow]⏸ {escape(event.to)} waits for {waits}{why}[/]"
+        return f"[yellow]⏸ {escape(event.to)} waits for {waits}{why}[/]"
     if isinstance(event, ErrorEvent):
         where = f"{escape(event.from_)} → {escape(event.to)}"
-        return f"{seq}[bold red]✗ error[/] {where}: {escape(event.content)}"
+        return f"[bold red]✗ error[/] {where}: {escape(event.content)}"
     if isinstance(event, ResumeEvent):
         said = f": {escape(event.feedback)}" if event.feedback else " (no feedback)"
         if event.from_ in answerer.channels:
             who = f"{answerer.in_channel(event.from_)} answered {event.to}"
-            return f"{seq}[yellow]↪ {escape(who)}[/]{said}"
-        return f"{seq}[yellow]↪ {escape(event.from_)} answered[/]{said}"
+            return f"[yellow]↪ {escape(who)}[/]{said}"
+        return f"[yellow]↪ {escape(event.from_)} answered[/]{said}"
     if isinstance(event, RetryEvent):
-        return f"{seq}[yellow]↻ retry {escape(event.from_)} → {escape(event.to)}[/]"
+        return f"[yellow]↻ retry {escape(event.from_)} → {escape(event.to)}[/]"
     if isinstance(event, SelectEvent):
         chosen, by = escape(event.chosen), escape(event.by)
         taken = routes_taken(event.routes, event.chosen)
         via = f", route: {escape(taken)}" if taken else ""
-        return f"{seq}[dim]{escape(event.channel)} picks {chosen} ({by}{via})[/]"
+        return f"[dim]{escape(event.channel)} picks {chosen} ({by}{via})[/]"
+    return None
+
+
+def _step_text(event: Event) -> str | None:
+    """A tool call or result, a model call's failure or finish note, or a note of the run's."""
     if isinstance(event, ToolCallEvent):
         arguments = escape(clip(json.dumps(event.arguments, ensure_ascii=False), 200))
-        return f"{seq}[cyan]  {escape(event.agent)} calls {escape(event.name)}({arguments})[/]"
+        return f"[cyan]  {escape(event.agent)} calls {escape(event.name)}({arguments})[/]"
     if isinstance(event, ToolResultEvent):
         mark = "[red]error[/] " if event.is_error else ""
-        return f"{seq}[cyan]  {escape(event.name)} →[/] {mark}{escape(clip(event.content))}"
+        return f"[cyan]  {escape(event.name)} →[/] {mark}{escape(clip(event.content))}"
     if isinstance(event, LlmCallEvent) and event.error:
-        return f"{seq}[dim]{escape(event.node)} asked {escape(event.provider)}: failed[/]"
+        return f"[dim]{escape(event.node)} asked {escape(event.provider)}: failed[/]"
     if isinstance(event, FlowEvent):
         record = event.flow
         named = f"{escape(record.path)} ({escape(record.name)}, {escape(record.hash[:15])}…)"
-        return f"{seq}[yellow]⇄ from here the run follows {named}[/]"
+        return f"[yellow]⇄ from here the run follows {named}[/]"
     if isinstance(event, LlmCallEvent) and (note := finish_note(event.response)):
-        return f"{seq}[yellow]{escape(event.node)}'s answer: {escape(note)}[/]"
+        return f"[yellow]{escape(event.node)}'s answer: {escape(note)}[/]"
     if isinstance(event, CompactEvent):
-        return f"{seq}[dim]{compact_text(event)}[/]"
+        return f"[dim]{compact_text(event)}[/]"
     if isinstance(event, SkillsEvent):
         names = ", ".join(skill.name for skill in event.skills) or "none"
-        return f"{seq}[dim]skills found: {escape(names)}[/]"
+        return f"[dim]skills found: {escape(names)}[/]"
     if isinstance(event, BackgroundEvent):
         what = f"task {escape(event.task)}: {escape(event.tool)} (run {escape(event.child_run)})"
-        return f"{seq}[cyan]  {escape(event.agent)} started {what}[/]"
+        return f"[cyan]  {escape(event.agent)} started {what}[/]"
     if isinstance(event, BudgetEvent):
-        return f"{seq}[yellow]{escape(budget_words(event))}[/]"
+        return f"[yellow]{escape(budget_words(event))}[/]"
     if isinstance(event, TerminateEvent):
         why = escape(event.reason or "done")
         if event.reason == "route":
             why += escape(f": {routes_taken(event.routes, 'TERMINATE')}")
-        return f"{seq}[dim]■ terminated at {escape(event.node)} ({why})[/]"
+        return f"[dim]■ terminated at {escape(event.node)} ({why})[/]"
     return None
 
 

@@ -175,11 +175,7 @@ class _Composer:
                 if event.anchor is not None:
                     self._anchor(event, node)
             elif kind in _OPENS:
-                if len(stack) >= MAX_DEPTH:
-                    raise fail(
-                        self.file, *_event_mark(event), f"nesting deeper than {MAX_DEPTH} levels"
-                    )
-                stack.append(self._collection(event))
+                stack.append(self._collection(event, depth=len(stack)))
                 keys.append(None)
                 continue
             elif kind in _CLOSES:
@@ -193,11 +189,7 @@ class _Composer:
             elif kind is yaml.DocumentStartEvent:
                 documents += 1
                 if documents > 1:
-                    raise fail(
-                        self.file,
-                        *_event_mark(event),
-                        "several YAML documents in one file; a flow is one document",
-                    )
+                    raise self._several_documents(event)
                 continue
             elif kind is yaml.StreamEndEvent:
                 return root
@@ -213,7 +205,14 @@ class _Composer:
                 stack[-1].value.append((keys[-1], node))
                 keys[-1] = None
 
-    def _collection(self, event: Any) -> Node:
+    def _several_documents(self, event: Any) -> FlowError:
+        message = "several YAML documents in one file; a flow is one document"
+        return fail(self.file, *_event_mark(event), message)
+
+    def _collection(self, event: Any, depth: int) -> Node:
+        """The empty node a collection's start event opens, ``depth`` levels down."""
+        if depth >= MAX_DEPTH:
+            raise fail(self.file, *_event_mark(event), f"nesting deeper than {MAX_DEPTH} levels")
         mapping = type(event) is yaml.MappingStartEvent
         cls = MappingNode if mapping else SequenceNode
         tag = event.tag
