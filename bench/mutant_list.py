@@ -1719,7 +1719,7 @@ ONE_SOURCE = [
     ),
     Mutant(
         "now-iso-drops-zero-fraction",
-        "roost/events.py",
+        "roost/events/texts.py",
         '    return f"{prefix}{nanos // 1000:06d}Z"',
         '    return f"{prefix}{nanos // 1000:06d}Z" if nanos // 1000 else prefix[:-1] + "Z"',
         ("tests/store/test_sql.py",),
