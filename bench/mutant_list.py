@@ -60,6 +60,7 @@ WIRE = (
 CHANNEL_PY = "roost/nodes/channel.py"
 DIRECTORS_PY = "roost/nodes/directors.py"
 INTERPRETER_PY = "roost/engine/interpreter.py"
+REPLIES_PY = "roost/engine/replies.py"
 TOOL_LOOP_PY = "roost/engine/tool_loop.py"
 CALLS_PY = "roost/engine/calls.py"
 STATE_PY = "roost/runstate/fold.py"
@@ -163,9 +164,9 @@ ENGINE = [
         "pair-cap-after-reply",
         INTERPRETER_PY,
         "self.state.pair_count(frm, to) >= self._max_rounds:\n"
-        '            self._terminate(to, "max_rounds")',
+        '            self.ends.terminate(to, "max_rounds")',
         "self.state.pair_count(frm, to) > self._max_rounds:\n"
-        '            self._terminate(to, "max_rounds")',
+        '            self.ends.terminate(to, "max_rounds")',
         PAIR,
         "two agents exchange one message more than max_rounds",
     ),
@@ -173,9 +174,9 @@ ENGINE = [
         "pair-cap-after-resume",
         INTERPRETER_PY,
         "self.state.pair_count(frm, to) >= self._max_rounds:\n"
-        '            self._terminate(frm, "max_rounds")',
+        '            self.ends.terminate(frm, "max_rounds")',
         "self.state.pair_count(frm, to) > self._max_rounds:\n"
-        '            self._terminate(frm, "max_rounds")',
+        '            self.ends.terminate(frm, "max_rounds")',
         PAIR,
         "feedback given at the pair's cap is recorded and answered",
     ),
@@ -231,7 +232,7 @@ ENGINE = [
     ),
     Mutant(
         "no-rounds-allowed",
-        INTERPRETER_PY,
+        REPLIES_PY,
         "final = max_rounds <= 0",
         "final = max_rounds < 0",
         TOOL_LOOP,

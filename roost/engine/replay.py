@@ -68,8 +68,8 @@ from roost.runstate import assistant_message, fold, usage_of
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Sequence
 
-    from roost.engine.interpreter import ToolsFor
     from roost.engine.recorder import Clock
+    from roost.engine.replies import ToolsFor
     from roost.flow.models import Flow
     from roost.providers.base import Provider, TextCallback
 

@@ -26,7 +26,7 @@ from roost.engine.flows import check_keeps_history, flow_record, text_hash
 from roost.engine.fork_memory import fork_view
 from roost.engine.hooks import HooksFor, LiveHooks
 from roost.engine.images import LoadedImage, image_source, keep, start_images_async
-from roost.engine.interpreter import Interpreter, SkillsFor, ToolsFor
+from roost.engine.interpreter import Interpreter
 from roost.engine.recorder import Clock, Recorder
 from roost.errors import RoostError
 from roost.events import (
@@ -44,6 +44,7 @@ from roost.ports import EventLog, ImageStore, MemoryBank, MemoryImages, MemoryLo
 from roost.runstate import RunState, fold
 
 if TYPE_CHECKING:  # roost.tools is imported only by flows that have tools
+    from roost.engine.replies import SkillsFor, ToolsFor
     from roost.engine.routes import RouteJudge
     from roost.flow.models import Flow
     from roost.providers.base import Provider
