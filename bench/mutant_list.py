@@ -60,9 +60,10 @@ WIRE = (
 CHANNEL_PY = "roost/nodes/channel.py"
 DIRECTORS_PY = "roost/nodes/directors.py"
 INTERPRETER_PY = "roost/engine/interpreter.py"
+REPLIES_PY = "roost/engine/replies.py"
 TOOL_LOOP_PY = "roost/engine/tool_loop.py"
 CALLS_PY = "roost/engine/calls.py"
-STATE_PY = "roost/runstate.py"
+STATE_PY = "roost/runstate/fold.py"
 REPLAY_PY = "roost/engine/replay.py"
 
 ENGINE = [
@@ -163,9 +164,9 @@ ENGINE = [
         "pair-cap-after-reply",
         INTERPRETER_PY,
         "self.state.pair_count(frm, to) >= self._max_rounds:\n"
-        '            self._terminate(to, "max_rounds")',
+        '            self.ends.terminate(to, "max_rounds")',
         "self.state.pair_count(frm, to) > self._max_rounds:\n"
-        '            self._terminate(to, "max_rounds")',
+        '            self.ends.terminate(to, "max_rounds")',
         PAIR,
         "two agents exchange one message more than max_rounds",
     ),
@@ -173,9 +174,9 @@ ENGINE = [
         "pair-cap-after-resume",
         INTERPRETER_PY,
         "self.state.pair_count(frm, to) >= self._max_rounds:\n"
-        '            self._terminate(frm, "max_rounds")',
+        '            self.ends.terminate(frm, "max_rounds")',
         "self.state.pair_count(frm, to) > self._max_rounds:\n"
-        '            self._terminate(frm, "max_rounds")',
+        '            self.ends.terminate(frm, "max_rounds")',
         PAIR,
         "feedback given at the pair's cap is recorded and answered",
     ),
@@ -231,7 +232,7 @@ ENGINE = [
     ),
     Mutant(
         "no-rounds-allowed",
-        INTERPRETER_PY,
+        REPLIES_PY,
         "final = max_rounds <= 0",
         "final = max_rounds < 0",
         TOOL_LOOP,
@@ -1602,7 +1603,7 @@ SERVE_ACCESS = [
 EDGES_CLI = [
     Mutant(
         "answer-keeps-marker",
-        "roost/runstate.py",
+        "roost/runstate/history.py",
         'text = without_marker(entry.content, rule_of(entry.from_) if rule_of else "end")',
         "text = entry.content",
         ("tests/test_run_answer.py",),
@@ -1610,7 +1611,7 @@ EDGES_CLI = [
     ),
     Mutant(
         "answer-ignores-markers-rule",
-        "roost/runstate.py",
+        "roost/runstate/history.py",
         'rule_of(entry.from_) if rule_of else "end"',
         '"end"',
         ("tests/test_run_answer.py",),
@@ -1719,7 +1720,7 @@ ONE_SOURCE = [
     ),
     Mutant(
         "now-iso-drops-zero-fraction",
-        "roost/events.py",
+        "roost/events/texts.py",
         '    return f"{prefix}{nanos // 1000:06d}Z"',
         '    return f"{prefix}{nanos // 1000:06d}Z" if nanos // 1000 else prefix[:-1] + "Z"',
         ("tests/store/test_sql.py",),
@@ -1781,7 +1782,7 @@ SPEED = [
     # The director's transcript, kept with the channel's thread and extended (issue 27).
     Mutant(
         "transcript-lines-not-kept",
-        "roost/runstate.py",
+        "roost/runstate/history.py",
         "            lines += new\n",
         "",
         ("tests/engine/test_channel.py",),
@@ -1789,7 +1790,7 @@ SPEED = [
     ),
     Mutant(
         "transcript-text-not-extended",
-        "roost/runstate.py",
+        "roost/runstate/history.py",
         '            self._text += "".join([text + "\\n" for text in new])\n',
         '            self._text = "".join([text + "\\n" for text in new])\n',
         ("tests/engine/test_channel.py",),
@@ -1797,7 +1798,7 @@ SPEED = [
     ),
     Mutant(
         "transcript-lines-unended",
-        "roost/runstate.py",
+        "roost/runstate/history.py",
         '"".join([text + "\\n" for text in new])',
         '"\\n".join(new)',
         ("tests/engine/test_channel.py",),
@@ -1851,7 +1852,7 @@ EDGES_PERSON = [
     ),
     Mutant(
         "window-learnt",
-        "roost/runstate.py",
+        "roost/runstate/fold.py",
         "    limit = limit_in(error)\n    if limit is not None:",
         "    limit = limit_in(error)\n    if False:",
         ("tests/providers/test_context_overflow.py",),
@@ -3479,7 +3480,7 @@ BUDGETS = [
     ),
     Mutant(
         "budget-fallback-attempts-not-counted",
-        "roost/runstate.py",
+        "roost/runstate/fold.py",
         'spent.model_calls += len(data["attempts"]) or 1',
         "spent.model_calls += 1",
         BUDGET_TESTS,
@@ -3487,7 +3488,7 @@ BUDGETS = [
     ),
     Mutant(
         "budget-paused-time-counted",
-        "roost/runstate.py",
+        "roost/runstate/fold.py",
         "    _stop_clock(state, interrupt.ts)\n",
         "",
         BUDGET_TESTS,
@@ -3495,7 +3496,7 @@ BUDGETS = [
     ),
     Mutant(
         "budget-subflow-not-counted",
-        "roost/runstate.py",
+        "roost/runstate/fold.py",
         "state.subflows.add(spent_from(result.spent))",
         "pass",
         BUDGET_TESTS,
@@ -3503,7 +3504,7 @@ BUDGETS = [
     ),
     Mutant(
         "budget-raised-ignored",
-        "roost/runstate.py",
+        "roost/runstate/fold.py",
         "state.raised[(budget.agent, budget.limit)] = budget.allowed",
         "pass",
         BUDGET_TESTS,

@@ -62,7 +62,7 @@ if TYPE_CHECKING:
 ROOT = Path(__file__).resolve().parent.parent
 PYTEST = ("-x", "-q", "-p", "no:cacheprovider", "--no-header")
 AREAS = {
-    "engine": ("roost/engine/", "roost/nodes/", "roost/runstate.py"),
+    "engine": ("roost/engine/", "roost/nodes/", "roost/runstate/"),
     "store": ("roost/store/",),
     "providers": ("roost/providers/",),
     "templating": ("roost/templating/",),

@@ -56,7 +56,7 @@ from roost.runstate import fold
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Sequence
 
-    from roost.engine.interpreter import ToolsFor
+    from roost.engine.replies import ToolsFor
     from roost.engine.sources import RunPosition, Sources
     from roost.flow.models import Flow
     from roost.messages import ModelRequest

@@ -25,8 +25,8 @@ if TYPE_CHECKING:
 
     from roost.engine.background import BackgroundSource
     from roost.engine.hooks import HooksFor
-    from roost.engine.interpreter import SkillsFor, ToolsFor
     from roost.engine.recorder import Clock
+    from roost.engine.replies import SkillsFor, ToolsFor
     from roost.engine.routes import RouteJudge
     from roost.flow.models import Flow
     from roost.ports import ImageStore, MemoryBank

@@ -200,30 +200,11 @@ class ToolLoop:
 
     async def _run_round(self, job: Reply, turn: Turn, by_name: dict[str, Tool]) -> object:
         """Runs the round's calls without a result: _PAUSED, a direct reply, or None."""
-        rec = self.recorder
-        # What remains is what the latest answer asked for and has no result yet: its
-        # own calls only, so an id a provider reuses from an earlier round is not "done".
-        awaiting = turn.awaiting
-        todo = [call for call in turn.last_calls() if call.id in awaiting]
-        if self.budget is not None:  # the round's calls, before anyone is asked about them
-            self.budget.before_tools(job.agent, len(todo))
-        runnable = [c for c in todo if c.name in by_name and c.raw_arguments is None]
-        await self.hooks.before_tool(job.agent, runnable, turn)
-        # The calls as the hooks left them: a refused one is not run, nor shown for approval.
-        todo = [_as_changed(call, turn.changed) for call in todo]
+        todo = await self._round_calls(job, turn, by_name)
         asked = [c for c in todo if c.id not in turn.refused and c.id not in turn.decisions]
         if self._ask_approval(job, [c for c in asked if c.name in by_name], by_name):
             return _PAUSED
-        for call in todo:
-            if call.id not in turn.open_calls and call.id not in turn.refused:
-                rec.add(
-                    ToolCallEvent,
-                    agent=job.agent,
-                    id=call.id,
-                    name=call.name,
-                    arguments=call.arguments,
-                )
-        rec.flush()
+        self._record_calls(job, turn, todo)
         refused = dict(turn.refused)  # by before_tool hooks
         capped = self._over_cap(job, [c for c in todo if c.id not in refused], by_name)
         outcomes = await asyncio.gather(
@@ -236,38 +217,76 @@ class ToolLoop:
         )
         direct: str | None = None
         for call, (outcome, decided) in zip(todo, outcomes, strict=True):
-            for decision in decided:
-                self.hooks.record(job.agent, "after_tool", decision, call)
-            fields: dict[str, Any] = {}
-            if outcome.child_run is not None:
-                fields["child_run"] = outcome.child_run
-            if outcome.spent:
-                fields["spent"] = outcome.spent
-            rec.add(
-                ToolResultEvent,
-                agent=job.agent,
-                id=call.id,
-                name=call.name,
-                content=outcome.content,
-                is_error=outcome.is_error,
-                **fields,
-            )
-            if outcome.task is not None and outcome.child_run is not None:
-                rec.add(
-                    BackgroundEvent,
-                    task=outcome.task,
-                    agent=job.agent,
-                    to=job.to,
-                    tool=call.name,
-                    call=call.id,
-                    child_run=outcome.child_run,
-                )
-            if not outcome.is_error:
-                self._record_memory(job, call)
+            self._record_outcome(job, call, outcome, decided)
             tool = by_name.get(call.name)
             if direct is None and tool is not None and tool.direct_output and not outcome.is_error:
                 direct = outcome.content
         return direct
+
+    async def _round_calls(
+        self, job: Reply, turn: Turn, by_name: dict[str, Tool]
+    ) -> list[ToolCall]:
+        """The round's calls that have no result yet, as its before_tool hooks left them."""
+        # What remains is what the latest answer asked for and has no result yet: its
+        # own calls only, so an id a provider reuses from an earlier round is not "done".
+        awaiting = turn.awaiting
+        todo = [call for call in turn.last_calls() if call.id in awaiting]
+        if self.budget is not None:  # the round's calls, before anyone is asked about them
+            self.budget.before_tools(job.agent, len(todo))
+        runnable = [c for c in todo if c.name in by_name and c.raw_arguments is None]
+        await self.hooks.before_tool(job.agent, runnable, turn)
+        # The calls as the hooks left them: a refused one is not run, nor shown for approval.
+        return [_as_changed(call, turn.changed) for call in todo]
+
+    def _record_calls(self, job: Reply, turn: Turn, todo: list[ToolCall]) -> None:
+        """Records the ``tool_call`` of each call about to run (not one a hook refused, nor
+        one whose ``tool_call`` the log holds already), then writes them to the log."""
+        rec = self.recorder
+        for call in todo:
+            if call.id not in turn.open_calls and call.id not in turn.refused:
+                rec.add(
+                    ToolCallEvent,
+                    agent=job.agent,
+                    id=call.id,
+                    name=call.name,
+                    arguments=call.arguments,
+                )
+        rec.flush()
+
+    def _record_outcome(
+        self, job: Reply, call: ToolCall, outcome: ToolOutcome, decided: list[Decided]
+    ) -> None:
+        """Records what ``call`` came to: its after_tool hooks' decisions, its result, the
+        background task it started, and the memory it stored."""
+        rec = self.recorder
+        for decision in decided:
+            self.hooks.record(job.agent, "after_tool", decision, call)
+        fields: dict[str, Any] = {}
+        if outcome.child_run is not None:
+            fields["child_run"] = outcome.child_run
+        if outcome.spent:
+            fields["spent"] = outcome.spent
+        rec.add(
+            ToolResultEvent,
+            agent=job.agent,
+            id=call.id,
+            name=call.name,
+            content=outcome.content,
+            is_error=outcome.is_error,
+            **fields,
+        )
+        if outcome.task is not None and outcome.child_run is not None:
+            rec.add(
+                BackgroundEvent,
+                task=outcome.task,
+                agent=job.agent,
+                to=job.to,
+                tool=call.name,
+                call=call.id,
+                child_run=outcome.child_run,
+            )
+        if not outcome.is_error:
+            self._record_memory(job, call)
 
     def _ask_approval(self, job: Reply, calls: list[ToolCall], by_name: dict[str, Tool]) -> bool:
         """Records the interrupt that asks a person about ``calls``; False when none needs it.
