@@ -347,7 +347,7 @@ ENGINE = [
     ),
     Mutant(
         "last-call-keeps-tool-calls",
-        CALLS_PY,
+        "roost/engine/call_records.py",
         "if calls and keep_calls else ()",
         "if calls else ()",
         TOOL_LOOP,
@@ -363,7 +363,7 @@ ENGINE = [
     ),
     Mutant(
         "cut-flag-not-recorded",
-        CALLS_PY,
+        "roost/engine/call_records.py",
         '"cut": response.cut,\n            "refused": response.refused,\n            "notes"',
         '"cut": False,\n            "refused": response.refused,\n            "notes"',
         FINISH,

@@ -17,38 +17,38 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from roost.engine.call_records import (
+    attempt_records,
+    recorded_response,
+    response_record,
+    usage_record,
+)
 from roost.engine.digests import RequestDigest, request_digest
-from roost.engine.recorder import Recorder, build_event, build_whole
 from roost.engine.structured import ASK_AGAIN, make_format, reply_problem
 from roost.errors import CONTEXT_TOO_LONG
 from roost.events import (
     ErrorEvent,
     LlmAttempt,
     LlmCallEvent,
-    LlmResponse,
-    LlmUsage,
-    RecordedReasoning,
-    RecordedToolCall,
 )
 from roost.messages import (
     AssistantMessage,
     ModelRequest,
     ModelResponse,
     ReplyFormat,
-    ToolCall,
     UserMessage,
-    distinct_ids,
 )
 from roost.providers import limits
-from roost.runstate import assistant_message, without_marker
+from roost.runstate import without_marker
 
 if TYPE_CHECKING:
     from roost.engine.budget import BudgetKeeper
+    from roost.engine.recorder import Recorder
     from roost.flow.markers import MarkerRule
     from roost.flow.models import Flow
     from roost.flow.redact import Redactor
@@ -147,18 +147,57 @@ class ModelCaller:
         provider_name: str,
         request: ModelRequest,
         digest: RequestDigest,
-        route: tuple[str, str] | None,
+        route: tuple[str, str],
         *,
         keep_calls: bool = True,
+    ) -> ModelResponse | None:
+        """The provider's answer to a node's request, or None after recording the failure
+        as an error entry on ``route``. ``keep_calls=False`` records the answer without
+        its tool calls (the last call of a tool loop offers none)."""
+        answer = await self._call(node, provider_name, request, digest, route, keep_calls)
+        assert not isinstance(answer, Overflowed)  # only call_or_overflow asks for one
+        return answer
+
+    async def call_or_overflow(
+        self,
+        node: str,
+        provider_name: str,
+        request: ModelRequest,
+        digest: RequestDigest,
+        route: tuple[str, str],
+        *,
+        keep_calls: bool = True,
+    ) -> ModelResponse | Overflowed | None:
+        """``call``, but a request the model found too long gives ``Overflowed`` (the view
+        is compressed and the request made again) instead of an error entry."""
+        return await self._call(
+            node, provider_name, request, digest, route, keep_calls, overflow=True
+        )
+
+    async def summary(
+        self, node: str, provider_name: str, request: ModelRequest, digest: RequestDigest
+    ) -> ModelResponse | None:
+        """A summary's answer (written for ``node``, not said by it: nothing is streamed),
+        or None after recording the failure as the ``llm_call`` alone."""
+        answer = await self._call(
+            node, provider_name, request, digest, None, False, purpose="summary"
+        )
+        assert not isinstance(answer, Overflowed)
+        return answer
+
+    async def _call(
+        self,
+        node: str,
+        provider_name: str,
+        request: ModelRequest,
+        digest: RequestDigest,
+        route: tuple[str, str] | None,
+        keep_calls: bool,
+        *,
         purpose: str | None = None,
         overflow: bool = False,
     ) -> ModelResponse | Overflowed | None:
-        """The provider's answer, or None after recording the failure on ``route``.
-
-        ``keep_calls=False`` records the answer without its tool calls (the last call
-        of a tool loop offers none). ``route`` None records a failure as the ``llm_call``
-        alone (a summary's). ``overflow=True``: a request the model found too long gives
-        ``Overflowed`` instead of an error entry. ``purpose`` is recorded."""
+        """One recorded call; ``route`` None: a failure is recorded as the ``llm_call`` alone."""
         if self.formats and purpose is None and request.reply_format is None:
             reply_format = self.formats.get(node)
             if reply_format is not None:
@@ -293,9 +332,9 @@ class ModelCaller:
         rule = self.markers(node)
         asked = request.model_copy(update={"reply_format": reply_format})
         extra = reply_format.model_dump_json().encode()
-        answer = await self.call(
-            node, provider_name, asked, _Suffixed(digest, extra), route,
-            keep_calls=keep_calls, overflow=overflow,
+        answer = await self._call(
+            node, provider_name, asked, _Suffixed(digest, extra), route, keep_calls,
+            overflow=overflow,
         )  # fmt: skip
         problem = _problem(reply_format, answer, keep_calls, rule)
         if problem is None:
@@ -308,10 +347,9 @@ class ModelCaller:
         again_request = asked.model_copy(update={"messages": (*request.messages, *follow_up)})
         for message in follow_up:
             extra += b"\x1e" + message.model_dump_json().encode()
-        again = await self.call(
-            node, provider_name, again_request, _Suffixed(digest, extra), route,
-            keep_calls=keep_calls,
-        )  # fmt: skip
+        again = await self._call(
+            node, provider_name, again_request, _Suffixed(digest, extra), route, keep_calls
+        )
         problem = _problem(reply_format, again, keep_calls, rule)
         if problem is None:
             return again
@@ -393,112 +431,3 @@ class MaskedStream:
         text, self._pending = self._pending, ""
         if text:
             self._sink(self._redact(text))
-
-
-def recorded_response(call: LlmCallEvent) -> ModelResponse:
-    """The text answer an ``llm_call`` event records, as the provider gave it."""
-    message = assistant_message(call.response or LlmResponse(), call.provider, with_calls=False)
-    finish = finish_of(call.response)
-    return ModelResponse(message=message, model=call.model, provider=call.provider, **finish)
-
-
-def response_record(response: ModelResponse, *, keep_calls: bool) -> LlmResponse:
-    """The ``response`` field of an llm_call: text, tool calls and reasoning, how it ended.
-
-    Both are frozen, so an answer handed out again at once (a scripted provider's
-    repeated reply) gets the record made the first time.
-    """
-    global _last
-    answer, kept, record = _last
-    if answer is response and kept == keep_calls:
-        return record
-    record = _response_record(response, keep_calls)
-    _last = (response, keep_calls, record)  # the answer held, so its record stays its own
-    return record
-
-
-_last: tuple[ModelResponse | None, bool, LlmResponse] = (None, False, LlmResponse())
-
-
-def _response_record(response: ModelResponse, keep_calls: bool) -> LlmResponse:
-    message = response.message
-    # Recorded with an id each, so each call is asked about, run and recorded on its own.
-    calls, reasoning = distinct_ids(message.tool_calls), message.reasoning
-    # Built without validating again (the values come from a validated ModelResponse),
-    # every field written out: this runs once per model call. Most answers have neither
-    # calls nor reasoning; tuples, as in every event: an answer without them then holds
-    # no container, so neither it nor its event is left for the garbage collector to track.
-    return build_whole(
-        LlmResponse,
-        {
-            "text": message.content,
-            "tool_calls": tuple(_call_record(c) for c in calls) if calls and keep_calls else (),
-            "reasoning": tuple(
-                build_event(RecordedReasoning, part.model_dump(exclude_none=True))
-                for part in reasoning
-            )
-            if reasoning
-            else (),
-            "finish_reason": response.finish_reason,
-            # Written only when they say something: most answers end by themselves.
-            "cut": response.cut,
-            "refused": response.refused,
-            "notes": tuple(response.notes),
-        },
-    )
-
-
-def finish_of(response: LlmResponse | None) -> dict[str, Any]:
-    """The finish fields of a recorded ``response``, as ``ModelResponse`` takes them."""
-    if response is None:
-        return {}
-    return {
-        "finish_reason": response.finish_reason,
-        "cut": response.cut,
-        "refused": response.refused,
-    }
-
-
-def _call_record(call: ToolCall) -> RecordedToolCall:
-    record: dict[str, Any] = {"id": call.id, "name": call.name, "arguments": call.arguments}
-    if call.raw_arguments is not None:
-        record["raw_arguments"] = call.raw_arguments
-    if call.provider_details is not None:
-        record["provider_details"] = call.provider_details
-    return build_event(RecordedToolCall, record)
-
-
-def usage_record(response: ModelResponse) -> LlmUsage:
-    """Token counts of the call (zeros when the provider counted none, as scripted ones)."""
-    usage = response.usage
-    key = (
-        usage.prompt_tokens,
-        usage.completion_tokens,
-        usage.cached_tokens,
-        usage.reasoning_tokens,
-    )
-    record = _USAGES.get(key)
-    if record is None:
-        # Records are frozen: calls that used the same tokens share one (every scripted call).
-        if len(_USAGES) >= 256:
-            _USAGES.clear()
-        prompt, completion, cached, reasoning = key
-        fields = {
-            "prompt_tokens": prompt,
-            "completion_tokens": completion,
-            "cached_tokens": cached,
-            "reasoning_tokens": reasoning,
-            "calls": 1,
-        }
-        record = _USAGES[key] = build_whole(LlmUsage, fields)
-    return record
-
-
-_USAGES: dict[tuple[int, int, int, int], LlmUsage] = {}
-
-
-def attempt_records(attempts: Sequence[dict[str, Any]]) -> tuple[LlmAttempt, ...]:
-    """The attempts a provider reports (provider, model, outcome, status), as records."""
-    if not attempts:  # a scripted provider reports none
-        return ()
-    return tuple(LlmAttempt.model_validate(attempt) for attempt in attempts)

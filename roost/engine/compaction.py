@@ -147,14 +147,9 @@ class Compactor:
         changed = await self.fit(asker) if window is not None else False
         request, digest = build(changed)
         route = (asker.node, asker.to)
-        answer = await self.caller.call(
-            asker.node,
-            asker.provider,
-            request,
-            digest,
-            route,
-            keep_calls=keep_calls,
-            overflow=window is not None,
+        call = self.caller.call_or_overflow if window is not None else self.caller.call
+        answer = await call(
+            asker.node, asker.provider, request, digest, route, keep_calls=keep_calls
         )
         if not isinstance(answer, Overflowed):
             return answer
@@ -162,11 +157,9 @@ class Compactor:
             self._fail(asker, answer.message)  # nothing left to compress: the refusal stands
             return None
         request, digest = build(True)
-        again = await self.caller.call(
+        return await self.caller.call(
             asker.node, asker.provider, request, digest, route, keep_calls=keep_calls
         )
-        assert not isinstance(again, Overflowed)
-        return again
 
     async def fit(self, asker: Asker, *, overflow: bool = False, force: bool = False) -> bool:
         """Compresses ``asker``'s view until its request fits; whether anything changed.
@@ -296,9 +289,7 @@ class Compactor:
             {"system": "", "messages": tuple(messages), "tools": (), "node": asker.node},
         )
         digest = request_digest("", (), b"", messages)
-        answer = await self.caller.call(
-            asker.node, provider, request, digest, None, keep_calls=False, purpose="summary"
-        )
+        answer = await self.caller.summary(asker.node, provider, request, digest)
         if not isinstance(answer, ModelResponse):
             return None
         text = answer.message.content.strip()

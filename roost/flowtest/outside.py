@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from roost.engine.calls import attempt_records, error_text, response_record, usage_record
+from roost.engine.call_records import attempt_records, response_record, usage_record
+from roost.engine.calls import error_text
 from roost.engine.defaults import default_provider
 from roost.engine.digests import request_digest
 from roost.errors import RoostError

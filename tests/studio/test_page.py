@@ -108,8 +108,9 @@ def page(browser: Browser, studio: Server, flow: Path) -> Iterator[Page]:  # noq
 
 
 def on_disk(flow: Path, text: str) -> None:
-    """Waits (5 s at most) for the file to read ``text``: each edit is one request."""
-    deadline = time.monotonic() + 5
+    """Waits (30 s at most: a loaded machine is slow) for the file to read ``text``: each
+    edit is one request."""
+    deadline = time.monotonic() + 30
     while flow.read_text() != text and time.monotonic() < deadline:
         time.sleep(0.05)
     assert flow.read_text() == text

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import defaultdict, deque
 from typing import TYPE_CHECKING, Any
 
-from roost.engine.calls import finish_of
+from roost.engine.call_records import finish_of
 from roost.engine.digests import request_settings
 from roost.engine.recorded.stops import Stops
 from roost.errors import CONTEXT_TOO_LONG, ProviderError
