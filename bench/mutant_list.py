@@ -96,7 +96,7 @@ ENGINE = [
         "channel-only-candidate-asks",
         CHANNEL_PY,
         "    if len(found) == 1:\n"
-        '        return Turn(found, chosen=found[0], by="only_candidate", routes=routes)\n',
+        '        return ChannelTurn(found, chosen=found[0], by="only_candidate", routes=routes)\n',
         "",
         CHANNEL,
         "the director would be asked to choose among one candidate",
@@ -3392,19 +3392,19 @@ SERVE_BUDGET_TESTS = ("tests/serve/test_budgets.py",)
 BUDGETS = [
     Mutant(
         "page-budget-standing-dropped",
-        "roost/visualize/replay_page.py",
+        "roost/visualize/run_page.py",
         "return {e.seq: budget_words(e) for e in decisions}, budget_lines(fold(events))",
         "return {e.seq: budget_words(e) for e in decisions}, []",
         ("tests/budgets/test_budget_page.py",),
-        "the replay page of a run a budget stopped never says where its limits stood",
+        "the run page of a run a budget stopped never says where its limits stood",
     ),
     Mutant(
         "page-budget-words-dropped",
-        "roost/visualize/replay_page.py",
+        "roost/visualize/run_page.py",
         "return {e.seq: budget_words(e) for e in decisions}, budget_lines(fold(events))",
         "return {}, budget_lines(fold(events))",
         ("tests/budgets/test_budget_page.py",),
-        "the replay page shows a budget's decision as raw JSON, not in words",
+        "the run page shows a budget's decision as raw JSON, not in words",
     ),
     Mutant(
         "runs-budget-earliest-decision",

@@ -1,4 +1,4 @@
-"""How long drawing takes: DOT text, the SVG laid out by Graphviz, and the replay page.
+"""How long drawing takes: DOT text, the SVG laid out by Graphviz, and the run page.
 
     python bench/render.py [--repeat 7]
 
@@ -11,7 +11,7 @@ clock and this process's CPU):
 2. ``svg``: the same laid out into SVG by Graphviz (``render_bytes``), which runs
    the ``dot`` program: its time is wall clock, not this process's CPU;
 3. ``run dot`` and ``run svg``: the same with the run drawn over the flow;
-4. ``page``: the replay page of that run (``replay_html``: SVG, counts, events).
+4. ``page``: the run page of that run (``run_page_html``: SVG, counts, events).
 
 The tests check what the drawings hold; these timings are reported here only,
 never asserted (a shared machine makes them move).
@@ -34,7 +34,7 @@ from roost import load_flow
 from roost.engine import Runner
 from roost.flow.models import Flow
 from roost.ports import MemoryLog
-from roost.visualize import flow_to_dot, replay_html
+from roost.visualize import flow_to_dot, run_page_html
 from roost.visualize.output import render_bytes
 
 if TYPE_CHECKING:
@@ -105,7 +105,7 @@ def measure(name: str, flow: Flow, repeat: int) -> None:
         timed(lambda: render_bytes(flow, None, "svg"), repeat),
         timed(lambda: flow_to_dot(flow, events), repeat),
         timed(lambda: render_bytes(flow, events, "svg"), repeat),
-        timed(lambda: replay_html(flow, events), repeat),
+        timed(lambda: run_page_html(flow, events), repeat),
     ]
     shown = "".join(f"{wall:>9.1f}{cpu:>7.1f}" for wall, cpu in cells)
     print(f"{name:<16}{len(events):>7}{shown}", flush=True)

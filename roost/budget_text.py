@@ -1,6 +1,6 @@
 """A run's budgets in words: each limit with what was spent, and each decision.
 
-Read off the fold of a run's events, so the terminal, ``roost show``, the replay page
+Read off the fold of a run's events, so the terminal, ``roost show``, the run page
 and the server's page say the same thing in the same words.
 """
 

@@ -1,8 +1,8 @@
-"""Flows and runs in Jupyter: a flow shows as its graph, a run as its replay page.
+"""Flows and runs in Jupyter: a flow shows as its graph, a run as its run page.
 
 ``roost.show(item)`` gives an object a notebook displays: for a ``Flow``, its
 drawing (``_repr_svg_``); for a run (a ``Runner``, a log, or a run's events),
-the replay page inline (``_repr_html_``) and the run drawn over its flow
+the run page inline (``_repr_html_``) and the run drawn over its flow
 (``_repr_svg_``, for frontends that show no HTML). In IPython, importing roost
 registers the same displays for flows, Runners and logs themselves, so a cell
 that ends with ``flow`` or ``runner`` shows the drawing.
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from roost.events import Event
     from roost.flow import Flow
 
-# The height of the replay page inside a notebook's output, in CSS pixels.
+# The height of the run page inside a notebook's output, in CSS pixels.
 PAGE_HEIGHT = 640
 
 # The types displayed in IPython without roost.show, by module and name (registered
@@ -56,17 +56,17 @@ class FlowDrawing:
 
 
 class RunDrawing:
-    """A run as a notebook shows it: its replay page, or its drawing over the flow."""
+    """A run as a notebook shows it: its run page, or its drawing over the flow."""
 
     def __init__(self, flow: Flow, events: Sequence[Event]) -> None:
         self.flow = flow
         self.events = list(events)
 
     def _repr_html_(self) -> str:
-        """The replay page in a frame of its own, so its styles and script touch nothing else."""
-        from roost.visualize import replay_html
+        """The run page in a frame of its own, so its styles and script touch nothing else."""
+        from roost.visualize import run_page_html
 
-        page = html.escape(replay_html(self.flow, self.events), quote=True)
+        page = html.escape(run_page_html(self.flow, self.events), quote=True)
         title = html.escape(f"replay of {self.flow.name}", quote=True)
         return (
             f'<iframe srcdoc="{page}" title="{title}" '

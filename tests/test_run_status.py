@@ -1,7 +1,7 @@
 """Every reader of a run's status agrees with the fold, at every prefix of its events.
 
 The fold (``roost.runstate``) is the one definition. The store keeps a status
-per run in its row, advanced batch by batch; the drawings and the replay page
+per run in its row, advanced batch by batch; the drawings and the run page
 read one from ``roost.visualize.run_summary``. Both must say what the fold
 says after any number of events, whatever the events are.
 """

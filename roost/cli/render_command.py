@@ -49,7 +49,7 @@ def render(
 
 
 def _load_run(ref: str, db: str | None) -> tuple[list[Event], ImageStore]:
-    """The run's events and where its images are kept (the replay page shows them)."""
+    """The run's events and where its images are kept (the run page shows them)."""
     # Imported here so that drawing a bare flow never opens the run store's modules.
     from roost.cli.logs import open_log
     from roost.store.images import images_of

@@ -116,7 +116,7 @@ def run(
     # checked before a run is stored.
     images = _load_images(image) if image is not None else start_images(flow)
     log = new_run_log(flow, events_path=events, db=db)
-    session = Session(flow, log, db=db, answers=list(answer or []), no_input=no_input)
+    session = TerminalSession(flow, log, db=db, answers=list(answer or []), no_input=no_input)
     session.out.out.print(f"[dim]run {log.run_id} of {flow.name}[/]")
     if budget is not None:
         session.runner().set_budget(budget)
@@ -141,7 +141,7 @@ def continue_command(
     if budget is not None:
         check_budget(flow, budget)
     answers = list(answer or [])
-    session = Session(flow, log, db=db, answers=answers, no_input=no_input, ref=run_ref)
+    session = TerminalSession(flow, log, db=db, answers=answers, no_input=no_input, ref=run_ref)
     if flow_file is not None:
         session.runner().follow(flow)
     state = session.runner().state
@@ -168,7 +168,9 @@ def retry(
 ) -> None:
     """Retry a run stopped at an error (or left running by a process that stopped)."""
     log, flow = open_with_flow(run_ref, db, flow_file)
-    session = Session(flow, log, db=db, answers=list(answer or []), no_input=no_input, ref=run_ref)
+    session = TerminalSession(
+        flow, log, db=db, answers=list(answer or []), no_input=no_input, ref=run_ref
+    )
     if flow_file is not None:
         session.runner().follow(flow)
     session.finish(session.drive(lambda runner: runner.retry()))
@@ -242,7 +244,7 @@ def _note_changed_file(flow: Flow, run_ref: str) -> None:
     )
 
 
-class Session:
+class TerminalSession:
     """One command's use of a Runner: answers from --answer, then the terminal, or a pause."""
 
     def __init__(
@@ -454,7 +456,7 @@ def _choices(flow: Flow, state: RunState, interrupt: InterruptEvent) -> tuple[st
     return ()
 
 
-def _require_answer(state: RunState, session: Session) -> None:
+def _require_answer(state: RunState, session: TerminalSession) -> None:
     if state.status != "paused" or not isinstance(state.pending, InterruptEvent):
         raise RunStateError(f"run {session.ref} is {state.status}, not paused at an interrupt")
     pending = state.pending

@@ -293,7 +293,7 @@ def fork(
 
     A stored RUN forks in the store; a JSON Lines RUN forks to a new file beside it.
     """
-    from roost.cli.run_commands import Session, flow_to_follow
+    from roost.cli.run_commands import TerminalSession, flow_to_follow
     from roost.engine.flows import flow_of
     from roost.runstate import fold
 
@@ -315,7 +315,7 @@ def fork(
     if isinstance(pending, FileFork):  # the shared messages' images, beside the new file
         _copy_file_images(Path(run_ref), pending.path, prefix)
     ref = str(pending.path) if isinstance(pending, FileFork) else None
-    session = Session(flow, pending, db=db, answers=answers, no_input=no_input, ref=ref)
+    session = TerminalSession(flow, pending, db=db, answers=answers, no_input=no_input, ref=ref)
     if flow_file is not None:
         session.runner().follow(flow)
     session.out.out.print(f"[dim]{escape(_fork_line(pending, prefix[0], at))}[/]")

@@ -14,7 +14,7 @@ from roost.engine.recorder import build_event, build_whole
 from roost.engine.routes import RouteFailure
 from roost.events import InterruptEvent, RouteRecord
 from roost.messages import ChatMessage, ModelRequest, ModelResponse
-from roost.nodes.channel import ChannelPlan, Turn, channel_turn, routed_turn
+from roost.nodes.channel import ChannelPlan, ChannelTurn, channel_turn, routed_turn
 from roost.nodes.directors import By, candidates, choose_by_llm
 from roost.nodes.human import manual_choice
 from roost.nodes.roles import render, role_context
@@ -57,7 +57,7 @@ class ChannelSteps:
         self._humans = humans
         self._plans: dict[str, ChannelPlan] = {}
 
-    def turn(self, channel: str, to: str) -> Turn:
+    def turn(self, channel: str, to: str) -> ChannelTurn:
         """``channel``'s turn as it answers ``to``: its speaker decided, or who is to decide."""
         plan = self._plans.get(channel)
         if plan is None:
@@ -68,7 +68,7 @@ class ChannelSteps:
                 return self._routed_turn(channel, to, plan, last)
         return channel_turn(self.flow, self.state, channel, plan)
 
-    def _routed_turn(self, channel: str, to: str, plan: ChannelPlan, last: str) -> Turn:
+    def _routed_turn(self, channel: str, to: str, plan: ChannelPlan, last: str) -> ChannelTurn:
         """The turn after ``last``'s reply, its routes judged on that reply (marker off)."""
         state = self.state
         total, capped = plan.counts(state)
@@ -84,7 +84,7 @@ class ChannelSteps:
             )
         except RouteFailure as exc:
             self.ends.fail(channel, to, str(exc))
-            return Turn((), ended="error")
+            return ChannelTurn((), ended="error")
         key = (last, held)
         turn = None if capped else plan.routed_turns.get(key)
         if turn is None:
@@ -98,7 +98,7 @@ class ChannelSteps:
                 plan.routed_turns[key] = turn
         return turn
 
-    async def speaks(self, channel: str, to: str, turn: Turn) -> Step:
+    async def speaks(self, channel: str, to: str, turn: ChannelTurn) -> Step:
         """What follows a turn not decided yet: the channel's end, a pause for a person to
         pick, or the speaker its director picks, selected."""
         if turn.ended == "error":

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from roost.engine.calls import error_text, request_digest
 from roost.engine.compaction import Asker, fixed_chars
 from roost.engine.recorder import model_request
-from roost.engine.tool_loop import Reply
+from roost.engine.tool_loop import ReplyJob
 from roost.events import MemoryEntry, MemoryEvent, SkillInfo, SkillsEvent, map_texts
 from roost.flow.skills import agent_skills
 from roost.nodes.agent import memory_note, seen_by, system_prompt, with_recall
@@ -156,11 +156,13 @@ class Replies:
         asker = Asker(frm, to, provider, fixed_chars(system, (), prepared.seen.context))
         return await self.compactor.ask(asker, build, keep_calls=not final)
 
-    def _job(self, frm: str, to: str, provider: str, prepared: _Prepared, max_rounds: int) -> Reply:
+    def _job(
+        self, frm: str, to: str, provider: str, prepared: _Prepared, max_rounds: int
+    ) -> ReplyJob:
         """The reply as the tool loop makes it: the request's parts, and its limits."""
         flow = self.flow
         agent, defaults, recalled = flow.agents[frm], flow.defaults, prepared.recalled
-        return Reply(
+        return ReplyJob(
             agent=frm,
             to=to,
             provider=provider,

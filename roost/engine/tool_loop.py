@@ -78,7 +78,7 @@ CLOSED = (
 
 
 @dataclass(slots=True)
-class Reply:
+class ReplyJob:
     """One reply to make: who speaks to whom, with which provider, prompt and tools."""
 
     agent: str
@@ -114,7 +114,7 @@ class ToolLoop:
         self.hooks = hooks or HookRecorder(recorder, no_hooks)
         self.budget: BudgetKeeper | None = None  # the run's budgets, when it has any
 
-    async def run(self, job: Reply) -> str | None:
+    async def run(self, job: ReplyJob) -> str | None:
         """The reply's text; None when the run paused for an approval or stopped at an error."""
         tools = job.tools
         by_name = {tool.spec.name: tool for tool in tools} if tools else {}
@@ -186,7 +186,7 @@ class ToolLoop:
         return tail
 
     @staticmethod
-    def _request(job: Reply, offered: tuple[Any, ...], tail: list[ChatMessage]) -> ModelRequest:
+    def _request(job: ReplyJob, offered: tuple[Any, ...], tail: list[ChatMessage]) -> ModelRequest:
         base = job.seen.messages
         messages: Sequence[ChatMessage] = base
         if tail:
@@ -198,7 +198,7 @@ class ToolLoop:
             {"system": job.system, "messages": messages, "tools": offered, "node": job.agent},
         )
 
-    async def _run_round(self, job: Reply, turn: Turn, by_name: dict[str, Tool]) -> object:
+    async def _run_round(self, job: ReplyJob, turn: Turn, by_name: dict[str, Tool]) -> object:
         """Runs the round's calls without a result: _PAUSED, a direct reply, or None."""
         todo = await self._round_calls(job, turn, by_name)
         asked = [c for c in todo if c.id not in turn.refused and c.id not in turn.decisions]
@@ -224,7 +224,7 @@ class ToolLoop:
         return direct
 
     async def _round_calls(
-        self, job: Reply, turn: Turn, by_name: dict[str, Tool]
+        self, job: ReplyJob, turn: Turn, by_name: dict[str, Tool]
     ) -> list[ToolCall]:
         """The round's calls that have no result yet, as its before_tool hooks left them."""
         # What remains is what the latest answer asked for and has no result yet: its
@@ -238,7 +238,7 @@ class ToolLoop:
         # The calls as the hooks left them: a refused one is not run, nor shown for approval.
         return [_as_changed(call, turn.changed) for call in todo]
 
-    def _record_calls(self, job: Reply, turn: Turn, todo: list[ToolCall]) -> None:
+    def _record_calls(self, job: ReplyJob, turn: Turn, todo: list[ToolCall]) -> None:
         """Records the ``tool_call`` of each call about to run (not one a hook refused, nor
         one whose ``tool_call`` the log holds already), then writes them to the log."""
         rec = self.recorder
@@ -254,7 +254,7 @@ class ToolLoop:
         rec.flush()
 
     def _record_outcome(
-        self, job: Reply, call: ToolCall, outcome: ToolOutcome, decided: list[Decided]
+        self, job: ReplyJob, call: ToolCall, outcome: ToolOutcome, decided: list[Decided]
     ) -> None:
         """Records what ``call`` came to: its after_tool hooks' decisions, its result, the
         background task it started, and the memory it stored."""
@@ -288,7 +288,7 @@ class ToolLoop:
         if not outcome.is_error:
             self._record_memory(job, call)
 
-    def _ask_approval(self, job: Reply, calls: list[ToolCall], by_name: dict[str, Tool]) -> bool:
+    def _ask_approval(self, job: ReplyJob, calls: list[ToolCall], by_name: dict[str, Tool]) -> bool:
         """Records the interrupt that asks a person about ``calls``; False when none needs it.
 
         In plan mode every call of the answer is shown at once, for one answer; else
@@ -318,7 +318,7 @@ class ToolLoop:
 
     async def _run_call(
         self,
-        job: Reply,
+        job: ReplyJob,
         call: ToolCall,
         by_name: dict[str, Tool],
         decisions: dict[str, str],
@@ -339,7 +339,7 @@ class ToolLoop:
         return outcome._replace(content=content, is_error=is_error), decided
 
     def _over_cap(
-        self, job: Reply, todo: list[ToolCall], by_name: dict[str, Tool]
+        self, job: ReplyJob, todo: list[ToolCall], by_name: dict[str, Tool]
     ) -> dict[str, ToolOutcome]:
         """The error results of the round's background calls that ``max_background`` refuses.
 
@@ -365,7 +365,7 @@ class ToolLoop:
                 refused[call.id] = ToolOutcome(problem, is_error=True)
         return refused
 
-    def _record_memory(self, job: Reply, call: ToolCall) -> None:
+    def _record_memory(self, job: ReplyJob, call: ToolCall) -> None:
         """A successful ``memory#store`` or ``memory#forget``, recorded as a ``memory`` event.
 
         Made from the call itself, so a replay (whose tools answer from the record)

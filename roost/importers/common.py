@@ -7,7 +7,7 @@ import sqlite3
 from contextlib import closing, contextmanager
 from typing import TYPE_CHECKING, Any
 
-from roost.importers.model import ImportFormatError, Step, ToolCall, Turn
+from roost.importers.model import ImportedStep, ImportedTurn, ImportFormatError, ToolCall
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -65,16 +65,16 @@ class TurnBuilder:
     """Collects replies: tool rounds are kept open until their speaker's text closes them."""
 
     def __init__(self, notes: list[str]) -> None:
-        self.turns: list[Turn] = []
+        self.turns: list[ImportedTurn] = []
         self.notes = notes
         self.speaker: str | None = None
-        self.steps: list[Step] = []
+        self.steps: list[ImportedStep] = []
 
     def tool_round(self, speaker: str, calls: list[ToolCall], **step: Any) -> None:
         if self.steps and speaker != self.speaker:
             self._close_without_text()
         self.speaker = speaker
-        self.steps.append(Step(tuple(calls), **step))
+        self.steps.append(ImportedStep(tuple(calls), **step))
 
     def results(self, where: str, results: list[tuple[str, str, bool]]) -> None:
         """Gives each open call its result: ``(call id, content, is_error)``."""
@@ -84,7 +84,7 @@ class TurnBuilder:
                 for n, call in enumerate(calls):
                     if call.id == call_id and call.result is None:
                         calls[n] = ToolCall(call.id, call.name, call.arguments, content, is_error)
-                        self.steps[index] = Step(tuple(calls), step.model, step.usage)
+                        self.steps[index] = ImportedStep(tuple(calls), step.model, step.usage)
                         break
                 else:
                     continue
@@ -96,9 +96,9 @@ class TurnBuilder:
         if self.steps and speaker != self.speaker:
             self._close_without_text()
         steps, self.steps, self.speaker = self.steps, [], None
-        self.turns.append(Turn(speaker, content, steps, **turn))
+        self.turns.append(ImportedTurn(speaker, content, steps, **turn))
 
-    def done(self) -> list[Turn]:
+    def done(self) -> list[ImportedTurn]:
         if self.steps:
             self._close_without_text()
         return self.turns
@@ -109,7 +109,7 @@ class TurnBuilder:
         if line not in self.notes:
             self.notes.append(line)
         speaker, steps, self.steps, self.speaker = self.speaker, self.steps, [], None
-        self.turns.append(Turn(speaker, "", steps))
+        self.turns.append(ImportedTurn(speaker, "", steps))
 
 
 def expect_list(data: Any, where: str, what: str) -> list[Any]:

@@ -35,7 +35,7 @@ from roost.events import (
     event_dict,
 )
 from roost.flow.loader import load_flow_text
-from roost.importers.model import Conversation, ImportFormatError, Turn
+from roost.importers.model import Conversation, ImportedTurn, ImportFormatError
 
 CHANNEL = "chat"
 STAND_IN = "roost.importers.recorded:not_recorded"
@@ -57,7 +57,7 @@ def node_names(speakers: list[str]) -> dict[str, str]:
     return names
 
 
-def uses_channel(turns: list[Turn]) -> bool:
+def uses_channel(turns: list[ImportedTurn]) -> bool:
     """A channel when more than two speak, or when a speaker speaks twice in a row."""
     speakers = {turn.speaker for turn in turns}
     repeats = any(a.speaker == b.speaker for a, b in itertools.pairwise(turns))
@@ -221,7 +221,7 @@ def _sketch(talk: Conversation, run_id: str, record: Any) -> list[Event]:
     return [entry.pop("kind").model_validate(entry) for entry in made]
 
 
-def _model_calls(add: Any, turn: Turn, name: str) -> None:
+def _model_calls(add: Any, turn: ImportedTurn, name: str) -> None:
     for step in turn.steps:
         calls = tuple(
             RecordedToolCall(id=c.id, name=c.name, arguments=c.arguments) for c in step.tool_calls

@@ -30,7 +30,7 @@ class ToolCall:
 
 
 @dataclass(frozen=True, slots=True)
-class Step:
+class ImportedStep:
     """One model call of a reply: its tool calls (none for the final text)."""
 
     tool_calls: tuple[ToolCall, ...] = ()
@@ -39,12 +39,12 @@ class Step:
 
 
 @dataclass(slots=True)
-class Turn:
+class ImportedTurn:
     """One speaker's reply: the tool rounds it made, then its text."""
 
     speaker: str
     content: str
-    steps: list[Step] = field(default_factory=list)  # tool rounds before the text
+    steps: list[ImportedStep] = field(default_factory=list)  # tool rounds before the text
     model: str | None = None
     usage: dict[str, int] | None = None
     ts: str | None = None
@@ -55,7 +55,7 @@ class Turn:
 class Conversation:
     """A foreign run: its turns in order, the speakers' system messages, where it came from."""
 
-    turns: list[Turn]
+    turns: list[ImportedTurn]
     roles: dict[str, str] = field(default_factory=dict)
     source: dict[str, Any] = field(default_factory=dict)  # format, file, thread, engine version
     notes: list[str] = field(default_factory=list)  # what the file does not say, one line each

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from roost.importers.common import TurnBuilder, arguments_of, expect_list, expect_object, text_of
-from roost.importers.model import Conversation, ImportFormatError, ToolCall, Turn
+from roost.importers.model import Conversation, ImportedTurn, ImportFormatError, ToolCall
 
 
 @dataclass
@@ -127,7 +127,7 @@ def _is_chat(span: Span) -> bool:
 # ------------------------------------------------------------------ roost's own spans
 
 
-def _roost_turns(spans: list[Span], file: str, talk: Conversation) -> list[Turn]:
+def _roost_turns(spans: list[Span], file: str, talk: Conversation) -> list[ImportedTurn]:
     notes = sorted((a.get("roost.seq", 0), name, t, a) for s in spans for name, t, a in s.events)
     channels = {s.attrs["roost.channel"] for s in spans if "roost.channel" in s.attrs}
     chats = [s for s in spans if _is_chat(s) and s.attrs.get("roost.node") not in channels]
@@ -214,7 +214,7 @@ def _messages(raw: Any, file: str) -> list[dict[str, Any]]:
 # ------------------------------------------------------------------ any engine's chat spans
 
 
-def _genai_turns(spans: list[Span], file: str, talk: Conversation) -> list[Turn]:
+def _genai_turns(spans: list[Span], file: str, talk: Conversation) -> list[ImportedTurn]:
     chats = [s for s in spans if _is_chat(s) or s.name.startswith("chat ")]
     if not chats:
         raise ImportFormatError(f"{file}: no GenAI chat spans (gen_ai.operation.name: chat)")

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 
 @dataclass(slots=True, frozen=True)
-class Turn:
+class ChannelTurn:
     """What a channel's turn comes to before any model or person is asked.
 
     ``ended`` names why the run terminates (``max_rounds`` or
@@ -41,7 +41,7 @@ class Turn:
     routes: tuple[RouteRecord, ...] | None = None  # the last speaker's routes, judged
 
 
-_MAX_ROUNDS = Turn((), ended="max_rounds")
+_MAX_ROUNDS = ChannelTurn((), ended="max_rounds")
 
 
 class ChannelPlan:
@@ -70,7 +70,7 @@ class ChannelPlan:
         self.keys = tuple((member, channel) for member in config.members)
         self.cap = cap = flow.defaults.max_rounds
         none_sent: dict[tuple[str, str], int] = {}
-        self.by_last: dict[str | None, tuple[tuple[str, ...], Turn | None]] = {}
+        self.by_last: dict[str | None, tuple[tuple[str, ...], ChannelTurn | None]] = {}
         for last in (None, *config.members):
             found = candidates_after(config, none_sent, channel, cap, last)
             self.by_last[last] = (found, _decided(config, found, last))
@@ -85,7 +85,7 @@ class ChannelPlan:
         self.labels = {m: tuple(short_label(r.when) for r in rs) for m, rs in self.routed.items()}
         # The turn after a routed member, by which of its routes held, while no member
         # is at its own cap (then the same routes held lead to the same turn).
-        self.routed_turns: dict[tuple[str, tuple[bool, ...]], Turn] = {}
+        self.routed_turns: dict[tuple[str, tuple[bool, ...]], ChannelTurn] = {}
 
     def counts(self, state: RunState) -> tuple[int, bool]:
         """The member messages into the channel, and whether a member is at its own cap."""
@@ -107,25 +107,25 @@ def routed_turn(
     last: str,
     routes: tuple[RouteRecord, ...],
     plain: tuple[str, ...],
-) -> Turn:
+) -> ChannelTurn:
     """The turn after ``last`` spoke, its routes judged: a route to TERMINATE that held ends
     the run; otherwise the candidates are its plain successors and the targets that held.
     The channel's cap is checked before (``ChannelPlan.counts``): no route is judged then."""
     config = flow.channels[channel]
     if any(r.held and r.to == ROUTE_END for r in routes):
-        return Turn((), ended="route", routes=routes)
+        return ChannelTurn((), ended="route", routes=routes)
     allowed = (*plain, *(r.to for r in routes if r.held))
     found = candidates_among(config, state.sent, channel, flow.defaults.max_rounds, last, allowed)
     turn = _decided(config, found, last, routes)
     if turn is None:
         chosen = seeded_choice(flow, state, channel, found)
-        return Turn(found, chosen=chosen, by="random", routes=routes)
+        return ChannelTurn(found, chosen=chosen, by="random", routes=routes)
     return turn
 
 
 def channel_turn(
     flow: Flow, state: RunState, channel: str, plan: ChannelPlan | None = None
-) -> Turn:
+) -> ChannelTurn:
     """The decision a channel can take on its own, as a pure function of the state.
 
     ``plan`` (made from this flow and channel) only makes the common case cheaper.
@@ -144,11 +144,11 @@ def channel_turn(
         return _MAX_ROUNDS
     found, turn = plan.by_last.get(state.last_into.get(channel), plan.first)
     if turn is None:
-        return Turn(found, chosen=seeded_choice(flow, state, channel, found), by="random")
+        return ChannelTurn(found, chosen=seeded_choice(flow, state, channel, found), by="random")
     return turn
 
 
-def _general_turn(flow: Flow, state: RunState, channel: str) -> Turn:
+def _general_turn(flow: Flow, state: RunState, channel: str) -> ChannelTurn:
     config: Channel = flow.channels[channel]
     if channel_count(state, config, channel) >= config.max_rounds:
         return _MAX_ROUNDS
@@ -156,7 +156,7 @@ def _general_turn(flow: Flow, state: RunState, channel: str) -> Turn:
     found = candidates_after(config, state.sent, channel, flow.defaults.max_rounds, last)
     turn = _decided(config, found, last)
     if turn is None:
-        return Turn(found, chosen=seeded_choice(flow, state, channel, found), by="random")
+        return ChannelTurn(found, chosen=seeded_choice(flow, state, channel, found), by="random")
     return turn
 
 
@@ -165,16 +165,16 @@ def _decided(
     found: tuple[str, ...],
     last: str | None,
     routes: tuple[RouteRecord, ...] | None = None,
-) -> Turn | None:
+) -> ChannelTurn | None:
     """The turn the candidates and the last speaker decide alone; None when a draw decides."""
     if not found:
-        return Turn(found, ended="no_candidate", routes=routes)
+        return ChannelTurn(found, ended="no_candidate", routes=routes)
     if len(found) == 1:
-        return Turn(found, chosen=found[0], by="only_candidate", routes=routes)
+        return ChannelTurn(found, chosen=found[0], by="only_candidate", routes=routes)
     strategy = config.director.strategy
     if strategy == "round_robin":
         chosen = round_robin(config.members, found, last)
-        return Turn(found, chosen=chosen, by="round_robin", routes=routes)
+        return ChannelTurn(found, chosen=chosen, by="round_robin", routes=routes)
     if strategy == "random":
         return None
-    return Turn(found, ask=strategy, routes=routes)
+    return ChannelTurn(found, ask=strategy, routes=routes)

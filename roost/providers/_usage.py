@@ -14,7 +14,7 @@ import math
 from roost.messages import Usage
 
 # Far beyond any model's context window, and a million calls of it still sum below
-# 2**53, the largest integer JSON readers (the replay page among them) keep exactly.
+# 2**53, the largest integer JSON readers (the run page among them) keep exactly.
 MAX_TOKENS = 10**9
 _SHOWN = 40  # characters of a strange value quoted in a note
 

@@ -1,6 +1,6 @@
 """The runs one server process drives: a queue per run, one step at a time, on one event loop.
 
-Each run this worker is stepping has a ``Session`` (``serve/session.py``): a
+Each run this worker is stepping has a ``RunSession`` (``serve/session.py``): a
 task that holds the run's lease and takes its steps one after another (a
 start, a retry, the messages waiting in its inbox) until there is nothing left
 to do, then gives the lease back. Messages that arrive while a step runs wait in the inbox (in
@@ -45,7 +45,7 @@ from roost.serve.reads import RunReads
 from roost.serve.rows import run_row, waiting_for
 from roost.serve.scheduler import Scheduler
 from roost.serve.servefile import Schedule, flow_for, tick_key
-from roost.serve.session import Session, Step
+from roost.serve.session import RunSession, StepCall
 from roost.store.forks import check_fork_point, fork_refusal
 from roost.store.leases import RunLeases, Stepping, stepper, takes_messages
 from roost.store.sql import SqlStore
@@ -73,7 +73,7 @@ class Hub:
         # sent to meanwhile, by this worker or another).
         self.stepping = Stepping(self.store, config.worker, seconds=config.lease_seconds)
         self.flows = FlowDir(config.flows)
-        self.sessions: dict[str, Session] = {}
+        self.sessions: dict[str, RunSession] = {}
         self._runners: OrderedDict[str, Runner] = OrderedDict()
         self._poller: asyncio.Task[None] | None = None
         self._heartbeat: asyncio.Task[None] | None = None
@@ -129,7 +129,7 @@ class Hub:
         for session in list(self.sessions.values()):
             await self._cancel_left(session)
 
-    async def _cancel_left(self, session: Session) -> None:
+    async def _cancel_left(self, session: RunSession) -> None:
         """A step the grace did not see end: cancelled and recorded, its lease handed back."""
         if session.runner is not None and session.runner.cancel():
             log.warning("roost serve: run %s: step cancelled by the drain", session.run_id)
@@ -255,7 +255,7 @@ class Hub:
         log_, prefix = await asyncio.to_thread(self._forked, run_id, at, message, new_id)
         runner = self._new_runner(flow_of(prefix, f"run {new_id}"), log_)
         status = runner.state.status
-        first: Step | None
+        first: StepCall | None
         if status == "new":
             first = lambda r: r.start(message)  # noqa: E731
         elif status == "paused":
@@ -405,10 +405,12 @@ class Hub:
         if claimed and run_id not in self.sessions:
             self._drive(run_id, None)
 
-    def _drive(self, run_id: str, first: Step | None, runner: Runner | None = None) -> Session:
+    def _drive(
+        self, run_id: str, first: StepCall | None, runner: Runner | None = None
+    ) -> RunSession:
         if runner is not None:
             self._runners[run_id] = runner
-        session = Session(self, run_id, first)
+        session = RunSession(self, run_id, first)
         self.sessions[run_id] = session
         session.task = asyncio.create_task(session.run(), name=f"roost run {run_id}")
         return session

@@ -278,7 +278,7 @@
     return held.length ? " · route: " + held.join(", ") : "";
   }
 
-  // [head, body] of one event, as plain text (the replay page's wording).
+  // [head, body] of one event, as plain text (the run page's wording).
   function describe(e) {
     switch (e.type) {
       case "message":

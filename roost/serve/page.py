@@ -1,9 +1,9 @@
 """The page at ``/``: one self-contained HTML file (no CDN) that drives runs through the API.
 
-Its script and stylesheet are inlined, the replay page's stylesheet with them
+Its script and stylesheet are inlined, the run page's stylesheet with them
 (the transcript's rows and the graph's highlight look the same in both); the
 graph of a run's flow comes from ``GET /runs/{id}/graph``, drawn by the same
-code as the replay page's. The page loads nothing from elsewhere. Under
+code as the run page's. The page loads nothing from elsewhere. Under
 ``roost studio`` the studio's view, script and stylesheet (``roost/studio/``)
 are inlined as well: one page, whose home is the studio and whose runs are the
 server's own run view.
@@ -24,7 +24,7 @@ _PLACEHOLDER = re.compile(r"@@ROOST_(REPLAY_CSS|CSS|JS|STUDIO_CSS|STUDIO_HTML|ST
 def page_html(studio: bool = False) -> str:
     """The page; ``roost studio``'s has the studio's view in it too (its home)."""
     parts = {
-        "REPLAY_CSS": _asset("roost.visualize", "replay.css"),
+        "REPLAY_CSS": _asset("roost.visualize", "run_page.css"),
         "CSS": _asset("roost.serve", "page.css"),
         "JS": _asset("roost.serve", "page.js"),
         "STUDIO_CSS": _asset("roost.studio", "studio.css") if studio else "",
@@ -35,9 +35,9 @@ def page_html(studio: bool = False) -> str:
 
 
 def graph_svg(flow: Flow) -> str:
-    """The drawing of ``flow`` as the replay page draws it, as SVG to inline in the page."""
+    """The drawing of ``flow`` as the run page draws it, as SVG to inline in the page."""
     from roost.visualize.dot import flow_graph
-    from roost.visualize.replay_page import inline_svg
+    from roost.visualize.run_page import inline_svg
 
     return inline_svg(flow_graph(flow, title=False, mark_final=False, for_page=True))
 

@@ -1,4 +1,4 @@
-"""A worker's turn at one run (``Session``): its steps one at a time while it holds the
+"""A worker's turn at one run (``RunSession``): its steps one at a time while it holds the
 run's lease, the queued messages each step answers, and the lease handed back when the
 run rests. The ``Hub`` starts a session for a run and keeps it while it lasts."""
 
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("roost.serve")
 
-Step = Callable[["Runner"], Awaitable["RunState"]]
+StepCall = Callable[["Runner"], Awaitable["RunState"]]
 
 
 class Hub(Protocol):
@@ -43,7 +43,7 @@ class Hub(Protocol):
     leases: RunLeases
     stepping: Stepping
     metrics: ServeMetrics
-    sessions: dict[str, Session]
+    sessions: dict[str, RunSession]
 
     async def runner(self, run_id: str) -> Runner: ...
 
@@ -53,10 +53,10 @@ class Hub(Protocol):
     def broadcast(self) -> Broadcast: ...
 
 
-class Session:
+class RunSession:
     """This worker's turn at one run: its steps, one at a time, while it holds the lease."""
 
-    def __init__(self, hub: Hub, run_id: str, first: Step | None) -> None:
+    def __init__(self, hub: Hub, run_id: str, first: StepCall | None) -> None:
         self.hub = hub
         self.run_id = run_id
         self.first = first
@@ -134,7 +134,7 @@ class Session:
         leases.hand_back(self.run_id)
         return True
 
-    async def _next(self, runner: Runner) -> Step | None:
+    async def _next(self, runner: Runner) -> StepCall | None:
         """What the run needs next: a step its last worker left undone, or messages to deliver."""
         state = runner.state
         if state.status == "running":
@@ -158,7 +158,7 @@ class Session:
             await asyncio.to_thread(self.hub.leases.remove, [m.id for m in refused])
         return self._deliver(turn)
 
-    def _deliver(self, turn: list[Queued]) -> Step:
+    def _deliver(self, turn: list[Queued]) -> StepCall:
         text = "\n\n".join(message.content for message in turn)
         leases = self.hub.leases
 
@@ -212,7 +212,7 @@ class Session:
             },
         )
 
-    async def _take(self, runner: Runner, step: Step) -> None:
+    async def _take(self, runner: Runner, step: StepCall) -> None:
         self._rest.clear()
         self.appended.clear()
         try:

@@ -8,7 +8,7 @@ the channel's colour; the start route enters from a black dot. Given events,
 edges carry the number of messages that crossed them, visited nodes are
 filled, each node shows its tokens and a note marks the final state.
 Every node and edge has a stable ``id`` (see ``roost.visualize.ids``) that the
-replay page uses to highlight what an event touched.
+run page uses to highlight what an event touched.
 
 The graph is a ``graphviz.Digraph``, which writes and quotes the DOT source;
 laying it out (running ``dot``) is ``dot_program``'s job.
@@ -93,10 +93,10 @@ def flow_graph(
 
     ``title=False`` leaves out the flow's name and description above the graph, and
     ``mark_final=False`` leaves the node where the run ended without its coloured
-    outline and the run without its state note (the replay page shows them itself, at
+    outline and the run without its state note (the run page shows them itself, at
     the right moment, and a note drawn but hidden would widen the drawing).
     ``for_page=True`` wraps channels of more than three members into rows, to suit the
-    replay page's pane, about as tall as wide. Values that came from the environment
+    run page's pane, about as tall as wide. Values that came from the environment
     (``flow.secrets``) are masked wherever text is drawn.
     """
     import graphviz
@@ -136,7 +136,7 @@ def _draw(
         ghost_nodes(graph, flow, events)
     for index, (name, channel) in enumerate(flow.channels.items()):
         _member_edges(graph, name, channel, run, wrap_over)
-        # The replay page (mark_final off) shows each step as it stood: no final counts there.
+        # The run page (mark_final off) shows each step as it stood: no final counts there.
         _transition_edges(graph, name, channel, index, run if mark_final else None)
     stack_channels(graph, flow, wrap_over)
     grid_loose_agents(graph, flow)

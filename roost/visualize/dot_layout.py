@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 # Past this many members, member edges get staggered lengths so a channel wraps into rows.
 STAGGER_AT = 6
-# The replay page's pane is about as tall as wide: there, channels wrap sooner.
+# The run page's pane is about as tall as wide: there, channels wrap sooner.
 PAGE_STAGGER_AT = 3
 # Past this many agents, channels are stacked one under another.
 STACK_AT = 12

@@ -5,7 +5,7 @@ model in small print, its tools listed compactly), an oval for a person asked
 every turn. With a run, visited nodes are filled, the others dashed, each shows
 its tokens, and the node where the run ended is outlined in the state's colour.
 The rows a run changes (tool calls, choices, tokens) come from ``counter_rows``,
-which the replay page also uses to show them as they stood at each step.
+which the run page also uses to show them as they stood at each step.
 """
 
 from __future__ import annotations

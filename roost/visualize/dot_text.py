@@ -105,7 +105,7 @@ def dot_attrs(values: Mapping[str, AttrValue]) -> dict[str, str]:
     """Attributes as the graphviz package takes them; None values are left out.
 
     An ``id`` comes from ``roost.visualize.ids`` (letters, digits, ``-`` and ``_``) and is
-    kept as it is: masking a secret inside it would break the replay page's lookups.
+    kept as it is: masking a secret inside it would break the run page's lookups.
     """
     return {key: _value(key, value) for key, value in values.items() if value is not None}
 

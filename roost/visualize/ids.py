@@ -1,4 +1,4 @@
-"""Stable element ids shared by the DOT text and the replay page.
+"""Stable element ids shared by the DOT text and the run page.
 
 Node and edge names come from the flow author and may hold any character, so
 every id spells a name with letters and digits only: any other character

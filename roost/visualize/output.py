@@ -1,7 +1,7 @@
 """Writing drawings to files: ``.dot`` as text, ``.svg``/``.png``/``.pdf`` laid out by
-Graphviz's ``dot`` program, ``.html`` as the replay page.
+Graphviz's ``dot`` program, ``.html`` as the run page.
 
-``flow_graph`` and ``replay_html`` build the drawing, ``dot_program`` runs ``dot``
+``flow_graph`` and ``run_page_html`` build the drawing, ``dot_program`` runs ``dot``
 for them; this module is the only place that writes a file.
 """
 
@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from roost.errors import RoostError, UsageError
 from roost.visualize.dot import flow_graph
 from roost.visualize.dot_program import INSTALL_GRAPHVIZ, run_dot
-from roost.visualize.replay_page import replay_html
+from roost.visualize.run_page import run_page_html
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -46,7 +46,7 @@ def render_bytes(
 ) -> bytes:
     """The drawing of ``flow`` (and a run, whose images ``images`` keeps) in ``fmt``, as bytes."""
     if fmt == "html":
-        return replay_html(flow, list(events or []), images).encode("utf-8")
+        return run_page_html(flow, list(events or []), images).encode("utf-8")
     graph = flow_graph(flow, events)
     if fmt == "dot":
         source: str = graph.source

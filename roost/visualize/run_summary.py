@@ -1,6 +1,6 @@
 """What a run's events say about the graph: a pure summary for the drawings.
 
-Both the static overlay (``flow_to_dot(flow, events)``) and the replay page
+Both the static overlay (``flow_to_dot(flow, events)``) and the run page
 read a run through this module, so a message is always drawn on the same
 edge. Nothing here runs a flow: it only counts and classifies events.
 """

@@ -1,4 +1,4 @@
-"""DOT and HTML injection: hostile names, roles and messages in drawings and the replay page.
+"""DOT and HTML injection: hostile names, roles and messages in drawings and the run page.
 
 Each payload is planted everywhere a flow or a run puts text into a drawing:
 an agent's name and role, a channel's name and description, a message, a
@@ -21,7 +21,7 @@ import yaml
 
 from roost.events import Event, parse_event
 from roost.flow import load_flow_text
-from roost.visualize import flow_to_dot, replay_html
+from roost.visualize import flow_to_dot, run_page_html
 from roost.visualize.ids import node_id, slug
 from tests.visualize.conftest import browser
 from tests.visualize.graphs import SVG, laid_out, rendered, svg_texts
@@ -191,7 +191,7 @@ def test_the_replay_page_runs_no_injected_code_and_shows_it_as_text(
 ) -> None:
     flow, events = hostile(text)
     path = tmp_path / "page.html"
-    path.write_text(replay_html(flow, events), encoding="utf-8")
+    path.write_text(run_page_html(flow, events), encoding="utf-8")
     page = browser.new_page()
     url = path.resolve().as_uri()
     requests: list[str] = []

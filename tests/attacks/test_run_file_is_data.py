@@ -4,7 +4,7 @@ The run file below was written by someone else. Its flow names a stdio MCP
 server whose command leaves a mark on disk, a Python tool module that leaves
 a mark when imported, and an HTTP MCP server on a socket this test listens
 on. Every command that reads a run (show, export, import, runs, render and
-the replay page, replay, fork and the others with ``--flow`` of one's own)
+the run page, replay, fork and the others with ``--flow`` of one's own)
 must leave no mark and open no connection. ``replay --live-tools``, which
 asks for the real tools, is the control: it does leave the marks.
 """

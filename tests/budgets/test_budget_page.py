@@ -1,4 +1,4 @@
-"""The replay page of a run a budget stopped says what the budget decided and where it stands."""
+"""The run page of a run a budget stopped says what the budget decided and where it stands."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from roost.engine import Runner
 from roost.ports import MemoryLog
-from roost.visualize import replay_html
+from roost.visualize import run_page_html
 from tests.budgets.conftest import looping_flow
 from tests.visualize.conftest import browser  # noqa: F401  (the Chromium fixture)
 
@@ -33,7 +33,7 @@ def test_the_page_words_the_decision_and_shows_each_limit_at_the_end(
     decision = next(e for e in events if e.type == "budget")
     assert decision.action == "stop"
     page_file = tmp_path / "run.html"
-    page_file.write_text(replay_html(flow, events), encoding="utf-8")
+    page_file.write_text(run_page_html(flow, events), encoding="utf-8")
     page = browser.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))

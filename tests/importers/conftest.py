@@ -1,4 +1,4 @@
-"""The replay page tests of imported runs share the visualize tests' headless Chromium."""
+"""The run page tests of imported runs share the visualize tests' headless Chromium."""
 
 from tests.visualize.conftest import browser
 

@@ -1,5 +1,5 @@
 """An imported run drawn by ``roost render FLOW --run RUN -o page.html`` (FLOW the flow its
-``run_start`` records): the replay page steps through every event in Chromium."""
+``run_start`` records): the run page steps through every event in Chromium."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from tests.importers.test_import import FIXTURES, roost
-from tests.visualize.test_replay_browser import state
+from tests.visualize.test_run_page_browser import state
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -1,4 +1,4 @@
-"""A flow and a run as a notebook shows them: the graph, the replay page inline."""
+"""A flow and a run as a notebook shows them: the graph, the run page inline."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from roost.flow import Flow, load_flow_text
 from roost.notebook import FlowDrawing, RunDrawing, load_ipython_extension, register, show
 from roost.ports import MemoryLog
 from roost.store.jsonl import JsonlLog
-from roost.visualize import replay_html
+from roost.visualize import run_page_html
 from tests.notebook.drawings import NODES, node_titles
 
 if TYPE_CHECKING:
@@ -87,7 +87,7 @@ def test_a_run_shows_its_replay_page_in_a_frame_of_its_own(flow: Flow) -> None:
     drawing = show(log)
     assert isinstance(drawing, RunDrawing)
     (frame,) = _frames(drawing._repr_html_())
-    assert frame["srcdoc"] == replay_html(flow, events)
+    assert frame["srcdoc"] == run_page_html(flow, events)
     assert frame["title"] == "replay of picnic"
 
 

@@ -1,4 +1,4 @@
-"""The replay page a notebook shows for a run, played in a real browser."""
+"""The run page a notebook shows for a run, played in a real browser."""
 
 from __future__ import annotations
 

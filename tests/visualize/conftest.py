@@ -1,4 +1,4 @@
-"""A headless Chromium for the replay page tests, started once per test module."""
+"""A headless Chromium for the run page tests, started once per test module."""
 
 from __future__ import annotations
 

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from roost.events import RunStartEvent
 from roost.flow import load_flow_text
 from roost.flow.models import Flow
-from roost.visualize import flow_to_dot, ids, replay_html
+from roost.visualize import flow_to_dot, ids, run_page_html
 from tests.visualize import flows
 from tests.visualize.graphs import Graph, laid_out, rendered, svg_texts
 
@@ -235,7 +235,7 @@ def test_values_from_the_environment_never_reach_a_drawing() -> None:
     events = flows.Log().message("USER", "helper", "hello").events
     source = flow_to_dot(flow, events)
     svg = rendered(source, "svg").decode()
-    page = replay_html(flow, events)
+    page = run_page_html(flow, events)
     for text in (source, svg, page):
         for value in environ.values():
             assert value not in text

@@ -1,4 +1,4 @@
-"""A run rescued with --flow, drawn: the overlay, the replay page and render --run honour it."""
+"""A run rescued with --flow, drawn: the overlay, the run page and render --run honour it."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from roost.events import Event, FlowEvent
 from roost.flow import load_flow_text
 from roost.ports import MemoryLog
 from roost.store.jsonl import JsonlLog
-from roost.visualize import replay_html
+from roost.visualize import run_page_html
 from roost.visualize.dot import flow_to_dot
 from roost.visualize.run_summary import summarize
 
@@ -95,7 +95,7 @@ def test_the_replay_page_shows_the_flow_change_as_a_step(browser: Browser, tmp_p
     flow, events = rescued_run(tmp_path)
     change = next(e for e in events if isinstance(e, FlowEvent))
     path = tmp_path / "page.html"
-    path.write_text(replay_html(flow, events), encoding="utf-8")
+    path.write_text(run_page_html(flow, events), encoding="utf-8")
     page = browser.new_page()
     try:
         page.goto(path.resolve().as_uri())

@@ -13,7 +13,7 @@ from html.parser import HTMLParser
 from typing import TYPE_CHECKING
 
 from roost.flow.models import Flow
-from roost.visualize import ids, replay_html, write_render
+from roost.visualize import ids, run_page_html, write_render
 from tests.visualize import flows
 from tests.visualize.graphs import SVG, svg_texts
 
@@ -104,9 +104,9 @@ class _Tags(HTMLParser):
 
 def test_the_replay_page_holds_only_its_own_elements() -> None:
     page = _Tags()
-    page.feed(replay_html(hostile_flow(), hostile_run()))
+    page.feed(run_page_html(hostile_flow(), hostile_run()))
     plain = _Tags()
-    plain.feed(replay_html(flows.load("two.yaml"), flows.two_run()))
+    plain.feed(run_page_html(flows.load("two.yaml"), flows.two_run()))
     assert page.tags.count("script") == plain.tags.count("script") == 2
     assert page.tags.count("b") == plain.tags.count("b")  # the heading's, no more
     assert set(page.tags) - SVG_ELEMENTS <= set(plain.tags) and "img" not in page.tags

@@ -1,4 +1,4 @@
-"""The replay page in Chromium: the graph's counts follow the slider, and its text is legible.
+"""The run page in Chromium: the graph's counts follow the slider, and its text is legible.
 
 Each node's tokens, model calls, tool calls and a director's choices must be those
 made by the step the slider is at, not the run's final totals; and at "fit" the
@@ -20,7 +20,7 @@ from roost.engine import Runner
 from roost.events import Event, LlmCallEvent, SelectEvent, ToolCallEvent
 from roost.ports import MemoryLog
 from tests.visualize import flows
-from tests.visualize.test_replay_browser import Opened, long_run, open_page
+from tests.visualize.test_run_page_browser import Opened, long_run, open_page
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

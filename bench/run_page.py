@@ -1,13 +1,13 @@
-"""How fast the replay page is with a long run: writing it, opening it, stepping through it.
+"""How fast the run page is with a long run: writing it, opening it, stepping through it.
 
-    python bench/replay_page.py [--events 5000] [--chromium /usr/bin/chromium]
+    python bench/run_page.py [--events 5000] [--chromium /usr/bin/chromium]
 
 A run of about ``--events`` events is made by the engine (a three-member
 round_robin channel whose members call a Python tool at every turn, all on a
-scripted provider), written as a replay page with ``replay_html`` and opened
+scripted provider), written as a run page with ``run_page_html`` and opened
 from disk in headless Chromium through Playwright. Reported:
 
-1. writing the page (``replay_html``) and its size;
+1. writing the page (``run_page_html``) and its size;
 2. opening it until the last event's row exists;
 3. 1,000 steps with the arrow key as fast as a held-down key sends them, then
    one frame (the page draws once per frame, whatever the number of steps);
@@ -36,7 +36,7 @@ from playwright.sync_api import sync_playwright
 from roost.engine import Runner
 from roost.flow import load_flow_text
 from roost.ports import MemoryLog
-from roost.visualize import replay_html
+from roost.visualize import run_page_html
 
 if TYPE_CHECKING:
     from roost.events import Event
@@ -112,13 +112,13 @@ def measure(events: int, chromium: str, tries: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         flow, recorded = make_run(folder, events)
-        page_path = folder / "replay.html"
+        page_path = folder / "run_page.html"
         began = time.perf_counter()
-        html = replay_html(flow, recorded)
+        html = run_page_html(flow, recorded)
         written = time.perf_counter() - began
         page_path.write_text(html, encoding="utf-8")
         size = page_path.stat().st_size / 2**20
-        print(f"{len(recorded):,} events; replay_html {written * 1000:.0f} ms, {size:.2f} MiB")
+        print(f"{len(recorded):,} events; run_page_html {written * 1000:.0f} ms, {size:.2f} MiB")
         last = f"#ev-{len(recorded) - 1}"
         with sync_playwright() as playwright:
             browser = playwright.chromium.launch(

@@ -1,4 +1,4 @@
-"""The replay page in a real browser shows a structured reply's fields and the route taken."""
+"""The run page in a real browser shows a structured reply's fields and the route taken."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from roost import load_flow
 from roost.engine import Runner
 from roost.ports import MemoryLog
-from roost.visualize import replay_html
+from roost.visualize import run_page_html
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser
@@ -34,7 +34,7 @@ def test_a_verdict_reads_as_its_fields_and_each_routed_step_names_its_route(
         pool.submit(asyncio.run, signed_off()).result()
     events = log.load()
     page_file = tmp_path / "review.html"
-    page_file.write_text(replay_html(flow, events), encoding="utf-8")
+    page_file.write_text(run_page_html(flow, events), encoding="utf-8")
     page = browser.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))

@@ -1,4 +1,4 @@
-"""The replay page: one self-contained HTML file that steps through a run over its graph.
+"""The run page: one self-contained HTML file that steps through a run over its graph.
 
 The page holds everything it needs: the graph as inline SVG (ids from
 ``roost.visualize.ids``), the stylesheet, the script and the events as JSON. It
@@ -48,23 +48,23 @@ _COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 _SVG_SIZE = re.compile(r'(<svg\b[^>]*?)\s(width|height)="[^"]*"')
 
 
-def replay_html(flow: Flow, events: Sequence[Event], images: ImageStore | None = None) -> str:
-    """The replay page of a run of ``flow`` (or of the bare flow when ``events`` is empty).
+def run_page_html(flow: Flow, events: Sequence[Event], images: ImageStore | None = None) -> str:
+    """The run page of a run of ``flow`` (or of the bare flow when ``events`` is empty).
 
     The images its messages carry are read from ``images`` and embedded in the page.
     """
     parts = {
         "TITLE": html.escape(redact(f"{flow.name} · roost replay", flow.secrets)),
         "HEADING": _heading(flow),
-        "CSS": _asset("replay.css"),
+        "CSS": _asset("run_page.css"),
         "SVG": inline_svg(flow_graph(flow, events, title=False, mark_final=False, for_page=True)),
-        "JS": _asset("replay.js"),
+        "JS": _asset("run_page.js"),
         # Events never hold secrets (the engine keeps them out; run_start has the text as
         # written, placeholders unexpanded), so the data is embedded as recorded.
         "DATA": script_json({**page_data(flow, events), "images": image_urls(events, images)}),
     }
     # One pass, so text from the flow or the run that looks like a placeholder stays text.
-    return _PLACEHOLDER.sub(lambda match: parts[match.group(1)], _asset("replay.html"))
+    return _PLACEHOLDER.sub(lambda match: parts[match.group(1)], _asset("run_page.html"))
 
 
 def inline_svg(graph: graphviz.Digraph) -> str:

@@ -1,4 +1,4 @@
-// roost replay page: steps through a run's events over its graph.
+// roost run page: steps through a run's events over its graph.
 // The transcript is built once; each step only changes the classes of the
 // elements that differ between the old and the new step.
 "use strict";

@@ -1,4 +1,4 @@
-"""The replay page's text: self-contained, safely escaped, with the data its script needs."""
+"""The run page's text: self-contained, safely escaped, with the data its script needs."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import json
 import re
 from html.parser import HTMLParser
 
-from roost.visualize import replay_html
+from roost.visualize import run_page_html
 from roost.visualize.ids import node_id
-from roost.visualize.replay_page import page_data, script_json
+from roost.visualize.run_page import page_data, script_json
 from tests.visualize import flows
 
 
@@ -36,7 +36,7 @@ def test_script_json_cannot_close_the_script_element() -> None:
 
 
 def test_page_is_self_contained() -> None:
-    page = replay_html(flows.load("team.yaml"), flows.team_run())
+    page = run_page_html(flows.load("team.yaml"), flows.team_run())
     parser = _Resources()
     parser.feed(page)
     assert parser.urls == []  # no script, style, image or link is fetched
@@ -50,7 +50,7 @@ def test_page_is_self_contained() -> None:
 
 def test_placeholders_in_user_text_stay_text() -> None:
     events = flows.Log().message("USER", "assistant", "@@ROOST_JS@@ and @@ROOST_SVG@@").events
-    page = replay_html(flows.load("two.yaml"), events)
+    page = run_page_html(flows.load("two.yaml"), events)
     data = re.search(r'id="roost-data">(.*?)</script>', page, re.DOTALL)
     assert data is not None
     assert json.loads(data.group(1))["events"][0]["content"] == "@@ROOST_JS@@ and @@ROOST_SVG@@"
@@ -78,7 +78,7 @@ def test_page_data_maps_events_to_graph_elements() -> None:
 
 def test_svg_ids_match_the_page_data() -> None:
     flow, events = flows.load("team.yaml"), flows.team_run()
-    page = replay_html(flow, events)
+    page = run_page_html(flow, events)
     data = page_data(flow, events)
     wanted = {edge for _nodes, edge in data["targets"] if edge}
     wanted |= {node for nodes, _edge in data["targets"] for node in nodes}

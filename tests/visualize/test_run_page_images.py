@@ -1,4 +1,4 @@
-"""The replay page shows the images of a run's messages, embedded, in a real browser."""
+"""The run page shows the images of a run's messages, embedded, in a real browser."""
 
 from __future__ import annotations
 

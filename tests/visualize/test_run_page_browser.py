@@ -1,4 +1,4 @@
-"""The replay page in a real browser: stepping, highlighting, search, isolation, speed."""
+"""The run page in a real browser: stepping, highlighting, search, isolation, speed."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from roost.events import (
     ToolCallEvent,
 )
 from roost.store.jsonl import JsonlLog
-from roost.visualize import replay_html
+from roost.visualize import run_page_html
 from roost.visualize.ids import slug
 from tests.cli_inprocess import run_cli
 from tests.visualize import flows
@@ -49,7 +49,7 @@ class Opened:
 
 
 def open_page(browser: Browser, path: Path, flow: Flow, events: list[Event]) -> Iterator[Opened]:
-    path.write_text(replay_html(flow, events), encoding="utf-8")
+    path.write_text(run_page_html(flow, events), encoding="utf-8")
     page = browser.new_page(viewport={"width": 1100, "height": 700})
     opened = Opened(page, path.resolve().as_uri())
     page.on("request", lambda request: opened.requests.append(request.url))
@@ -267,7 +267,7 @@ def long_run(size: int) -> list[Event]:
 
 
 def test_five_thousand_events_step_through_to_the_end(browser: Browser, tmp_path: Path) -> None:
-    # How fast this is lives in bench/replay_page.py; here, what the steps do.
+    # How fast this is lives in bench/run_page.py; here, what the steps do.
     events = long_run(5000)
     for opened in open_page(browser, tmp_path / "long.html", flows.load("team.yaml"), events):
         page = opened.page
