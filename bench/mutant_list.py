@@ -3593,6 +3593,55 @@ BUDGETS = [
     ),
 ]
 
+SOURCES_TESTS = (
+    "tests/engine/test_clock.py",
+    "tests/engine/test_skills.py",
+    "tests/store/test_replay.py",
+)
+SOURCES = [
+    # -- a Runner's sources, and a replay's from the record (engine/sources.py, engine/recorded/)
+    Mutant(
+        "sources-never-bound",
+        "roost/engine/sources.py",
+        "            if isinstance(source, Bound):\n                source.bind(run)\n",
+        "            pass\n",
+        SOURCES_TESTS,
+        "no recorded source learns where the run stands: a replay cannot answer a tool call",
+    ),
+    Mutant(
+        "recorded-clock-live-time",
+        "roost/engine/recorded/world.py",
+        "return self._times.get(_next_seq(self._run)) or now_iso()",
+        "return now_iso()",
+        ("tests/engine/test_clock.py",),
+        "a replay stamps its events with the time now, not the times the run recorded",
+    ),
+    Mutant(
+        "recorded-skills-latest-ignored",
+        "roost/engine/recorded/world.py",
+        "index = bisect.bisect_right(self._seqs, _next_seq(self._run)) - 1",
+        "index = len(self._seqs) - 1",
+        ("tests/engine/test_skills.py",),
+        "a replay shows the skills list recorded last in the run, not the one in force then",
+    ),
+    Mutant(
+        "recorded-tools-position-ignored",
+        "roost/engine/recorded/tools.py",
+        "candidates = [seq for seq in in_flight if seq in self.by_seq]",
+        "candidates: list[int] = []",
+        ("tests/store/test_replay.py", "tests/engine/test_stopped_runs.py"),
+        "a replayed call takes the first recorded result of its kind, not the one of the call open",
+    ),
+    Mutant(
+        "recorded-flow-not-marked",
+        "roost/flow/loader.py",
+        "    flow._from_record = True\n",
+        "",
+        ("tests/attacks/test_context_globs.py",),
+        "a run file's flow reads context files outside the folder its replay runs in",
+    ),
+]
+
 MUTANTS: list[Mutant] = [
     *ENGINE,
     *STORE,
@@ -3627,4 +3676,5 @@ MUTANTS: list[Mutant] = [
     *STUDIO,
     *GRADED_TESTS,
     *BUDGETS,
+    *SOURCES,
 ]

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from roost.engine.defaults import default_toolbox
@@ -50,7 +49,6 @@ from roost.events import (
     ToolResultEvent,
     event_dict,
 )
-from roost.nodes.context import replay_root
 from roost.runstate import fold
 
 if TYPE_CHECKING:
@@ -125,16 +123,12 @@ async def replay_run(
     providers = sources.providers
     assert isinstance(providers, RecordedProviders)
     stopped: str | None = None
-    # A run file's own flows name their folder: their context files are read only
-    # inside the current folder (an edited flow given as ``flow`` is the user's own).
-    confined = replay_root.set(Path.cwd() if flow is None else None)
     legacy = legacy_digests.set(_legacy_calls(recorded, runner))
     try:
         await _drive(runner, expected, stops, flows)
     except RoostError as exc:
         stopped = str(exc)
     finally:
-        replay_root.reset(confined)
         legacy_digests.reset(legacy)
         closer = getattr(sources.tools, "aclose", None)  # live tools may have MCP servers to stop
         if closer is not None:

@@ -89,7 +89,9 @@ def load_recorded_flow(text: str, path: str) -> Flow:
     placeholder stays as written (a value that then does not validate is left
     out, its default taken). Only a flow the user gives reads the environment.
     """
-    return _loaded(check_flow_text(text, path, recorded=True))
+    flow = _loaded(check_flow_text(text, path, recorded=True))
+    flow._from_record = True
+    return flow
 
 
 def unchecked_flow(data: Mapping[str, Any], path: str, text: str = "") -> Flow:

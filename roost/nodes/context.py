@@ -8,15 +8,16 @@ the reply stops with an error entry naming the agent, rather than walking and
 reading without end.
 
 A replay of a run's own recorded flows reads context files only when that
-flow's folder is inside the folder the replay runs in (``replay_root``): a run
-file may come from anyone, and its flow's path is whatever the file says.
+flow's folder is inside the current folder (``Flow.from_record``: a flow loaded
+from a run's record): a run file may come from anyone, and its flow's path is
+whatever the file says. An edited flow given to the replay is the user's own.
 """
 
 from __future__ import annotations
 
 import glob
 import itertools
-from contextvars import ContextVar
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from roost.errors import RoostError
@@ -24,17 +25,12 @@ from roost.flow.context_paths import context_escape
 from roost.flow.models import flow_folder
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from roost.flow.models import Flow
 
 MAX_FILES = 100  # files one reply is given, over all of an agent's globs
 MAX_BYTES = 1024 * 1024  # bytes of those files together
 
 HEADER = "Context files (read just now):\n\n"
-
-# Set while a replay runs a run's recorded flows: the folder their context files must be in.
-replay_root: ContextVar[Path | None] = ContextVar("roost_context_replay_root", default=None)
 
 
 class ContextFilesError(RoostError):
@@ -51,7 +47,7 @@ def read_context(flow: Flow, agent: str) -> str:
     if not patterns:
         return ""
     folder = flow_folder(flow)
-    refused = _replay_refusal(folder)
+    refused = _refusal_of_record(flow, folder)
     budget = _Budget(agent)
     blocks: list[str] = []
     for pattern in patterns:
@@ -68,9 +64,9 @@ def read_context(flow: Flow, agent: str) -> str:
     return HEADER + "\n\n".join(blocks)
 
 
-def _replay_refusal(folder: Path) -> str | None:
-    root = replay_root.get()
-    if root is None or folder.resolve().is_relative_to(root.resolve()):
+def _refusal_of_record(flow: Flow, folder: Path) -> str | None:
+    """Why a recorded flow's context files are not read: its folder is outside this one."""
+    if not flow.from_record or folder.resolve().is_relative_to(Path.cwd().resolve()):
         return None
     return "not read: a replay reads only context files inside the folder it runs in"
 

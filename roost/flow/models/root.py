@@ -129,6 +129,7 @@ class Flow(Strict):
     # Where the flow came from; set by the loader, not part of the schema.
     _path: str = PrivateAttr(default="<string>")
     _text: str = PrivateAttr(default="")
+    _from_record: bool = PrivateAttr(default=False)  # see ``from_record``
 
     @field_validator("roost", mode="before")
     @classmethod
@@ -149,6 +150,13 @@ class Flow(Strict):
     @property
     def path(self) -> str:
         return self._path
+
+    @property
+    def from_record(self) -> bool:
+        """Loaded from a run's record (``load_recorded_flow``): data from anywhere, which
+        decides nothing of the local environment (its context files are read only inside
+        the current folder)."""
+        return self._from_record
 
     @property
     def text(self) -> str:
