@@ -3624,14 +3624,10 @@ SOURCES = [
         ("tests/engine/test_skills.py",),
         "a replay shows the skills list recorded last in the run, not the one in force then",
     ),
-    Mutant(
-        "recorded-tools-position-ignored",
-        "roost/engine/recorded/tools.py",
-        "candidates = [seq for seq in in_flight if seq in self.by_seq]",
-        "candidates: list[int] = []",
-        ("tests/store/test_replay.py", "tests/engine/test_stopped_runs.py"),
-        "a replayed call takes the first recorded result of its kind, not the one of the call open",
-    ),
+    # Left out as equivalent on every reachable path: RecordedTools.answer finds the call
+    # open at the same seq (in_flight) and also pops each answered pair from by_seq; either
+    # alone gives each call its own result (tests/engine/test_recorded_sources.py), so a
+    # mutant dropping one of the two survives by the other.
     Mutant(
         "recorded-flow-not-marked",
         "roost/flow/loader.py",

@@ -13,17 +13,22 @@ from typing import TYPE_CHECKING, Any
 from roost.runstate import HistoryEntry, RunState, apply, fold
 
 if TYPE_CHECKING:
-    from roost.engine.runner import ChildRuns, Runner
+    from roost.engine.child_runs import ChildRuns
+    from roost.engine.runner import Runner
     from roost.engine.sources import Sources
 
 __all__ = ["ChildRuns", "HistoryEntry", "RunState", "Runner", "Sources", "apply", "fold"]
 
 
 def __getattr__(name: str) -> Any:
-    if name in ("Runner", "ChildRuns"):
-        from roost.engine import runner
+    if name == "Runner":
+        from roost.engine.runner import Runner
 
-        return getattr(runner, name)
+        return Runner
+    if name == "ChildRuns":
+        from roost.engine.child_runs import ChildRuns
+
+        return ChildRuns
     if name == "Sources":
         from roost.engine.sources import Sources
 

@@ -21,6 +21,7 @@ import itertools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from roost.engine.child_runs import ChildRuns
 from roost.engine.defaults import default_toolbox
 from roost.engine.digests import is_legacy_digest, legacy_digests
 from roost.engine.flows import flow_record
@@ -31,7 +32,7 @@ from roost.engine.recorded import (
     Stops,
     recorded_sources,
 )
-from roost.engine.runner import CANCELLED, ChildRuns, Runner
+from roost.engine.runner import CANCELLED, Runner
 from roost.errors import EventLogError, RoostError
 from roost.events import (
     OUTSIDE_CALLS,
@@ -372,7 +373,7 @@ class LiveTools:
         box = self._boxes.get(id(flow))
         if box is None:
             # Sub-flows run too, as child runs of their own on logs kept in memory.
-            box = self._boxes[id(flow)] = default_toolbox(flow, ChildRuns())
+            box = self._boxes[id(flow)] = default_toolbox(flow, ChildRuns(Runner))
         tools: Sequence[Any] = box(agent, text)
         return tools
 

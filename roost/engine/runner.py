@@ -17,9 +17,10 @@ import asyncio
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from roost.engine.background import BackgroundSource, BackgroundTasks, started_text
+from roost.engine.background import BackgroundSource, BackgroundTasks
 from roost.engine.call_cursors import Calls, Cursor
 from roost.engine.calls import ModelCaller, TextSink, reply_formats
+from roost.engine.child_runs import ChildLogs, ChildRuns
 from roost.engine.defaults import default_provider, default_toolbox
 from roost.engine.digests import settings_of
 from roost.engine.flows import check_keeps_history, flow_record, text_hash
@@ -29,7 +30,6 @@ from roost.engine.images import LoadedImage, image_source, keep, start_images_as
 from roost.engine.interpreter import Interpreter
 from roost.engine.recorder import Clock, Recorder
 from roost.engine.sources import Sources
-from roost.errors import RoostError
 from roost.events import (
     BackgroundEvent,
     ErrorEvent,
@@ -41,7 +41,7 @@ from roost.events import (
     now_iso,
 )
 from roost.flow.redact import Redactor
-from roost.ports import EventLog, ImageStore, MemoryBank, MemoryImages, MemoryLog, StampedLog
+from roost.ports import EventLog, ImageStore, MemoryImages, MemoryLog
 from roost.runstate import RunState, fold
 
 if TYPE_CHECKING:  # roost.tools is imported only by flows that have tools
@@ -53,8 +53,6 @@ if TYPE_CHECKING:  # roost.tools is imported only by flows that have tools
 EventSink = Callable[[Event], None]
 # What a cancelled step records: the error entry, and the result of each tool call it stopped.
 CANCELLED = "cancelled: the step was stopped before it finished; retry to redo it"
-
-ChildLogs = Callable[[str], EventLog]
 
 
 class Runner:
@@ -401,6 +399,7 @@ class Runner:
         if self._tools is None:
             # The toolbox's sub-flows become child runs of this run, on its child_log.
             subflows = ChildRuns(
+                Runner,
                 parent=self.log,
                 child_log=self.child_log,
                 memory=self.memory,
@@ -435,150 +434,10 @@ class Runner:
     async def _resume_child(self, task: BackgroundEvent) -> ToolOutcome:
         """The outcome of a background task this process did not start, from its child's log."""
         children = ChildRuns(
+            Runner,
             parent=self.log,
             child_log=self.child_log,
             memory=self.memory,
             background=self._own_background,
         )
         return await children.resume(task)
-
-
-class ChildRuns:
-    """Runs ``flow:`` tools as child runs: the ``SubflowRunner`` a Runner hands its toolbox.
-
-    Each sub-flow runs with its own Runner on a log from ``child_log`` (memory
-    by default) whose ``run_start`` names ``parent``'s run and the tool call,
-    to completion or to its first interrupt; its last message is the tool's
-    result. Made without a parent, the child runs stand alone. A sub-flow with a
-    ``memory:`` section keeps and recalls its entries in ``memory``, the parent's bank.
-    """
-
-    def __init__(
-        self,
-        *,
-        parent: EventLog | None = None,
-        child_log: ChildLogs | None = None,
-        providers: Callable[[str], Provider] | None = None,
-        memory: MemoryBank | None = None,
-        background: BackgroundTasks | None = None,
-        budget_left: Callable[[], dict[str, float] | None] | None = None,
-    ) -> None:
-        self._parent = parent
-        # What the parent's budget has left: the child run's own limits.
-        self._budget_left = budget_left
-        self._child_log: ChildLogs = child_log or MemoryLog
-        self._providers = providers
-        self._memory = memory
-        self._background = background
-        self._claimed: set[str] = set()
-        self.logs: dict[str, EventLog] = {}  # child run id -> its log, for callers and tests
-
-    async def run_subflow(
-        self, flow: Flow, message: str | None, *, tool: str, arguments: dict[str, Any]
-    ) -> ToolOutcome:
-        """Runs ``flow`` as a child run and returns its last message (an error as an error)."""
-        log = self._new_child(tool, arguments)
-        return await self._run_child(flow, log, message)
-
-    async def start_background(
-        self, flow: Flow, message: str | None, *, tool: str, arguments: dict[str, Any]
-    ) -> ToolOutcome:
-        """Starts ``flow`` as a child run going on by itself; answers with the task's id."""
-        from roost.tools.base import ToolOutcome
-
-        background = self._background
-        if background is None:
-            text = (
-                f"the sub-flow tool {tool!r} cannot run in the background here: background "
-                "tasks run only within a Runner's run"
-            )
-            return ToolOutcome(text, is_error=True)
-        log = self._new_child(tool, arguments)
-        background.logs[log.run_id] = log
-        task = background.new_id()
-        background.launch(task, self._run_child(flow, log, message))
-        return ToolOutcome(started_text(tool, task, log.run_id), child_run=log.run_id, task=task)
-
-    async def resume(self, task: BackgroundEvent) -> ToolOutcome:
-        """The outcome of a background task's child run, picked up from its log.
-
-        A child that ended is read as it ended; one a stopped process left mid-step
-        is retried to its end; one with no log is a failure.
-        """
-        from roost.engine.background import LOST
-        from roost.engine.flows import flow_in_force
-        from roost.engine.subflow import outcome_of
-        from roost.flow import load_flow_text
-        from roost.tools.base import ToolOutcome
-
-        run = task.child_run
-        known = self._background.logs.get(run) if self._background is not None else None
-        log = known or self._child_log(run)
-        events = log.load()
-        record = flow_in_force(events)
-        state = fold(events)
-        if record is None or state.status == "new":
-            return ToolOutcome(LOST.format(run=run, task=task.task), is_error=True, child_run=run)
-        start = events[0]
-        own = self._parent is None or getattr(start, "parent", None) == self._parent.run_id
-        if state.status == "running" and not own:
-            # A fork's task: the child run is its origin's, which only that run continues.
-            text = f"the child run {run} of background task {task.task} did not finish"
-            return ToolOutcome(text, is_error=True, child_run=run)
-        if state.status == "running":
-            flow = load_flow_text(record.text, record.path)
-            runner = Runner(
-                flow=flow,
-                log=log,
-                child_log=self._child_log,
-                sources=Sources(providers=self._providers),
-            )
-            try:
-                await runner.retry()
-            except RoostError as exc:
-                text = f"sub-flow {record.name!r} failed: {exc}"
-                return ToolOutcome(text, is_error=True, child_run=run)
-            events = log.load()
-        return outcome_of(events, record.name, run)
-
-    def _child_budget(self, flow: Flow) -> dict[str, float] | None:
-        """The child's limits: what the parent has left, or the child's own when lower."""
-        left = self._budget_left() if self._budget_left is not None else None
-        if not left:
-            return None
-        own = flow.budget.limits() if flow.budget is not None else {}
-        return {limit: min(value, own.get(limit, value)) for limit, value in left.items()}
-
-    def _new_child(self, tool: str, arguments: dict[str, Any]) -> EventLog:
-        """The log of a new child run, linked to the parent run and the call that starts it."""
-        # Only a flow with a flow: tool gets here: the tools package is loaded already.
-        from roost.engine.subflow import new_child_id, open_call
-        from roost.tools.subflow import current_tool_call
-
-        call_id = current_tool_call.get()
-        if call_id is None and self._parent is not None:
-            call_id = open_call(self._parent.load(), tool, arguments, self._claimed)
-        parent_id = self._parent.run_id if self._parent is not None else None
-        log = StampedLog(
-            self._child_log(new_child_id()), parent=parent_id, parent_tool_call=call_id
-        )
-        self.logs[log.run_id] = log
-        return log
-
-    async def _run_child(self, flow: Flow, log: EventLog, message: str | None) -> ToolOutcome:
-        from roost.engine.subflow import outcome_of
-        from roost.tools.base import ToolOutcome
-
-        try:
-            runner = Runner(
-                flow=flow,
-                log=log,
-                child_log=self._child_log,
-                budget=self._child_budget(flow),
-                sources=Sources(providers=self._providers, memory=self._memory),
-            )
-            await runner.start(message)
-        except RoostError as exc:
-            text = f"sub-flow {flow.name!r} failed: {exc}"
-            return ToolOutcome(text, is_error=True, child_run=log.run_id)
-        return outcome_of(log.load(), flow.name, log.run_id)

@@ -1,6 +1,6 @@
 """What a child run is made of: its id, its linked log, the call it answers, its outcome.
 
-``ChildRuns`` (in ``roost.engine.runner``, beside the ``Runner`` it starts)
+``ChildRuns`` (in ``roost.engine.child_runs``, given the ``Runner`` it starts)
 runs a ``flow:`` tool's sub-flow with its own Runner on a ``StampedLog``,
 whose ``run_start`` event names the parent run and the tool call that started
 it, so a person can open the child from the parent's ``tool_result`` (its

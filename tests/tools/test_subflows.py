@@ -56,7 +56,7 @@ def results(events: list[Event]) -> dict[str, ToolResultEvent]:
 async def run(flow: Flow, logs: Logs, *, explicit: bool = True) -> MemoryLog:
     log = MemoryLog("parent")
     if explicit:
-        toolbox = toolbox_for(flow, runner=ChildRuns(parent=log, child_log=logs))
+        toolbox = toolbox_for(flow, runner=ChildRuns(Runner, parent=log, child_log=logs))
         runner = Runner(flow=flow, log=log, child_log=logs, sources=Sources(tools=toolbox))
     else:
         runner = Runner(
@@ -114,7 +114,7 @@ async def test_the_runners_own_toolbox_links_child_runs() -> None:
 
 async def test_child_runs_without_a_parent_run_in_memory() -> None:
     flow = parent_flow([])
-    tools = toolbox_for(flow, runner=ChildRuns())("boss", "")
+    tools = toolbox_for(flow, runner=ChildRuns(Runner))("boss", "")
     parrot = next(t for t in tools if t.spec.name == "parrot")
     outcome = await parrot.call({"message": "alone"})
     assert outcome.content == "alone" and outcome.child_run
@@ -132,7 +132,7 @@ async def test_without_a_runner_a_subflow_is_listed_but_its_calls_are_errors() -
 async def test_a_parent_log_links_the_child_runs() -> None:
     logs = Logs()
     flow = parent_flow([])
-    runner = ChildRuns(parent=MemoryLog("p1"), child_log=logs)
+    runner = ChildRuns(Runner, parent=MemoryLog("p1"), child_log=logs)
     parrot = next(
         t for t in toolbox_for(flow, runner=runner)("boss", "") if t.spec.name == "parrot"
     )
@@ -144,7 +144,7 @@ async def test_a_parent_log_links_the_child_runs() -> None:
 
 async def test_failing_subflow_and_bad_arguments_are_error_results() -> None:
     flow = parent_flow([], broken={"flow": "failing.yaml"})
-    tools = {t.spec.name: t for t in toolbox_for(flow, runner=ChildRuns())("boss", "")}
+    tools = {t.spec.name: t for t in toolbox_for(flow, runner=ChildRuns(Runner))("boss", "")}
     failed = await tools["broken"].call({"message": "work"})
     assert failed.is_error and "the model is down" in failed.content and failed.child_run
     missing = await tools["parrot"].call({})
@@ -187,7 +187,7 @@ async def test_given_parameters_turn_other_arguments_into_the_message() -> None:
     schema = {"type": "object", "properties": {"city": {"type": "string"}}}
     flow = parent_flow([], trip={"flow": "echo_last.yaml", "parameters": schema})
     trip = next(
-        t for t in toolbox_for(flow, runner=ChildRuns())("boss", "") if t.spec.name == "trip"
+        t for t in toolbox_for(flow, runner=ChildRuns(Runner))("boss", "") if t.spec.name == "trip"
     )
     assert trip.spec.parameters == schema
     assert (await trip.call({"city": "Köln"})).content == '{"city": "Köln"}'
@@ -209,7 +209,7 @@ def test_given_parameters_that_are_not_json_schema_are_a_located_problem() -> No
 
 async def test_a_subflow_waiting_for_tool_approval_says_so() -> None:
     flow = parent_flow([], gated={"flow": "gated.yaml"})
-    tools = toolbox_for(flow, runner=ChildRuns())("boss", "")
+    tools = toolbox_for(flow, runner=ChildRuns(Runner))("boss", "")
     gated = next(t for t in tools if t.spec.name == "gated")
     outcome = await gated.call({"message": "note it"})
     assert outcome.is_error and outcome.child_run
