@@ -104,12 +104,12 @@ class _Suffixed(RequestDigest):
     __slots__ = ("_extra", "_inner")
 
     def __init__(self, inner: RequestDigest, extra: bytes) -> None:
-        super().__init__(None)
+        super().__init__(None, None)
         self._inner = inner
         self._extra = extra
 
-    def finish(self, settings: bytes) -> str:
-        return self._inner.finish(settings + self._extra)
+    def finish(self, settings: bytes, *, legacy: bool = False) -> str:
+        return self._inner.finish(settings + self._extra, legacy=legacy)
 
 
 class ModelCaller:
@@ -124,6 +124,7 @@ class ModelCaller:
         settings: Callable[[str], bytes] | None = None,
         formats: Mapping[str, ReplyFormat] | None = None,
         markers: Callable[[str], MarkerRule] | None = None,
+        legacy_digests: Callable[[], bool] | None = None,
     ) -> None:
         self.recorder = recorder
         self.providers = providers
@@ -131,6 +132,9 @@ class ModelCaller:
         self.on_text = on_text
         # The settings of a provider entry that shape its requests, for the digest.
         self.settings = settings
+        # A replay of a run recorded before the full digest: whether this call was
+        # recorded with the old form, to be digested the same way (``Sources``).
+        self.legacy_digests = legacy_digests
         # Answers a stopped process recorded but did not act on; a redo uses them first.
         self.recorded: deque[LlmCallEvent] = deque()
         self.last_cut = False  # the latest answer stopped at the token limit
@@ -211,7 +215,9 @@ class ModelCaller:
         # A summary is written for the node, not said by it: nothing of it is streamed.
         on_text = None if purpose else self._text_sink(node)
         names = tuple(tool.name for tool in request.tools) if request.tools else ()
-        digested = digest.finish(self.settings(provider_name) if self.settings else b"")
+        settings = self.settings(provider_name) if self.settings else b""
+        legacy = self.legacy_digests is not None and self.legacy_digests()
+        digested = digest.finish(settings, legacy=legacy)
         # Waits for the provider's limits are summed from here, and the observers told at
         # the end; a provider that never takes a turn (no limiter), unobserved, needs neither.
         watched = limits.observers or getattr(provider, "takes_turns", True)

@@ -12,7 +12,7 @@ tool, cannot know them.
 
 Runs recorded before this form have digests ``sha256:<hex>`` that cover the
 prompt, the tool names and the entries shown only. A replay digests each call
-recorded that way the old way (``legacy_digests``), so an old run replays
+recorded that way the old way (a replay's ``Sources.legacy_digests``), so an old run replays
 ``identical`` when nothing changed; such a replay does not see a change the
 old form did not cover (times shown, provider settings).
 """
@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import json
 import re
-from contextvars import ContextVar
 from hashlib import sha256
 from typing import TYPE_CHECKING, Any
 
@@ -44,26 +43,29 @@ REQUEST_SETTINGS = frozenset(
     {"kind", "model", "max_tokens", "temperature", "thinking", "reasoning"}
 )
 
-# While a replay compares with a run recorded before the full form: whether the call
-# being made now was recorded with a legacy digest, to be digested the same way.
-legacy_digests: ContextVar[Callable[[], bool] | None] = ContextVar(
-    "roost_legacy_digests", default=None
-)
-
 
 class RequestDigest:
-    """A request's digest, all but the provider's settings, which the caller adds."""
+    """A request's digest, all but the provider's settings, which the caller adds.
+
+    It can also give the form roost recorded before ``FULL_FORM`` (``legacy=True``):
+    a replay of a run recorded then digests that run's calls the old way, worked out
+    only when asked.
+    """
 
     __slots__ = ("_hash", "_legacy")
 
-    def __init__(self, running: _Hash | None, legacy: str = "") -> None:
+    def __init__(
+        self, running: _Hash | None, legacy: tuple[str, str, bytes, Sequence[ChatMessage]] | None
+    ) -> None:
         self._hash = running
-        self._legacy = legacy
+        self._legacy = legacy  # what the old form digests: prompt, tool names, history
 
-    def finish(self, settings: bytes) -> str:
+    def finish(self, settings: bytes, *, legacy: bool = False) -> str:
         """The digest text, ``settings`` (``request_settings``, encoded) included."""
+        if legacy and self._legacy is not None:
+            return _legacy_digest(*self._legacy)
         if self._hash is None:
-            return self._legacy
+            return ""
         running = self._hash.copy()
         running.update(settings)
         return FULL_FORM + running.hexdigest()
@@ -80,15 +82,13 @@ def request_digest(
     """
     full, legacy = base if isinstance(base, ViewDigest) else (base, base)
     names = ",".join(tool.name for tool in tools) if tools else ""
-    wants_legacy = legacy_digests.get()
-    if wants_legacy is not None and wants_legacy():
-        return RequestDigest(None, _legacy_digest(system, names, legacy, tail))
+    tail = tail if isinstance(tail, list | tuple) else tuple(tail)  # read twice at most
     running = _prefix(b"roost request 2\x1e", system, names)
     running.update(len(full).to_bytes(4, "big") + full)
     for message in tail:
         running.update(message.model_dump_json().encode())
     running.update(b"\x1e")  # the settings follow
-    return RequestDigest(running)
+    return RequestDigest(running, (system, names, legacy, tail))
 
 
 def is_legacy_digest(digest: str) -> bool:

@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING, Any
 
 from roost.engine.child_runs import ChildRuns
 from roost.engine.defaults import default_toolbox
-from roost.engine.digests import is_legacy_digest, legacy_digests
 from roost.engine.flows import flow_record
 from roost.engine.recorded import (
     ProcessStopped,
@@ -53,7 +52,7 @@ from roost.events import (
 from roost.runstate import fold
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable, Sequence
+    from collections.abc import Awaitable, Sequence
 
     from roost.engine.replies import ToolsFor
     from roost.engine.sources import RunPosition, Sources
@@ -124,13 +123,11 @@ async def replay_run(
     providers = sources.providers
     assert isinstance(providers, RecordedProviders)
     stopped: str | None = None
-    legacy = legacy_digests.set(_legacy_calls(recorded, runner))
     try:
         await _drive(runner, expected, stops, flows)
     except RoostError as exc:
         stopped = str(exc)
     finally:
-        legacy_digests.reset(legacy)
         closer = getattr(sources.tools, "aclose", None)  # live tools may have MCP servers to stop
         if closer is not None:
             await closer()
@@ -175,17 +172,6 @@ def _recorded_runner(
     runner = Runner(flow=first, log=log, sources=sources)
     stops.bind(runner)
     return runner, sources
-
-
-def _legacy_calls(recorded: Sequence[Event], runner: Runner) -> Callable[[], bool] | None:
-    """Whether the call being replayed was recorded before digests covered the whole
-    request (it is digested the old way); None when the record has no such call."""
-    old_form = {
-        e.seq
-        for e in recorded
-        if isinstance(e, LlmCallEvent) and is_legacy_digest(e.request_digest)
-    }
-    return (lambda: runner.state.next_seq in old_form) if old_form else None
 
 
 def ends_unfinished(recorded: Sequence[Event]) -> bool:

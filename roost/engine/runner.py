@@ -116,6 +116,7 @@ class Runner:
         # them in memory, for as long as this runner lives.
         self.images: ImageStore = sources.images if sources.images is not None else MemoryImages()
         self.clock: Clock = sources.clock or now_iso  # stamps the events this runner records
+        self._legacy_digests = sources.legacy_digests  # a replay of a run recorded long ago
 
     def _background_of_its_own(self) -> BackgroundTasks:
         """The child runs of background tasks, kept across calls (a replay gives its own)."""
@@ -137,6 +138,7 @@ class Runner:
             settings=settings_of(flow),
             formats=reply_formats(flow),
             markers=flow.markers_of,
+            legacy_digests=self._legacy_digests,
         )
         hooks = self._hooks or LiveHooks(flow, redact)
         self._interpreter = Interpreter(

@@ -65,6 +65,9 @@ class Sources:
     background: BackgroundSource | None = None  # background tasks' results (default: run)
     routes: RouteJudge | None = None  # who judges ``python`` route conditions
     clock: Clock | None = None  # stamps the events (default: now, in UTC)
+    # A replay of a run recorded before requests were digested whole: whether the call
+    # being made now was recorded with the old digest, to be digested the same way.
+    legacy_digests: Callable[[], bool] | None = None
 
     def bind(self, run: RunPosition) -> None:
         """Tells each source that reads the run's position where to read it."""

@@ -17,6 +17,7 @@ from roost.engine.recorded.providers import RecordedProviders, ReplayedError
 from roost.engine.recorded.stops import ProcessStopped, StoppingLog, Stops
 from roost.engine.recorded.tools import RecordedTools
 from roost.engine.recorded.world import (
+    LegacyDigests,
     RecordedBackground,
     RecordedClock,
     RecordedMemory,
@@ -69,4 +70,5 @@ def recorded_sources(
         # Background results come from the record, in its order (live tools run children anew).
         background=None if tools else RecordedBackground(recorded, stops),
         routes=RecordedRoutes(recorded),  # no python condition is called again
+        legacy_digests=LegacyDigests.of(recorded),
     )

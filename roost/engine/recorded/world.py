@@ -13,10 +13,12 @@ from collections import defaultdict, deque
 from typing import TYPE_CHECKING
 
 from roost.engine.background import Finished
+from roost.engine.digests import is_legacy_digest
 from roost.errors import RoostError
 from roost.events import (
     BackgroundEvent,
     Event,
+    LlmCallEvent,
     MemoryEntry,
     MemoryEvent,
     MessageEvent,
@@ -157,3 +159,28 @@ class RecordedClock:
 
     def __call__(self) -> str:
         return self._times.get(_next_seq(self._run)) or now_iso()
+
+
+class LegacyDigests:
+    """Whether the call being made now was recorded before digests covered the whole
+    request (it is digested the old way, as it was then)."""
+
+    def __init__(self, old_form: set[int]) -> None:
+        self._old_form = old_form  # the seqs of the calls recorded with the old digest
+        self._run: RunPosition | None = None
+
+    @classmethod
+    def of(cls, recorded: Sequence[Event]) -> LegacyDigests | None:
+        """The record's old-form calls; None when it has none (the usual case)."""
+        old_form = {
+            e.seq
+            for e in recorded
+            if isinstance(e, LlmCallEvent) and is_legacy_digest(e.request_digest)
+        }
+        return cls(old_form) if old_form else None
+
+    def bind(self, run: RunPosition) -> None:
+        self._run = run
+
+    def __call__(self) -> bool:
+        return _next_seq(self._run) in self._old_form
