@@ -2,35 +2,8 @@
 
 from __future__ import annotations
 
-TELL = """\
-roost: 1
-name: tea-house
-memory: {scope: guests}
-providers:
-  script:
-    kind: scripted
-    replies:
-      - tool_calls:
-          - name: memory__store
-            arguments: {key: tea, content: The guest drinks green tea., importance: 0.9}
-      - Noted. TERMINATE
-agents:
-  guest: {provider: script}
-  host: {provider: script, functions: [memory#store]}
-start: {from: guest, to: host, content: "I only drink green tea."}
-"""
-
-ASK = """\
-roost: 1
-name: tea-order
-memory: {scope: guests}
-providers:
-  echo: {kind: scripted, replies: [{echo: last}]}
-agents:
-  guest: {interrupt: ALWAYS}
-  host: {provider: echo}
-start: {from: guest, to: host, content: "Which tea should I make?"}
-"""
+from tests.fakes.flows import ASK_TEA as ASK
+from tests.fakes.flows import TELL_TEA as TELL
 
 
 def test_a_preference_told_in_one_run_is_recalled_by_another_flow(roost, tmp_path) -> None:  # type: ignore[no-untyped-def]
