@@ -21,10 +21,10 @@ from roost.flow import load_flow_text
 from roost.store.memory import SqlMemory
 from roost.store.sql import SqlStore
 from tests.cli_inprocess import run_cli
-from tests.engine.test_memory_subflows import ASK as ASK_SUBFLOW
-from tests.engine.test_memory_subflows import PARENT
-from tests.fakes.flows import NOTE_SUBFLOW
-from tests.store.test_memory_cli import ASK, TELL  # the same two flows, told and asked
+from tests.fakes.flows import ASK_SUBFLOW, NOTE_SUBFLOW
+from tests.fakes.flows import ASK_TEA as ASK
+from tests.fakes.flows import MEMORY_PARENT as PARENT
+from tests.fakes.flows import TELL_TEA as TELL
 
 if TYPE_CHECKING:
     from roost.flow.models import Flow

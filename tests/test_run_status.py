@@ -39,7 +39,7 @@ from roost.runstate import fold, statuses
 from roost.store.sql import SqlStore
 from roost.store.summary import summarize as store_summary
 from roost.visualize.run_summary import summarize as drawn_summary
-from tests.engine.test_state import drive, scenarios
+from tests.fakes.random_runs import drive, scenarios
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence

@@ -1,4 +1,5 @@
-"""Batch fixtures: a two-reply flow, inputs written as a user would, the CLI in this process."""
+"""Batch fixtures: a two-reply flow, inputs written as a user would, the CLI in this process,
+and two flows whose rows store and recall memory."""
 
 from __future__ import annotations
 
@@ -9,10 +10,13 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from roost.cli import main
+from roost.events import MessageEvent
 from tests.store.conftest import pg_server, pg_url  # noqa: F401  (PostgreSQL for batches)
 
 if TYPE_CHECKING:
     from pathlib import Path
+
+    from roost.store.sql import SqlStore
 
 # Each row: the bot echoes the row's message, then the person ends the run.
 TWO = """\
@@ -66,3 +70,46 @@ def roost(capsys: pytest.CaptureFixture[str]) -> Roost:
 
 def results(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+# --------------------------------------------------------------------------- memory
+
+# Each row's host stores what the guest drinks.
+TELL = """\
+roost: 1
+name: tell
+memory: {scope: guests}
+providers:
+  script:
+    kind: scripted
+    replies:
+      - tool_calls:
+          - name: memory__store
+            arguments: {key: tea, content: The guest drinks green tea., importance: 0.9}
+      - Noted. TERMINATE
+agents:
+  guest: {provider: script}
+  host: {provider: script, functions: [memory#store]}
+start: {from: guest, to: host, content: "I only drink green tea."}
+"""
+
+# Its model repeats what it is sent, then the guest ends the run: the reply shows the recall.
+ASK = """\
+roost: 1
+name: ask
+memory: {scope: guests}
+providers:
+  script: {kind: scripted, replies: [{echo: last}, TERMINATE]}
+agents:
+  guest: {provider: script}
+  host: {provider: script}
+start: {from: guest, to: host, content: "Which tea should I make?"}
+"""
+
+RECALLED = "- tea: The guest drinks green tea."
+
+
+def host_said(store: SqlStore, run: str) -> list[str]:
+    """What the host of ``run`` said: its one echo shows what it was sent."""
+    events = store.log(run).load()
+    return [e.content for e in events if isinstance(e, MessageEvent) and e.from_ == "host"]

@@ -20,7 +20,7 @@ import pytest
 
 from roost.events import LlmCallEvent, RunStartEvent, ToolResultEvent
 from roost.store.sql import SqlStore
-from tests.batch.conftest import TWO, Roost, jsonl, results
+from tests.batch.conftest import ASK, RECALLED, TELL, TWO, Roost, host_said, jsonl, results
 from tests.cli_process import _MAIN, run_cli
 
 if TYPE_CHECKING:
@@ -302,8 +302,6 @@ def test_a_store_or_address_a_cluster_cannot_use_is_refused_before_anything_runs
 def test_rows_on_the_cluster_store_and_recall_memory(
     ray_head: str, pg_url: str, tmp_path: Path
 ) -> None:
-    from tests.batch.test_memory import ASK, RECALLED, TELL, host_said
-
     (tmp_path / "tell.yaml").write_text(TELL)
     (tmp_path / "ask.yaml").write_text(ASK)
     jsonl(tmp_path / "tell.jsonl", {"message": "I only drink green tea."})

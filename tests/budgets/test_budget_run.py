@@ -25,7 +25,7 @@ from roost.ports import MemoryLog
 from roost.pricing import run_cost
 from roost.runstate import fold
 from tests.budgets.conftest import looping_flow
-from tests.engine.test_tool_loop import FakeTool
+from tests.fakes.tools import FakeTool
 
 if TYPE_CHECKING:
     from collections.abc import Callable

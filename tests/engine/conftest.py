@@ -38,3 +38,58 @@ def messages(events: list[Event]) -> list[tuple[str, str, str]]:
 def runner_for(text: str, **options: Any) -> tuple[Runner, MemoryLog]:
     log = MemoryLog("run-1")
     return Runner(flow=make_flow(text), log=log, **runner_options(options)), log
+
+
+# A flow that puts the secret it reads as ${TOKEN} in a start message, a tool call and a reply.
+LEAKY = """
+roost: 1
+name: leaky
+providers:
+  mock:
+    kind: scripted
+    replies:
+      - {echo: system}
+      - tool_calls: [{name: shout, arguments: {text: "key ${TOKEN} here"}}]
+      - "the key is ${TOKEN}"
+      - TERMINATE
+  person: {kind: scripted, replies: [ok, {echo: last}]}
+tools:
+  shout: {python: "loud:shout"}
+agents:
+  USER: {role: u, provider: person}
+  bot: {role: "You help.", provider: mock, functions: [shout]}
+start: {from: USER, to: bot}
+"""
+# Templates never read a secret (a flow putting one in vars or a role is refused), so
+# the secret reaches the run through the start message, a tool call and a reply.
+
+SHOUT = '''
+def shout(text: str) -> str:
+    """Repeats the text."""
+    return "heard: " + text
+'''
+
+
+def write_flow(folder: Path) -> Path:
+    """leaky.yaml and the tool module it names, in ``folder``."""
+    (folder / "loud.py").write_text(SHOUT)
+    path = folder / "leaky.yaml"
+    path.write_text(LEAKY)
+    return path
+
+
+# A person asked at every turn (interrupt: ALWAYS) and a bot with four scripted replies.
+ASK = """
+roost: 1
+name: ask
+defaults: {provider: mock}
+providers:
+  mock: {kind: scripted, replies: [four, own words, five, TERMINATE]}
+agents:
+  USER: {interrupt: ALWAYS, role: the person}
+  bot: {role: b}
+start: {from: USER, to: bot, content: "2 + 2?"}
+"""
+
+# A sentence long enough that a few of them fill a small context window.
+LONG = "The tide comes in and the tide goes out, and the gulls call over the water. "

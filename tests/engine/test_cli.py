@@ -10,21 +10,10 @@ from pathlib import Path
 import pytest
 
 from tests.cli_inprocess import Ran, run_cli
+from tests.engine.conftest import ASK
 
 REPO = Path(__file__).resolve().parents[2]
 FLOWS = REPO / "flows"
-
-ASK = """
-roost: 1
-name: ask
-defaults: {provider: mock}
-providers:
-  mock: {kind: scripted, replies: [four, own words, five, TERMINATE]}
-agents:
-  USER: {interrupt: ALWAYS, role: the person}
-  bot: {role: b}
-start: {from: USER, to: bot, content: "2 + 2?"}
-"""
 
 BROKEN = ASK.replace("[four, own words, five, TERMINATE]", "[{error: down}, fine, TERMINATE]")
 

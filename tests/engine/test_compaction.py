@@ -29,7 +29,7 @@ from roost.messages import (
 from roost.nodes.agent import seen_by
 from roost.ports import MemoryLog
 from roost.runstate import RunState, apply, fold
-from tests.engine.conftest import make_flow
+from tests.engine.conftest import LONG, make_flow
 from tests.fakes.recording import Recording
 from tests.fakes.tools import FakeTool, tools_of
 
@@ -37,8 +37,6 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from roost.flow.models import Flow
-
-LONG = "The tide comes in and the tide goes out, and the gulls call over the water. "
 
 
 def pair(

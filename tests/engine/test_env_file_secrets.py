@@ -10,7 +10,7 @@ import os
 from typing import TYPE_CHECKING
 
 from tests.cli_inprocess import Ran, run_cli
-from tests.engine.test_secrets_in_events import write_flow
+from tests.engine.conftest import write_flow
 
 if TYPE_CHECKING:
     from pathlib import Path

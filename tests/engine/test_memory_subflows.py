@@ -13,46 +13,14 @@ from roost.store.memory import SqlMemory
 from roost.store.sql import SqlStore
 from tests.cli_inprocess import run_cli
 from tests.engine.conftest import make_flow
+from tests.fakes.flows import ASK_SUBFLOW as ASK
+from tests.fakes.flows import MEMORY_PARENT as PARENT
 from tests.fakes.flows import NOTE_SUBFLOW
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     from roost.events import Event
-
-
-# A sub-flow whose model repeats what it is sent: its answer shows what was recalled.
-ASK = """\
-roost: 1
-name: ask
-description: Answers from what is remembered.
-memory: {scope: guests}
-providers:
-  echo: {kind: scripted, replies: [{echo: last}]}
-agents:
-  USER: {interrupt: ALWAYS}
-  clerk: {provider: echo}
-start: {from: USER, to: clerk}
-"""
-
-# The parent has no memory of its own: only its sub-flows do.
-PARENT = """\
-roost: 1
-name: front-desk
-providers:
-  script:
-    kind: scripted
-    replies:
-      - {tool_calls: [{name: TOOL, arguments: {message: "MESSAGE"}}]}
-      - Done.
-tools:
-  note: {flow: note.yaml}
-  ask: {flow: ask.yaml}
-agents:
-  guest: {interrupt: ALWAYS}
-  desk: {provider: script, functions: [note, ask]}
-start: {from: guest, to: desk, content: Hello.}
-"""
 
 
 class Children:

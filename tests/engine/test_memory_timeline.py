@@ -16,8 +16,7 @@ from roost.flow import check_flow_text
 from roost.ports import MemoryLog
 from roost.store.memory import SqlMemory
 from roost.store.sql import SqlStore
-from tests.engine.conftest import make_flow
-from tests.engine.test_compaction import LONG
+from tests.engine.conftest import LONG, make_flow
 from tests.fakes.recording import Recording
 from tests.store.conftest import pg_server, pg_url
 

@@ -13,46 +13,12 @@ from roost.flow import load_flow_text
 from roost.flow.redact import Redactor
 from roost.ports import MemoryLog
 from tests.cli_inprocess import Ran, run_cli
+from tests.engine.conftest import write_flow
 
 if TYPE_CHECKING:
     from pathlib import Path
 
 SECRET = "sk-live-4242-very-secret"
-
-FLOW = """
-roost: 1
-name: leaky
-providers:
-  mock:
-    kind: scripted
-    replies:
-      - {echo: system}
-      - tool_calls: [{name: shout, arguments: {text: "key ${TOKEN} here"}}]
-      - "the key is ${TOKEN}"
-      - TERMINATE
-  person: {kind: scripted, replies: [ok, {echo: last}]}
-tools:
-  shout: {python: "loud:shout"}
-agents:
-  USER: {role: u, provider: person}
-  bot: {role: "You help.", provider: mock, functions: [shout]}
-start: {from: USER, to: bot}
-"""
-# Templates never read a secret (a flow putting one in vars or a role is refused), so
-# the secret reaches the run through the start message, a tool call and a reply.
-
-TOOL = '''
-def shout(text: str) -> str:
-    """Repeats the text."""
-    return "heard: " + text
-'''
-
-
-def write_flow(folder: Path) -> Path:
-    (folder / "loud.py").write_text(TOOL)
-    path = folder / "leaky.yaml"
-    path.write_text(FLOW)
-    return path
 
 
 async def test_no_event_holds_a_secret_and_the_models_see_it_masked(tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ from roost.engine import Runner
 from roost.engine.replay import replay_run
 from roost.events import LlmCallEvent, MessageEvent, SkillInfo, SkillsEvent, ToolResultEvent
 from roost.ports import MemoryLog
-from tests.flow.test_skills import write_skill
+from tests.fakes.skills import write_skill
 
 if TYPE_CHECKING:
     from pathlib import Path

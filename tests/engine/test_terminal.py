@@ -19,7 +19,7 @@ from fakes.llm_server import FakeLLMServer
 from fakes.script import Broken, FakeCall, Reply
 
 from tests.cli_inprocess import run_cli
-from tests.engine.test_cli import ASK
+from tests.engine.conftest import ASK
 
 if TYPE_CHECKING:
     from collections.abc import Mapping

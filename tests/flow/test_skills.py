@@ -18,6 +18,7 @@ from roost.flow.skills import (
     user_skills_folder,
 )
 from tests.cli_inprocess import run_cli
+from tests.fakes.skills import write_skill
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -33,14 +34,6 @@ agents:
     provider: p
     skills: SKILLS
 """
-
-
-def write_skill(folder: Path, name: str, description: str, body: str = "Do it.") -> Path:
-    """A skill folder ``folder/name`` whose SKILL.md names it ``name``."""
-    (folder / name).mkdir(parents=True, exist_ok=True)
-    file = folder / name / "SKILL.md"
-    file.write_text(f"---\nname: {name}\ndescription: {description}\n---\n{body}\n")
-    return file
 
 
 def write_flow(folder: Path, skills: str = "all", paths: str = "") -> Path:

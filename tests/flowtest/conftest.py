@@ -1,4 +1,5 @@
-"""A flow with a channel, a director, a tool and a person, and test files written beside it."""
+"""A flow with a channel, a director, a tool and a person, test files written beside it, and
+``roost`` run in this process."""
 
 from __future__ import annotations
 
@@ -6,6 +7,8 @@ import textwrap
 from typing import TYPE_CHECKING
 
 import pytest
+
+from roost.cli import main
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -69,3 +72,18 @@ def write_tests(
     path = folder / name
     path.write_text(f"flow: {flow}\ncases:\n{items}")
     return path
+
+
+def roost(
+    *args: str, cwd: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> tuple[int, str, str]:
+    """``roost ARGS`` in this process, in ``cwd``: (exit status, stdout, stderr)."""
+    monkeypatch.chdir(cwd)
+    try:
+        main(list(args))
+        code = 0
+    except SystemExit as exit_:
+        code = int(exit_.code or 0)
+    out, err = capsys.readouterr()
+    assert "Traceback" not in out + err
+    return code, out, err

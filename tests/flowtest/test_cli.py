@@ -7,25 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from roost.cli import main
-from tests.flowtest.conftest import CASE, write_tests
+from tests.flowtest.conftest import CASE, roost, write_tests
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-def roost(
-    *args: str, cwd: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> tuple[int, str, str]:
-    """``roost ARGS`` in this process, in ``cwd``: (exit status, stdout, stderr)."""
-    monkeypatch.chdir(cwd)
-    try:
-        main(list(args))
-        code = 0
-    except SystemExit as exit_:
-        code = int(exit_.code or 0)
-    out, err = capsys.readouterr()
-    assert "Traceback" not in out + err
-    return code, out, err
 
 
 FAILING = CASE.replace("name: solves it", "name: wrong").replace(

@@ -12,9 +12,8 @@ from roost.api import replay
 from roost.flowtest.cases import CaseResult, run_case
 from roost.flowtest.spec import load_test_file
 from roost.store.sql import SqlStore
-from tests.flowtest.conftest import write_tests
+from tests.flowtest.conftest import roost, write_tests
 from tests.flowtest.support import support_folder
-from tests.flowtest.test_cli import roost
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -12,7 +12,7 @@ import pytest
 
 from roost.importers import import_run
 from roost.importers.model import ImportFormatError
-from tests.importers.test_import import FIXTURES, events_of, messages, roost
+from tests.importers.conftest import FIXTURES, events_of, messages, roost
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -4,16 +4,16 @@ that show, replay identical, fork and go on; ``roost export --to otel`` writes t
 from __future__ import annotations
 
 import json
-import os
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from roost.importers import import_run
 from roost.importers.model import ImportFormatError
-from tests.cli_inprocess import Ran, run_cli
+from tests.importers.conftest import FIXTURES, events_of, messages, roost
 
-FIXTURES = Path(__file__).parent.parent / "fixtures" / "importers"
+if TYPE_CHECKING:
+    from pathlib import Path
 
 CASES = [
     ("ag2_two.json", "ag2"),
@@ -25,24 +25,10 @@ CASES = [
 ]
 
 
-def roost(tmp_path: Path, *args: str) -> Ran:
-    env = {**os.environ, "ROOST_DB": str(tmp_path / "runs.db")}
-    return run_cli(*args, cwd=tmp_path, env=env)
-
-
 def imported(tmp_path: Path, name: str, fmt: str) -> str:
     done = roost(tmp_path, "import", str(FIXTURES / name), "--from", fmt)
     assert done.returncode == 0, done.stderr
     return done.stdout.split()[2]
-
-
-def events_of(name: str, fmt: str) -> list[dict]:
-    _, events, _ = import_run(FIXTURES / name, fmt, "r")
-    return [e.model_dump(by_alias=True, mode="json") for e in events]
-
-
-def messages(events: list[dict]) -> list[tuple[str, str, str]]:
-    return [(e["from"], e["to"], e["content"]) for e in events if e["type"] == "message"]
 
 
 @pytest.mark.parametrize(("name", "fmt"), CASES)

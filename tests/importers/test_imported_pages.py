@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from tests.importers.test_import import FIXTURES, roost
-from tests.visualize.test_run_page_browser import state
+from tests.fakes.run_page import state
+from tests.importers.conftest import FIXTURES, roost
 
 if TYPE_CHECKING:
     from pathlib import Path

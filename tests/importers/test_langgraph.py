@@ -17,7 +17,7 @@ import pytest
 from roost.importers import import_run
 from roost.importers.langgraph import checkpoint_time, decode
 from roost.importers.model import ImportFormatError
-from tests.importers.test_import import FIXTURES, messages, roost
+from tests.importers.conftest import FIXTURES, messages, roost
 
 if TYPE_CHECKING:
     from pathlib import Path

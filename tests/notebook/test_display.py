@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import subprocess
 import sys
 from html.parser import HTMLParser
 from pathlib import Path
 from types import SimpleNamespace
-from typing import TYPE_CHECKING
 
 import pytest
 from IPython.core.formatters import DisplayFormatter
@@ -21,38 +19,15 @@ from roost.notebook import FlowDrawing, RunDrawing, load_ipython_extension, regi
 from roost.ports import MemoryLog
 from roost.store.jsonl import JsonlLog
 from roost.visualize import run_page_html
+from tests.notebook.conftest import FLOW, run_picnic
 from tests.notebook.drawings import NODES, node_titles
 
-if TYPE_CHECKING:
-    from roost.events import Event
-
 ROOT = Path(__file__).resolve().parents[2]
-
-FLOW = """\
-roost: 1
-name: picnic
-defaults: {provider: mock}
-providers:
-  mock: {kind: scripted, replies: ["A park by the river.", "Sandwiches and lemonade."]}
-agents:
-  USER: {interrupt: ALWAYS, role: The person planning the picnic.}
-  scout: {role: You pick the place.}
-  cook: {role: You plan the food.}
-channels:
-  planning: {members: [scout, cook, USER], max_rounds: 4, director: {strategy: round_robin}}
-start: {from: USER, to: planning, content: Plan a picnic for four.}
-"""
 
 
 @pytest.fixture
 def flow() -> Flow:
     return load_flow_text(FLOW, "picnic.yaml")
-
-
-def run_picnic(flow: Flow, log: roost.EventLog) -> list[Event]:
-    state = asyncio.run(roost.run(flow, log=log, answer=lambda state: "Perfect, thanks!"))
-    assert state.status == "terminated"
-    return log.load()
 
 
 class _Frames(HTMLParser):

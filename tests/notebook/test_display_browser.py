@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from roost.flow import load_flow_text
 from roost.notebook import show
 from roost.ports import MemoryLog
-from tests.notebook.test_display import FLOW, run_picnic
+from tests.notebook.conftest import FLOW, run_picnic
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser

@@ -1,17 +1,29 @@
-"""Fixtures: a fake LLM server per test and a factory of providers pointed at it."""
+"""Fixtures: a fake LLM server per test and a factory of providers pointed at it.
+
+And helpers the provider tests share: where in a reply's stream its first text and its
+end come, and ``roost`` run as a command with the environment a test gives it.
+"""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+from cli_inprocess import Ran, run_cli
+from fakes import wire
 from fakes.llm_server import FakeLLMServer
 from pydantic import TypeAdapter
 
 from roost.flow.models import ProviderConfig
 from roost.providers.base import Provider, ProviderContext
 from roost.providers.registry import FACTORIES, _factory
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from fakes.script import Reply
 
 KINDS = ("openai", "openai-responses", "anthropic")
 API_KEY = "sk-test-SECRET-4242"
@@ -63,3 +75,40 @@ def make_provider(server: FakeLLMServer) -> MakeProvider:
 @pytest.fixture(params=KINDS)
 def kind(request: pytest.FixtureRequest) -> str:
     return str(request.param)
+
+
+# --------------------------------------------------------------------------- streams
+
+API = {"openai": "chat", "openai-responses": "responses", "anthropic": "anthropic"}
+
+
+def events_of(kind: str, reply: Reply) -> list[wire.Event]:
+    render = {"chat": wire.chat_events, "responses": wire.responses_events}
+    return render.get(API[kind], wire.anthropic_events)(reply, "m")
+
+
+def before_final(kind: str, reply: Reply) -> int:
+    """How many events of ``reply``'s stream come before the one that makes it whole."""
+    events = events_of(kind, reply)
+    if kind == "openai":  # the chunk with the finish_reason; usage and [DONE] follow it
+        return next(n for n, (_, data) in enumerate(events) if '"finish_reason": "' in data)
+    return len(events) - 1  # response.completed, message_stop: the last event
+
+
+def first_text_event(kind: str, reply: Reply) -> int:
+    """How many events of ``reply``'s stream it takes to send its first text."""
+    render = {
+        "openai": wire.chat_events,
+        "openai-responses": wire.responses_events,
+        "anthropic": wire.anthropic_events,
+    }[kind]
+    events = render(reply, "m")
+    first_piece = reply.text[: reply.chunk_size]
+    return next(n for n, (_, data) in enumerate(events) if f'"{first_piece}"' in data) + 1
+
+
+# --------------------------------------------------------------------------- command line
+
+
+def roost(*args: str, cwd: Path, env: dict[str, str]) -> Ran:
+    return run_cli(*args, cwd=cwd, env={**os.environ, **env})

@@ -2,24 +2,18 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from cli_inprocess import Ran, run_cli
 from fakes.script import FakeCall, Reply, Status
 
-from .conftest import API_KEY
+from .conftest import API_KEY, roost
 
 if TYPE_CHECKING:
     from fakes.llm_server import FakeLLMServer
 
 DATA = Path(__file__).parent / "data"
-
-
-def roost(*args: str, cwd: Path, env: dict[str, str]) -> Ran:
-    return run_cli(*args, cwd=cwd, env={**os.environ, **env})
 
 
 def test_refused_key_stops_the_run_and_retry_resumes_it(

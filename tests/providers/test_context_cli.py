@@ -14,8 +14,7 @@ from typing import TYPE_CHECKING
 from fakes.llm_server import FakeLLMServer, Received
 from fakes.script import Action, Reply
 
-from .conftest import API_KEY
-from .test_cli_errors import roost
+from .conftest import API_KEY, roost
 
 if TYPE_CHECKING:
     from pathlib import Path

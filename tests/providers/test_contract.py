@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import pytest
-from fakes import wire
 from fakes.script import FakeCall, FakeUsage, Reply, Thinking
 
 from roost.messages import (
@@ -200,18 +199,6 @@ async def test_reasoning_goes_back_only_to_the_provider_that_made_it(
     secret = "S1" if kind != "openai" else "let me add"
     assert secret in own_wire
     assert secret not in foreign_wire
-
-
-def first_text_event(kind: str, reply: Reply) -> int:
-    """How many events of ``reply``'s stream it takes to send its first text."""
-    render = {
-        "openai": wire.chat_events,
-        "openai-responses": wire.responses_events,
-        "anthropic": wire.anthropic_events,
-    }[kind]
-    events = render(reply, "m")
-    first_piece = reply.text[: reply.chunk_size]
-    return next(n for n, (_, data) in enumerate(events) if f'"{first_piece}"' in data) + 1
 
 
 def test_a_provider_survives_a_new_event_loop(

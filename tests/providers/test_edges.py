@@ -13,7 +13,6 @@ import socket
 
 import httpx2
 import pytest
-from fakes import wire
 from fakes.llm_server import FakeLLMServer, sse_bytes
 from fakes.script import Broken, FakeCall, Framing, Reply, Status
 
@@ -21,14 +20,13 @@ from roost.errors import ProviderError
 from roost.messages import ModelRequest, ToolSpec, UserMessage
 from roost.providers._retry import StreamInterruptedError
 
-from .conftest import KINDS, MakeProvider, base_url
+from .conftest import KINDS, MakeProvider, base_url, before_final, events_of
 
 ASK = ModelRequest(
     system="s",
     messages=(UserMessage(content="hello"),),
     tools=(ToolSpec(name="lookup_weather"), ToolSpec(name="add")),
 )
-API = {"openai": "chat", "openai-responses": "responses", "anthropic": "anthropic"}
 PATH = {"openai": "/v1/chat/completions", "openai-responses": "/v1/responses"}
 # The event each API ends a whole answer with, as roost names it when it is missing.
 FINAL = {
@@ -40,19 +38,6 @@ FINAL = {
 
 def outcomes(attempts: tuple[dict[str, object], ...]) -> list[object]:
     return [a["outcome"] for a in attempts]
-
-
-def events_of(kind: str, reply: Reply) -> list[wire.Event]:
-    render = {"chat": wire.chat_events, "responses": wire.responses_events}
-    return render.get(API[kind], wire.anthropic_events)(reply, "m")
-
-
-def before_final(kind: str, reply: Reply) -> int:
-    """How many events of ``reply``'s stream come before the one that makes it whole."""
-    events = events_of(kind, reply)
-    if kind == "openai":  # the chunk with the finish_reason; usage and [DONE] follow it
-        return next(n for n, (_, data) in enumerate(events) if '"finish_reason": "' in data)
-    return len(events) - 1  # response.completed, message_stop: the last event
 
 
 # --------------------------------------------------------------------------- framing

@@ -13,8 +13,7 @@ from roost.errors import ProviderError
 from roost.messages import ModelRequest, UserMessage
 from roost.providers._retry import StreamInterruptedError
 
-from .conftest import API_KEY, MakeProvider
-from .test_contract import first_text_event
+from .conftest import API_KEY, MakeProvider, first_text_event
 
 ASK = ModelRequest(system="s", messages=(UserMessage(content="hello"),))
 

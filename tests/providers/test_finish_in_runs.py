@@ -22,8 +22,7 @@ from roost.flow import load_flow_text
 from roost.flow.models import Flow
 from roost.ports import MemoryLog
 
-from .conftest import API_KEY
-from .test_edges import before_final
+from .conftest import API_KEY, before_final
 
 if TYPE_CHECKING:
     from fakes.llm_server import FakeLLMServer

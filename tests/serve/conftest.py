@@ -168,6 +168,18 @@ FLOWS = {
     "gate.py": GATE,
 }
 
+# A person and a bot whose model (the fake LLM server at {url}) has a price in roost's table.
+PRICED = """
+roost: 1
+name: priced
+providers:
+  llm: {{kind: openai, model: gpt-4o-mini, base_url: "{url}/v1", api_key: k, max_retries: 0}}
+agents:
+  USER: {{role: A person., interrupt: ALWAYS}}
+  bot: {{provider: llm, role: You answer.}}
+start: {{from: USER, to: bot, content: hi}}
+"""
+
 
 def fake_served(fake_url: str, name: str) -> str:
     """The head of a flow whose default provider is the fake LLM server at ``fake_url``."""

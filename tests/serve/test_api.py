@@ -8,7 +8,7 @@ import pytest
 from fakes.llm_server import FakeLLMServer
 from fakes.script import FakeUsage, Reply
 
-from tests.serve.conftest import Server, contents, settled
+from tests.serve.conftest import PRICED, Server, contents, settled
 
 if TYPE_CHECKING:
     import httpx2
@@ -331,18 +331,6 @@ def test_the_api_is_documented_at_docs(api: httpx2.Client) -> None:
 def test_nothing_the_tests_sent_made_a_traceback(server: Server) -> None:
     # Runs last in this module: every bad request above was answered without one.
     assert "Traceback" not in server.errors()
-
-
-PRICED = """
-roost: 1
-name: priced
-providers:
-  llm: {{kind: openai, model: gpt-4o-mini, base_url: "{url}/v1", api_key: k, max_retries: 0}}
-agents:
-  USER: {{role: A person., interrupt: ALWAYS}}
-  bot: {{provider: llm, role: You answer.}}
-start: {{from: USER, to: bot, content: hi}}
-"""
 
 
 def test_a_run_s_summary_gives_its_answer_and_its_cost_rounded(

@@ -12,8 +12,15 @@ from fakes.gauged import GaugedLLMServer
 from fakes.script import FakeUsage, Reply
 
 from roost.engine.runner import CANCELLED
-from tests.serve.conftest import Server, contents, settled, start_server, wait_for, write_flows
-from tests.serve.test_production import PRICED
+from tests.serve.conftest import (
+    PRICED,
+    Server,
+    contents,
+    settled,
+    start_server,
+    wait_for,
+    write_flows,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -9,21 +9,18 @@ from fakes.gauged import GaugedLLMServer
 from fakes.script import FakeUsage, Reply, Status
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.serve.conftest import TOKEN, Server, settled, start_server, wait_for, write_flows
+from tests.serve.conftest import (
+    PRICED,
+    TOKEN,
+    Server,
+    settled,
+    start_server,
+    wait_for,
+    write_flows,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
-
-PRICED = """
-roost: 1
-name: priced
-providers:
-  llm: {{kind: openai, model: gpt-4o-mini, base_url: "{url}/v1", api_key: k, max_retries: 0}}
-agents:
-  USER: {{role: A person., interrupt: ALWAYS}}
-  bot: {{provider: llm, role: You answer.}}
-start: {{from: USER, to: bot, content: hi}}
-"""
 
 
 def samples(text: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:

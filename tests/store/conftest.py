@@ -1,4 +1,4 @@
-"""Store test fixtures: a throwaway PostgreSQL server, and logs of every backend.
+"""Store test fixtures: a throwaway PostgreSQL server, logs of every backend, the command line.
 
 The server (see ``tests/postgres.py``) is started once per process, each xdist
 worker having its own; each test gets a fresh database on it.
@@ -6,10 +6,12 @@ worker having its own; each test gets a fresh database on it.
 
 from __future__ import annotations
 
+import io
 from typing import TYPE_CHECKING
 
 import pytest
 
+from roost.cli import main
 from roost.errors import RunNotFoundError
 from roost.events import Event, FlowRecord, MessageEvent, RunStartEvent
 from roost.store.jsonl import JsonlLog
@@ -84,3 +86,54 @@ def message(seq: int, run: str, content: str = "hi") -> MessageEvent:
 def run_events(run: str, count: int) -> list[Event]:
     """A run_start followed by ``count - 1`` messages."""
     return [start_event(run), *(message(seq, run, f"m{seq}") for seq in range(1, count))]
+
+
+# --------------------------------------------------------------------------- command line
+
+CHAT = """\
+roost: 1
+name: chat
+defaults: {provider: mock, max_rounds: 8}
+providers:
+  mock:
+    kind: scripted
+    replies: ["one", "two", "INTERRUPT", "three", {error: boom}, "four", "five"]
+agents:
+  writer: {role: You write.}
+  critic: {role: You criticise.}
+start: {from: critic, to: writer, content: Write a poem}
+"""
+
+
+class Result:
+    def __init__(self, code: int, out: str, err: str) -> None:
+        self.code, self.out, self.err = code, out, err
+
+
+@pytest.fixture
+def roost(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]):  # type: ignore[no-untyped-def]
+    """Runs the roost command line in a fresh folder; returns code, stdout and stderr."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("ROOST_DB", raising=False)
+    monkeypatch.setenv("COLUMNS", "200")
+    (tmp_path / "chat.yaml").write_text(CHAT)
+
+    def invoke(*args: str, stdin: str = "") -> Result:
+        monkeypatch.setattr("sys.stdin", io.StringIO(stdin))
+        code = 0
+        try:
+            main(list(args))
+        except SystemExit as exit_:
+            code = int(exit_.code or 0)
+        captured = capsys.readouterr()
+        return Result(code, captured.out, captured.err)
+
+    return invoke
+
+
+def finished_run(roost) -> str:  # type: ignore[no-untyped-def]
+    """A run paused once, failed once, retried and terminated; its id."""
+    started = roost("run", "chat.yaml", "--answer", "shorter please")
+    run_id = started.out.split()[1]
+    assert roost("retry", run_id).code == 0
+    return run_id

@@ -2,64 +2,15 @@
 
 from __future__ import annotations
 
-import io
 import json
 from typing import TYPE_CHECKING
 
-import pytest
-
-from roost.cli import main
+from tests.store.conftest import CHAT, finished_run
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-CHAT = """\
-roost: 1
-name: chat
-defaults: {provider: mock, max_rounds: 8}
-providers:
-  mock:
-    kind: scripted
-    replies: ["one", "two", "INTERRUPT", "three", {error: boom}, "four", "five"]
-agents:
-  writer: {role: You write.}
-  critic: {role: You criticise.}
-start: {from: critic, to: writer, content: Write a poem}
-"""
-
-
-class Result:
-    def __init__(self, code: int, out: str, err: str) -> None:
-        self.code, self.out, self.err = code, out, err
-
-
-@pytest.fixture
-def roost(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]):  # type: ignore[no-untyped-def]
-    """Runs the roost command line in a fresh folder; returns code, stdout and stderr."""
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("ROOST_DB", raising=False)
-    monkeypatch.setenv("COLUMNS", "200")
-    (tmp_path / "chat.yaml").write_text(CHAT)
-
-    def invoke(*args: str, stdin: str = "") -> Result:
-        monkeypatch.setattr("sys.stdin", io.StringIO(stdin))
-        code = 0
-        try:
-            main(list(args))
-        except SystemExit as exit_:
-            code = int(exit_.code or 0)
-        captured = capsys.readouterr()
-        return Result(code, captured.out, captured.err)
-
-    return invoke
-
-
-def finished_run(roost) -> str:  # type: ignore[no-untyped-def]
-    """A run paused once, failed once, retried and terminated; its id."""
-    started = roost("run", "chat.yaml", "--answer", "shorter please")
-    run_id = started.out.split()[1]
-    assert roost("retry", run_id).code == 0
-    return run_id
+    import pytest
 
 
 def test_runs_lists_stored_runs(roost) -> None:  # type: ignore[no-untyped-def]

@@ -5,14 +5,11 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from tests.store import test_cli
-
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from tests.store.test_cli import Result
+    from tests.store.conftest import Result
 
-roost = test_cli.roost  # the fixture: the command line in a fresh folder
 
 # The writer's role fails as a template until it is fixed; the scripted replies echo
 # the system prompt, so each reply shows which role the writer was given.

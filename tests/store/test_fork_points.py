@@ -6,10 +6,7 @@ import re
 
 import pytest
 
-from tests.store import test_cli
-from tests.store.test_cli import finished_run
-
-roost = test_cli.roost  # the fixture: the command line in a fresh folder
+from tests.store.conftest import finished_run
 
 SUGGESTED = re.compile(r"fork at (\d+)(?: or (\d+))?$")
 

@@ -2,40 +2,11 @@
 
 from __future__ import annotations
 
-from tests.store.test_cli import roost  # noqa: F401  (the fixture)
-
-TELL = """\
-roost: 1
-name: tea-house
-memory: {scope: guests}
-providers:
-  script:
-    kind: scripted
-    replies:
-      - tool_calls:
-          - name: memory__store
-            arguments: {key: tea, content: The guest drinks green tea., importance: 0.9}
-      - Noted. TERMINATE
-agents:
-  guest: {provider: script}
-  host: {provider: script, functions: [memory#store]}
-start: {from: guest, to: host, content: "I only drink green tea."}
-"""
-
-ASK = """\
-roost: 1
-name: tea-order
-memory: {scope: guests}
-providers:
-  echo: {kind: scripted, replies: [{echo: last}]}
-agents:
-  guest: {interrupt: ALWAYS}
-  host: {provider: echo}
-start: {from: guest, to: host, content: "Which tea should I make?"}
-"""
+from tests.fakes.flows import ASK_TEA as ASK
+from tests.fakes.flows import TELL_TEA as TELL
 
 
-def test_a_preference_told_in_one_run_is_recalled_by_another_flow(roost, tmp_path) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+def test_a_preference_told_in_one_run_is_recalled_by_another_flow(roost, tmp_path) -> None:  # type: ignore[no-untyped-def]
     (tmp_path / "tell.yaml").write_text(TELL)
     (tmp_path / "ask.yaml").write_text(ASK)
     assert roost("run", "tell.yaml").code == 0
@@ -45,7 +16,7 @@ def test_a_preference_told_in_one_run_is_recalled_by_another_flow(roost, tmp_pat
     assert "shared:guests" in listed.out and "green tea" in listed.out
 
 
-def test_memory_commands_add_search_and_forget(roost) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+def test_memory_commands_add_search_and_forget(roost) -> None:  # type: ignore[no-untyped-def]
     scope = ("--scope", "shared:guests")
     assert roost("memory", "add", "city", "Lives in Lyon", *scope, "--importance", "0.3").code == 0
     found = roost("memory", "search", 'city" OR NEAR(*', *scope)
@@ -56,7 +27,7 @@ def test_memory_commands_add_search_and_forget(roost) -> None:  # type: ignore[n
     assert "Lyon" not in roost("memory", "list", *scope).out
 
 
-def test_memory_commands_say_what_is_missing(roost) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+def test_memory_commands_say_what_is_missing(roost) -> None:  # type: ignore[no-untyped-def]
     missing = roost("memory", "add", "k", "v")
     assert missing.code == 2 and "needs --scope" in missing.err
     assert "Traceback" not in missing.err
@@ -64,7 +35,7 @@ def test_memory_commands_say_what_is_missing(roost) -> None:  # type: ignore[no-
     assert wrong.code == 2 and "usage: roost memory add KEY CONTENT" in wrong.err
 
 
-def test_memory_list_takes_a_flow_and_says_when_a_scope_is_written_wrong(roost, tmp_path) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+def test_memory_list_takes_a_flow_and_says_when_a_scope_is_written_wrong(roost, tmp_path) -> None:  # type: ignore[no-untyped-def]
     (tmp_path / "tell.yaml").write_text(TELL)
     (tmp_path / "other.yaml").write_text(ASK.replace("scope: guests", "scope: flow"))
     assert roost("run", "tell.yaml").code == 0
@@ -82,7 +53,7 @@ def test_memory_list_takes_a_flow_and_says_when_a_scope_is_written_wrong(roost, 
     assert "shared:guests" in roost("memory", "list", "--scope", "shared:guests").out
 
 
-def test_chat_memory_shows_what_the_flow_remembers(roost, tmp_path) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+def test_chat_memory_shows_what_the_flow_remembers(roost, tmp_path) -> None:  # type: ignore[no-untyped-def]
     (tmp_path / "tell.yaml").write_text(TELL)
     (tmp_path / "ask.yaml").write_text(ASK)
     before = roost("chat", "ask.yaml", stdin="/memory\n/quit\n")
@@ -93,7 +64,7 @@ def test_chat_memory_shows_what_the_flow_remembers(roost, tmp_path) -> None:  # 
 
 
 def test_a_postgresql_store_remembers_across_runs_and_commands(  # type: ignore[no-untyped-def]
-    roost,  # noqa: F811
+    roost,
     tmp_path,
     pg_url,
     monkeypatch,
@@ -111,7 +82,7 @@ def test_a_postgresql_store_remembers_across_runs_and_commands(  # type: ignore[
     assert not (tmp_path / ".roost").exists()  # nothing went to a SQLite file
 
 
-def test_entries_over_the_limits_or_holding_nul_are_refused_in_one_line(roost) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+def test_entries_over_the_limits_or_holding_nul_are_refused_in_one_line(roost) -> None:  # type: ignore[no-untyped-def]
     scope = ("--scope", "shared:guests")
     for key, content in (("k" * 201, "v"), ("k", "v" * 4001), ("k\x00", "v"), ("k", "")):
         refused = roost("memory", "add", key, content, *scope)
@@ -120,7 +91,7 @@ def test_entries_over_the_limits_or_holding_nul_are_refused_in_one_line(roost) -
     assert "Traceback" not in listed.err and "k" not in listed.out.splitlines()[1:]
 
 
-def test_chat_memory_in_a_fork_shows_the_memory_of_its_fork_point(roost, tmp_path) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+def test_chat_memory_in_a_fork_shows_the_memory_of_its_fork_point(roost, tmp_path) -> None:  # type: ignore[no-untyped-def]
     (tmp_path / "tell.yaml").write_text(TELL)
     (tmp_path / "ask.yaml").write_text(ASK)
     asked = roost("run", "ask.yaml", "--no-input")

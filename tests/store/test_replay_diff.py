@@ -14,12 +14,10 @@ from roost.messages import (
     ToolSpec,
     UserMessage,
 )
-from tests.store import test_cli
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-roost = test_cli.roost  # the fixture: the command line in a fresh folder
 
 FLOW = """\
 roost: 1

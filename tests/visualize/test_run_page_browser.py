@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -21,74 +20,22 @@ from roost.events import (
     ToolCallEvent,
 )
 from roost.store.jsonl import JsonlLog
-from roost.visualize import run_page_html
 from roost.visualize.ids import slug
 from tests.cli_inprocess import run_cli
+from tests.fakes.run_page import Opened, open_page, state
 from tests.visualize import flows
+from tests.visualize.conftest import long_run
 from tests.visualize.graphs import distinct_colours, non_background_share
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from playwright.sync_api import Browser, Page
-
-    from roost.flow.models import Flow
-
-
-@dataclass
-class Opened:
-    """A page opened from disk, with everything it tried to fetch and every console error."""
-
-    page: Page
-    url: str
-    requests: list[str] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)
-
-    def foreign_requests(self) -> list[str]:
-        return [url for url in self.requests if url != self.url]
-
-
-def open_page(browser: Browser, path: Path, flow: Flow, events: list[Event]) -> Iterator[Opened]:
-    path.write_text(run_page_html(flow, events), encoding="utf-8")
-    page = browser.new_page(viewport={"width": 1100, "height": 700})
-    opened = Opened(page, path.resolve().as_uri())
-    page.on("request", lambda request: opened.requests.append(request.url))
-    page.on("console", lambda msg: opened.errors.append(msg.text) if msg.type == "error" else None)
-    page.on("pageerror", lambda error: opened.errors.append(str(error)))
-    # Anything but the file itself is refused, so a leak would also show as a failure.
-    page.route(
-        "**/*",
-        lambda route: route.continue_() if route.request.url == opened.url else route.abort(),
-    )
-    page.goto(opened.url)
-    yield opened
-    page.close()
+    from playwright.sync_api import Browser
 
 
 @pytest.fixture
 def team_page(browser: Browser, tmp_path: Path) -> Iterator[Opened]:
     yield from open_page(browser, tmp_path / "team.html", flows.load("team.yaml"), flows.team_run())
-
-
-def state(page: Page) -> dict[str, Any]:
-    """What the page shows now: counter, current transcript row, highlighted ids, caption."""
-    shown: dict[str, Any] = page.evaluate(
-        """async () => {
-        await new Promise((done) => requestAnimationFrame(() => done()));
-        return {
-        counter: document.getElementById('counter').textContent,
-        current: [...document.querySelectorAll('.ev.current')].map(e => e.id),
-        body: (document.querySelector('.ev.current .body') || {}).textContent,
-        edges: [...document.querySelectorAll('g.edge.hl')].map(e => e.id),
-        nodes: [...document.querySelectorAll('g.node.hl')].map(e => e.id).sort(),
-        now: document.getElementById('now').textContent,
-        callout: (document.getElementById('callout') || {}).textContent || null,
-        future: document.querySelectorAll('.ev.future').length,
-        stateShown: !document.getElementById('run-state').classList.contains('hidden'),
-        ended: [...document.querySelectorAll('g.node[class*="final-"]')].map(e => e.id),
-      }}"""
-    )
-    return shown
 
 
 def expected_edge(event: Event) -> str | None:
@@ -244,26 +191,6 @@ def test_bare_flow_page_has_the_graph_and_no_steps(browser: Browser, tmp_path: P
         assert page.locator("svg g.node").count() >= 6
         assert "flow as written" in (page.text_content("#now") or "")
         assert opened.errors == [] and opened.foreign_requests() == []
-
-
-def long_run(size: int) -> list[Event]:
-    """``size`` events of team.yaml: rounds of director choice, model call, tool, message."""
-    log = flows.Log().add(
-        "run_start", flow={"path": "team.yaml", "name": "math-team", "hash": "sha256:0", "text": ""}
-    )
-    log.message("USER", "team", "Count with me.")
-    speakers = ["mathematician", "reviewer", "mathematician", 'writer "quoted" <b>&{x}']
-    turn = 0
-    while len(log.events) < size - 1:
-        who = speakers[turn % len(speakers)]
-        log.add("select", channel="team", candidates=speakers[:2], chosen=who, by="round_robin")
-        log.llm(who, f"turn {turn}")
-        log.add("tool_call", agent=who, id=f"c{turn}", name="add", arguments={"a": turn, "b": 1})
-        log.add("tool_result", agent=who, id=f"c{turn}", name="add", content=str(turn + 1))
-        log.message(who, "team", f"turn {turn}: the sum is {turn + 1}")
-        turn += 1
-    log.add("terminate", node="team", reason="max_rounds")
-    return log.events
 
 
 def test_five_thousand_events_step_through_to_the_end(browser: Browser, tmp_path: Path) -> None:

@@ -19,8 +19,9 @@ from roost import load_flow
 from roost.engine import Runner
 from roost.events import Event, LlmCallEvent, SelectEvent, ToolCallEvent
 from roost.ports import MemoryLog
+from tests.fakes.run_page import Opened, open_page
 from tests.visualize import flows
-from tests.visualize.test_run_page_browser import Opened, long_run, open_page
+from tests.visualize.conftest import long_run
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
