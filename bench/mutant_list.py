@@ -3629,6 +3629,14 @@ SOURCES = [
     # alone gives each call its own result (tests/engine/test_recorded_sources.py), so a
     # mutant dropping one of the two survives by the other.
     Mutant(
+        "legacy-digest-not-asked",
+        "roost/engine/calls.py",
+        "legacy = self.legacy_digests is not None and self.legacy_digests()",
+        "legacy = False",
+        ("tests/engine/test_request_digest.py",),
+        "a run recorded before whole-request digests replays as changed at its first call",
+    ),
+    Mutant(
         "recorded-flow-not-marked",
         "roost/flow/loader.py",
         "    flow._from_record = True\n",

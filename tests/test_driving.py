@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 import roost
-from roost.cli.run_commands import Session
+from roost.cli.run_commands import TerminalSession
 from roost.driving import Callback, drive, leave_paused, pause_at
 from roost.engine import Runner
 from roost.engine.images import load_image
@@ -89,7 +89,7 @@ async def test_a_batch_row_answers_nothing() -> None:
 
 async def test_the_terminal_answers_with_each_answer_option_then_leaves_it_paused() -> None:
     runner = _runner()
-    session = Session(
+    session = TerminalSession(
         runner.flow, runner.log, db=None, answers=["Four of us."], no_input=True, ref="run"
     )
     state = await drive(session.runner(), lambda r: r.start(), session.answer)
