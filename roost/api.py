@@ -168,7 +168,7 @@ def flow_of(run: EventLog | Sequence[Event], *, shown: bool = False) -> Flow:
     is imported or started. ``shown`` reads no environment (only to show the flow).
     Raises ``EventLogError`` when the log holds no ``run_start``.
     """
-    from roost.engine.flows import flow_of as recorded_flow
+    from roost.engine.flows import flow_in_log as recorded_flow
 
     events, _ = _recorded(run)
     ref = run.run_id if isinstance(run, EventLog) else (events[0].run if events else "run")

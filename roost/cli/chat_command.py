@@ -368,14 +368,14 @@ class ChatLoop:
         self.out.out.print(f"[dim]run {self.log.run_id} is now “{escape(title)}”[/]")
 
     def fork(self, argument: str) -> None:
-        from roost.engine.flows import flow_of
+        from roost.engine.flows import flow_in_log
 
         # isdigit() also accepts '²'; an event number is ASCII digits only.
         if not (argument.isascii() and argument.isdigit()):
             raise UsageError("/fork needs an event number (see /show)")
         store = open_store(self.db)
         log = store.fork(self._stored_id(), int(argument), new_run_id())
-        flow = flow_of(log.load(), log.run_id)
+        flow = flow_in_log(log.load(), log.run_id)
         log.materialize()
         self.attach(flow, log)
 

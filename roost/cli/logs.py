@@ -80,10 +80,10 @@ def check_events_path(path: Path) -> None:
 
 def open_run(ref: str, *, db: str | None) -> tuple[EventLog, Flow]:
     """The log of the run ``ref`` names and the flow it follows, rebuilt from its events."""
-    from roost.engine.flows import flow_of
+    from roost.engine.flows import flow_in_log
 
     log = open_log(ref, db=db)
-    return log, flow_of(log.load(), ref)
+    return log, flow_in_log(log.load(), ref)
 
 
 def open_log(ref: str, *, db: str | None) -> EventLog:

@@ -196,13 +196,13 @@ def open_with_flow(run_ref: str, db: str | None, flow_file: str | None) -> tuple
     recorded it gets a note naming ``--flow``.
     """
     from roost.cli.logs import open_log
-    from roost.engine.flows import flow_of
+    from roost.engine.flows import flow_in_log
 
     log = open_log(run_ref, db=db)
     _warn(log)
     events = log.load()
     if flow_file is None:
-        flow = flow_of(events, run_ref)
+        flow = flow_in_log(events, run_ref)
         _note_changed_file(flow, run_ref)
         return log, flow
     if not events or not isinstance(events[0], RunStartEvent):

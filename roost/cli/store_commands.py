@@ -294,7 +294,7 @@ def fork(
     A stored RUN forks in the store; a JSON Lines RUN forks to a new file beside it.
     """
     from roost.cli.run_commands import TerminalSession, flow_to_follow
-    from roost.engine.flows import flow_of
+    from roost.engine.flows import flow_in_log
     from roost.runstate import fold
 
     new_id = new_run_id()
@@ -308,7 +308,7 @@ def fork(
         pending = store.fork(info.id, at, new_id)
     prefix = pending.load()
     # The fork's flow: --flow FILE (checked against the shared events), else the one in force.
-    flow = flow_to_follow(flow_file, prefix) if flow_file else flow_of(prefix, run_ref)
+    flow = flow_to_follow(flow_file, prefix) if flow_file else flow_in_log(prefix, run_ref)
     answers = list(answer or [])
     first = _first_step(fold(prefix).status, message, answers)
     pending.materialize()

@@ -213,10 +213,10 @@ def print_tasks(console: Console, events: list[Event]) -> None:
 def _context_lines(events: list[Event], state: RunState, ref: str) -> list[str]:
     """Each agent's context size against its window, under the flow the run follows now."""
     from roost.cli.console import context_lines
-    from roost.engine.flows import flow_of
+    from roost.engine.flows import flow_in_log
 
     try:
-        flow = flow_of(events, ref, shown=True)
+        flow = flow_in_log(events, ref, shown=True)
     except RoostError:  # no flow to read windows from: nothing to say about them
         return []
     return context_lines(flow, state)

@@ -80,7 +80,7 @@ def flow_in_force(events: Sequence[Event]) -> FlowRecord | None:
     return None
 
 
-def flow_of(events: Sequence[Event], ref: str, *, shown: bool = False) -> Flow:
+def flow_in_log(events: Sequence[Event], ref: str, *, shown: bool = False) -> Flow:
     """The flow the run whose log holds ``events`` follows now, loaded from its recorded text.
 
     That of its latest ``flow`` event, else its ``run_start``'s; loaded as the flow

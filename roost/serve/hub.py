@@ -21,7 +21,7 @@ from datetime import datetime
 from typing import Any
 
 from roost.engine import Runner
-from roost.engine.flows import flow_of
+from roost.engine.flows import flow_in_log
 from roost.engine.images import start_images_async
 from roost.engine.interpreter import start_route
 from roost.errors import (
@@ -253,7 +253,7 @@ class Hub:
         self.check_accepting()
         new_id = new_run_id()
         log_, prefix = await asyncio.to_thread(self._forked, run_id, at, message, new_id)
-        runner = self._new_runner(flow_of(prefix, f"run {new_id}"), log_)
+        runner = self._new_runner(flow_in_log(prefix, f"run {new_id}"), log_)
         status = runner.state.status
         first: StepCall | None
         if status == "new":
@@ -430,7 +430,7 @@ class Hub:
             return runner
         log_ = SqlLog(self.store, info)
         events = await asyncio.to_thread(log_.load)
-        runner = self._new_runner(flow_of(events, f"run {run_id}"), log_)
+        runner = self._new_runner(flow_in_log(events, f"run {run_id}"), log_)
         self._runners[run_id] = runner
         while len(self._runners) > self.config.cached_runs:
             oldest = next(iter(self._runners))
