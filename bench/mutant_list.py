@@ -43,8 +43,8 @@ SECRETS = (
 )
 FINISH = ("tests/providers/test_finish_in_runs.py", "tests/providers/test_edges.py")
 REPLAY = (
-    "tests/store/test_replay.py",
-    "tests/store/test_replay_tools.py",
+    "tests/engine/test_replay.py",
+    "tests/engine/test_recorded_tools.py",
     "tests/store/test_replay_diff.py",
 )
 JSONL = ("tests/store/test_jsonl.py", "tests/store/test_contract.py")
@@ -211,7 +211,7 @@ ENGINE = [
         '        raise UsageError(f"{flow.name}: the start goes from {frm!r} to itself; '
         'give another --to")\n',
         "",
-        ("tests/engine/test_runner.py", "tests/engine/test_cli.py"),
+        ("tests/engine/test_runner.py", "tests/cli/test_run_commands.py"),
         "a run may start with a message from a node to itself",
     ),
     Mutant(
@@ -1678,7 +1678,7 @@ EDGES_CLI = [
         "roost/cli/logs.py",
         "            folder.mkdir(parents=True, exist_ok=True)\n",
         "            raise OSError(2, 'No such file or directory')\n",
-        ("tests/engine/test_cli.py",),
+        ("tests/cli/test_run_commands.py",),
         "--events recordings/x.jsonl fails when recordings/ does not exist yet",
     ),
 ]
@@ -2179,7 +2179,7 @@ EDGES_LEFT = [
         "roost/cli/person.py",
         "return self.in_channel(event.from_) if self.answers(event) else event.from_",
         "return event.from_",
-        ("tests/engine/test_cli.py",),
+        ("tests/cli/test_run_commands.py",),
         "a person's answer in a channel reads as the channel's (room → critic)",
     ),
     Mutant(
@@ -2187,7 +2187,7 @@ EDGES_LEFT = [
         "roost/cli/person.py",
         "return found[0] if len(found) == 1 else YOU",
         "return YOU",
-        ("tests/engine/test_cli.py",),
+        ("tests/cli/test_run_commands.py",),
         "the flow's person is never named in a channel's answer",
     ),
     Mutant(
@@ -2195,7 +2195,7 @@ EDGES_LEFT = [
         "roost/cli/person.py",
         'return f"{self.person} (in {event.from_})"',
         "return event.from_",
-        ("tests/engine/test_cli.py",),
+        ("tests/cli/test_run_commands.py",),
         "roost show says a member waits for the channel, not for the person",
     ),
 ]
@@ -3596,7 +3596,7 @@ BUDGETS = [
 SOURCES_TESTS = (
     "tests/engine/test_clock.py",
     "tests/engine/test_skills.py",
-    "tests/store/test_replay.py",
+    "tests/engine/test_replay.py",
 )
 SOURCES = [
     # -- a Runner's sources, and a replay's from the record (engine/sources.py, engine/recorded/)
