@@ -60,10 +60,10 @@ WIRE = (
 CHANNEL_PY = "roost/nodes/channel.py"
 DIRECTORS_PY = "roost/nodes/directors.py"
 INTERPRETER_PY = "roost/engine/interpreter.py"
-REPLIES_PY = "roost/engine/replies.py"
+REPLIES_PY = "roost/engine/_replies.py"
 TOOL_LOOP_PY = "roost/engine/tool_loop.py"
 CALLS_PY = "roost/engine/calls.py"
-STATE_PY = "roost/runstate/fold.py"
+STATE_PY = "roost/runstate/_fold.py"
 REPLAY_PY = "roost/engine/replay.py"
 
 ENGINE = [
@@ -1603,7 +1603,7 @@ SERVE_ACCESS = [
 EDGES_CLI = [
     Mutant(
         "answer-keeps-marker",
-        "roost/runstate/history.py",
+        "roost/runstate/_history.py",
         'text = without_marker(entry.content, rule_of(entry.from_) if rule_of else "end")',
         "text = entry.content",
         ("tests/test_run_answer.py",),
@@ -1611,7 +1611,7 @@ EDGES_CLI = [
     ),
     Mutant(
         "answer-ignores-markers-rule",
-        "roost/runstate/history.py",
+        "roost/runstate/_history.py",
         'rule_of(entry.from_) if rule_of else "end"',
         '"end"',
         ("tests/test_run_answer.py",),
@@ -1720,7 +1720,7 @@ ONE_SOURCE = [
     ),
     Mutant(
         "now-iso-drops-zero-fraction",
-        "roost/events/texts.py",
+        "roost/events/_texts.py",
         '    return f"{prefix}{nanos // 1000:06d}Z"',
         '    return f"{prefix}{nanos // 1000:06d}Z" if nanos // 1000 else prefix[:-1] + "Z"',
         ("tests/store/test_sql.py",),
@@ -1741,7 +1741,7 @@ SPEED = [
     # Runner.events()' bookkeeping, one note per task for the whole loop (call_cursors.py).
     Mutant(
         "cursor-call-after-seen",
-        "roost/engine/call_cursors.py",
+        "roost/engine/_call_cursors.py",
         "        at = bisect.bisect_left(self._epochs, epoch)\n",
         "        at = bisect.bisect_right(self._epochs, epoch)\n",
         ("tests/engine/test_runner_events.py",),
@@ -1749,7 +1749,7 @@ SPEED = [
     ),
     Mutant(
         "cursor-seen-renoted",
-        "roost/engine/call_cursors.py",
+        "roost/engine/_call_cursors.py",
         "            if task not in seen:\n                seen[task] = self.epoch\n",
         "            seen[task] = self.epoch\n",
         ("tests/engine/test_runner_events.py",),
@@ -1757,7 +1757,7 @@ SPEED = [
     ),
     Mutant(
         "cursor-past-all-forgotten",
-        "roost/engine/call_cursors.py",
+        "roost/engine/_call_cursors.py",
         "        at = bisect.bisect_left(self._epochs, tasks.oldest())\n",
         "        at = len(self._epochs)\n",
         ("tests/engine/test_runner_events.py",),
@@ -1782,7 +1782,7 @@ SPEED = [
     # The director's transcript, kept with the channel's thread and extended (issue 27).
     Mutant(
         "transcript-lines-not-kept",
-        "roost/runstate/history.py",
+        "roost/runstate/_history.py",
         "            lines += new\n",
         "",
         ("tests/engine/test_channel.py",),
@@ -1790,7 +1790,7 @@ SPEED = [
     ),
     Mutant(
         "transcript-text-not-extended",
-        "roost/runstate/history.py",
+        "roost/runstate/_history.py",
         '            self._text += "".join([text + "\\n" for text in new])\n',
         '            self._text = "".join([text + "\\n" for text in new])\n',
         ("tests/engine/test_channel.py",),
@@ -1798,7 +1798,7 @@ SPEED = [
     ),
     Mutant(
         "transcript-lines-unended",
-        "roost/runstate/history.py",
+        "roost/runstate/_history.py",
         '"".join([text + "\\n" for text in new])',
         '"\\n".join(new)',
         ("tests/engine/test_channel.py",),
@@ -1852,7 +1852,7 @@ EDGES_PERSON = [
     ),
     Mutant(
         "window-learnt",
-        "roost/runstate/fold.py",
+        "roost/runstate/_fold.py",
         "    limit = limit_in(error)\n    if limit is not None:",
         "    limit = limit_in(error)\n    if False:",
         ("tests/providers/test_context_overflow.py",),
@@ -2025,7 +2025,7 @@ SERVE_LOAD_TESTS = ("tests/attacks/test_serve_load.py",)
 SERVE_LOAD = [
     Mutant(
         "summary-reads-live-state-in-thread",
-        "roost/serve/reads.py",
+        "roost/serve/_reads.py",
         "runner.state.next_seq == info.next_seq and _on_loop():\n",
         "runner.state.next_seq == info.next_seq:\n",
         ("tests/serve/test_hub.py",),
@@ -2059,7 +2059,7 @@ SERVE_LOAD = [
     ),
     Mutant(
         "serve-stream-limit",
-        "roost/serve/broadcast.py",
+        "roost/serve/_broadcast.py",
         "        if open_ >= self.streams_per_client:",
         "        if open_ > 10**9:",
         SERVE_LOAD_TESTS,
@@ -2123,7 +2123,7 @@ SERVE_LOAD = [
     ),
     Mutant(
         "serve-state-whole-log",
-        "roost/serve/reads.py",
+        "roost/serve/_reads.py",
         "        if kept is None or kept[0] > end:",
         "        if True:",
         ("tests/serve/test_reads.py",),
@@ -2131,7 +2131,7 @@ SERVE_LOAD = [
     ),
     Mutant(
         "serve-state-new-events-skipped",
-        "roost/serve/reads.py",
+        "roost/serve/_reads.py",
         "            for event in events:\n                apply(state, event)\n",
         "",
         ("tests/serve/test_reads.py",),
@@ -2147,7 +2147,7 @@ SERVE_LOAD = [
     ),
     Mutant(
         "serve-cost-counted-twice",
-        "roost/serve/reads.py",
+        "roost/serve/_reads.py",
         "                self._costs[info.id] = (events[-1].seq + 1 if events else seq, tally)",
         "                self._costs[info.id] = (seq, tally)",
         ("tests/serve/test_reads.py",),
@@ -3480,7 +3480,7 @@ BUDGETS = [
     ),
     Mutant(
         "budget-fallback-attempts-not-counted",
-        "roost/runstate/fold.py",
+        "roost/runstate/_fold.py",
         'spent.model_calls += len(data["attempts"]) or 1',
         "spent.model_calls += 1",
         BUDGET_TESTS,
@@ -3488,7 +3488,7 @@ BUDGETS = [
     ),
     Mutant(
         "budget-paused-time-counted",
-        "roost/runstate/fold.py",
+        "roost/runstate/_fold.py",
         "    _stop_clock(state, interrupt.ts)\n",
         "",
         BUDGET_TESTS,
@@ -3496,7 +3496,7 @@ BUDGETS = [
     ),
     Mutant(
         "budget-subflow-not-counted",
-        "roost/runstate/fold.py",
+        "roost/runstate/_fold.py",
         "state.subflows.add(spent_from(result.spent))",
         "pass",
         BUDGET_TESTS,
@@ -3504,7 +3504,7 @@ BUDGETS = [
     ),
     Mutant(
         "budget-raised-ignored",
-        "roost/runstate/fold.py",
+        "roost/runstate/_fold.py",
         "state.raised[(budget.agent, budget.limit)] = budget.allowed",
         "pass",
         BUDGET_TESTS,

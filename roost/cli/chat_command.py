@@ -18,9 +18,7 @@ import typer
 from rich.markup import escape
 
 from roost.approval import approval
-from roost.cli.app import app
-from roost.cli.chat_input import STOP, TypedLines
-from roost.cli.chat_steps import (
+from roost.cli._chat_steps import (
     LOOK,
     after_stop,
     close_loop,
@@ -28,6 +26,8 @@ from roost.cli.chat_steps import (
     is_terminal,
     was_stopped,
 )
+from roost.cli.app import app
+from roost.cli.chat_input import STOP, TypedLines
 from roost.cli.console import LET
 from roost.cli.logs import new_run_id, new_run_log, open_run, open_store
 from roost.errors import RoostError, UsageError
@@ -184,7 +184,7 @@ class ChatLoop:
 
     def resume(self) -> None:
         """Goes on with the flow's paused run that was active last; a new run when none is."""
-        from roost.cli.chat_session import run_to_resume
+        from roost.cli._chat_session import run_to_resume
         from roost.cli.transcript import age
         from roost.engine.flows import text_hash
 
@@ -350,7 +350,7 @@ class ChatLoop:
         raise UsageError(f"no step is running: {STOP} (or Ctrl-C) stops one while it runs")
 
     def list_runs(self) -> None:
-        from roost.cli.chat_session import run_list
+        from roost.cli._chat_session import run_list
 
         for line in run_list(open_store(self.db).runs(flow=self.flow.name), self.log.run_id):
             self.out.out.print(line)
@@ -399,18 +399,18 @@ class ChatLoop:
             )
 
     def info(self) -> None:
-        from roost.cli.chat_session import info_lines
+        from roost.cli._chat_session import info_lines
 
         lines = info_lines(self.flow, self.log.run_id, self.runner.state, self.log.load())
         self.out.out.print(escape("\n".join(lines)))
 
     def mcp(self) -> None:
-        from roost.cli.chat_session import mcp_lines
+        from roost.cli._chat_session import mcp_lines
 
         self.out.out.print(escape("\n".join(mcp_lines(self.flow))))
 
     def dump(self, file: str) -> None:
-        from roost.cli.chat_session import write_dump
+        from roost.cli._chat_session import write_dump
 
         events = self.log.load()
         if not events:
@@ -444,7 +444,7 @@ class ChatLoop:
         self.out.out.print(f"[dim]run {run_id} is out of the archive[/]")
 
     def delete(self) -> None:
-        from roost.cli.chat_session import delete_question
+        from roost.cli._chat_session import delete_question
         from roost.store.pruning import family
 
         store = open_store(self.db)
@@ -463,7 +463,7 @@ class ChatLoop:
         self.new()
 
     def _stored(self, store: SqlStore) -> tuple[str, str | None]:
-        from roost.cli.chat_session import stored_id
+        from roost.cli._chat_session import stored_id
 
         if not self.log.load():
             raise UsageError("this run has no message yet: it is not stored")
@@ -479,7 +479,7 @@ class ChatLoop:
         if self.flow.memory is None:
             raise UsageError("this flow has no memory: section")
         # The run's own view: a fork's is the memory of its fork point and its own writes.
-        from roost.cli.chat_session import memory_lines
+        from roost.cli._chat_session import memory_lines
 
         bank = self.runner.memory or self.workspace.memory_for(self.flow)
         lines = memory_lines(self.flow, bank)

@@ -19,6 +19,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from roost.cli import chat_command  # noqa: F401  (registers `roost chat`)
+from roost.cli._run_list import print_run_list
 from roost.cli.app import app
 from roost.cli.logs import (
     file_log,
@@ -27,7 +28,6 @@ from roost.cli.logs import (
     open_store,
     stored_copy,
 )
-from roost.cli.run_list import print_run_list
 from roost.cli.transcript import clip, print_transcript
 from roost.driving import Step
 from roost.errors import (

@@ -11,14 +11,14 @@ from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from typing import TYPE_CHECKING
 
+from roost.engine._channel_steps import ChannelSteps
+from roost.engine._endings import Endings, Step
+from roost.engine._replies import Replies, SkillsFor, ToolsFor
 from roost.engine.background import BackgroundSource, delivery_note, delivery_text
 from roost.engine.budget import BudgetHalt, BudgetKeeper, asked_budget, has_budget
-from roost.engine.channel_steps import ChannelSteps
 from roost.engine.compaction import Asker, Compactor, context_sizes, fixed_chars
-from roost.engine.endings import Endings, Step
 from roost.engine.hooks import HookRecorder, HooksFor, no_hooks
 from roost.engine.images import LoadedImage
-from roost.engine.replies import Replies, SkillsFor, ToolsFor
 from roost.engine.routes import LiveRoutes, RouteJudge, reply_data
 from roost.engine.tool_loop import ToolLoop
 from roost.engine.unfinished import Unfinished, unfinished

@@ -54,7 +54,7 @@ from roost.runstate import fold
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Sequence
 
-    from roost.engine.replies import ToolsFor
+    from roost.engine._replies import ToolsFor
     from roost.engine.sources import RunPosition, Sources
     from roost.flow.models import Flow
     from roost.messages import ModelRequest

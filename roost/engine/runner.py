@@ -17,8 +17,8 @@ import asyncio
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from roost.engine._call_cursors import Calls, Cursor
 from roost.engine.background import BackgroundSource, BackgroundTasks
-from roost.engine.call_cursors import Calls, Cursor
 from roost.engine.calls import ModelCaller, TextSink, reply_formats
 from roost.engine.child_runs import ChildLogs, ChildRuns
 from roost.engine.defaults import default_provider, default_toolbox

@@ -23,10 +23,10 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from roost.engine._replies import SkillsFor, ToolsFor
     from roost.engine.background import BackgroundSource
     from roost.engine.hooks import HooksFor
     from roost.engine.recorder import Clock
-    from roost.engine.replies import SkillsFor, ToolsFor
     from roost.engine.routes import RouteJudge
     from roost.flow.models import Flow
     from roost.ports import ImageStore, MemoryBank

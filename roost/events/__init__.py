@@ -6,16 +6,16 @@ a contract with programs outside roost: they may be added to, never renamed.
 ``from`` is a Python keyword, so models name the field ``from_`` and
 serialise it as ``from``.
 
-The events are in ``roost.events.models``, the records they hold in
-``roost.events.records``, reading and writing their JSON in ``roost.events.codec``
-and the texts and times they hold in ``roost.events.texts``; every name is
+The events are in ``roost.events._models``, the records they hold in
+``roost.events._records``, reading and writing their JSON in ``roost.events._codec``
+and the texts and times they hold in ``roost.events._texts``; every name is
 imported from here.
 """
 
 from __future__ import annotations
 
-from roost.events.codec import event_adapter, event_dict, event_json, parse_event
-from roost.events.models import (
+from roost.events._codec import event_adapter, event_dict, event_json, parse_event
+from roost.events._models import (
     OUTSIDE_CALLS,
     BackgroundEvent,
     BudgetEvent,
@@ -38,7 +38,7 @@ from roost.events.models import (
     ToolCallEvent,
     ToolResultEvent,
 )
-from roost.events.records import (
+from roost.events._records import (
     BackgroundNote,
     FlowRecord,
     ImageRecord,
@@ -53,7 +53,7 @@ from roost.events.records import (
     TimelineEntry,
     memory_entry,
 )
-from roost.events.texts import iso_bound, map_texts, now_iso, valid_text, valid_texts
+from roost.events._texts import iso_bound, map_texts, now_iso, valid_text, valid_texts
 
 __all__ = [
     "OUTSIDE_CALLS",

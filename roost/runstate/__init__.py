@@ -1,14 +1,14 @@
 """A run's state as a pure function of its events.
 
 ``fold(events)`` builds a ``RunState`` from nothing; ``apply(state, event)``
-advances one in place (``roost.runstate.fold``, the one place a run's state
-changes). ``RunState`` and what it holds are in ``roost.runstate.state``; the
-history's threads and the run's answer in ``roost.runstate.history``.
+advances one in place (``roost.runstate._fold``, the one place a run's state
+changes). ``RunState`` and what it holds are in ``roost.runstate._state``; the
+history's threads and the run's answer in ``roost.runstate._history``.
 """
 
 from __future__ import annotations
 
-from roost.runstate.fold import (
+from roost.runstate._fold import (
     HANDLERS,
     apply,
     assistant_message,
@@ -17,7 +17,7 @@ from roost.runstate.fold import (
     statuses,
     usage_of,
 )
-from roost.runstate.history import (
+from roost.runstate._history import (
     EMPTY_THREAD,
     HistoryEntry,
     Thread,
@@ -27,7 +27,7 @@ from roost.runstate.history import (
     run_answer,
     without_marker,
 )
-from roost.runstate.state import (
+from roost.runstate._state import (
     STATUS_AFTER,
     RunState,
     Spent,

@@ -36,12 +36,12 @@ from roost.ports import new_run_id
 from roost.providers import limits
 from roost.runstate import statuses
 from roost.serve import budgets
-from roost.serve.broadcast import Broadcast
+from roost.serve._broadcast import Broadcast
+from roost.serve._reads import RunReads
 from roost.serve.config import ServeConfig
 from roost.serve.errors import Busy, Draining
 from roost.serve.flowdir import FlowDir
 from roost.serve.metrics import ServeMetrics
-from roost.serve.reads import RunReads
 from roost.serve.rows import run_row, waiting_for
 from roost.serve.scheduler import Scheduler
 from roost.serve.servefile import Schedule, flow_for, tick_key

@@ -27,7 +27,7 @@ from roost.store.schema import RUNS
 if TYPE_CHECKING:
     from roost.events import Event, LlmCallEvent
     from roost.flow import Flow
-    from roost.serve.broadcast import Broadcast
+    from roost.serve._broadcast import Broadcast
     from roost.store.sql import SqlStore
 
 

@@ -25,7 +25,7 @@ from roost.store.leases import Queued
 if TYPE_CHECKING:
     from roost.engine import Runner
     from roost.runstate import RunState
-    from roost.serve.broadcast import Broadcast
+    from roost.serve._broadcast import Broadcast
     from roost.serve.config import ServeConfig
     from roost.serve.metrics import ServeMetrics
     from roost.store.leases import RunLeases, Stepping

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from roost.events import Event
-from roost.serve.broadcast import Watcher
+from roost.serve._broadcast import Watcher
 from roost.serve.hub import Hub
 
 PAGE = 500  # events per read of a catch-up: a long run is sent a page at a time

@@ -5,7 +5,7 @@ aliases read as the values they name). An edit is a JSON Patch (RFC 6902, the
 ``jsonpatch`` library) on that form. ruamel.yaml's round-trip mode carries the
 file's comments, quotes, flow and block styles and anchors through the change;
 then only the lines its dump changed are put into the original text (a
-three-way line merge with ``difflib``, ``roost.studio.linemerge``), so that
+three-way line merge with ``difflib``, ``roost.studio._linemerge``), so that
 every line the edit did not reach stays byte for byte as the author wrote it.
 """
 
@@ -24,7 +24,7 @@ from ruamel.yaml.error import YAMLError
 from ruamel.yaml.tokens import CommentToken
 
 from roost.errors import RoostError
-from roost.studio.linemerge import merge_lines
+from roost.studio._linemerge import merge_lines
 
 
 class EditError(RoostError):

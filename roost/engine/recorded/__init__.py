@@ -28,7 +28,7 @@ from roost.engine.sources import Sources
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from roost.engine.replies import ToolsFor
+    from roost.engine._replies import ToolsFor
     from roost.events import Event
     from roost.ports import ImageStore
 

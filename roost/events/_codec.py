@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, TypeAdapter
 
-from roost.events.models import Event
+from roost.events._models import Event
 
 
 @cache

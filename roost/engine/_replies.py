@@ -24,8 +24,8 @@ from roost.nodes.agent import memory_note, seen_by, system_prompt, with_recall
 from roost.nodes.directors import channel_count
 
 if TYPE_CHECKING:  # roost.tools is imported only by flows that have tools
+    from roost.engine._endings import Endings
     from roost.engine.digests import RequestDigest
-    from roost.engine.endings import Endings
     from roost.engine.tool_loop import ToolLoop
     from roost.flow.models import Agent, Flow
     from roost.messages import ModelRequest, ModelResponse

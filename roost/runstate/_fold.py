@@ -48,8 +48,8 @@ from roost.messages import (
     Usage,
     distinct_ids,
 )
-from roost.runstate.history import EMPTY_DIGEST, Thread
-from roost.runstate.state import STATUS_AFTER, RunState, Spent, Status, Turn, spent_from
+from roost.runstate._history import EMPTY_DIGEST, Thread
+from roost.runstate._state import STATUS_AFTER, RunState, Spent, Status, Turn, spent_from
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence

@@ -23,8 +23,8 @@ from roost.runstate import without_marker
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
+    from roost.engine._endings import Endings, Step
     from roost.engine.calls import ModelCaller
-    from roost.engine.endings import Endings, Step
     from roost.engine.recorder import Recorder
     from roost.engine.routes import RouteJudge
     from roost.flow.markers import MarkerRule

@@ -1,6 +1,6 @@
 """A run's state: what the engine needs to know about a run, as the fold leaves it.
 
-``RunState`` is changed only by the fold (``roost.runstate.fold``); its methods read
+``RunState`` is changed only by the fold (``roost.runstate._fold``); its methods read
 it. A run's status depends on its previous status and the type of each event alone
 (``STATUS_AFTER``), so a reader that keeps only the status (the store's run list)
 advances it with ``status_after`` and agrees with the fold.
@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from roost.context_window import Calibration, ViewBase, tail_chars, thread_chars
 from roost.messages import AssistantMessage, ToolCall, ToolResultMessage, Usage
-from roost.runstate.history import (
+from roost.runstate._history import (
     EMPTY_THREAD,
     HistoryEntry,
     Thread,

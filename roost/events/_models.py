@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from roost.events.records import (
+from roost.events._records import (
     BackgroundNote,
     FlowRecord,
     ImageRecord,
