@@ -116,6 +116,13 @@ def on_disk(flow: Path, text: str) -> None:
     assert flow.read_text() == text
 
 
+def written(page: Page, flow: Path, text: str) -> None:
+    """Waits for ``text`` on disk and then in the page's YAML pane: the page has the
+    server's answer, so its next edit is made on the file as written."""
+    on_disk(flow, text)
+    expect(page.locator("#yaml")).to_have_value(text, timeout=30_000)
+
+
 def open_node(page: Page, name: str) -> None:
     """Picks ``name`` in the drawing, with the mouse."""
     # The drawing comes from dot in the server: on a loaded machine it may take a while.
@@ -127,14 +134,14 @@ def test_a_role_edited_in_the_form_changes_only_its_line(page: Page, flow: Path)
     open_node(page, "writer")
     page.get_by_label("Role").fill("You write drafts.")
     page.get_by_label("Role").press("Tab")
-    on_disk(flow, TEAM.replace("role: You write.   #", "role: You write drafts.   #"))
+    written(page, flow, TEAM.replace("role: You write.   #", "role: You write drafts.   #"))
     expect(page.locator("#yaml")).to_have_value(flow.read_text())
 
 
 def test_a_provider_picked_from_the_flows_goes_after_the_role(page: Page, flow: Path) -> None:
     open_node(page, "writer")
     page.get_by_label("Provider").select_option("other")
-    on_disk(flow, TEAM.replace("# short\n", "# short\n    provider: other\n"))
+    written(page, flow, TEAM.replace("# short\n", "# short\n    provider: other\n"))
 
 
 def test_an_agent_added_from_the_bar_is_a_new_block_after_the_others(
@@ -142,7 +149,7 @@ def test_an_agent_added_from_the_bar_is_a_new_block_after_the_others(
 ) -> None:
     page.get_by_label("New node's name").fill("editor")
     page.get_by_label("New node's name").press("Enter")
-    on_disk(flow, TEAM.replace("channels:\n", "  editor:\n    role: ''\nchannels:\n"))
+    written(page, flow, TEAM.replace("channels:\n", "  editor:\n    role: ''\nchannels:\n"))
     expect(page.locator("#node-form h2")).to_have_text("Agent editor")
 
 
@@ -150,7 +157,7 @@ def test_a_rename_updates_members_transitions_and_keeps_comments(page: Page, flo
     open_node(page, "critic")
     page.get_by_label("New name of critic").fill("judge")
     page.get_by_label("New name of critic").press("Enter")
-    on_disk(flow, TEAM.replace("critic", "judge").replace("judge]   #", "judge]    #"))
+    written(page, flow, TEAM.replace("critic", "judge").replace("judge]   #", "judge]    #"))
     expect(page.locator("#node-form h2")).to_have_text("Agent judge")
 
 
@@ -162,7 +169,7 @@ def test_a_deleted_agent_leaves_the_members_and_transitions(page: Page, flow: Pa
     expected = expected.replace(
         "      writer: [critic]\n      critic: [writer]\n", "      writer: []\n"
     )
-    on_disk(flow, expected)
+    written(page, flow, expected)
     expect(page.locator("#studio-nodes [data-node='critic']")).to_have_count(0)
 
 
@@ -170,15 +177,15 @@ def test_a_member_and_a_route_are_connected_on_the_drawing(page: Page, flow: Pat
     page.get_by_label("New node's name").fill("editor")
     page.get_by_label("New node's name").press("Enter")
     added = TEAM.replace("channels:\n", "  editor:\n    role: ''\nchannels:\n")
-    on_disk(flow, added)
+    written(page, flow, added)
     expect(page.locator('#studio-drawing [data-node="editor"]')).to_have_count(1)  # redrawn
     page.locator('#studio-drawing [data-node="desk"]').click(modifiers=["Shift"])
     # The end-of-line comment keeps its column, at least one space after the list.
     joined = added.replace("[writer, critic]   #", "[writer, critic, editor] #")
-    on_disk(flow, joined)
+    written(page, flow, joined)
     open_node(page, "writer")
     page.locator('#studio-drawing [data-node="editor"]').click(modifiers=["Shift"])
-    on_disk(flow, joined.replace("writer: [critic]", "writer: [critic, editor]"))
+    written(page, flow, joined.replace("writer: [critic]", "writer: [critic, editor]"))
     expect(page.get_by_label("Route 2 to")).to_have_value("editor")
 
 
@@ -195,7 +202,7 @@ def test_a_route_changed_in_the_form_gets_its_condition(page: Page, flow: Path) 
 def test_a_member_unchecked_in_the_channel_form_leaves_the_list(page: Page, flow: Path) -> None:
     open_node(page, "desk")
     page.get_by_role("checkbox", name="critic").uncheck()
-    on_disk(flow, TEAM.replace("[writer, critic]   #", "[writer]           #"))
+    written(page, flow, TEAM.replace("[writer, critic]   #", "[writer]           #"))
     # critic's transitions now name a non-member: the problem shows at the field.
     expect(page.locator("#studio-problems .error")).not_to_have_count(0)
 
@@ -207,7 +214,7 @@ def test_the_yaml_pane_is_checked_as_typed_and_written_as_typed(page: Page, flow
     expect(problem).to_contain_text("line 25:")
     assert flow.read_text() == TEAM  # checked, not written
     page.locator("#yaml").press("Control+s")
-    on_disk(flow, typed)
+    written(page, flow, typed)
     problem.get_by_role("button").click()
     selected = page.locator("#yaml").evaluate(
         "pane => pane.value.slice(pane.selectionStart, pane.selectionEnd)"
@@ -233,12 +240,12 @@ def test_undo_and_redo_write_the_file_back_and_forth(page: Page, flow: Path) -> 
     page.get_by_label("Role").fill("You write drafts.")
     page.get_by_label("Role").press("Tab")
     edited = TEAM.replace("You write.", "You write drafts.")
-    on_disk(flow, edited)
+    written(page, flow, edited)
     page.get_by_role("button", name="Undo").click()
-    on_disk(flow, TEAM)
+    written(page, flow, TEAM)
     expect(page.get_by_label("Role")).to_have_value("You write.")
     page.locator("body").press("Control+Shift+z")
-    on_disk(flow, edited)
+    written(page, flow, edited)
     expect(page.get_by_role("button", name="Redo")).to_be_disabled()
 
 
@@ -269,18 +276,18 @@ def test_a_form_is_used_with_the_keyboard_alone(page: Page, flow: Path) -> None:
     page.keyboard.type(" Briefly.")
     page.keyboard.press("Tab")  # leaving the role writes it; the description has the focus
     briefly = TEAM.replace("You write.", "You write. Briefly.")
-    on_disk(flow, briefly)
+    written(page, flow, briefly)
     expect(page.locator("#yaml")).to_have_value(briefly)
     expect(page.get_by_label("Description")).to_be_focused()  # kept as the form is redrawn
     page.keyboard.press("Tab")
     expect(page.get_by_label("Provider")).to_be_focused()
     page.keyboard.press("ArrowDown")  # (default) -> mock
     with_mock = briefly.replace("# short\n", "# short\n    provider: mock\n")
-    on_disk(flow, with_mock)
+    written(page, flow, with_mock)
     expect(page.locator("#yaml")).to_have_value(with_mock)
     expect(page.get_by_label("Provider")).to_be_focused()
     page.keyboard.press("ArrowDown")  # mock -> other
-    on_disk(flow, with_mock.replace("    provider: mock", "    provider: other"))
+    written(page, flow, with_mock.replace("    provider: mock", "    provider: other"))
 
 
 def test_the_flow_runs_from_the_studio_in_the_servers_run_view(page: Page, flow: Path) -> None:
@@ -326,7 +333,7 @@ def test_the_whole_story_changes_exactly_its_lines(page: Page, flow: Path) -> No
     expected = expected.replace("critic: [writer]", "critic: [writer, editor]")
     expected = expected.replace("critic", "judge")
     expected = expected.replace("judge, editor] #", "judge, editor]  #")  # the column kept
-    on_disk(flow, expected)
+    written(page, flow, expected)
     comments = [line for line in TEAM.splitlines() if "#" in line]
     assert all(c.split("#", 1)[1] in expected for c in comments)
 
@@ -338,9 +345,9 @@ def test_the_flows_own_settings_have_a_form(page: Page, flow: Path) -> None:
     form.get_by_label("Start message").fill("Begin")
     form.get_by_label("Start message").press("Tab")
     begun = TEAM.replace("content: Go", "content: Begin")
-    on_disk(flow, begun)
+    written(page, flow, begun)
     page.get_by_label("Default provider").select_option("other")
-    on_disk(flow, begun.replace("defaults: {provider: mock}", "defaults: {provider: other}"))
+    written(page, flow, begun.replace("defaults: {provider: mock}", "defaults: {provider: other}"))
 
 
 def test_a_flow_picked_while_the_first_still_loads_is_the_one_shown(
