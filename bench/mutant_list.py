@@ -2854,7 +2854,7 @@ SERVE_PRODUCTION = [
     Mutant(
         "run-wait-unsaid",
         "roost/providers/limits.py",
-        "        if waits_told and self._must_wait():",
+        "        if waits_told and must_wait:",
         "        if False:",
         ("tests/cli/test_limit_waits.py",),
         "roost run says nothing while a call waits for a provider's limits",
@@ -3628,6 +3628,14 @@ SOURCES = [
     # open at the same seq (in_flight) and also pops each answered pair from by_seq; either
     # alone gives each call its own result (tests/engine/test_recorded_sources.py), so a
     # mutant dropping one of the two survives by the other.
+    Mutant(
+        "limit-free-turn-counted-as-wait",
+        "roost/providers/limits.py",
+        "waited = time.monotonic() - began if must_wait else 0.0",
+        "waited = time.monotonic() - began",
+        ("tests/providers/test_limits.py",),
+        "a call that took its turn at once is reported as waiting when the machine is slow",
+    ),
     Mutant(
         "legacy-digest-not-asked",
         "roost/engine/calls.py",

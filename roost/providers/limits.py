@@ -125,7 +125,10 @@ class Limiter:
         shown = call.provider if call is not None else "?"
         run = _run.get()
         _count_waiting(shown, run, 1)
-        if waits_told and self._must_wait():
+        # Whether a limit is reached now: a turn taken at once is no wait, however long a
+        # busy machine takes to get through this code.
+        must_wait = self._must_wait()
+        if waits_told and must_wait:
             for told in list(waits_told):
                 told(shown)
         try:
@@ -139,7 +142,7 @@ class Limiter:
             await self._paused()  # checked last: a 429 may have come while this call waited
             _count_waiting(shown, run, -1)
             shown = ""
-            waited = time.monotonic() - began
+            waited = time.monotonic() - began if must_wait else 0.0
             _waited(waited)
             yield waited
         finally:

@@ -19,6 +19,8 @@ from roost.providers import limits
 if TYPE_CHECKING:
     from pathlib import Path
 
+    import pytest
+
 FLOW = """
 roost: 1
 name: limited
@@ -119,3 +121,18 @@ async def test_tokens_per_minute_holds_back_a_request_the_minute_has_no_room_for
         waits.append(call.waited)
     # The first fits at once; the second waits for 100 tokens to leak out: about a second.
     assert waits[0] == 0.0 and 0.6 <= waits[1] <= 2.0
+
+
+async def test_a_turn_taken_at_once_is_no_wait_however_slow_the_machine(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    limiter = limits.Limiter()
+    limiter.configure(2, None, None)  # two at once: the first call is never held back
+    ticks = iter([100.0, 100.5, 101.0, 101.5])  # half a second between each reading
+    monkeypatch.setattr(limits.time, "monotonic", lambda: next(ticks, 102.0))
+    call = limits.begin("llm", None)
+    async with limits.turn(limiter) as waited:
+        pass
+    limits.end(call)
+    assert waited == 0.0
+    assert call.waited == 0.0
