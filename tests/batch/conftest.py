@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from fakes.flows import TELL_TEA
 
 from roost.cli import main
 from roost.events import MessageEvent
@@ -75,23 +76,7 @@ def results(path: Path) -> list[dict[str, Any]]:
 # --------------------------------------------------------------------------- memory
 
 # Each row's host stores what the guest drinks.
-TELL = """\
-roost: 1
-name: tell
-memory: {scope: guests}
-providers:
-  script:
-    kind: scripted
-    replies:
-      - tool_calls:
-          - name: memory__store
-            arguments: {key: tea, content: The guest drinks green tea., importance: 0.9}
-      - Noted. TERMINATE
-agents:
-  guest: {provider: script}
-  host: {provider: script, functions: [memory#store]}
-start: {from: guest, to: host, content: "I only drink green tea."}
-"""
+TELL = TELL_TEA.replace("name: tea-house", "name: tell")  # the same host, its own name
 
 # Its model repeats what it is sent, then the guest ends the run: the reply shows the recall.
 ASK = """\
