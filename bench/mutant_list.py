@@ -2041,6 +2041,14 @@ SERVE_LOAD = [
         "a run whose session is handing its lease back is cancelled as if another worker took it",
     ),
     Mutant(
+        "retry-refused-while-lease-comes-back",
+        "roost/serve/hub.py",
+        "        await self._let_go(run_id)\n",
+        "",
+        ("tests/serve/test_hub.py",),
+        "a retry sent as POST /cancel is answered is refused as busy (409) on a slow machine",
+    ),
+    Mutant(
         "renew-stops-next-session",
         "roost/serve/hub.py",
         "                if session is held[run_id] and not session.leaving:\n",

@@ -55,7 +55,7 @@ from roost.workspace import Workspace
 
 log = logging.getLogger("roost.serve")
 
-CANCEL_SECONDS = 5.0  # a drain waits this long for a cancelled step to be recorded
+CANCEL_SECONDS = 5.0  # how long a cancelled step may take to be recorded and let go
 
 
 class Hub:
@@ -326,10 +326,20 @@ class Hub:
         self.check_accepting()
         if self.busy(run_id):
             raise Busy(f"run {run_id} is taking a step now; retry it once that step has ended")
+        await self._let_go(run_id)
         await asyncio.to_thread(self._claim_retry, run_id)
         if run_id in self.sessions:  # a message woke the run meanwhile: it is stepped already
             return
         self._drive(run_id, lambda r: r.retry())
+
+    async def _let_go(self, run_id: str) -> None:
+        """Waits for a session whose step has ended (a cancel, an error) to hand the run's
+        lease back, which it does in a thread: a retry sent just after the answer to
+        ``POST /cancel`` is not refused because that thread has not run yet."""
+        session = self.sessions.get(run_id)
+        if session is not None and not self.busy(run_id):
+            # ``wait`` leaves the task alone: a session that goes on (a message came) stays.
+            await asyncio.wait({session.task}, timeout=CANCEL_SECONDS)
 
     def _claim_retry(self, run_id: str) -> None:
         """The run's lease, for a retry, if the run stopped where a retry goes on."""

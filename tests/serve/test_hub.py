@@ -124,3 +124,56 @@ def test_a_thread_reads_the_stored_state_and_the_loop_the_live_one(tmp_path: Pat
         return in_thread, on_loop
 
     assert asyncio.run(scenario()) == ("running", "terminated")
+
+
+WAITS = """
+roost: 1
+name: waits
+defaults: {provider: mock}
+providers:
+  mock:
+    kind: scripted
+    replies: [{tool_calls: [{name: wait, arguments: {delay: 600}}]}, TERMINATE]
+tools:
+  wait: {python: "asyncio:sleep", description: Waits DELAY seconds.}
+agents:
+  USER: {interrupt: ALWAYS, role: A person.}
+  helper: {role: You wait when asked., functions: [wait]}
+start: {from: USER, to: helper, content: Wait ten minutes.}
+"""
+
+
+def test_a_retry_sent_as_the_cancel_is_answered_waits_for_the_lease_to_come_back(
+    tmp_path: Path,
+) -> None:
+    # CI met it under load: the session hands the lease back in a thread after the cancel
+    # is answered, and a retry sent meanwhile was refused as if the run were still busy.
+    import time
+
+    from roost.errors import RunStateError
+
+    async def scenario() -> str:
+        hub = _hub(tmp_path)
+        (tmp_path / "flows" / "waits.yaml").write_text(WAITS)
+        await hub.open()
+        release = hub.leases.release
+
+        def slow_release(run_id: str) -> bool:
+            time.sleep(0.4)  # a loaded machine
+            return release(run_id)
+
+        hub.leases.release = slow_release  # type: ignore[method-assign]
+        run_id = await hub.start("waits.yaml", None, None, None, None)
+        while not hub.busy(run_id):  # noqa: ASYNC110 - busy is a question, not an event
+            await asyncio.sleep(0.01)
+        await hub.cancel(run_id)
+        try:
+            await hub.retry(run_id)
+            outcome = "retried"
+        except RunStateError as refused:
+            outcome = str(refused)
+        await hub.close()
+        hub.store.close()
+        return outcome
+
+    assert asyncio.run(scenario()) == "retried"
