@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from roost.engine.calls import error_text, request_digest
 from roost.engine.compaction import Asker, fixed_chars
 from roost.engine.recorder import model_request
-from roost.engine.tool_loop import ReplyJob
+from roost.engine.tool_loop import ReplyJob, Said
 from roost.events import MemoryEntry, MemoryEvent, SkillInfo, SkillsEvent, map_texts
 from roost.flow.skills import agent_skills
 from roost.nodes.agent import memory_note, seen_by, system_prompt, with_recall
@@ -80,7 +80,7 @@ class Replies:
         self.images = images  # the bytes of the images messages carry, by their records
         self._max_rounds = flow.defaults.max_rounds
 
-    async def reply(self, frm: str, to: str) -> str | None:
+    async def reply(self, frm: str, to: str) -> Said | None:
         """The reply of agent ``frm`` to ``to``, or None when the run stopped or paused."""
         flow, state = self.flow, self.state
         agent = flow.agents.get(frm)
@@ -98,7 +98,7 @@ class Replies:
             if incoming is not None:
                 refusal = await self.hooks.before_reply(frm, incoming)
                 if refusal is not None:
-                    return refusal  # the model is not asked: the reason is the answer
+                    return Said(refusal)  # the model is not asked: the reason is the answer
         prepared = self._prepare(frm, to, agent)
         if prepared is None:
             return None
@@ -111,7 +111,7 @@ class Replies:
             if response is None:
                 return None
             if final or not response.message.tool_calls:
-                return response.message.content
+                return Said(response.message.content, response.cut)
             # It asked for tools it was not offered: the tool loop answers them with errors.
         return await self.loop.run(self._job(frm, to, provider, prepared, max_rounds))
 

@@ -137,7 +137,6 @@ class ModelCaller:
         self.legacy_digests = legacy_digests
         # Answers a stopped process recorded but did not act on; a redo uses them first.
         self.recorded: deque[LlmCallEvent] = deque()
-        self.last_cut = False  # the latest answer stopped at the token limit
         # The reply format of each node that has one (``reply_formats``); most flows: none.
         self.formats: Mapping[str, ReplyFormat] = formats or {}
         # Each node's marker rule: a structured reply is checked with its marker taken off.
@@ -215,13 +214,8 @@ class ModelCaller:
         # A summary is written for the node, not said by it: nothing of it is streamed.
         on_text = None if purpose else self._text_sink(node)
         names = tuple(tool.name for tool in request.tools) if request.tools else ()
-        settings = self.settings(provider_name) if self.settings else b""
-        legacy = self.legacy_digests is not None and self.legacy_digests()
-        digested = digest.finish(settings, legacy=legacy)
-        # Waits for the provider's limits are summed from here, and the observers told at
-        # the end; a provider that never takes a turn (no limiter), unobserved, needs neither.
-        watched = limits.observers or getattr(provider, "takes_turns", True)
-        limited = limits.begin(provider_name, request) if watched else None
+        digested = self._digested(digest, provider_name)
+        limited = _turn_waited(provider_name, provider, request)
         try:
             response = await provider.complete(request, on_text=on_text)
         except asyncio.CancelledError:
@@ -237,7 +231,6 @@ class ModelCaller:
                 limits.end(limited)
         if isinstance(on_text, MaskedStream):
             on_text.flush()
-        self.last_cut = response.cut
         self.recorder.add_llm_call(
             node, provider_name, response.model or provider.model, names, digested,
             response_record(response, keep_calls=keep_calls), usage_record(response),
@@ -245,13 +238,18 @@ class ModelCaller:
         )  # fmt: skip
         return response
 
+    def _digested(self, digest: RequestDigest, provider_name: str) -> str:
+        """The request's digest, over the settings of the provider entry that shape it."""
+        settings = self.settings(provider_name) if self.settings else b""
+        legacy = self.legacy_digests is not None and self.legacy_digests()
+        return digest.finish(settings, legacy=legacy)
+
     def _prepare(
         self, node: str, provider_name: str, request: ModelRequest, route: tuple[str, str] | None
     ) -> tuple[str, Provider] | ModelResponse | None:
         """Who answers the call, and the provider: the budget may switch it, or stop the
         run (BudgetHalt); a replay's recorded answer instead; None: it cannot be built."""
         self.recorder.flush()
-        self.last_cut = False
         budget = self.budget
         if budget is not None:  # a provider switched to by a budget answers from then on
             provider_name = budget.provider_for(node, provider_name)
@@ -265,10 +263,8 @@ class ModelCaller:
     def _replayed(self, node: str, provider_name: str) -> ModelResponse | None:
         """The answer a replay recorded for this call, shown as a live one would be."""
         answer = self._recorded_answer(node, provider_name)
-        if answer is not None:
-            self.last_cut = answer.cut
-            if self.on_text is not None and answer.message.content:
-                self.on_text(node, answer.message.content)
+        if answer is not None and self.on_text is not None and answer.message.content:
+            self.on_text(node, answer.message.content)
         return answer
 
     def _provider(self, name: str, route: tuple[str, str] | None) -> Provider | None:
@@ -382,6 +378,16 @@ class ModelCaller:
             return None
         self.recorded.popleft()
         return recorded_response(call)
+
+
+def _turn_waited(
+    provider_name: str, provider: Provider, request: ModelRequest
+) -> limits.Call | None:
+    """The call's turn at the provider's limits, its wait summed from here and the observers
+    told at its end; a provider that never takes a turn (no limiter), unobserved, needs
+    neither (None)."""
+    watched = limits.observers or getattr(provider, "takes_turns", True)
+    return limits.begin(provider_name, request) if watched else None
 
 
 def _problem(

@@ -123,15 +123,7 @@ class Interpreter:
         # Fixed for the whole run, so looked up once rather than at every turn.
         self._humans = frozenset(name for name in flow.agents if is_human(flow, name))
         self._markers: dict[str, MarkerRule] = {name: flow.markers_of(name) for name in flow.agents}
-        self.replies = Replies(
-            flow=flow,
-            loop=self.loop,
-            ends=self.ends,
-            tools_for=tools_for,
-            skills=skills or current_catalogue,
-            memory=memory,
-            images=images,
-        )
+        self.replies = self._replies(tools_for, skills, memory, images)
         self.channel_steps = ChannelSteps(
             flow=flow,
             recorder=recorder,
@@ -143,6 +135,24 @@ class Interpreter:
         )
         self.budget: BudgetKeeper | None = None
         self.keep_budget()
+
+    def _replies(
+        self,
+        tools_for: ToolsFor,
+        skills: SkillsFor | None,
+        memory: MemoryBank | None,
+        images: ImageSource | None,
+    ) -> Replies:
+        """The agents' replies, made through this run's tool loop and endings."""
+        return Replies(
+            flow=self.flow,
+            loop=self.loop,
+            ends=self.ends,
+            tools_for=tools_for,
+            skills=skills or current_catalogue,
+            memory=memory,
+            images=images,
+        )
 
     def set_budget(self, limits: Mapping[str, float]) -> None:
         """Sets the run's limits from outside (``--budget``, or what a parent run has left
@@ -353,14 +363,15 @@ class Interpreter:
                 else:
                     step = await channel_steps.speaks(frm, to, turn)
             else:  # an agent speaks (_agent_speaks, inlined: once per message)
-                text = await replies.reply(frm, to)
-                if text is None:
+                said = await replies.reply(frm, to)
+                if said is None:
                     step = None
                 else:
+                    text = said.text
                     data = self._data(frm, text) if frm in self._formats else None
                     self.rec.add_message(frm, to, text, data)
                     # A reply cut at the token limit is unfinished: it ends in no marker.
-                    step = self._after_reply(frm, to, "" if self.caller.last_cut else text)
+                    step = self._after_reply(frm, to, "" if said.cut else text)
             if step is not None and state.next_seq == before:
                 # Defensive: a step that records nothing would be taken again forever.
                 raise RoostError(f"internal error: chat({frm}, {to}) made no progress")

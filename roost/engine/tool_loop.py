@@ -54,6 +54,14 @@ if TYPE_CHECKING:  # roost.tools is imported only by flows that have tools
     from roost.tools.base import Tool
 
 
+class Said(NamedTuple):
+    """A reply's text, and whether the model stopped it at the token limit (``cut``): a cut
+    reply is unfinished, so no marker in it ends or pauses the run."""
+
+    text: str
+    cut: bool = False
+
+
 class ToolOutcome(NamedTuple):
     """A call's result as the loop records it (a Tool's own outcome has the same fields)."""
 
@@ -114,8 +122,8 @@ class ToolLoop:
         self.hooks = hooks or HookRecorder(recorder, no_hooks)
         self.budget: BudgetKeeper | None = None  # the run's budgets, when it has any
 
-    async def run(self, job: ReplyJob) -> str | None:
-        """The reply's text; None when the run paused for an approval or stopped at an error."""
+    async def run(self, job: ReplyJob) -> Said | None:
+        """The reply; None when the run paused for an approval or stopped at an error."""
         tools = job.tools
         by_name = {tool.spec.name: tool for tool in tools} if tools else {}
         specs = tuple(tool.spec for tool in tools) if tools else ()
@@ -139,7 +147,7 @@ class ToolLoop:
                 if outcome is _PAUSED:
                     return None
                 if isinstance(outcome, str):
-                    return outcome
+                    return Said(outcome)  # a direct tool's result is the reply
                 continue
             final = turn.rounds >= job.max_rounds
             offered = () if final else specs
@@ -162,7 +170,7 @@ class ToolLoop:
             if response is None:
                 return None
             if final or not response.message.tool_calls:
-                return response.message.content
+                return Said(response.message.content, response.cut)
 
     def _turn(self, agent: str) -> Turn:
         turn = self.recorder.state.turn

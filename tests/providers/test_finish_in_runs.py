@@ -81,6 +81,21 @@ async def test_a_whole_answer_records_its_finish_reason_and_its_marker_counts(
     assert "cut" not in call.response and "refused" not in call.response
 
 
+async def test_a_cut_answer_of_an_agent_without_tools_is_no_marker_either(
+    adder: LoadFlow, server: FakeLLMServer
+) -> None:
+    """An agent offered no tools makes one model call, not the tool loop: the same rule."""
+    server.script(Reply(text="TERMINATE", finish="length"))
+    flow = adder("chat")
+    plain = flow.agents["adder"].model_copy(update={"functions": []})
+    flow = flow.model_copy(update={"agents": {**flow.agents, "adder": plain}})
+    log = MemoryLog("cut-plain")
+    state = await Runner(flow=flow, log=log).start()
+    assert state.status == "paused" and "terminate" not in [e.type for e in log.load()]
+    (call,) = llm_calls(log)
+    assert call.response is not None and not call.tools and call.response.cut is True
+
+
 async def test_a_cut_answer_redone_after_a_stop_is_still_no_marker(
     adder: LoadFlow, server: FakeLLMServer
 ) -> None:
