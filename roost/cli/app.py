@@ -267,6 +267,12 @@ def _print_version(value: bool) -> None:
         raise typer.Exit()
 
 
+# The run store of the commands that store the runs they make (run, chat, batch, test, ...).
+DbOption = Annotated[
+    str | None,
+    typer.Option("--db", help="Run store URL (default: ROOST_DB or .roost/roost.db)."),
+]
+
 app = typer.Typer(
     name="roost",
     cls=LazyGroup,

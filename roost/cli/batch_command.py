@@ -18,7 +18,7 @@ from rich.markup import escape
 from typer.core import TyperCommand
 
 from roost.batch.drain import GRACE_SECONDS
-from roost.cli.app import app
+from roost.cli.app import DbOption, app
 
 if TYPE_CHECKING:  # typer's own copy of click, whose types its command's methods take
     from typer._click import Context
@@ -83,10 +83,6 @@ BatchIdOption = Annotated[
     typer.Option(
         "--batch", metavar="ID", help="The batch's id (default: made from INPUTS and FLOW)."
     ),
-]
-DbOption = Annotated[
-    str | None,
-    typer.Option("--db", help="Run store URL (default: ROOST_DB or .roost/roost.db)."),
 ]
 GraceOption = Annotated[
     float,

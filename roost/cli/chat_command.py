@@ -26,7 +26,7 @@ from roost.cli._chat_steps import (
     is_terminal,
     was_stopped,
 )
-from roost.cli.app import app
+from roost.cli.app import DbOption, app
 from roost.cli.chat_input import STOP, TypedLines
 from roost.cli.console import LET
 from roost.cli.logs import new_run_id, new_run_log, open_run, open_store
@@ -57,10 +57,7 @@ def chat(
     new: Annotated[
         bool, typer.Option("--new", help="Start a new run instead of the latest paused one.")
     ] = False,
-    db: Annotated[
-        str | None,
-        typer.Option("--db", help="Run store URL (default: ROOST_DB or .roost/roost.db)."),
-    ] = None,
+    db: DbOption = None,
 ) -> None:
     """Chat with FLOW: each line you type continues one stored run."""
     from roost.loading import load_flow

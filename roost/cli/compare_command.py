@@ -23,7 +23,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from roost.cli.app import app
+from roost.cli.app import DbOption, app
 from roost.errors import UsageError
 
 if TYPE_CHECKING:
@@ -54,10 +54,7 @@ def compare(
     seed: Annotated[
         int | None, typer.Option("--seed", help="Seed of the order answers are shown in.")
     ] = None,
-    db: Annotated[
-        str | None,
-        typer.Option("--db", help="Run store URL (default: ROOST_DB or .roost/roost.db)."),
-    ] = None,
+    db: DbOption = None,
 ) -> None:
     """Run every row of INPUTS under two flows and show where their answers differ."""
     from roost.batch.inputs import input_format

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from roost.cli.app import app, loading
+from roost.cli.app import DbOption, app, loading
 from roost.cli.console import RunConsole, describe_wait
 from roost.cli.tracing import traced
 from roost.driving import Step, drive
@@ -47,9 +47,6 @@ AnswerOption = Annotated[
 ]
 NoInputOption = Annotated[
     bool, typer.Option("--no-input", help="Never ask: leave the run paused at the next interrupt.")
-]
-DbOption = Annotated[
-    str | None, typer.Option("--db", help="Run store URL (default: ROOST_DB or .roost/roost.db).")
 ]
 ImageOption = Annotated[
     list[str] | None,

@@ -12,7 +12,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from roost.cli.app import app
+from roost.cli.app import DbOption, app
 
 
 @app.command(name="test")
@@ -29,10 +29,7 @@ def test_command(
         int | None,
         typer.Option("--repeat", metavar="N", min=1, help="Run every case N times."),
     ] = None,
-    db: Annotated[
-        str | None,
-        typer.Option("--db", help="Run store URL (default: ROOST_DB or .roost/roost.db)."),
-    ] = None,
+    db: DbOption = None,
 ) -> None:
     """Run the cases of flow test files (*.test.yaml); exit 1 when one fails.
 

@@ -19,17 +19,10 @@ from roost.events import (
     Event,
     FlowEvent,
     FlowRecord,
-    HookEvent,
-    InterruptEvent,
     LlmCallEvent,
-    MessageEvent,
-    ResumeEvent,
-    RetryEvent,
     RunStartEvent,
     SelectEvent,
-    TerminateEvent,
-    ToolCallEvent,
-    ToolResultEvent,
+    nodes_named,
     valid_text,
 )
 
@@ -104,7 +97,7 @@ def history_nodes(events: Sequence[Event]) -> dict[str, tuple[int, bool]]:
     found: dict[str, tuple[int, bool]] = {}
     for event in events:
         channel = event.channel if isinstance(event, SelectEvent) else None
-        for name in _names(event):
+        for name in nodes_named(event):
             seq, was_channel = found.get(name, (event.seq, False))
             found[name] = (seq, was_channel or name == channel)
     return found
@@ -147,19 +140,3 @@ def caused_by_flow(events: Sequence[Event], error: ErrorEvent) -> bool:
     before = next((e for e in reversed(events) if e.seq == error.seq - 1), None)
     failed_call = isinstance(before, LlmCallEvent) and before.error is not None
     return not failed_call
-
-
-def _names(event: Event) -> tuple[str, ...]:
-    match event:
-        case MessageEvent() | InterruptEvent() | ErrorEvent() | ResumeEvent() | RetryEvent():
-            return (event.from_, event.to)
-        case SelectEvent():
-            return (event.channel, event.chosen)
-        case ToolCallEvent() | ToolResultEvent():
-            return (event.agent,)
-        case LlmCallEvent() | HookEvent():
-            return (event.node,)
-        case TerminateEvent():
-            return (event.node,)
-        case _:
-            return ()

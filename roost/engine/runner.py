@@ -400,14 +400,7 @@ class Runner:
     def _tools_for(self, agent: str, text: str) -> Sequence[Tool]:
         if self._tools is None:
             # The toolbox's sub-flows become child runs of this run, on its child_log.
-            subflows = ChildRuns(
-                Runner,
-                parent=self.log,
-                child_log=self.child_log,
-                memory=self.memory,
-                background=self._own_background,
-                budget_left=self.budget_left,
-            )
+            subflows = self._child_runs()
             self._toolbox = default_toolbox(self.flow, subflows, self.memory, self.run_id)
             self._tools = self._toolbox
         tools: Sequence[Tool] = self._tools(agent, text)
@@ -435,11 +428,16 @@ class Runner:
 
     async def _resume_child(self, task: BackgroundEvent) -> ToolOutcome:
         """The outcome of a background task this process did not start, from its child's log."""
-        children = ChildRuns(
+        return await self._child_runs().resume(task)
+
+    def _child_runs(self) -> ChildRuns:
+        """This run's child runs: on its child_log, with its memory, background tasks and
+        what its budget has left (which limits a new child's)."""
+        return ChildRuns(
             Runner,
             parent=self.log,
             child_log=self.child_log,
             memory=self.memory,
             background=self._own_background,
+            budget_left=self.budget_left,
         )
-        return await children.resume(task)

@@ -37,6 +37,7 @@ from roost.events._models import (
     TerminateEvent,
     ToolCallEvent,
     ToolResultEvent,
+    nodes_named,
 )
 from roost.events._records import (
     BackgroundNote,
@@ -95,6 +96,7 @@ __all__ = [
     "iso_bound",
     "map_texts",
     "memory_entry",
+    "nodes_named",
     "now_iso",
     "parse_event",
     "valid_text",

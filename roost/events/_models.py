@@ -311,3 +311,23 @@ Event = Annotated[
     | BudgetEvent,
     Field(discriminator="type"),
 ]
+
+
+def nodes_named(event: Event) -> tuple[str, ...]:
+    """The nodes ``event`` took place between or at: what the history and the drawings read.
+
+    Both ends of a message, a pause, an error, a resume or a retry; a director's
+    channel and its choice; the agent of a tool call or result; the node of a model
+    call, a hook or an end. Other events name none.
+    """
+    match event:
+        case MessageEvent() | InterruptEvent() | ErrorEvent() | ResumeEvent() | RetryEvent():
+            return (event.from_, event.to)
+        case SelectEvent():
+            return (event.channel, event.chosen)
+        case ToolCallEvent() | ToolResultEvent():
+            return (event.agent,)
+        case LlmCallEvent() | HookEvent() | TerminateEvent():
+            return (event.node,)
+        case _:
+            return ()

@@ -273,15 +273,21 @@ class Built:
     dropped: set[Path]
 
 
-def build(document: Composed, file: str) -> Built:
-    """Plain data and positions of a composed document whose root must be a mapping."""
+def build(
+    document: Composed,
+    file: str,
+    *,
+    mapping: str = "a flow must be a mapping of keys (roost:, name:, ...)",
+) -> Built:
+    """Plain data and positions of a composed document whose root must be a mapping.
+
+    A root of another kind is refused as ``mapping`` says what the file is (a flow,
+    a test file, a serve configuration), followed by what it is instead.
+    """
     node = document.root
     if not isinstance(node, MappingNode):
         what = "a list" if isinstance(node, SequenceNode) else "a single value"
-        line, col = _mark(node)
-        raise fail(
-            file, line, col, f"a flow must be a mapping of keys (roost:, name:, ...), not {what}"
-        )
+        raise fail(file, *_mark(node), f"{mapping}, not {what}")
     limit = max(MAX_NODES, 2 * document.written)
     if document.aliases:
         _check_expansion(node, file, limit)

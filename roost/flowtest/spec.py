@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field, ValidationError
-from yaml.nodes import MappingNode, SequenceNode
 
 from roost.errors import FlowError, Problem
 from roost.flow import check_flow_text
@@ -186,14 +185,7 @@ def load_test_file(path: str | os.PathLike[str]) -> TestFile:
     """The test file at ``path`` with every case's flow built; FlowError when anything is wrong."""
     file = os.fspath(path)
     text = read_source(file)
-    document = compose(text, file)
-    if not isinstance(document.root, MappingNode):
-        what = "a list" if isinstance(document.root, SequenceNode) else "a single value"
-        line, col = document.root.start_mark.line + 1, document.root.start_mark.column + 1
-        raise FlowError(
-            [Problem(file, line, col, f"a test file is a mapping (flow:, cases:), not {what}")]
-        )
-    built = build(document, file)
+    built = build(compose(text, file), file, mapping="a test file is a mapping (flow:, cases:)")
     if built.problems:
         raise FlowError(sorted_problems(built.problems))
     data, own = _own_providers(built.data, built.positions, file)

@@ -16,7 +16,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from roost.importers.ag2 import tool_call, tool_results
-from roost.importers.common import TurnBuilder, sqlite_database, text_of
+from roost.importers.common import TurnBuilder, sqlite_database, text_of, usage_of
 from roost.importers.model import Conversation, ImportFormatError
 
 if TYPE_CHECKING:
@@ -106,22 +106,13 @@ def _replied(
     if not (isinstance(choices, list) and choices and isinstance(choices[0], dict)):
         raise ImportFormatError(f"{where}: its response has no choices")
     message = choices[0].get("message") or {}
-    usage, model = _usage(response.get("usage")), response.get("model")
+    usage, model = usage_of(response.get("usage")), response.get("model")
     model = str(model) if model else None
     if message.get("tool_calls"):
         calls = [tool_call(c, where) for c in message["tool_calls"]]
         build.tool_round(speaker, calls, model=model, usage=usage)
     else:
         build.say(speaker, text_of(message.get("content")), model=model, usage=usage, ts=ts)
-
-
-def _usage(raw: Any) -> dict[str, int] | None:
-    if not isinstance(raw, dict):
-        return None
-    return {
-        "prompt_tokens": int(raw.get("prompt_tokens") or 0),
-        "completion_tokens": int(raw.get("completion_tokens") or 0),
-    }
 
 
 def _iso(moment: Any) -> str | None:

@@ -17,6 +17,7 @@ from roost.importers.common import (
     expect_list,
     expect_object,
     text_of,
+    usage_of,
 )
 from roost.importers.model import Conversation, ImportFormatError, ToolCall
 
@@ -72,7 +73,7 @@ def _turns(messages: list[Any], file: str, talk: Conversation) -> list[Any]:
         where = f"{file}: message {n}"
         item = expect_object(raw, where, "a message (an object)")
         kind, source = item.get("type"), str(item.get("source", ""))
-        usage = _usage(item.get("models_usage"))
+        usage = usage_of(item.get("models_usage"))
         if kind == "UserInputRequestedEvent":
             asked.add(source)
         if kind == "SelectSpeakerEvent":
@@ -108,12 +109,3 @@ def _call(raw: Any, where: str) -> ToolCall:
 def _result(raw: Any, where: str) -> tuple[str, str, bool]:
     result = expect_object(raw, where, "a function result")
     return str(result.get("call_id")), text_of(result.get("content")), bool(result.get("is_error"))
-
-
-def _usage(raw: Any) -> dict[str, int] | None:
-    if not isinstance(raw, dict):
-        return None
-    return {
-        "prompt_tokens": int(raw.get("prompt_tokens") or 0),
-        "completion_tokens": int(raw.get("completion_tokens") or 0),
-    }

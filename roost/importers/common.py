@@ -48,6 +48,19 @@ def arguments_of(raw: Any) -> dict[str, Any]:
     return {}
 
 
+def usage_of(
+    raw: Any, prompt: str = "prompt_tokens", completion: str = "completion_tokens"
+) -> dict[str, int] | None:
+    """A model call's token counts from the ``prompt`` and ``completion`` keys of a
+    framework's record, as roost's usage spells them; None when the record is no object."""
+    if not isinstance(raw, dict):
+        return None
+    return {
+        "prompt_tokens": int(raw.get(prompt) or 0),
+        "completion_tokens": int(raw.get(completion) or 0),
+    }
+
+
 def text_of(content: Any) -> str:
     """A message's content as text: a string as it is, parts' texts joined, else JSON."""
     if content is None:

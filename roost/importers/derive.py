@@ -226,15 +226,7 @@ def _model_calls(add: Any, turn: ImportedTurn, name: str) -> None:
         calls = tuple(
             RecordedToolCall(id=c.id, name=c.name, arguments=c.arguments) for c in step.tool_calls
         )
-        add(
-            LlmCallEvent,
-            node=name,
-            provider="recorded",
-            model=step.model or "unknown",
-            request_digest="",
-            response=LlmResponse(tool_calls=calls),
-            usage=_usage(step.usage),
-        )
+        _recorded_call(add, name, step.model, LlmResponse(tool_calls=calls), step.usage)
         for c in step.tool_calls:
             add(ToolCallEvent, agent=name, id=c.id, name=c.name, arguments=c.arguments)
             content = c.result if c.result is not None else "no result was recorded"
@@ -246,19 +238,22 @@ def _model_calls(add: Any, turn: ImportedTurn, name: str) -> None:
                 content=content,
                 is_error=c.is_error or c.result is None,
             )
+    _recorded_call(add, name, turn.model, LlmResponse(text=turn.content), turn.usage)
+
+
+def _recorded_call(
+    add: Any, node: str, model: str | None, response: LlmResponse, usage: dict[str, int] | None
+) -> None:
+    """One model call of the imported run, as a replay reads it: answered by ``recorded``."""
     add(
         LlmCallEvent,
-        node=name,
+        node=node,
         provider="recorded",
-        model=turn.model or "unknown",
+        model=model or "unknown",
         request_digest="",
-        response=LlmResponse(text=turn.content),
-        usage=_usage(turn.usage),
+        response=response,
+        usage=LlmUsage(**usage) if usage else None,
     )
-
-
-def _usage(usage: dict[str, int] | None) -> LlmUsage | None:
-    return LlmUsage(**usage) if usage else None
 
 
 def _finish(events: list[Event], talk: Conversation) -> list[Event]:

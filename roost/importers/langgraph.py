@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
-from roost.importers.common import TurnBuilder, arguments_of, sqlite_database, text_of
+from roost.importers.common import TurnBuilder, arguments_of, sqlite_database, text_of, usage_of
 from roost.importers.model import Conversation, ImportFormatError, ToolCall
 
 if TYPE_CHECKING:
@@ -288,7 +288,8 @@ def _turns(
 def _said(
     build: TurnBuilder, speaker: str, message: dict[str, Any], written: Written | None, at: str
 ) -> None:
-    usage, model = _usage(message.get("usage_metadata")), _model(message)
+    usage = usage_of(message.get("usage_metadata"), "input_tokens", "output_tokens")
+    model = _model(message)
     calls = message.get("tool_calls") or []
     if calls:
         build.tool_round(speaker, [_call(c, at) for c in calls], model=model, usage=usage)
@@ -313,15 +314,6 @@ def _name(message: dict[str, Any], default: str) -> str:
 
 def _ts(written: Written | None) -> str | None:
     return written.ts if written else None
-
-
-def _usage(raw: Any) -> dict[str, int] | None:
-    if not isinstance(raw, dict):
-        return None
-    return {
-        "prompt_tokens": int(raw.get("input_tokens") or 0),
-        "completion_tokens": int(raw.get("output_tokens") or 0),
-    }
 
 
 def _model(message: dict[str, Any]) -> str | None:

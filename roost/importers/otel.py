@@ -21,7 +21,14 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from roost.importers.common import TurnBuilder, arguments_of, expect_list, expect_object, text_of
+from roost.importers.common import (
+    TurnBuilder,
+    arguments_of,
+    expect_list,
+    expect_object,
+    text_of,
+    usage_of,
+)
 from roost.importers.model import Conversation, ImportedTurn, ImportFormatError, ToolCall
 
 
@@ -109,10 +116,7 @@ def _iso(ns: int) -> str | None:
 def _usage(attrs: dict[str, Any]) -> dict[str, int] | None:
     if "gen_ai.usage.input_tokens" not in attrs and "gen_ai.usage.output_tokens" not in attrs:
         return None
-    return {
-        "prompt_tokens": int(attrs.get("gen_ai.usage.input_tokens") or 0),
-        "completion_tokens": int(attrs.get("gen_ai.usage.output_tokens") or 0),
-    }
+    return usage_of(attrs, "gen_ai.usage.input_tokens", "gen_ai.usage.output_tokens")
 
 
 def _model(attrs: dict[str, Any]) -> str | None:

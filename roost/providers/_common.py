@@ -50,6 +50,13 @@ class Settings:
         """Seconds one ``complete`` may take in all, retries included."""
         return self.timeout * (self.max_retries + 1)
 
+    @property
+    def openai_temperature(self) -> float | None:
+        """The temperature an OpenAI API is sent: none while the model reasons (a reasoning
+        effort or a thinking budget is set), where those APIs take none."""
+        thinking = self.reasoning_effort or self.thinking_budget
+        return None if thinking else self.temperature
+
     def key_hint(self) -> str:
         """Where this provider's key comes from, for error messages."""
         if self.base_url:

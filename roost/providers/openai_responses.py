@@ -94,9 +94,8 @@ def _to_wire(request: ModelRequest, settings: Settings) -> dict[str, Any]:
         body["max_output_tokens"] = settings.max_tokens
     if settings.reasoning_effort:
         body["reasoning"] = {"effort": settings.reasoning_effort, "summary": "auto"}
-    thinking = settings.reasoning_effort or settings.thinking_budget
-    if settings.temperature is not None and not thinking:
-        body["temperature"] = settings.temperature
+    if settings.openai_temperature is not None:
+        body["temperature"] = settings.openai_temperature
     return body
 
 

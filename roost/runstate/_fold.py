@@ -104,7 +104,7 @@ def _on_flow(state: RunState, event: Any) -> None:
 
 def _on_message(state: RunState, event: Any) -> None:
     # The busiest handler (once per message), so written for speed: attribute
-    # lookups hoisted, the digest chained inline.
+    # lookups hoisted; each thread chains its digest in Thread.add, as every thread does.
     data = event.__dict__
     frm, to, content = data["from_"], data["to"], data["content"]
     history = state.history
@@ -123,18 +123,12 @@ def _on_message(state: RunState, event: Any) -> None:
     inbox = state.inbox.get(to)
     if inbox is None:
         inbox = state.inbox[to] = Thread()
-    inbox.indices.append(index)
-    inbox.digest = sha256(inbox.digest + payload).digest()
-    sizes = inbox.sizes
-    sizes.append(sizes[-1] + size if sizes else size)
+    inbox.add(index, payload, size)
     pair_key = key if frm <= to else (to, frm)
     pair = state.pairs.get(pair_key)
     if pair is None:
         pair = state.pairs[pair_key] = Thread()
-    pair.indices.append(index)
-    pair.digest = sha256(pair.digest + payload).digest()
-    sizes = pair.sizes
-    sizes.append(sizes[-1] + size if sizes else size)
+    pair.add(index, payload, size)
     state.pending = None
     state.step = (to, frm)
     state.recall = None

@@ -1,9 +1,10 @@
 """The page at ``/``: one self-contained HTML file (no CDN) that drives runs through the API.
 
-Its script and stylesheet are inlined, the run page's stylesheet with them
-(the transcript's rows and the graph's highlight look the same in both); the
-graph of a run's flow comes from ``GET /runs/{id}/graph``, drawn by the same
-code as the run page's. The page loads nothing from elsewhere. Under
+Its script and stylesheet are inlined, the run page's stylesheet and the words
+its script shares with the run page's (``roost/visualize/event_words.js``) with
+them: the transcript's rows, their wording and the graph's highlight are the same
+in both. The graph of a run's flow comes from ``GET /runs/{id}/graph``, drawn by
+the same code as the run page's. The page loads nothing from elsewhere. Under
 ``roost studio`` the studio's view, script and stylesheet (``roost/studio/``)
 are inlined as well: one page, whose home is the studio and whose runs are the
 server's own run view.
@@ -26,7 +27,8 @@ def page_html(studio: bool = False) -> str:
     parts = {
         "REPLAY_CSS": _asset("roost.visualize", "run_page.css"),
         "CSS": _asset("roost.serve", "page.css"),
-        "JS": _asset("roost.serve", "page.js"),
+        # One script: the words it shares with the run page, then its own.
+        "JS": _asset("roost.visualize", "event_words.js") + _asset("roost.serve", "page.js"),
         "STUDIO_CSS": _asset("roost.studio", "studio.css") if studio else "",
         "STUDIO_HTML": _asset("roost.studio", "studio.html") if studio else "",
         "STUDIO_JS": _asset("roost.studio", "studio.js") if studio else "",

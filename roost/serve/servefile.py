@@ -18,7 +18,6 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from croniter import CroniterError, croniter
 from pydantic import Field, ValidationError
-from yaml.nodes import MappingNode, SequenceNode
 
 from roost.errors import FlowError, Problem, RoostError
 from roost.flow import Flow
@@ -130,13 +129,8 @@ def load_serve_file(path: str | os.PathLike[str]) -> ServeFile:
     """The serve configuration at ``path``; FlowError with every located problem."""
     file = os.fspath(path)
     text = read_source(file)
-    document = compose(text, file)
-    if not isinstance(document.root, MappingNode):
-        what = "a list" if isinstance(document.root, SequenceNode) else "a single value"
-        line, col = document.root.start_mark.line + 1, document.root.start_mark.column + 1
-        message = f"a serve configuration is a mapping (schedules:), not {what}"
-        raise FlowError([Problem(file, line, col, message)])
-    built = build(document, file)
+    mapping = "a serve configuration is a mapping (schedules:)"
+    built = build(compose(text, file), file, mapping=mapping)
     if built.problems:
         raise FlowError(sorted_problems(built.problems))
     try:

@@ -55,13 +55,9 @@ def size_of(value: Any, limit: int = MAX_SIZE) -> int:
     reached, as printing them would, so a list that nests itself twice over twenty
     times weighs a million and the walk stops there.
     """
-    kind = type(value)
-    if kind is str:
-        return len(value)
-    if kind is int:
-        return int_size(value)
-    if kind in _SCALARS:
-        return 0
+    plain = _plain_size(value)
+    if plain is not None:
+        return plain
     total = 0
     stack = [value]
     while stack:
@@ -91,13 +87,9 @@ def size_of(value: Any, limit: int = MAX_SIZE) -> int:
 
 def shallow_size(value: Any) -> int:
     """The bytes of ``value`` itself, not of what its items refer to."""
-    kind = type(value)
-    if kind is str:
-        return len(value)
-    if kind is int:
-        return int_size(value)
-    if kind in _SCALARS:
-        return 0
+    plain = _plain_size(value)
+    if plain is not None:
+        return plain
     if isinstance(value, TEXT_TYPES):
         return len(value)
     if isinstance(value, (list, tuple)):
@@ -105,3 +97,15 @@ def shallow_size(value: Any) -> int:
     if isinstance(value, int):
         return int_size(value)
     return ITEM
+
+
+def _plain_size(value: Any) -> int | None:
+    """The size of a str, an int or a scalar, told by its exact type; None for all else."""
+    kind = type(value)  # the exact type: quickest, and most values a template meets are these
+    if kind is str:
+        return len(value)
+    if kind is int:
+        return int_size(value)
+    if kind in _SCALARS:
+        return 0
+    return None

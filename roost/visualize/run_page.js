@@ -28,20 +28,7 @@
       (usage.completion_tokens || usage.output_tokens || 0);
   }
 
-  // A structured reply's fields on one line (verdict: revise · notes: …), as roost show has them.
-  function fields(value) {
-    if (value === null || typeof value !== "object" || Array.isArray(value)) {
-      return JSON.stringify(value);
-    }
-    return Object.keys(value).map((key) => key + ": " +
-      (typeof value[key] === "string" ? value[key] : JSON.stringify(value[key]))).join(" · ");
-  }
-
-  // " · route: verdict = revise": the conditions of the routes to `to` that held, if any.
-  function route(routes, to) {
-    const held = (routes || []).filter((r) => r.held && r.to === to).map((r) => r.when);
-    return held.length ? " · route: " + held.join(", ") : "";
-  }
+  const { fields, route } = roostWords; // event_words.js, before this script
 
   // [head, body, extra class] of one event, all plain text.
   function describe(e) {

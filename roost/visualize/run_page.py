@@ -58,7 +58,7 @@ def run_page_html(flow: Flow, events: Sequence[Event], images: ImageStore | None
         "HEADING": _heading(flow),
         "CSS": _asset("run_page.css"),
         "SVG": inline_svg(flow_graph(flow, events, title=False, mark_final=False, for_page=True)),
-        "JS": _asset("run_page.js"),
+        "JS": _asset("event_words.js") + _asset("run_page.js"),  # the serve page's words too
         # Events never hold secrets (the engine keeps them out; run_start has the text as
         # written, placeholders unexpanded), so the data is embedded as recorded.
         "DATA": script_json({**page_data(flow, events), "images": image_urls(events, images)}),

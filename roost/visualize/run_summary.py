@@ -15,7 +15,6 @@ from roost.events import (
     ErrorEvent,
     Event,
     FlowEvent,
-    HookEvent,
     InterruptEvent,
     LlmCallEvent,
     MessageEvent,
@@ -25,7 +24,7 @@ from roost.events import (
     SelectEvent,
     TerminateEvent,
     ToolCallEvent,
-    ToolResultEvent,
+    nodes_named,
 )
 from roost.flow.routes import taken_routes
 from roost.pricing import ProviderSettings, RunCost, answered_by, cost_of, provider_entries
@@ -99,21 +98,14 @@ def route_edge_id(flow: Flow, source: str, target: str) -> str:
 
 def event_targets(flow: Flow, event: Event) -> tuple[list[str], str | None]:
     """The node ids and the edge id (if any) an event happened on."""
+    nodes = [ids.node_id(name) for name in nodes_named(event)]
     match event:
         case MessageEvent() | InterruptEvent() | ErrorEvent() | ResumeEvent() | RetryEvent():
-            edge = route_edge_id(flow, event.from_, event.to)
-            return [ids.node_id(event.from_), ids.node_id(event.to)], edge
+            return nodes, route_edge_id(flow, event.from_, event.to)
         case SelectEvent():
-            edge = ids.member_edge_id(event.channel, event.chosen)
-            return [ids.node_id(event.channel), ids.node_id(event.chosen)], edge
-        case ToolCallEvent() | ToolResultEvent():
-            return [ids.node_id(event.agent)], None
-        case LlmCallEvent() | HookEvent():
-            return [ids.node_id(event.node)], None
-        case TerminateEvent():
-            return [ids.node_id(event.node)], None
+            return nodes, ids.member_edge_id(event.channel, event.chosen)
         case _:
-            return [], None
+            return nodes, None
 
 
 def summarize(flow: Flow, events: Iterable[Event]) -> RunSummary:
@@ -230,16 +222,7 @@ def names_in(events: Sequence[Event]) -> list[str]:
 
 
 def _names(event: Event) -> tuple[str, ...]:
-    match event:
-        case MessageEvent() | InterruptEvent() | ErrorEvent() | ResumeEvent() | RetryEvent():
-            return (event.from_, event.to)
-        case SelectEvent():
-            return (event.channel, event.chosen, *event.candidates)
-        case ToolCallEvent() | ToolResultEvent():
-            return (event.agent,)
-        case LlmCallEvent() | HookEvent():
-            return (event.node,)
-        case TerminateEvent():
-            return (event.node,)
-        case _:
-            return ()
+    # A director's candidates are named too: the page lists every node a run mentions.
+    if isinstance(event, SelectEvent):
+        return (*nodes_named(event), *event.candidates)
+    return nodes_named(event)

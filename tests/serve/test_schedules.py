@@ -272,6 +272,15 @@ def test_a_bad_schedule_is_located(tmp_path: Path, entry: str, expected: str) ->
     assert str(caught.value).replace(str(tmp_path) + "/", "") == expected
 
 
+def test_a_serve_file_that_is_no_mapping_is_refused_at_its_first_line(tmp_path: Path) -> None:
+    (tmp_path / "serve.yaml").write_text("- cron: '@daily'\n")
+    with pytest.raises(FlowError) as caught:
+        load_serve_file(tmp_path / "serve.yaml")
+    assert str(caught.value).replace(str(tmp_path) + "/", "") == (
+        "serve.yaml:1:1: error: a serve configuration is a mapping (schedules:), not a list"
+    )
+
+
 def test_serve_refuses_a_schedule_of_a_missing_flow_or_an_unknown_var(tmp_path: Path) -> None:
     write_flows(tmp_path / "flows")
     (tmp_path / "serve.yaml").write_text(
