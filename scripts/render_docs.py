@@ -3,8 +3,8 @@
 For every flow under flows/ this writes ``<name>.svg`` and ``<name>.png``. Flows
 whose providers are all scripted are also run offline (``roost run --no-input``)
 and drawn again with the run overlaid (``<name>-run.svg``/``.png``). One run
-also gets its replay page (``<name>-replay.html``) and, when Chromium and
-Playwright are at hand, a screenshot of it (``replay-page.png``). A generated
+also gets its run page (``<name>-run-page.html``) and, when Chromium and
+Playwright are at hand, a screenshot of it (``run-page.png``). A generated
 30-agent flow (``large.svg``/``.png``) shows how a big graph reads.
 
 Run from anywhere:  python scripts/render_docs.py
@@ -146,10 +146,10 @@ def main() -> None:
                 events = run_offline(path, scratch)
                 written += draw(flow, events, f"{path.stem}-run")
                 if path.stem == REPLAY_SAMPLE:
-                    page = write_render(flow, events, IMAGES / f"{path.stem}-replay.html")
+                    page = write_render(flow, events, IMAGES / f"{path.stem}-run-page.html")
                     written.append(page)
-                    if screenshot(page, IMAGES / "replay-page.png"):
-                        written.append(IMAGES / "replay-page.png")
+                    if screenshot(page, IMAGES / "run-page.png"):
+                        written.append(IMAGES / "run-page.png")
         written += draw(large_flow(), None, "large")
         check_no_machine_paths(written, scratch)
     for path in written:

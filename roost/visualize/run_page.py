@@ -54,7 +54,7 @@ def run_page_html(flow: Flow, events: Sequence[Event], images: ImageStore | None
     The images its messages carry are read from ``images`` and embedded in the page.
     """
     parts = {
-        "TITLE": html.escape(redact(f"{flow.name} · roost replay", flow.secrets)),
+        "TITLE": html.escape(redact(f"{flow.name} · roost run page", flow.secrets)),
         "HEADING": _heading(flow),
         "CSS": _asset("run_page.css"),
         "SVG": inline_svg(flow_graph(flow, events, title=False, mark_final=False, for_page=True)),
