@@ -21,7 +21,9 @@ if TYPE_CHECKING:
 
     from roost.engine import Runner
 
-GRACE_SECONDS = 30.0  # as long as roost serve's --grace
+# How long a draining process lets its steps in flight finish before it cancels them:
+# `roost batch --grace` and `roost serve --grace` alike.
+GRACE_SECONDS = 30.0
 SETTLE_SECONDS = 5.0  # a cancelled step's record, written before its row's task is cut
 
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from roost.batch.drain import GRACE_SECONDS
 from roost.cli.app import app
 from roost.cli.server_options import Port, StoreUrl, Tokens
 
@@ -86,7 +87,7 @@ def serve(
     queue_limit: QueueLimit = 32,
     streams_per_client: StreamsPerClient = 32,
     lease: Lease = 30.0,
-    grace: Grace = 30.0,
+    grace: Grace = GRACE_SECONDS,
     config_file: ConfigFile = None,
 ) -> None:
     """Serve flows over HTTP: an API, live streams and a page to run them in a browser."""

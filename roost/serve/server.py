@@ -19,13 +19,12 @@ from typing import TYPE_CHECKING
 
 import uvicorn
 
+from roost.batch.drain import GRACE_SECONDS
 from roost.errors import RoostError, UsageError
 from roost.serve.config import ServeConfig, check_exposure, check_flows_folder
 
 if TYPE_CHECKING:
     from roost.serve.hub import Hub
-
-GRACE_SECONDS = 30.0
 
 
 class DrainingServer(uvicorn.Server):
