@@ -1731,7 +1731,7 @@ ONE_SOURCE = [
         "roost/ports.py",
         "        return event.model_copy(update=unset) if unset else event",
         "        return event",
-        ("tests/tools/test_subflows.py", "tests/batch/test_batch.py"),
+        ("tests/tools/test_subflow.py", "tests/batch/test_batch.py"),
         "a child run no longer names its parent, a batch row's run its batch",
     ),
 ]
