@@ -1298,7 +1298,11 @@ BACKGROUND = [
     ),
 ]
 
-FLOWTEST_TESTS = ("tests/flowtest/test_cases.py", "tests/flowtest/test_cli.py")
+FLOWTEST_TESTS = (
+    "tests/flowtest/test_cases.py",
+    "tests/flowtest/test_session.py",
+    "tests/flowtest/test_report.py",
+)
 
 FLOWTEST = [
     Mutant(
@@ -3216,7 +3220,14 @@ ROUTES = [
     ),
 ]
 
-GRADED = ("tests/flowtest/test_graded.py",)
+GRADED = (
+    "tests/flowtest/test_cases_graded.py",
+    "tests/flowtest/test_judging.py",
+    "tests/flowtest/test_person.py",
+    "tests/flowtest/test_outside.py",
+    "tests/flowtest/test_report.py",
+    "tests/flowtest/test_spec.py",
+)
 ROUTE_EXPECT = ("tests/flowtest/test_routes_expect.py",)
 
 GRADED_TESTS = [
