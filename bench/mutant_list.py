@@ -1412,7 +1412,7 @@ PRICING = [
     # different keys of one length cannot both start the same name.
 ]
 
-TELEMETRY_TESTS = ("tests/telemetry/test_spans.py",)
+TELEMETRY_TESTS = ("tests/telemetry/test_genai.py", "tests/telemetry/test_spans.py")
 GENAI_PY = "roost/telemetry/genai.py"
 
 TELEMETRY = [
