@@ -2510,7 +2510,7 @@ IMPORTERS = [
         "roost/importers/derive.py",
         "        while name in taken:",
         "        while False:",
-        ("tests/importers/test_import.py",),
+        ("tests/importers/test_derive.py",),
         "two speakers whose names clean to the same node name share one agent",
     ),
     Mutant(
@@ -2518,7 +2518,7 @@ IMPORTERS = [
         "roost/importers/derive.py",
         "    return len(speakers) > 2 or repeats",
         "    return repeats",
-        ("tests/importers/test_import.py",),
+        ("tests/importers/test_agentchat.py", "tests/test_importers.py"),
         "a group chat of three is imported as a two-agent chat",
     ),
     Mutant(
@@ -2526,7 +2526,7 @@ IMPORTERS = [
         "roost/importers/agentchat.py",
         "            human = source in asked",
         "            human = False",
-        ("tests/importers/test_import.py",),
+        ("tests/importers/test_agentchat.py",),
         "a person's answer through a UserProxyAgent is replayed as a model's reply",
     ),
     Mutant(
@@ -2534,7 +2534,7 @@ IMPORTERS = [
         "roost/importers/agentchat.py",
         'str(result.get("call_id")), text_of(result.get("content")), bool(result.get("is_error"))',
         'str(result.get("call_id")), text_of(result.get("content")), False',
-        ("tests/importers/test_import.py",),
+        ("tests/importers/test_agentchat.py",),
         "a failing tool recorded by AgentChat is imported as one that worked",
     ),
     Mutant(
@@ -2542,7 +2542,7 @@ IMPORTERS = [
         "roost/importers/common.py",
         'raise ImportFormatError(f"{where}: tool result for {call_id!r} names no call")',
         "None",
-        ("tests/importers/test_import.py",),
+        ("tests/test_importers.py",),
         "a tool result naming no call is silently dropped instead of refused",
     ),
     Mutant(
@@ -2550,7 +2550,7 @@ IMPORTERS = [
         "roost/importers/__init__.py",
         "    if size > MAX_BYTES:",
         "    if False:",
-        ("tests/importers/test_import.py",),
+        ("tests/test_importers.py",),
         "a file over 200 MB is read instead of refused by its size",
     ),
     Mutant(
@@ -2558,7 +2558,7 @@ IMPORTERS = [
         "roost/importers/derive.py",
         "            current = recorded[said] or current",
         "            current = current",
-        ("tests/importers/test_import.py",),
+        ("tests/importers/test_agentchat.py",),
         "the recorded times of an imported run's messages are replaced by the first one",
     ),
     Mutant(
@@ -2566,7 +2566,7 @@ IMPORTERS = [
         "roost/importers/otel.py",
         '        name = current.attrs.get("gen_ai.agent.name")',
         "        name = None",
-        ("tests/importers/test_import.py",),
+        ("tests/importers/test_otel.py", "tests/importers/test_otlp.py"),
         "the speaker of a GenAI chat span is not read from gen_ai.agent.name",
     ),
     Mutant(
@@ -2574,7 +2574,7 @@ IMPORTERS = [
         "roost/importers/derive.py",
         '            data["imported"] = {**talk.source, "notes": list(talk.notes)}',
         "            pass",
-        ("tests/importers/test_import.py",),
+        ("tests/importers/test_ag2.py",),
         "an imported run's run_start does not say where it came from",
     ),
     Mutant(
@@ -2582,7 +2582,7 @@ IMPORTERS = [
         "roost/importers/derive.py",
         '    if not any(mark in text for mark in ("{{", "{%", "{#")):',
         "    if True:",
-        ("tests/importers/test_import.py",),
+        ("tests/importers/test_derive.py",),
         "a recorded role or start message with template syntax is rendered as a template",
     ),
     Mutant(
@@ -2590,7 +2590,7 @@ IMPORTERS = [
         "roost/importers/derive.py",
         '        return value.replace("${", "$${")',
         "        return value",
-        ("tests/importers/test_import.py",),
+        ("tests/importers/test_derive.py",),
         "a recorded ${NAME} is filled from the environment when the derived flow loads",
     ),
     Mutant(
