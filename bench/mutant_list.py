@@ -2542,7 +2542,7 @@ IMPORTERS = [
         "roost/importers/common.py",
         'raise ImportFormatError(f"{where}: tool result for {call_id!r} names no call")',
         "None",
-        ("tests/test_importers.py",),
+        ("tests/importers/test_common.py", "tests/test_importers.py"),
         "a tool result naming no call is silently dropped instead of refused",
     ),
     Mutant(
@@ -3389,7 +3389,7 @@ GRADED_TESTS = [
         "roost/flowtest/compare.py",
         '    chosen = "tie" if prefer == "tie" else shown[int(prefer) - 1]',
         '    chosen = "tie" if prefer == "tie" else ("a", "b")[int(prefer) - 1]',
-        ("tests/cli/test_compare.py",),
+        ("tests/flowtest/test_compare.py", "tests/cli/test_compare.py"),
         "the judge's choice of the first answer shown counts for A whatever it was shown",
     ),
     Mutant(
@@ -3397,7 +3397,7 @@ GRADED_TESTS = [
         "roost/flowtest/compare.py",
         "        return self.a.final != self.b.final",
         "        return True",
-        ("tests/cli/test_compare.py",),
+        ("tests/flowtest/test_compare.py", "tests/cli/test_compare.py"),
         "rows whose answers are the same count as changed",
     ),
 ]
