@@ -3228,7 +3228,7 @@ GRADED = (
     "tests/flowtest/test_report.py",
     "tests/flowtest/test_spec.py",
 )
-ROUTE_EXPECT = ("tests/flowtest/test_routes_expect.py",)
+ROUTE_EXPECT = ("tests/flowtest/test_cases_routes.py",)
 
 GRADED_TESTS = [
     Mutant(
