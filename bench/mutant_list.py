@@ -1314,7 +1314,11 @@ BACKGROUND = [
     ),
 ]
 
-FLOWTEST_TESTS = ("tests/flowtest/test_cases.py", "tests/flowtest/test_cli.py")
+FLOWTEST_TESTS = (
+    "tests/flowtest/test_cases.py",
+    "tests/flowtest/test_session.py",
+    "tests/flowtest/test_report.py",
+)
 
 FLOWTEST = [
     Mutant(
@@ -1424,7 +1428,7 @@ PRICING = [
     # different keys of one length cannot both start the same name.
 ]
 
-TELEMETRY_TESTS = ("tests/telemetry/test_spans.py",)
+TELEMETRY_TESTS = ("tests/telemetry/test_genai.py", "tests/telemetry/test_spans.py")
 GENAI_PY = "roost/telemetry/genai.py"
 
 TELEMETRY = [
@@ -1747,7 +1751,7 @@ ONE_SOURCE = [
         "roost/ports.py",
         "        return event.model_copy(update=unset) if unset else event",
         "        return event",
-        ("tests/tools/test_subflows.py", "tests/batch/test_batch.py"),
+        ("tests/tools/test_subflow.py", "tests/batch/test_batch.py"),
         "a child run no longer names its parent, a batch row's run its batch",
     ),
 ]
@@ -2522,7 +2526,7 @@ IMPORTERS = [
         "roost/importers/derive.py",
         "        while name in taken:",
         "        while False:",
-        ("tests/importers/test_import.py",),
+        ("tests/importers/test_derive.py",),
         "two speakers whose names clean to the same node name share one agent",
     ),
     Mutant(
@@ -2530,7 +2534,7 @@ IMPORTERS = [
         "roost/importers/derive.py",
         "    return len(speakers) > 2 or repeats",
         "    return repeats",
-        ("tests/importers/test_import.py",),
+        ("tests/importers/test_agentchat.py", "tests/test_importers.py"),
         "a group chat of three is imported as a two-agent chat",
     ),
     Mutant(
@@ -2538,7 +2542,7 @@ IMPORTERS = [
         "roost/importers/agentchat.py",
         "            human = source in asked",
         "            human = False",
-        ("tests/importers/test_import.py",),
+        ("tests/importers/test_agentchat.py",),
         "a person's answer through a UserProxyAgent is replayed as a model's reply",
     ),
     Mutant(
@@ -2546,7 +2550,7 @@ IMPORTERS = [
         "roost/importers/agentchat.py",
         'str(result.get("call_id")), text_of(result.get("content")), bool(result.get("is_error"))',
         'str(result.get("call_id")), text_of(result.get("content")), False',
-        ("tests/importers/test_import.py",),
+        ("tests/importers/test_agentchat.py",),
         "a failing tool recorded by AgentChat is imported as one that worked",
     ),
     Mutant(
@@ -2554,7 +2558,7 @@ IMPORTERS = [
         "roost/importers/common.py",
         'raise ImportFormatError(f"{where}: tool result for {call_id!r} names no call")',
         "None",
-        ("tests/importers/test_import.py",),
+        ("tests/importers/test_common.py", "tests/test_importers.py"),
         "a tool result naming no call is silently dropped instead of refused",
     ),
     Mutant(
@@ -2562,7 +2566,7 @@ IMPORTERS = [
         "roost/importers/__init__.py",
         "    if size > MAX_BYTES:",
         "    if False:",
-        ("tests/importers/test_import.py",),
+        ("tests/test_importers.py",),
         "a file over 200 MB is read instead of refused by its size",
     ),
     Mutant(
@@ -2570,7 +2574,7 @@ IMPORTERS = [
         "roost/importers/derive.py",
         "            current = recorded[said] or current",
         "            current = current",
-        ("tests/importers/test_import.py",),
+        ("tests/importers/test_agentchat.py",),
         "the recorded times of an imported run's messages are replaced by the first one",
     ),
     Mutant(
@@ -2578,7 +2582,7 @@ IMPORTERS = [
         "roost/importers/otel.py",
         '        name = current.attrs.get("gen_ai.agent.name")',
         "        name = None",
-        ("tests/importers/test_import.py",),
+        ("tests/importers/test_otel.py", "tests/importers/test_otlp.py"),
         "the speaker of a GenAI chat span is not read from gen_ai.agent.name",
     ),
     Mutant(
@@ -2586,7 +2590,7 @@ IMPORTERS = [
         "roost/importers/derive.py",
         '            data["imported"] = {**talk.source, "notes": list(talk.notes)}',
         "            pass",
-        ("tests/importers/test_import.py",),
+        ("tests/importers/test_ag2.py",),
         "an imported run's run_start does not say where it came from",
     ),
     Mutant(
@@ -2594,7 +2598,7 @@ IMPORTERS = [
         "roost/importers/derive.py",
         '    if not any(mark in text for mark in ("{{", "{%", "{#")):',
         "    if True:",
-        ("tests/importers/test_import.py",),
+        ("tests/importers/test_derive.py",),
         "a recorded role or start message with template syntax is rendered as a template",
     ),
     Mutant(
@@ -2602,7 +2606,7 @@ IMPORTERS = [
         "roost/importers/derive.py",
         '        return value.replace("${", "$${")',
         "        return value",
-        ("tests/importers/test_import.py",),
+        ("tests/importers/test_derive.py",),
         "a recorded ${NAME} is filled from the environment when the derived flow loads",
     ),
     Mutant(
@@ -3232,8 +3236,15 @@ ROUTES = [
     ),
 ]
 
-GRADED = ("tests/flowtest/test_graded.py",)
-ROUTE_EXPECT = ("tests/flowtest/test_routes_expect.py",)
+GRADED = (
+    "tests/flowtest/test_cases_graded.py",
+    "tests/flowtest/test_judging.py",
+    "tests/flowtest/test_person.py",
+    "tests/flowtest/test_outside.py",
+    "tests/flowtest/test_report.py",
+    "tests/flowtest/test_spec.py",
+)
+ROUTE_EXPECT = ("tests/flowtest/test_cases_routes.py",)
 
 GRADED_TESTS = [
     Mutant(
@@ -3394,7 +3405,7 @@ GRADED_TESTS = [
         "roost/flowtest/compare.py",
         '    chosen = "tie" if prefer == "tie" else shown[int(prefer) - 1]',
         '    chosen = "tie" if prefer == "tie" else ("a", "b")[int(prefer) - 1]',
-        ("tests/cli/test_compare.py",),
+        ("tests/flowtest/test_compare.py", "tests/cli/test_compare.py"),
         "the judge's choice of the first answer shown counts for A whatever it was shown",
     ),
     Mutant(
@@ -3402,7 +3413,7 @@ GRADED_TESTS = [
         "roost/flowtest/compare.py",
         "        return self.a.final != self.b.final",
         "        return True",
-        ("tests/cli/test_compare.py",),
+        ("tests/flowtest/test_compare.py", "tests/cli/test_compare.py"),
         "rows whose answers are the same count as changed",
     ),
 ]

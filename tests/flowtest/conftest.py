@@ -3,15 +3,21 @@
 
 from __future__ import annotations
 
+import asyncio
 import textwrap
 from typing import TYPE_CHECKING
 
 import pytest
 
 from roost.cli import main
+from roost.flowtest.cases import CaseResult, run_case
+from roost.flowtest.spec import load_test_file
+from tests.flowtest.support import support_folder
 
 if TYPE_CHECKING:
     from pathlib import Path
+
+    from roost.store.sql import SqlStore
 
 TEAM = """\
 roost: 1
@@ -53,6 +59,10 @@ expect:
   chosen: [solver, checker, client]
 """
 
+FAILING = CASE.replace("name: solves it", "name: wrong").replace(
+    "final: {contains: 4 is right}", "final: {contains: five}"
+)
+
 
 @pytest.fixture
 def team(tmp_path: Path) -> Path:
@@ -87,3 +97,21 @@ def roost(
     out, err = capsys.readouterr()
     assert "Traceback" not in out + err
     return code, out, err
+
+
+@pytest.fixture
+def support(tmp_path: Path) -> Path:
+    return support_folder(tmp_path)
+
+
+def results(
+    path: Path, store: SqlStore | None = None, repeat: int | None = None
+) -> list[CaseResult]:
+    loaded = load_test_file(path)
+    return [
+        asyncio.run(run_case(loaded, case, store=store, repeat=repeat)) for case in loaded.cases
+    ]
+
+
+def cases(folder: Path, *written: str) -> Path:
+    return write_tests(folder, *written, name="support.test.yaml", flow="support.yaml")

@@ -51,3 +51,45 @@ def support_folder(folder: Path) -> Path:
     (folder / "support.yaml").write_text(SUPPORT)
     (folder / "shop.py").write_text(SHOP)
     return folder
+
+
+# The cases the graded tests start from: a repeat, a judge, a simulated person.
+FLIPS = """\
+name: flips
+repeat: 3
+pass_at: 2
+replies:
+  desk:
+    - {tool_calls: [{name: flip}]}
+    - {echo: last}
+expect:
+  final: {equals: "yes"}
+"""
+
+
+JUDGED = """\
+name: judged
+replies: {desk: [Your order 42 is on its way.]}
+expect:
+  judge: {rubric: "Says where the order is.", provider: grader}
+"""
+
+ANGRY = """\
+name: angry
+user:
+  role: You are an annoyed customer whose order 42 is late.
+  provider: actor
+  max_turns: 2
+replies:
+  desk: [Let me look., It ships today., Anything else?]
+  actor: [This is taking forever!, {echo: last}]
+expect:
+  status: paused
+  final: {equals: Anything else?}
+"""
+ACTOR = "providers:\n  actor: {kind: scripted, replies: [Hi]}\n"
+
+
+def with_actor(path: Path) -> Path:
+    path.write_text(path.read_text().replace("cases:\n", ACTOR + "cases:\n", 1))
+    return path

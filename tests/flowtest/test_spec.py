@@ -8,7 +8,8 @@ import pytest
 
 from roost.errors import FlowError
 from roost.flowtest.spec import load_test_file
-from tests.flowtest.conftest import CASE, write_tests
+from tests.flowtest.conftest import CASE, cases, results, write_tests
+from tests.flowtest.support import ANGRY, FLIPS, JUDGED
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -101,4 +102,44 @@ def test_a_provider_the_case_does_not_script_needs_its_settings(team: Path) -> N
     assert problems(write_tests(team, case)) == [
         "team.yaml:6:53: error: environment variable 'ROOST_TEST_UNSET_KEY' is not set "
         "(write ${ROOST_TEST_UNSET_KEY:-default} to give a default)"
+    ]
+
+
+def test_pass_at_above_repeat_is_a_located_error(support: Path) -> None:
+    from roost.errors import FlowError
+
+    path = cases(support, FLIPS.replace("pass_at: 2", "pass_at: 5"))
+    with pytest.raises(FlowError) as error:
+        load_test_file(path)
+    assert str(error.value.errors[0]).endswith("error: pass_at 5 is more than repeat 3")
+
+
+def test_a_judge_of_no_provider_is_located(support: Path) -> None:
+    from roost.errors import FlowError
+
+    with pytest.raises(FlowError) as error:
+        load_test_file(cases(support, JUDGED))
+    assert str(error.value.errors[0]) == (
+        f"{support / 'support.test.yaml'}:6:61: error: "
+        "no provider 'grader' in the flow or the test file (desk)"
+    )
+
+
+def test_an_unset_variable_of_a_test_files_provider_counts_only_where_a_case_needs_it(
+    support: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from roost.errors import FlowError
+
+    monkeypatch.delenv("ROOST_TEST_UNSET_TOKEN", raising=False)
+    own = "providers:\n  actor: {kind: scripted, replies: ['${ROOST_TEST_UNSET_TOKEN}']}\n"
+    scripted = cases(support, ANGRY)  # the case scripts the actor: no variable is needed
+    scripted.write_text(scripted.read_text().replace("cases:\n", own + "cases:\n", 1))
+    assert [r.failures for r in results(scripted)] == [[]]
+    needed = cases(support, ANGRY.replace("  actor: [This is taking forever!, {echo: last}]\n", ""))
+    needed.write_text(needed.read_text().replace("cases:\n", own + "cases:\n", 1))
+    with pytest.raises(FlowError) as error:
+        load_test_file(needed)
+    assert [str(p) for p in error.value.errors] == [
+        f"{needed}:3:37: error: environment variable 'ROOST_TEST_UNSET_TOKEN' is not set "
+        "(write ${ROOST_TEST_UNSET_TOKEN:-default} to give a default)"
     ]

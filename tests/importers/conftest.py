@@ -11,7 +11,9 @@ from roost.importers import import_run
 from tests.cli_inprocess import Ran, run_cli
 from tests.visualize.conftest import browser
 
-__all__ = ["FIXTURES", "browser", "events_of", "messages", "roost"]
+__all__ = [
+    "FIXTURES", "browser", "events_of", "events_of_path", "imported", "messages", "roost",
+]  # fmt: skip
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "importers"
 
@@ -28,3 +30,15 @@ def events_of(name: str, fmt: str) -> list[dict]:
 
 def messages(events: list[dict]) -> list[tuple[str, str, str]]:
     return [(e["from"], e["to"], e["content"]) for e in events if e["type"] == "message"]
+
+
+def imported(tmp_path: Path, name: str, fmt: str) -> str:
+    """``roost import`` of the fixture ``name``: the id of the run it stored."""
+    done = roost(tmp_path, "import", str(FIXTURES / name), "--from", fmt)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.split()[2]
+
+
+def events_of_path(path: Path, fmt: str) -> list[dict]:
+    _, events, _ = import_run(path, fmt, "r")
+    return [e.model_dump(by_alias=True, mode="json") for e in events]

@@ -1,4 +1,4 @@
-"""A run's events as OpenTelemetry spans: the tree, the GenAI attributes, contents, ids.
+"""A run's events as OpenTelemetry spans: the tree, choices, failures, contents, open replies.
 
 Spans are read back through the OpenTelemetry SDK's in-memory exporter, as a
 tracing backend would get them.
@@ -6,81 +6,18 @@ tracing backend would get them.
 
 from __future__ import annotations
 
-import asyncio
 import json
 from typing import TYPE_CHECKING
 
-import pytest
-from fakes.llm_server import FakeLLMServer
-from fakes.script import FakeUsage, Reply
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import StatusCode
 
-import roost
-from roost.events import LlmAttempt, LlmCallEvent, LlmUsage, RetryEvent, ToolCallEvent
-from roost.flow import load_flow_text
-from roost.telemetry import tracing_configured
-from roost.telemetry.otel import Tracing, default_resource, readable_span
+from roost.events import RetryEvent, ToolCallEvent
 from roost.telemetry.spans import spans_of
 from roost.testing import call, fail, flow_from_yaml
+from tests.telemetry.conftest import FALLBACK_FLOW, TOOL_FLOW, TOOL_REPLIES, by_name, traced_run
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-    from pathlib import Path
-
-    from opentelemetry.sdk.trace import ReadableSpan
-
-TOOL_FLOW = """
-roost: 1
-name: approve
-tools:
-  mean: {python: "statistics:fmean", description: The mean of some numbers., approval: always}
-agents:
-  USER: {role: A person with numbers.}
-  helper: {role: You answer with your tools., functions: [mean]}
-start: {from: USER, to: helper, content: "What is the mean of 2, 4 and 9?"}
-"""
-TOOL_REPLIES = [
-    {
-        "tool_calls": [
-            {"name": "mean", "arguments": {"data": [2, 4, 9]}},
-            {"name": "mean", "arguments": {"data": [1]}},
-        ]
-    },
-    "The mean is 5.",
-    "TERMINATE",
-]
-
-
-def traced_run(
-    flow: roost.Flow,
-    answers: Sequence[str] = (),
-    *,
-    content: bool = False,
-    message: str | None = None,
-) -> tuple[list[ReadableSpan], list[roost.Event]]:
-    """Runs ``flow`` traced into memory; the spans sent and the run's events."""
-    exporter = InMemorySpanExporter()
-    log = roost.MemoryLog("run-1")
-    tracing = Tracing(processor=SimpleSpanProcessor(exporter), content=content, log=log)
-    pending = list(answers)
-
-    async def go() -> None:
-        runner = roost.Runner(flow=flow, log=log, on_event=tracing)
-        state = await runner.start(message)
-        while state.status == "paused" and pending:
-            state = await runner.continue_(pending.pop(0))
-
-    asyncio.run(go())
-    return list(exporter.get_finished_spans()), log.load()
-
-
-def by_name(spans: Sequence[ReadableSpan]) -> dict[str, list[ReadableSpan]]:
-    found: dict[str, list[ReadableSpan]] = {}
-    for span in spans:
-        found.setdefault(span.name, []).append(span)
-    return found
+    import pytest
 
 
 def test_a_run_is_one_trace_of_its_replies_model_calls_and_tools() -> None:
@@ -123,44 +60,6 @@ def test_a_run_is_one_trace_of_its_replies_model_calls_and_tools() -> None:
     assert helper.end_time >= max(s.end_time for s in helper_parts)
     notes = [note.name for note in run.events]
     assert notes.count("roost.interrupt") == 2 and notes.count("roost.resume") == 2
-
-
-def test_a_model_call_carries_the_genai_attributes(tmp_path: Path) -> None:
-    with FakeLLMServer() as server:
-        server.script(Reply("Hello!", usage=FakeUsage(prompt=12, completion=7, cached=3)))
-        server.script(Reply("TERMINATE", usage=FakeUsage(prompt=20, completion=1)))
-        flow = load_flow_text(
-            f"""
-roost: 1
-name: greet
-providers:
-  gpt: {{kind: openai, model: gpt-test, base_url: "{server.url}/v1", api_key: sk-test}}
-  person: {{kind: scripted, replies: [TERMINATE]}}
-agents:
-  USER: {{role: A person., provider: person}}
-  bot: {{role: You greet., provider: gpt}}
-start: {{from: USER, to: bot, content: Hi}}
-""",
-            str(tmp_path / "greet.yaml"),
-        )
-        spans, _ = traced_run(flow)
-    (chat,) = by_name(spans)["chat gpt-test"]
-    attributes = dict(chat.attributes)
-    assert chat.kind.name == "CLIENT"
-    assert attributes["gen_ai.operation.name"] == "chat"
-    assert attributes["gen_ai.provider.name"] == attributes["gen_ai.system"] == "openai"
-    assert attributes["gen_ai.request.model"] == "gpt-test"
-    assert attributes["gen_ai.response.model"] == "gpt-test"
-    assert attributes["gen_ai.usage.input_tokens"] == 12
-    assert attributes["gen_ai.usage.output_tokens"] == 7
-    assert attributes["gen_ai.usage.cache_read.input_tokens"] == 3
-    assert attributes["gen_ai.response.finish_reasons"] == ("stop",)
-    assert attributes["roost.provider"] == "gpt" and attributes["roost.node"] == "bot"
-    (reply,) = by_name(spans)["invoke_agent bot"]
-    assert reply.attributes["gen_ai.agent.name"] == "bot"
-    assert reply.attributes["gen_ai.usage.input_tokens"] == 12
-    (person,) = by_name(spans)["chat scripted"]
-    assert person.attributes["gen_ai.provider.name"] == "scripted"
 
 
 def test_a_director_choice_holds_the_model_call_that_made_it() -> None:
@@ -241,173 +140,6 @@ def test_contents_are_sent_only_when_asked_and_secrets_never(
     (run,) = by_name(with_content)["invoke_workflow leaky"]
     first = run.events[0]
     assert (first.name, first.attributes["roost.content"]) == ("roost.message", "my key is ***")
-
-
-def _shape(spans: Sequence[ReadableSpan]) -> set[tuple[object, ...]]:
-    return {
-        (
-            s.name,
-            s.context.trace_id,
-            s.context.span_id,
-            s.parent.span_id if s.parent else None,
-            s.start_time,
-            s.end_time,
-            tuple(sorted(s.attributes.items())),
-            s.status.status_code,
-        )
-        for s in spans
-    }
-
-
-def test_the_spans_sent_live_are_those_rebuilt_from_the_log_even_across_processes() -> None:
-    flow = roost.load_flow("flows/assistant.yaml")
-    exporter = InMemorySpanExporter()
-    log = roost.MemoryLog("picnic")
-
-    async def go() -> None:
-        # Each step in a Runner (and a Tracing) of its own, as separate processes would.
-        first = await roost.Runner(flow=flow, log=log, on_event=_tracing(exporter, log)).start()
-        assert first.status == "paused"
-        for answer in ["Four of us, in a park.", "Thanks!"]:
-            await roost.Runner(flow=flow, log=log, on_event=_tracing(exporter, log)).continue_(
-                answer
-            )
-
-    asyncio.run(go())
-    resource = default_resource()
-    rebuilt = [readable_span(record, resource) for record in spans_of(log.load())]
-    assert log.load()[-1].type == "terminate"
-    assert _shape(exporter.get_finished_spans()) == _shape(rebuilt)
-    assert len(rebuilt) == len(exporter.get_finished_spans()) > 5
-
-
-def _tracing(exporter: InMemorySpanExporter, log: roost.EventLog) -> Tracing:
-    return Tracing(processor=SimpleSpanProcessor(exporter), log=log)
-
-
-def test_ids_come_from_the_run_so_two_runs_never_share_a_trace() -> None:
-    flow = flow_from_yaml(TOOL_FLOW, replies=TOOL_REPLIES)
-    one = spans_of(roost_events(flow, "run-a"))
-    again = spans_of(roost_events(flow, "run-a"))
-    other = spans_of(roost_events(flow, "run-b"))
-    assert [(s.trace_id, s.span_id) for s in one] == [(s.trace_id, s.span_id) for s in again]
-    assert {s.trace_id for s in one}.isdisjoint({s.trace_id for s in other})
-    assert len({s.span_id for s in one}) == len(one)
-
-
-def roost_events(flow: roost.Flow, run_id: str) -> list[roost.Event]:
-    log = roost.MemoryLog(run_id)
-    state = roost.run_sync(flow, log=log, answer=lambda state: "yes")
-    assert state.status == "terminated"
-    return log.load()
-
-
-@pytest.mark.parametrize(
-    ("environ", "on"),
-    [
-        ({}, False),
-        ({"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318"}, True),
-        ({"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://127.0.0.1:4318/v1/traces"}, True),
-        ({"OTEL_TRACES_EXPORTER": "console"}, True),
-        ({"OTEL_TRACES_EXPORTER": "none", "OTEL_EXPORTER_OTLP_ENDPOINT": "http://x"}, False),
-        ({"OTEL_SDK_DISABLED": "true", "OTEL_TRACES_EXPORTER": "otlp"}, False),
-    ],
-)
-def test_tracing_is_off_unless_the_otel_variables_ask(environ: dict[str, str], on: bool) -> None:
-    assert tracing_configured(environ) is on
-
-
-FALLBACK_FLOW = """
-roost: 1
-name: fallback
-providers:
-  claude: {kind: anthropic, model: claude-test, api_key: k, fallback: [gpt]}
-  gpt: {kind: openai, model: "${MODEL}", api_key: k}
-tools:
-  mean: {python: "statistics:fmean", description: The mean of some numbers.}
-agents:
-  USER: {role: A person with numbers.}
-  helper: {role: You answer with your tools., functions: [mean]}
-start: {from: USER, to: helper, content: "What is the mean of 2, 4 and 9?"}
-"""
-
-
-def as_fallback_calls(events: Sequence[roost.Event]) -> list[roost.Event]:
-    """The run's events as if each model call had gone to claude, failed there with an
-    overload and been answered by its fallback gpt, each reporting its own tokens."""
-    rewritten: list[roost.Event] = []
-    number = 0
-    for event in events:
-        if isinstance(event, LlmCallEvent):
-            number += 1
-            attempts = (
-                LlmAttempt(provider="claude", model="claude-test", outcome="http 529", status=529),
-                LlmAttempt(provider="gpt", model="gpt-test", outcome="ok"),
-            )
-            usage = LlmUsage(prompt_tokens=100 * number, completion_tokens=number)
-            answered = {"provider": "claude", "model": "gpt-test"}
-            event = event.model_copy(update={**answered, "attempts": attempts, "usage": usage})
-        rewritten.append(event)
-    return rewritten
-
-
-def test_after_a_fallback_the_provider_that_answered_is_reported_and_tokens_add_up() -> None:
-    flow = flow_from_yaml(
-        FALLBACK_FLOW,
-        replies=[call("mean", data=[2, 4, 9]), "The mean is 5.", "TERMINATE"],
-        environ={"MODEL": "gpt-test"},
-    )
-    _, events = traced_run(flow)
-    spans = spans_of(as_fallback_calls(events))
-    chats = [s for s in spans if s.attributes.get("gen_ai.operation.name") == "chat"]
-    assert len(chats) == 3
-    for chat in chats:
-        assert chat.attributes["gen_ai.provider.name"] == "openai"  # gpt answered, not claude
-        assert chat.attributes["gen_ai.request.model"] == "claude-test"
-        assert chat.attributes["roost.provider"] == "claude"
-        assert chat.attributes["roost.attempts"] == 2
-    # The helper's reply made two calls (the tool round, then the answer): its totals are
-    # the sum of both, not the last call's.
-    [reply] = [s for s in spans if s.name == "invoke_agent helper"]
-    assert reply.attributes["gen_ai.usage.input_tokens"] == 100 + 200
-    assert reply.attributes["gen_ai.usage.output_tokens"] == 1 + 2
-    assert reply.attributes["gen_ai.provider.name"] == "openai"
-
-
-def test_a_model_written_as_a_placeholder_is_reported_as_the_model_that_answered() -> None:
-    flow = flow_from_yaml(
-        FALLBACK_FLOW, replies=["No tools needed.", "TERMINATE"], environ={"MODEL": "gpt-test"}
-    )
-    _, events = traced_run(flow)
-    direct = [
-        e.model_copy(update={"provider": "gpt", "model": "gpt-test"})
-        if isinstance(e, LlmCallEvent)
-        else e
-        for e in events
-    ]  # answered by gpt at once: no attempts recorded
-    chats = [s for s in spans_of(direct) if s.attributes.get("gen_ai.operation.name") == "chat"]
-    assert chats and all(c.attributes["gen_ai.request.model"] == "gpt-test" for c in chats)
-    assert all(c.name == "chat gpt-test" for c in chats)
-
-
-def test_a_failed_call_is_typed_by_how_its_last_attempt_failed() -> None:
-    flow = flow_from_yaml(
-        FALLBACK_FLOW, replies=[fail("the server is busy")], environ={"MODEL": "gpt-test"}
-    )
-    _, events = traced_run(flow)
-    attempts = (
-        LlmAttempt(provider="claude", model="claude-test", outcome="http 529", status=529),
-        LlmAttempt(provider="gpt", model="gpt-test", outcome="connection error"),
-    )
-    failed = [
-        e.model_copy(update={"provider": "claude", "attempts": attempts})
-        if isinstance(e, LlmCallEvent)
-        else e
-        for e in events
-    ]
-    [chat] = [s for s in spans_of(failed) if s.attributes.get("gen_ai.operation.name") == "chat"]
-    assert chat.error is not None
-    assert chat.attributes["error.type"] == "connection error"
 
 
 def test_a_reply_left_open_by_a_stopped_process_ends_failed_at_the_retry() -> None:

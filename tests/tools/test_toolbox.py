@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from roost.errors import ToolFailure
-from roost.tools import check_flow_tools, parse_ref, toolbox_for, wire_name
+from roost.tools import check_flow_tools, parse_ref, toolbox_for
 from roost.tools.names import WIRE_NAME
-from roost.tools.ranking import best_matches, bm25_scores, tokens
 
 from .conftest import make_flow
 
@@ -72,19 +69,6 @@ def test_parse_ref() -> None:
     assert parse_ref("lookup").child is None
 
 
-def test_wire_names() -> None:
-    assert wire_name("math#add") == "math__add"
-    assert wire_name("@@look up.v2") == "look_up_v2"
-    long_a, long_b = wire_name("x" * 100 + "a"), wire_name("x" * 100 + "b")
-    assert len(long_a) == 64 and long_a != long_b
-
-
-@settings(max_examples=60, deadline=None)
-@given(st.text(min_size=0, max_size=120))
-def test_wire_names_are_always_provider_safe(reference: str) -> None:
-    assert WIRE_NAME.match(wire_name(reference))
-
-
 def test_colliding_wire_names_are_kept_apart() -> None:
     flow = make_flow(
         {
@@ -97,18 +81,6 @@ def test_colliding_wire_names_are_kept_apart() -> None:
     )
     names = [t.spec.name for t in toolbox_for(flow)("x", "")]
     assert names[0] == "a_b" and names[1] != "a_b" and WIRE_NAME.match(names[1])
-
-
-def test_tokens() -> None:
-    assert tokens("getWeather for math#add_two") == ["get", "weather", "for", "math", "add", "two"]
-
-
-def test_bm25_prefers_rare_matching_words() -> None:
-    docs = ["weather forecast for a city", "add two numbers", "weather weather alerts"]
-    scores = bm25_scores("what is the forecast in Oslo", docs)
-    assert scores[0] > 0 and scores[1] == 0
-    assert best_matches("add numbers", docs, 1) == [1]
-    assert best_matches("nothing matches", docs, 2) == [0, 1]  # ties keep the declared order
 
 
 def test_tool_limit_offers_best_matches_in_declared_order() -> None:

@@ -12,6 +12,7 @@ from roost.flow.models import Flow
 
 DATA = Path(__file__).parent / "data"
 RUN = "run-test"
+WRITER = 'writer "quoted" <b>&{x}'  # team.yaml's agent named in DOT and HTML syntax
 
 
 def load(name: str) -> Flow:

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from roost.errors import RoostError, UsageError
+from roost.errors import UsageError
 from roost.visualize import flow_to_dot
-from roost.visualize.output import INSTALL_GRAPHVIZ, output_format, write_render
+from roost.visualize.output import output_format, write_render
 from tests.visualize import flows
 from tests.visualize.graphs import SVG, non_background_share, png_pixels, svg_texts
 
@@ -58,49 +58,6 @@ def test_unsupported_suffix_is_a_usage_error(name: str) -> None:
         output_format(Path(name))
     assert caught.value.exit_code == 2
     assert "\n" not in str(caught.value) and ".svg" in str(caught.value)
-
-
-def test_missing_dot_says_how_to_install(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("PATH", str(tmp_path))  # an empty folder: no dot anywhere
-    with pytest.raises(RoostError) as caught:
-        write_render(flows.load("two.yaml"), None, tmp_path / "two.svg")
-    assert str(caught.value) == INSTALL_GRAPHVIZ
-    assert INSTALL_GRAPHVIZ == (
-        "install Graphviz: apt-get install graphviz (Debian/Ubuntu), brew install graphviz (macOS)"
-    )
-    assert not (tmp_path / "two.svg").exists()
-    # .dot needs no program at all.
-    assert write_render(flows.load("two.yaml"), None, tmp_path / "two.dot").is_file()
-
-
-def test_dot_failure_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    fake = tmp_path / "dot"
-    fake.write_text("#!/bin/sh\necho 'Error: something broke' >&2\necho more >&2\nexit 1\n")
-    fake.chmod(0o755)
-    monkeypatch.setenv("PATH", str(tmp_path))
-    with pytest.raises(RoostError, match=r"^dot failed: Error: something broke$"):
-        write_render(flows.load("two.yaml"), None, tmp_path / "two.png")
-
-
-def test_dot_failure_quotes_a_long_complaint_shortly(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    fake = tmp_path / "dot"
-    fake.write_text("#!/bin/sh\nprintf 'Error: %0500d\\nsecond line\\n' 0 >&2\nexit 3\n")
-    fake.chmod(0o755)
-    monkeypatch.setenv("PATH", str(tmp_path))
-    with pytest.raises(RoostError) as caught:
-        write_render(flows.load("two.yaml"), None, tmp_path / "two.svg")
-    message = str(caught.value)
-    assert message.startswith("dot failed: Error: 000") and message.endswith("…")
-    assert "\n" not in message and len(message) < 250
-
-
-def test_dot_that_cannot_run_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    (tmp_path / "dot").write_text("not a program\n")  # found on PATH, but not executable
-    monkeypatch.setenv("PATH", str(tmp_path))
-    with pytest.raises(RoostError, match=r"^cannot run dot: Permission denied$"):
-        write_render(flows.load("two.yaml"), None, tmp_path / "two.pdf")
 
 
 LOADS_GRAPHVIZ = """

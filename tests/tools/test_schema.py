@@ -1,11 +1,7 @@
-"""Docstring parsing and BM25 ranking, including properties over generated inputs."""
+"""Docstring parsing and the JSON Schema of a Python function's parameters."""
 
 from __future__ import annotations
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
-from roost.tools.ranking import best_matches
 from roost.tools.schema import describe_function, parse_docstring
 
 
@@ -46,28 +42,6 @@ def test_async_function_schema() -> None:
     signature = describe_function(fetch, "fetch")
     assert signature.description == "Fetch a page."
     assert signature.schema["required"] == ["url"]
-
-
-words = st.sampled_from(["add", "sum", "weather", "city", "file", "read", "write", "time"])
-documents = st.lists(st.lists(words, max_size=6).map(" ".join), min_size=1, max_size=12)
-
-
-@settings(max_examples=60, deadline=None)
-@given(documents, st.lists(words, max_size=5).map(" ".join), st.integers(1, 15))
-def test_best_matches_is_a_sorted_selection_of_the_right_size(
-    docs: list[str], query: str, limit: int
-) -> None:
-    chosen = best_matches(query, docs, limit)
-    assert chosen == sorted(set(chosen))
-    assert len(chosen) == min(limit, len(docs))
-    assert all(0 <= i < len(docs) for i in chosen)
-
-
-@settings(max_examples=60, deadline=None)
-@given(documents)
-def test_a_unique_matching_tool_is_always_offered(docs: list[str]) -> None:
-    docs = [*docs, "zebra crossing"]
-    assert len(docs) - 1 in best_matches("where is the zebra", docs, 1)
 
 
 def test_a_function_is_described_once_and_an_unhashable_callable_still_is() -> None:

@@ -4,26 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import TYPE_CHECKING
 
 import pytest
 
 from roost.errors import ToolFailure
-from roost.flow.models import PythonTool
 from roost.tools import Tool, ToolOutcome
-from roost.tools.arguments import InvalidSchema
-from roost.tools.python_tool import python_tool
 
-from .conftest import DATA
-
-if TYPE_CHECKING:
-    from pathlib import Path
-
-
-def tool(target: str, folder: Path = DATA, **config: object) -> Tool:
-    return python_tool(
-        target, target.replace(":", "_"), PythonTool(python=target, **config), folder
-    )
+from .conftest import DATA, tool
 
 
 def test_schema_from_hints_and_docstring() -> None:
@@ -97,27 +84,6 @@ async def test_cancelling_a_call_still_cancels_it() -> None:
         await call
 
 
-LOOKUP = {
-    "type": "object",
-    "properties": {"value": {"type": "string"}, "count": {"type": "integer", "minimum": 1}},
-    "required": ["value"],
-}
-
-
-async def test_a_declared_schema_is_enforced_before_the_call() -> None:
-    untyped = tool("tools_mod:untyped", parameters=LOOKUP)
-    assert (await untyped.call({"value": "a", "count": 2})).content == '["a","a"]'
-    wrong = await untyped.call({"value": 5})
-    assert wrong == ToolOutcome(
-        "invalid arguments for tools_mod_untyped: value: 5 is not of type 'string'", is_error=True
-    )
-    missing = await untyped.call({"count": 0})
-    assert missing.is_error and "\n" not in missing.content
-    assert missing.content.endswith(
-        ": count: 0 is less than the minimum of 1; 'value' is a required property"
-    )
-
-
 async def test_a_declared_schema_and_type_hints_both_hold() -> None:
     schema = {"type": "object", "properties": {"a": {"type": "integer", "maximum": 9}}}
     add = tool("tools_mod:add", parameters=schema)
@@ -126,32 +92,6 @@ async def test_a_declared_schema_and_type_hints_both_hold() -> None:
     assert too_big.is_error and "a: 10 is greater than the maximum of 9" in too_big.content
     unhinted = await add.call({"a": 1, "b": "x"})  # the schema allows b, the hint does not
     assert unhinted.is_error and "b: Input should be a valid integer" in unhinted.content
-
-
-async def test_a_long_value_does_not_hide_what_is_wrong() -> None:
-    schema = {"type": "object", "properties": {"value": {"type": "string", "maxLength": 3}}}
-    outcome = await tool("tools_mod:untyped", parameters=schema).call({"value": "x" * 500})
-    assert outcome == ToolOutcome(
-        "invalid arguments for tools_mod_untyped: value: does not fit 'maxLength': 3",
-        is_error=True,
-    )
-
-
-def test_a_declared_schema_that_is_not_json_schema_is_refused() -> None:
-    schema = {"type": "object", "properties": {"value": {"type": "text"}}}
-    with pytest.raises(InvalidSchema) as caught:
-        tool("tools_mod:untyped", parameters=schema)
-    assert str(caught.value) == (
-        "tool 'tools_mod:untyped': parameters is not a valid JSON Schema: "
-        "properties.value.type: 'text' is not valid under any of the given schemas"
-    )
-
-
-async def test_a_schema_whose_ref_cannot_be_followed_is_an_error_result() -> None:
-    far = {"type": "object", "properties": {"value": {"$ref": "https://example.invalid/s.json"}}}
-    outcome = await tool("tools_mod:untyped", parameters=far).call({"value": "a"})
-    assert outcome.is_error
-    assert outcome.content.startswith("cannot check the arguments of tools_mod_untyped: ")
 
 
 async def test_non_string_results_are_json() -> None:
