@@ -35,7 +35,7 @@ CHANNEL = (
 PAIR = ("tests/engine/test_pair.py", "tests/engine/test_basics.py")
 TOOL_LOOP = ("tests/engine/test_tool_loop.py", "tests/engine/test_stopped_runs.py")
 HOOK_RUNS = ("tests/engine/test_hooks.py", "tests/engine/test_plan_mode.py")
-STOPPED = ("tests/engine/test_stopped_runs.py", "tests/engine/test_state.py")
+STOPPED = ("tests/engine/test_stopped_runs.py", "tests/runstate/test_fold.py")
 SECRETS = (
     "tests/engine/test_secrets_in_events.py",
     "tests/attacks/test_masked_cuts.py",
@@ -423,7 +423,7 @@ ENGINE = [
         STATE_PY,
         "if usage is not None and (usage.prompt_tokens or usage.completion_tokens):",
         "if usage is not None and (usage.prompt_tokens and usage.completion_tokens):",
-        ("tests/engine/test_runner.py", "tests/engine/test_state.py"),
+        ("tests/engine/test_runner.py", "tests/runstate/test_fold.py"),
         "a call that counted only prompt (or only completion) tokens is left out of the total",
     ),
     Mutant(
@@ -742,7 +742,7 @@ PROVIDERS = [
     ),
 ]
 
-TEMPLATES = ("tests/templating/test_template_limits.py", "tests/templating/test_template_work.py")
+TEMPLATES = ("tests/templating/test_budget.py", "tests/templating/test_budget_work.py")
 
 TEMPLATING = [
     Mutant(
@@ -766,7 +766,7 @@ TEMPLATING = [
         "roost/templating/environment.py",
         "        if attr in _CODEC_METHODS:\n            return False\n",
         "",
-        ("tests/templating/test_template_work.py", "tests/attacks/test_sandbox_escapes.py"),
+        ("tests/templating/test_budget_work.py", "tests/attacks/test_sandbox_escapes.py"),
         "encode and decode reach codecs that take seconds in one uninterruptible call",
     ),
     Mutant(
@@ -1776,7 +1776,7 @@ SPEED = [
         "roost/flow/graph.py",
         "    if not uncapped:\n        return\n",
         "    if uncapped:\n        return\n",
-        ("tests/flow/test_load.py",),
+        ("tests/flow/test_loader.py",),
         "a loop of agents that nothing caps is no longer warned about",
     ),
     # The director's transcript, kept with the channel's thread and extended (issue 27).
