@@ -1768,7 +1768,7 @@ SPEED = [
         "roost/flow/graph.py",
         "                reached.add(v)\n                todo.append(v)\n",
         "                reached.add(v)\n",
-        ("tests/flow/test_validate_all.py", "tests/flow"),
+        ("tests/flow/test_graph.py", "tests/flow"),
         "an agent two routes away from the start is warned about as unreachable",
     ),
     Mutant(
@@ -1776,7 +1776,7 @@ SPEED = [
         "roost/flow/graph.py",
         "    if not uncapped:\n        return\n",
         "    if uncapped:\n        return\n",
-        ("tests/flow/test_loader.py",),
+        ("tests/flow/test_graph.py",),
         "a loop of agents that nothing caps is no longer warned about",
     ),
     # The director's transcript, kept with the channel's thread and extended (issue 27).
@@ -1911,7 +1911,7 @@ EDGES_PERSON = [
         "roost/flow/schema_errors.py",
         "                if places\n",
         "                if False\n",
-        ("tests/flow/test_validate_all.py",),
+        ("tests/flow/test_schema_errors.py",),
         "max_rounds on an agent suggests max_background",
     ),
     Mutant(
@@ -1919,7 +1919,7 @@ EDGES_PERSON = [
         "roost/flow/yamlerrors.py",
         '        if char == ":" and ": " in entry:',
         "        if False:",
-        ("tests/flow/test_validate_all.py",),
+        ("tests/flow/test_yamlerrors.py",),
         "{role: You are: a helper} is reported as an unclosed '{'",
     ),
     Mutant(

@@ -9,6 +9,20 @@ import pytest
 from roost.errors import FlowError
 from roost.flow import Flow, load_flow_text
 
+# The smallest flow that runs: one person, one scripted agent.
+MINIMAL = """\
+roost: 1
+name: hello
+providers:
+  mock: {kind: scripted, replies: [Hi]}
+agents:
+  USER: {interrupt: ALWAYS}
+  bot:
+    provider: mock
+    role: You greet people.
+start: {from: USER, to: bot, content: hello}
+"""
+
 
 def load(text: str, **environ: str) -> Flow:
     """Loads dedented ``text`` as ``flow.yaml`` with exactly ``environ`` as the environment."""
