@@ -1768,7 +1768,7 @@ SPEED = [
         "roost/flow/graph.py",
         "                reached.add(v)\n                todo.append(v)\n",
         "                reached.add(v)\n",
-        ("tests/flow/test_graph.py", "tests/flow"),
+        ("tests/flow/test_schema_errors.py", "tests/flow"),
         "an agent two routes away from the start is warned about as unreachable",
     ),
     Mutant(
