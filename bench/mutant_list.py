@@ -750,7 +750,7 @@ TEMPLATING = [
         "roost/templating/environment.py",
         "if written > MAX_OUTPUT:",
         "if written >= MAX_OUTPUT:",
-        TEMPLATES,
+        ("tests/templating/test_sizes.py", *TEMPLATES),
         "an output of exactly 1 MiB is refused",
     ),
     Mutant(
@@ -766,7 +766,7 @@ TEMPLATING = [
         "roost/templating/environment.py",
         "        if attr in _CODEC_METHODS:\n            return False\n",
         "",
-        ("tests/templating/test_budget_work.py", "tests/attacks/test_sandbox_escapes.py"),
+        ("tests/templating/test_environment.py", "tests/attacks/test_sandbox_escapes.py"),
         "encode and decode reach codecs that take seconds in one uninterruptible call",
     ),
     Mutant(
