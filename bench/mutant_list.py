@@ -1606,7 +1606,7 @@ EDGES_CLI = [
         "roost/runstate/_history.py",
         'text = without_marker(entry.content, rule_of(entry.from_) if rule_of else "end")',
         "text = entry.content",
-        ("tests/test_run_answer.py",),
+        ("tests/runstate/test_history.py", "tests/test_run_answer.py"),
         "a run whose person says TERMINATE answers TERMINATE",
     ),
     Mutant(
@@ -1614,7 +1614,7 @@ EDGES_CLI = [
         "roost/runstate/_history.py",
         'rule_of(entry.from_) if rule_of else "end"',
         '"end"',
-        ("tests/test_run_answer.py",),
+        ("tests/runstate/test_history.py", "tests/test_run_answer.py"),
         "a flow with markers: whole loses the TERMINATE its answer says as text",
     ),
     Mutant(
