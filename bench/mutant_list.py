@@ -3393,7 +3393,7 @@ GRADED_TESTS = [
 
 # Budgets: kept before the money is spent, folded from the log, replayed.
 BUDGET_PY = "roost/engine/budget.py"
-BUDGET_TESTS = ("tests/budgets/test_budget_run.py", "tests/budgets/test_budget_checks.py")
+BUDGET_TESTS = ("tests/budgets/test_budget_run.py", "tests/flow/test_budget_checks.py")
 
 SERVE_BUDGET_TESTS = ("tests/serve/test_budgets.py",)
 
