@@ -1,4 +1,4 @@
-"""Valid flows load into the models, keep their positions and text, and report warnings."""
+"""Valid flows load into the models and keep their file, text and positions."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from pathlib import Path
 import roost
 from roost.errors import FlowError
 from roost.flow import load_flow_text, read_flow
-from roost.flow.models import McpTool, PythonTool, ScriptedProviderConfig, ToolGroup
-from tests.flow.conftest import MINIMAL, load, problems
+from roost.flow.models import ScriptedProviderConfig, ToolGroup
+from tests.flow.conftest import MINIMAL
 
 DATA = Path(__file__).parent / "data"
 
@@ -68,40 +68,3 @@ def test_public_api_is_exported() -> None:
     assert roost.FlowError is FlowError
     assert isinstance(roost.__version__, str)
     assert callable(roost.load_flow)
-
-
-def test_mcp_and_group_references_resolve() -> None:
-    flow = load(
-        """\
-        roost: 1
-        name: tools
-        defaults: {provider: p}
-        providers: {p: {kind: scripted}}
-        mcp_servers:
-          files: {command: mcp-files, args: [--root, .]}
-          web: {url: "http://127.0.0.1:9/mcp"}
-        tools:
-          fs: {mcp: files}
-          remote: {mcp: web}
-          math: {tools: {add: {python: "m:add"}}}
-        agents:
-          a: {functions: [fs, "fs#read", "@@remote", "@@math", "math#add", "remote#get"]}
-        """
-    )
-    assert isinstance(flow.tools["fs"], McpTool)
-    assert isinstance(flow.tools["math"], ToolGroup)
-    assert isinstance(flow.tools["math"].tools["add"], PythonTool)
-
-
-def test_a_server_is_referenced_as_server_hash_tool() -> None:
-    # Section 1: the tools of a server under mcp_servers are referenced as SERVER#tool.
-    text = """\
-        roost: 1
-        name: tools
-        defaults: {provider: p}
-        providers: {p: {kind: scripted}}
-        mcp_servers: {files: {command: x}}
-        agents:
-          a: {functions: ["files#read", "files#"]}
-        """
-    assert problems(text) == ["flow.yaml:7:33: error: 'files#' names no tool: write files#TOOL"]

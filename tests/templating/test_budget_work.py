@@ -1,8 +1,7 @@
 """Templates pay for native work at what it costs, and no render outlives its deadline.
 
-Each attack here did real work for a handful of counted steps before (a codec
-taking seconds on a few thousand characters, a hash table whose keys all
-collide, numbers read and printed in quadratic time). No test measures time:
+Each attack here did real work for a handful of counted steps before (a hash
+table whose keys all collide, numbers read and printed in quadratic time). No test measures time:
 each would finish, or fail another way, without the bound it checks.
 """
 
