@@ -35,7 +35,7 @@ CHANNEL = (
 PAIR = ("tests/engine/test_pair.py", "tests/engine/test_basics.py")
 TOOL_LOOP = ("tests/engine/test_tool_loop.py", "tests/engine/test_stopped_runs.py")
 HOOK_RUNS = ("tests/engine/test_hooks.py", "tests/engine/test_plan_mode.py")
-STOPPED = ("tests/engine/test_stopped_runs.py", "tests/engine/test_state.py")
+STOPPED = ("tests/engine/test_stopped_runs.py", "tests/runstate/test_fold.py")
 SECRETS = (
     "tests/engine/test_secrets_in_events.py",
     "tests/attacks/test_masked_cuts.py",
@@ -439,7 +439,7 @@ ENGINE = [
         STATE_PY,
         "if usage is not None and (usage.prompt_tokens or usage.completion_tokens):",
         "if usage is not None and (usage.prompt_tokens and usage.completion_tokens):",
-        ("tests/engine/test_runner.py", "tests/engine/test_state.py"),
+        ("tests/engine/test_runner.py", "tests/runstate/test_fold.py"),
         "a call that counted only prompt (or only completion) tokens is left out of the total",
     ),
     Mutant(
@@ -758,7 +758,7 @@ PROVIDERS = [
     ),
 ]
 
-TEMPLATES = ("tests/templating/test_template_limits.py", "tests/templating/test_template_work.py")
+TEMPLATES = ("tests/templating/test_budget.py", "tests/templating/test_budget_work.py")
 
 TEMPLATING = [
     Mutant(
@@ -766,7 +766,7 @@ TEMPLATING = [
         "roost/templating/environment.py",
         "if written > MAX_OUTPUT:",
         "if written >= MAX_OUTPUT:",
-        TEMPLATES,
+        ("tests/templating/test_sizes.py", *TEMPLATES),
         "an output of exactly 1 MiB is refused",
     ),
     Mutant(
@@ -782,7 +782,7 @@ TEMPLATING = [
         "roost/templating/environment.py",
         "        if attr in _CODEC_METHODS:\n            return False\n",
         "",
-        ("tests/templating/test_template_work.py", "tests/attacks/test_sandbox_escapes.py"),
+        ("tests/templating/test_environment.py", "tests/attacks/test_sandbox_escapes.py"),
         "encode and decode reach codecs that take seconds in one uninterruptible call",
     ),
     Mutant(
@@ -1626,7 +1626,7 @@ EDGES_CLI = [
         "roost/runstate/_history.py",
         'text = without_marker(entry.content, rule_of(entry.from_) if rule_of else "end")',
         "text = entry.content",
-        ("tests/test_run_answer.py",),
+        ("tests/runstate/test_history.py", "tests/test_run_answer.py"),
         "a run whose person says TERMINATE answers TERMINATE",
     ),
     Mutant(
@@ -1634,7 +1634,7 @@ EDGES_CLI = [
         "roost/runstate/_history.py",
         'rule_of(entry.from_) if rule_of else "end"',
         '"end"',
-        ("tests/test_run_answer.py",),
+        ("tests/runstate/test_history.py", "tests/test_run_answer.py"),
         "a flow with markers: whole loses the TERMINATE its answer says as text",
     ),
     Mutant(
@@ -1788,7 +1788,7 @@ SPEED = [
         "roost/flow/graph.py",
         "                reached.add(v)\n                todo.append(v)\n",
         "                reached.add(v)\n",
-        ("tests/flow/test_validate_all.py", "tests/flow"),
+        ("tests/flow/test_schema_errors.py", "tests/flow"),
         "an agent two routes away from the start is warned about as unreachable",
     ),
     Mutant(
@@ -1796,7 +1796,7 @@ SPEED = [
         "roost/flow/graph.py",
         "    if not uncapped:\n        return\n",
         "    if uncapped:\n        return\n",
-        ("tests/flow/test_load.py",),
+        ("tests/flow/test_graph.py",),
         "a loop of agents that nothing caps is no longer warned about",
     ),
     # The director's transcript, kept with the channel's thread and extended (issue 27).
@@ -1931,7 +1931,7 @@ EDGES_PERSON = [
         "roost/flow/schema_errors.py",
         "                if places\n",
         "                if False\n",
-        ("tests/flow/test_validate_all.py",),
+        ("tests/flow/test_schema_errors.py",),
         "max_rounds on an agent suggests max_background",
     ),
     Mutant(
@@ -1939,7 +1939,7 @@ EDGES_PERSON = [
         "roost/flow/yamlerrors.py",
         '        if char == ":" and ": " in entry:',
         "        if False:",
-        ("tests/flow/test_validate_all.py",),
+        ("tests/flow/test_yamlerrors.py",),
         "{role: You are: a helper} is reported as an unclosed '{'",
     ),
     Mutant(
@@ -3420,7 +3420,7 @@ GRADED_TESTS = [
 
 # Budgets: kept before the money is spent, folded from the log, replayed.
 BUDGET_PY = "roost/engine/budget.py"
-BUDGET_TESTS = ("tests/budgets/test_budget_run.py", "tests/budgets/test_budget_checks.py")
+BUDGET_TESTS = ("tests/budgets/test_budget_run.py", "tests/flow/test_budget_checks.py")
 
 SERVE_BUDGET_TESTS = ("tests/serve/test_budgets.py",)
 

@@ -96,3 +96,10 @@ def test_the_scheme_of_a_url_value_is_not_a_piece() -> None:
     redact_ = Redactor(["http://127.0.0.1:43210/v1"])
     assert redact_("http 500 from 127.0.0.1:43210") == "http 500 from ***:***"
     assert redact_("base http://127.0.0.1:43210/v1.") == "base ***."
+
+
+def test_short_values_are_masked_as_whole_words_only() -> None:
+    redact = Redactor(["ab", "sk-long-value"])
+    assert redact("ab abc sk-long-value.") == "*** abc ***."
+    assert redact.deep({"a": ["ab", ("x ab",)], "n": 1}) == {"a": ["***", ("x ***",)], "n": 1}
+    assert not Redactor([""])

@@ -6,8 +6,9 @@ from typing import Any
 
 import pytest
 
-from roost.flow.models import Flow
+from roost.flow.models import Flow, McpTool, PythonTool, ToolGroup
 from roost.flow.tool_refs import Target, UnresolvedReference, resolve_reference
+from tests.flow.conftest import load, problems
 
 
 def flow_of(data: dict[str, Any]) -> Flow:
@@ -95,3 +96,40 @@ def test_memory_tools_need_a_memory_section() -> None:
     with pytest.raises(UnresolvedReference) as caught:
         resolve_reference(flow_of({}), "memory#recall")
     assert "needs a memory: section" in caught.value.checked
+
+
+def test_mcp_and_group_references_resolve() -> None:
+    flow = load(
+        """\
+        roost: 1
+        name: tools
+        defaults: {provider: p}
+        providers: {p: {kind: scripted}}
+        mcp_servers:
+          files: {command: mcp-files, args: [--root, .]}
+          web: {url: "http://127.0.0.1:9/mcp"}
+        tools:
+          fs: {mcp: files}
+          remote: {mcp: web}
+          math: {tools: {add: {python: "m:add"}}}
+        agents:
+          a: {functions: [fs, "fs#read", "@@remote", "@@math", "math#add", "remote#get"]}
+        """
+    )
+    assert isinstance(flow.tools["fs"], McpTool)
+    assert isinstance(flow.tools["math"], ToolGroup)
+    assert isinstance(flow.tools["math"].tools["add"], PythonTool)
+
+
+def test_a_server_is_referenced_as_server_hash_tool() -> None:
+    # Section 1: the tools of a server under mcp_servers are referenced as SERVER#tool.
+    text = """\
+        roost: 1
+        name: tools
+        defaults: {provider: p}
+        providers: {p: {kind: scripted}}
+        mcp_servers: {files: {command: x}}
+        agents:
+          a: {functions: ["files#read", "files#"]}
+        """
+    assert problems(text) == ["flow.yaml:7:33: error: 'files#' names no tool: write files#TOOL"]
