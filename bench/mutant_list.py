@@ -2209,7 +2209,7 @@ EDGES_LEFT = [
 ]
 
 
-FRONT_DOOR_TESTS = ("tests/test_pause.py", "tests/test_api.py")
+FRONT_DOOR_TESTS = ("tests/test_runview.py", "tests/test_api.py")
 FRONT_DOOR = [
     # -- what roost.run hands its callers: values, and a Pause's answers (roost/runview.py)
     Mutant(
@@ -3330,7 +3330,7 @@ GRADED_TESTS = [
         "roost/cli/diff_command.py",
         '    return f"{shown}, route {route.name}: {route.when}" if route is not None else shown',
         "    return shown",
-        ("tests/cli/test_diff.py",),
+        ("tests/cli/test_diff_command.py",),
         "roost diff shows a routed choice without the route that made it",
     ),
     Mutant(
@@ -3338,7 +3338,7 @@ GRADED_TESTS = [
         "roost/cli/diff_command.py",
         "    if parted:\n        out.print(escape(parted))\n",
         "",
-        ("tests/cli/test_diff.py",),
+        ("tests/cli/test_diff_command.py",),
         "roost diff does not say which route each run took from where they part",
     ),
     Mutant(
@@ -3370,7 +3370,7 @@ GRADED_TESTS = [
         "roost/cli/diff_command.py",
         "        if a is None or b is None or seen(a) != seen(b):",
         "        if a is not None and b is not None and seen(a) != seen(b):",
-        ("tests/cli/test_diff.py",),
+        ("tests/cli/test_diff_command.py",),
         "roost diff calls a run the same as its longer fork",
     ),
     Mutant(
@@ -3378,7 +3378,7 @@ GRADED_TESTS = [
         "roost/flowtest/compare.py",
         '    chosen = "tie" if prefer == "tie" else shown[int(prefer) - 1]',
         '    chosen = "tie" if prefer == "tie" else ("a", "b")[int(prefer) - 1]',
-        ("tests/cli/test_compare.py",),
+        ("tests/cli/test_compare_command.py",),
         "the judge's choice of the first answer shown counts for A whatever it was shown",
     ),
     Mutant(
@@ -3386,7 +3386,7 @@ GRADED_TESTS = [
         "roost/flowtest/compare.py",
         "        return self.a.final != self.b.final",
         "        return True",
-        ("tests/cli/test_compare.py",),
+        ("tests/cli/test_compare_command.py",),
         "rows whose answers are the same count as changed",
     ),
 ]
