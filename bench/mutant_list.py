@@ -49,7 +49,11 @@ REPLAY = (
 )
 JSONL = ("tests/store/test_jsonl.py", "tests/store/test_contract.py")
 SQL = ("tests/store/test_contract.py", "tests/store/test_sql.py")
-FORKS = ("tests/store/test_fork_points.py", "tests/store/test_sql.py", "tests/store/test_cli.py")
+FORKS = (
+    "tests/store/test_fork_points.py",
+    "tests/store/test_sql.py",
+    "tests/cli/test_store_commands.py",
+)
 EDGES = ("tests/providers/test_edges.py", "tests/providers/test_faults.py")
 WIRE = (
     "tests/providers/test_contract.py",
@@ -1298,7 +1302,7 @@ BACKGROUND = [
     ),
 ]
 
-FLOWTEST_TESTS = ("tests/flowtest/test_cases.py", "tests/flowtest/test_cli.py")
+FLOWTEST_TESTS = ("tests/flowtest/test_cases.py", "tests/cli/test_test_command.py")
 
 FLOWTEST = [
     Mutant(
@@ -1903,7 +1907,7 @@ EDGES_PERSON = [
         "roost/cli/memory_command.py",
         "    if not _SCOPE.fullmatch(scope):",
         "    if False:",
-        ("tests/store/test_memory_cli.py",),
+        ("tests/cli/test_memory_command.py",),
         "a --scope in no form a run writes silently lists nothing",
     ),
     Mutant(
@@ -2967,7 +2971,7 @@ STUDIO = [
         "roost/cli/studio_command.py",
         "    if sys.stdout.isatty() and port:",
         "    if port:",
-        ("tests/studio/test_command.py",),
+        ("tests/cli/test_studio_command.py",),
         "a studio started by a script or a service opens a browser",
     ),
     # -- the studio page's server side: node renames and removals, whole-text edits
