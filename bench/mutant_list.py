@@ -45,7 +45,7 @@ FINISH = ("tests/providers/test_finish_in_runs.py", "tests/providers/test_edges.
 REPLAY = (
     "tests/engine/test_replay.py",
     "tests/engine/test_recorded_tools.py",
-    "tests/store/test_replay_diff.py",
+    "tests/cli/test_request_diff.py",
 )
 JSONL = ("tests/store/test_jsonl.py", "tests/store/test_contract.py")
 SQL = ("tests/store/test_contract.py", "tests/store/test_sql.py")
