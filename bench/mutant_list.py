@@ -2191,7 +2191,7 @@ EDGES_LEFT = [
         "roost/cli/person.py",
         "return self.in_channel(event.from_) if self.answers(event) else event.from_",
         "return event.from_",
-        ("tests/cli/test_run_commands.py",),
+        ("tests/cli/test_person.py",),
         "a person's answer in a channel reads as the channel's (room → critic)",
     ),
     Mutant(
@@ -2199,7 +2199,7 @@ EDGES_LEFT = [
         "roost/cli/person.py",
         "return found[0] if len(found) == 1 else YOU",
         "return YOU",
-        ("tests/cli/test_run_commands.py",),
+        ("tests/cli/test_person.py",),
         "the flow's person is never named in a channel's answer",
     ),
     Mutant(
@@ -2207,7 +2207,7 @@ EDGES_LEFT = [
         "roost/cli/person.py",
         'return f"{self.person} (in {event.from_})"',
         "return event.from_",
-        ("tests/cli/test_run_commands.py",),
+        ("tests/cli/test_person.py",),
         "roost show says a member waits for the channel, not for the person",
     ),
 ]

@@ -9,19 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli_inprocess import Ran, run_cli
 from tests.engine.conftest import ASK
+from tests.fakes.commands import roost
 
 REPO = Path(__file__).resolve().parents[2]
 FLOWS = REPO / "flows"
 
 BROKEN = ASK.replace("[four, own words, five, TERMINATE]", "[{error: down}, fine, TERMINATE]")
-
-
-def roost(*args: str, cwd: Path) -> Ran:
-    result = run_cli(*args, cwd=cwd)
-    assert "Traceback" not in result.stderr, result.stderr
-    return result
 
 
 @pytest.fixture
@@ -41,63 +35,6 @@ def test_the_readme_flow_runs_to_the_end_offline(tmp_path: Path) -> None:
     assert "terminated" in result.stdout
     # It names who said TERMINATE, not the node the last message went to.
     assert "— terminated: assistant said TERMINATE —" in result.stdout, result.stdout
-
-
-INTERRUPTING = """
-roost: 1
-name: room
-defaults: {provider: team}
-providers:
-  team: {kind: scripted, replies: [a draft, "I need a person here. INTERRUPT"]}
-agents:
-  USER: {role: the person}
-  writer: {role: writes}
-  critic: {role: checks}
-channels:
-  room: {members: [writer, critic], max_rounds: 4, director: {strategy: round_robin}}
-start: {from: USER, to: room, content: write it}
-"""
-
-
-def test_a_member_saying_interrupt_in_a_channel_is_named_as_who_waits(tmp_path: Path) -> None:
-    flow = tmp_path / "room.yaml"
-    flow.write_text(INTERRUPTING)
-    result = roost("run", str(flow), "--no-input", cwd=tmp_path)
-    assert result.returncode == 0, result.stderr
-    said = "paused: critic said INTERRUPT in room and waits for you: your answer goes to critic"
-    assert said in result.stdout, result.stdout
-    assert "answer as room" not in result.stdout, result.stdout
-
-
-@pytest.mark.parametrize(
-    ("person", "who"),
-    [("USER: {role: the person}", "you"), ("USER: {interrupt: ALWAYS, role: the person}", "USER")],
-)
-def test_a_person_s_answer_in_a_channel_names_who_answered_whom(
-    tmp_path: Path, person: str, who: str
-) -> None:
-    from roost.cli.markdown import transcript_markdown
-    from roost.store.jsonl import JsonlLog
-
-    flow = tmp_path / "room.yaml"
-    text = INTERRUPTING.replace("USER: {role: the person}", person)
-    flow.write_text(text.replace('INTERRUPT"]', 'INTERRUPT", shorter it is, TERMINATE]'))
-    events = tmp_path / "run.jsonl"
-    ran = roost("run", str(flow), "--answer", "shorter", "--events", str(events), cwd=tmp_path)
-    assert ran.returncode == 0, ran.stderr
-    assert f"{who} in room → critic: shorter" in ran.stdout.splitlines(), ran.stdout
-    assert "room → critic" not in ran.stdout.replace(f"{who} in room → critic", "")
-    shown = roost("show", str(events), cwd=tmp_path).stdout
-    assert f"⏸ critic waits for {who} (in room)" in shown, shown
-    assert f"↪ {who} in room answered critic: shorter" in shown, shown
-    assert f"{who} in room → critic: shorter" in shown, shown
-    log = [json.loads(line) for line in events.read_text().splitlines()]
-    recorded = [(e["type"], e["from"], e["to"]) for e in log if e["type"] in ("resume", "message")]
-    assert ("resume", "room", "critic") in recorded  # the log itself is unchanged
-    assert ("message", "room", "critic") in recorded
-    markdown = transcript_markdown(JsonlLog(events).load())
-    assert f"*critic waits for {who} (in room).*" in markdown, markdown
-    assert f"**{who} in room → critic**\n\nshorter" in markdown, markdown
 
 
 def test_without_a_terminal_the_run_pauses_and_says_how_to_continue(
@@ -230,13 +167,6 @@ def test_continue_or_retry_on_a_run_in_the_wrong_state_is_one_line_and_exit_2(
     result = roost("continue", str(failed), "--answer", "x", cwd=tmp_path)
     assert result.returncode == 2 and "retry" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
-
-
-def test_show_of_a_finished_file_suggests_forking_the_file(tmp_path: Path) -> None:
-    ran = roost("run", str(FLOWS / "hello.yaml"), "--events", "hello.jsonl", cwd=tmp_path)
-    assert ran.returncode == 0, ran.stderr
-    shown = roost("show", "hello.jsonl", cwd=tmp_path)
-    assert shown.stdout.splitlines()[-1] == "branch off with: roost fork hello.jsonl --at SEQ"
 
 
 def test_a_corrupt_event_file_cannot_be_continued_exit_2(tmp_path: Path, ask: Path) -> None:
