@@ -1682,7 +1682,7 @@ EDGES_CLI = [
         "roost/cli/logs.py",
         "            folder.mkdir(parents=True, exist_ok=True)\n",
         "            raise OSError(2, 'No such file or directory')\n",
-        ("tests/cli/test_run_commands.py",),
+        ("tests/cli/test_logs.py",),
         "--events recordings/x.jsonl fails when recordings/ does not exist yet",
     ),
 ]
