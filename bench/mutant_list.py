@@ -45,11 +45,15 @@ FINISH = ("tests/providers/test_finish_in_runs.py", "tests/providers/test_edges.
 REPLAY = (
     "tests/engine/test_replay.py",
     "tests/engine/test_recorded_tools.py",
-    "tests/store/test_replay_diff.py",
+    "tests/cli/test_request_diff.py",
 )
 JSONL = ("tests/store/test_jsonl.py", "tests/store/test_contract.py")
 SQL = ("tests/store/test_contract.py", "tests/store/test_sql.py")
-FORKS = ("tests/store/test_fork_points.py", "tests/store/test_sql.py", "tests/store/test_cli.py")
+FORKS = (
+    "tests/store/test_fork_points.py",
+    "tests/store/test_sql.py",
+    "tests/cli/test_store_commands.py",
+)
 EDGES = ("tests/providers/test_edges.py", "tests/providers/test_faults.py")
 WIRE = (
     "tests/providers/test_contract.py",
@@ -1316,7 +1320,7 @@ BACKGROUND = [
 
 FLOWTEST_TESTS = (
     "tests/flowtest/test_cases.py",
-    "tests/flowtest/test_session.py",
+    "tests/cli/test_test_command.py",
     "tests/flowtest/test_report.py",
 )
 
@@ -1698,7 +1702,7 @@ EDGES_CLI = [
         "roost/cli/logs.py",
         "            folder.mkdir(parents=True, exist_ok=True)\n",
         "            raise OSError(2, 'No such file or directory')\n",
-        ("tests/cli/test_run_commands.py",),
+        ("tests/cli/test_logs.py",),
         "--events recordings/x.jsonl fails when recordings/ does not exist yet",
     ),
 ]
@@ -1923,7 +1927,7 @@ EDGES_PERSON = [
         "roost/cli/memory_command.py",
         "    if not _SCOPE.fullmatch(scope):",
         "    if False:",
-        ("tests/store/test_memory_cli.py",),
+        ("tests/cli/test_memory_command.py",),
         "a --scope in no form a run writes silently lists nothing",
     ),
     Mutant(
@@ -2207,7 +2211,7 @@ EDGES_LEFT = [
         "roost/cli/person.py",
         "return self.in_channel(event.from_) if self.answers(event) else event.from_",
         "return event.from_",
-        ("tests/cli/test_run_commands.py",),
+        ("tests/cli/test_person.py",),
         "a person's answer in a channel reads as the channel's (room → critic)",
     ),
     Mutant(
@@ -2215,7 +2219,7 @@ EDGES_LEFT = [
         "roost/cli/person.py",
         "return found[0] if len(found) == 1 else YOU",
         "return YOU",
-        ("tests/cli/test_run_commands.py",),
+        ("tests/cli/test_person.py",),
         "the flow's person is never named in a channel's answer",
     ),
     Mutant(
@@ -2223,13 +2227,13 @@ EDGES_LEFT = [
         "roost/cli/person.py",
         'return f"{self.person} (in {event.from_})"',
         "return event.from_",
-        ("tests/cli/test_run_commands.py",),
+        ("tests/cli/test_person.py",),
         "roost show says a member waits for the channel, not for the person",
     ),
 ]
 
 
-FRONT_DOOR_TESTS = ("tests/test_pause.py", "tests/test_api.py")
+FRONT_DOOR_TESTS = ("tests/test_runview.py", "tests/test_api.py")
 FRONT_DOOR = [
     # -- what roost.run hands its callers: values, and a Pause's answers (roost/runview.py)
     Mutant(
@@ -2987,7 +2991,7 @@ STUDIO = [
         "roost/cli/studio_command.py",
         "    if sys.stdout.isatty() and port:",
         "    if port:",
-        ("tests/studio/test_command.py",),
+        ("tests/cli/test_studio_command.py",),
         "a studio started by a script or a service opens a browser",
     ),
     # -- the studio page's server side: node renames and removals, whole-text edits
@@ -3357,7 +3361,7 @@ GRADED_TESTS = [
         "roost/cli/diff_command.py",
         '    return f"{shown}, route {route.name}: {route.when}" if route is not None else shown',
         "    return shown",
-        ("tests/cli/test_diff.py",),
+        ("tests/cli/test_diff_command.py",),
         "roost diff shows a routed choice without the route that made it",
     ),
     Mutant(
@@ -3365,7 +3369,7 @@ GRADED_TESTS = [
         "roost/cli/diff_command.py",
         "    if parted:\n        out.print(escape(parted))\n",
         "",
-        ("tests/cli/test_diff.py",),
+        ("tests/cli/test_diff_command.py",),
         "roost diff does not say which route each run took from where they part",
     ),
     Mutant(
@@ -3397,7 +3401,7 @@ GRADED_TESTS = [
         "roost/cli/diff_command.py",
         "        if a is None or b is None or seen(a) != seen(b):",
         "        if a is not None and b is not None and seen(a) != seen(b):",
-        ("tests/cli/test_diff.py",),
+        ("tests/cli/test_diff_command.py",),
         "roost diff calls a run the same as its longer fork",
     ),
     Mutant(
@@ -3405,7 +3409,7 @@ GRADED_TESTS = [
         "roost/flowtest/compare.py",
         '    chosen = "tie" if prefer == "tie" else shown[int(prefer) - 1]',
         '    chosen = "tie" if prefer == "tie" else ("a", "b")[int(prefer) - 1]',
-        ("tests/flowtest/test_compare.py", "tests/cli/test_compare.py"),
+        ("tests/flowtest/test_compare.py", "tests/cli/test_compare_command.py"),
         "the judge's choice of the first answer shown counts for A whatever it was shown",
     ),
     Mutant(
@@ -3413,7 +3417,7 @@ GRADED_TESTS = [
         "roost/flowtest/compare.py",
         "        return self.a.final != self.b.final",
         "        return True",
-        ("tests/flowtest/test_compare.py", "tests/cli/test_compare.py"),
+        ("tests/flowtest/test_compare.py", "tests/cli/test_compare_command.py"),
         "rows whose answers are the same count as changed",
     ),
 ]

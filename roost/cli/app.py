@@ -25,7 +25,7 @@ if TYPE_CHECKING:  # typer's own copy of click, whose types its group's methods 
     from typer.models import CommandInfo
 
 # Each command, the module that defines it, and the first line of its docstring
-# (what ``roost --help`` shows; tests/test_cli_startup.py checks they agree).
+# (what ``roost --help`` shows; tests/cli/test_app.py checks they agree).
 COMMANDS: dict[str, tuple[str, str]] = {
     "validate": (
         "roost.cli.flow_commands",

@@ -5,23 +5,14 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-import pytest
 from fakes.llm_server import FakeLLMServer
 from fakes.script import FakeUsage, Reply
 
-from roost.store.sql import SqlStore
 from tests.batch.conftest import Roost, jsonl, results
+from tests.fakes.stored_runs import stored
 
 if TYPE_CHECKING:
     from pathlib import Path
-
-
-def stored(folder: Path, batch: str | None = None) -> list[str]:
-    store = SqlStore(str(folder / ".roost" / "roost.db"))
-    try:
-        return sorted(run.id for run in store.runs(batch=batch))
-    finally:
-        store.close()
 
 
 def test_each_row_is_a_stored_run_of_the_batch_and_a_line_of_the_results(
@@ -144,40 +135,6 @@ def test_csv_in_and_csv_out(folder: Path, roost: Roost) -> None:
     ]
     code, shown, _ = roost("show", lines[2].split(",")[1])
     assert "USER → bot: Tell me about owls." in shown  # no message: the flow's start
-
-
-BATCH_ID_RULE = "use 1 to 40 letters, digits, '.', '_' or '-', starting with a letter or digit"
-CONCURRENCY = "Input should be greater than or equal to 1"
-
-
-@pytest.mark.parametrize(
-    ("args", "message"),
-    [
-        (("two.yaml", "none.jsonl"), "none.jsonl: no such inputs file"),
-        (("two.yaml", "q.txt"), "q.txt: give the inputs as a .jsonl or .csv file"),
-        (("none.yaml", "q.jsonl"), "none.yaml:1:1: error: no such file"),
-        (
-            ("two.yaml", "q.jsonl", "--out", "no/r.jsonl"),
-            "--out no/r.jsonl: no folder 'no' to write it in",
-        ),
-        (
-            ("two.yaml", "q.jsonl", "--out", "q.jsonl"),
-            "--out q.jsonl: is the inputs file; give another file",
-        ),
-        (("two.yaml", "q.jsonl", "--batch", "a b"), f"--batch 'a b': {BATCH_ID_RULE}"),
-        (
-            ("two.yaml", "q.jsonl", "--concurrency", "0"),
-            f"roost: error: Invalid value for '--concurrency': {CONCURRENCY}",
-        ),
-    ],
-)
-def test_bad_use_is_one_line_and_exit_2(
-    folder: Path, roost: Roost, args: tuple[str, ...], message: str
-) -> None:
-    jsonl(folder / "q.jsonl", {"message": "hi"})
-    code, _, err = roost("batch", *args)
-    assert (code, err.strip()) == (2, message)
-    assert not (folder / ".roost").exists() or stored(folder) == []
 
 
 PRICED = """\

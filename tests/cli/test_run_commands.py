@@ -7,28 +7,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
-from tests.cli_inprocess import Ran, run_cli
 from tests.engine.conftest import ASK
+from tests.fakes.commands import roost
 
 REPO = Path(__file__).resolve().parents[2]
 FLOWS = REPO / "flows"
 
 BROKEN = ASK.replace("[four, own words, five, TERMINATE]", "[{error: down}, fine, TERMINATE]")
-
-
-def roost(*args: str, cwd: Path) -> Ran:
-    result = run_cli(*args, cwd=cwd)
-    assert "Traceback" not in result.stderr, result.stderr
-    return result
-
-
-@pytest.fixture
-def ask(tmp_path: Path) -> Path:
-    path = tmp_path / "ask.yaml"
-    path.write_text(ASK)
-    return path
 
 
 def seqs(path: Path) -> list[int]:
@@ -43,63 +28,6 @@ def test_the_readme_flow_runs_to_the_end_offline(tmp_path: Path) -> None:
     assert "— terminated: assistant said TERMINATE —" in result.stdout, result.stdout
 
 
-INTERRUPTING = """
-roost: 1
-name: room
-defaults: {provider: team}
-providers:
-  team: {kind: scripted, replies: [a draft, "I need a person here. INTERRUPT"]}
-agents:
-  USER: {role: the person}
-  writer: {role: writes}
-  critic: {role: checks}
-channels:
-  room: {members: [writer, critic], max_rounds: 4, director: {strategy: round_robin}}
-start: {from: USER, to: room, content: write it}
-"""
-
-
-def test_a_member_saying_interrupt_in_a_channel_is_named_as_who_waits(tmp_path: Path) -> None:
-    flow = tmp_path / "room.yaml"
-    flow.write_text(INTERRUPTING)
-    result = roost("run", str(flow), "--no-input", cwd=tmp_path)
-    assert result.returncode == 0, result.stderr
-    said = "paused: critic said INTERRUPT in room and waits for you: your answer goes to critic"
-    assert said in result.stdout, result.stdout
-    assert "answer as room" not in result.stdout, result.stdout
-
-
-@pytest.mark.parametrize(
-    ("person", "who"),
-    [("USER: {role: the person}", "you"), ("USER: {interrupt: ALWAYS, role: the person}", "USER")],
-)
-def test_a_person_s_answer_in_a_channel_names_who_answered_whom(
-    tmp_path: Path, person: str, who: str
-) -> None:
-    from roost.cli.markdown import transcript_markdown
-    from roost.store.jsonl import JsonlLog
-
-    flow = tmp_path / "room.yaml"
-    text = INTERRUPTING.replace("USER: {role: the person}", person)
-    flow.write_text(text.replace('INTERRUPT"]', 'INTERRUPT", shorter it is, TERMINATE]'))
-    events = tmp_path / "run.jsonl"
-    ran = roost("run", str(flow), "--answer", "shorter", "--events", str(events), cwd=tmp_path)
-    assert ran.returncode == 0, ran.stderr
-    assert f"{who} in room → critic: shorter" in ran.stdout.splitlines(), ran.stdout
-    assert "room → critic" not in ran.stdout.replace(f"{who} in room → critic", "")
-    shown = roost("show", str(events), cwd=tmp_path).stdout
-    assert f"⏸ critic waits for {who} (in room)" in shown, shown
-    assert f"↪ {who} in room answered critic: shorter" in shown, shown
-    assert f"{who} in room → critic: shorter" in shown, shown
-    log = [json.loads(line) for line in events.read_text().splitlines()]
-    recorded = [(e["type"], e["from"], e["to"]) for e in log if e["type"] in ("resume", "message")]
-    assert ("resume", "room", "critic") in recorded  # the log itself is unchanged
-    assert ("message", "room", "critic") in recorded
-    markdown = transcript_markdown(JsonlLog(events).load())
-    assert f"*critic waits for {who} (in room).*" in markdown, markdown
-    assert f"**{who} in room → critic**\n\nshorter" in markdown, markdown
-
-
 def test_without_a_terminal_the_run_pauses_and_says_how_to_continue(
     tmp_path: Path, ask: Path
 ) -> None:
@@ -109,19 +37,6 @@ def test_without_a_terminal_the_run_pauses_and_says_how_to_continue(
     run_id = json.loads(events.read_text().splitlines()[0])["run"]
     assert f"roost continue {run_id} --answer TEXT" in result.stdout
     assert "bot waits for USER" in result.stdout
-
-
-def test_events_into_a_folder_that_does_not_exist_make_it(tmp_path: Path, ask: Path) -> None:
-    events = tmp_path / "recordings" / "deep" / "x.jsonl"  # as a test file's replay: names it
-    result = roost("run", str(ask), "--events", str(events), "--no-input", cwd=tmp_path)
-    assert result.returncode == 0, result.stderr
-    assert json.loads(events.read_text().splitlines()[0])["type"] == "run_start"
-    (tmp_path / "afile").write_text("")
-    refused = roost("run", str(ask), "--events", "afile/x.jsonl", cwd=tmp_path)
-    assert (refused.returncode, refused.stderr) == (
-        2,
-        "afile/x.jsonl: cannot make the folder 'afile': File exists\n",
-    )
 
 
 def test_answers_are_used_in_order_and_empty_means_no_feedback(tmp_path: Path, ask: Path) -> None:
@@ -232,26 +147,6 @@ def test_continue_or_retry_on_a_run_in_the_wrong_state_is_one_line_and_exit_2(
     assert len(result.stderr.strip().splitlines()) == 1
 
 
-def test_show_of_a_finished_file_suggests_forking_the_file(tmp_path: Path) -> None:
-    ran = roost("run", str(FLOWS / "hello.yaml"), "--events", "hello.jsonl", cwd=tmp_path)
-    assert ran.returncode == 0, ran.stderr
-    shown = roost("show", "hello.jsonl", cwd=tmp_path)
-    assert shown.stdout.splitlines()[-1] == "branch off with: roost fork hello.jsonl --at SEQ"
-
-
-def test_a_corrupt_event_file_cannot_be_continued_exit_2(tmp_path: Path, ask: Path) -> None:
-    assert roost("run", str(ask), "--events", "run.jsonl", cwd=tmp_path).returncode == 0
-    lines = (tmp_path / "run.jsonl").read_text().splitlines()
-    foreign = json.dumps({**json.loads(lines[1]), "run": "someone-else"})
-    (tmp_path / "bad.jsonl").write_text("\n".join([lines[0], foreign, *lines[2:]]) + "\n")
-    for command in ("continue", "retry", "show", "replay"):
-        args = ["--answer", "x"] if command == "continue" else []
-        result = roost(command, "bad.jsonl", *args, cwd=tmp_path)
-        assert result.returncode == 2, (command, result.stderr)
-        assert result.stderr.strip().splitlines() == [result.stderr.strip()]
-        assert "bad.jsonl:2:" in result.stderr and "someone-else" in result.stderr
-
-
 def test_output_that_cannot_be_written_is_one_line(tmp_path: Path, ask: Path) -> None:
     code = "import sys; from roost.cli import main; main(sys.argv[1:])"
     with open("/dev/full", "w") as full:
@@ -267,24 +162,6 @@ def test_output_that_cannot_be_written_is_one_line(tmp_path: Path, ask: Path) ->
     assert done.stderr.splitlines() == [
         "roost: error: cannot write the output: No space left on device"
     ]
-
-
-def test_pipes_and_devices_are_read_or_written_as_files_never(tmp_path: Path) -> None:
-    import os
-
-    os.mkfifo(tmp_path / "pipe")
-    result = roost("run", str(FLOWS / "hello.yaml"), "--events", "pipe", cwd=tmp_path)
-    assert result.returncode == 2 and "pipe: not a regular file" in result.stderr
-    flow = tmp_path / "ctx.yaml"
-    flow.write_text(
-        "roost: 1\nproviders: {mock: {kind: scripted, replies: [{echo: last}, TERMINATE]}}\n"
-        "agents:\n  USER: {role: u, provider: mock}\n"
-        "  bot: {role: b, provider: mock, context: [pipe]}\n"
-        "start: {from: USER, to: bot, content: hi}\n"
-    )
-    done = roost("run", str(flow), "--events", "run.jsonl", cwd=tmp_path)
-    assert done.returncode == 0, done.stderr
-    assert "(not a regular file: not read)" in (tmp_path / "run.jsonl").read_text()
 
 
 def test_what_a_tool_module_prints_on_import_stays_off_standard_output(tmp_path: Path) -> None:

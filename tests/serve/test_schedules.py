@@ -8,7 +8,6 @@ waiting. The real ``roost serve`` process gets its clock from
 from __future__ import annotations
 
 import asyncio
-import sys
 import threading
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
@@ -209,33 +208,6 @@ def test_two_schedulers_start_one_run_per_tick(
 
 # ---------------------------------------------------------------------- the file and the CLI
 
-SERVE_YAML = """\
-schedules:
-  morning:
-    cron: "0 9 * * 1-5"
-    flow: hello.yaml
-    message: Good morning.
-    timezone: Europe/Paris
-  minutely:
-    cron: "* * * * *"
-    flow: hello.yaml
-"""
-
-
-def test_schedules_list_shows_the_next_fire_times(tmp_path: Path) -> None:
-    (tmp_path / "serve.yaml").write_text(SERVE_YAML)
-    env = {"ROOST_SCHEDULE_NOW": "2026-01-02T08:30:00Z"}  # a Friday
-    done = run_cli("schedules", "list", "--next", "2", cwd=tmp_path, env=env)
-    assert (done.returncode, done.stderr) == (0, "")
-    assert done.stdout.splitlines() == [
-        "SCHEDULE  CRON         TIME ZONE     FLOW        NEXT",
-        "morning   0 9 * * 1-5  Europe/Paris  hello.yaml  "
-        "2026-01-05T09:00:00+01:00, 2026-01-06T09:00:00+01:00",
-        "minutely  * * * * *    UTC           hello.yaml  "
-        "2026-01-02T08:31:00+00:00, 2026-01-02T08:32:00+00:00",
-    ]
-
-
 BAD_CRON = """\
 schedules:
   morning:
@@ -279,21 +251,6 @@ def test_a_serve_file_that_is_no_mapping_is_refused_at_its_first_line(tmp_path: 
     assert str(caught.value).replace(str(tmp_path) + "/", "") == (
         "serve.yaml:1:1: error: a serve configuration is a mapping (schedules:), not a list"
     )
-
-
-def test_serve_refuses_a_schedule_of_a_missing_flow_or_an_unknown_var(tmp_path: Path) -> None:
-    write_flows(tmp_path / "flows")
-    (tmp_path / "serve.yaml").write_text(
-        "schedules:\n"
-        "  a: {cron: '* * * * *', flow: nowhere.yaml}\n"
-        "  b: {cron: '* * * * *', flow: hello.yaml, vars: {colour: red}}\n"
-    )
-    done = run_cli("serve", "--flows", "flows", "--config", "serve.yaml", cwd=tmp_path)
-    assert done.returncode == 2
-    lines = done.stderr.splitlines()
-    assert [line.split(": error: ")[0] for line in lines] == ["serve.yaml:2:32", "serve.yaml:3:51"]
-    assert "nowhere.yaml" in lines[0]
-    assert "unknown var 'colour' of flow hello.yaml" in lines[1]
 
 
 # ---------------------------------------------------------------------- a real roost serve
@@ -343,21 +300,6 @@ def test_roost_serve_fires_a_schedule_and_records_the_ticks_missed_while_down(
     assert records[0].run == first_run
     assert events[1].content == "Hello from the schedule."  # type: ignore[union-attr]
     assert tick_key(datetime(2026, 1, 5, 9, tzinfo=UTC)) == records[0].tick
-
-
-def test_without_croniter_the_command_says_what_to_install(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    (tmp_path / "serve.yaml").write_text(SERVE_YAML)
-    monkeypatch.setitem(sys.modules, "croniter", None)  # importing it fails: not installed
-    for name in ("roost.serve.servefile", "roost.serve.scheduler"):
-        monkeypatch.delitem(sys.modules, name, raising=False)  # imported afresh, and failing
-    done = run_cli("schedules", "list", cwd=tmp_path)
-    assert (done.returncode, done.stderr) == (
-        2,
-        "serve.yaml: schedules need the cron library croniter, which roost installs with it: "
-        "pip install croniter\n",
-    )
 
 
 def test_the_given_clock_starts_at_its_first_reading_however_late(

@@ -11,7 +11,7 @@ import pytest
 from sqlalchemy import create_engine, text
 
 from roost.errors import StoreError
-from roost.ports import LayeredImages, MemoryImages
+from roost.ports import LayeredImages
 from roost.store.images import FolderImages, SqlImages, images_of
 from roost.store.jsonl import JsonlLog
 from roost.store.sql import SqlStore
@@ -97,13 +97,6 @@ def test_a_run_file_and_its_stored_copy_both_keep_the_images(tmp_path: Path) -> 
     assert FolderImages(tmp_path / "run.images").get(digest(RED)) == RED
     assert isinstance(images_of(JsonlLog(tmp_path / "other.jsonl", "run-2")), FolderImages)
     store.close()
-
-
-def test_a_layered_store_reads_the_first_that_holds_an_image() -> None:
-    first, second = MemoryImages(), MemoryImages()
-    second.put(digest(GIF), "image/gif", GIF)
-    layered = LayeredImages([first, second])
-    assert layered.get(digest(GIF)) == GIF and layered.get(digest(RED)) is None
 
 
 def test_import_keeps_the_images_of_the_run_file(tmp_path: Path) -> None:

@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import roost
-from roost.cli import main
 from roost.store.jsonl import JsonlLog
 from roost.telemetry.spans import spans_of
 from tests.cli_process import run_cli
+from tests.fakes.traced_cli import cli as _cli
 from tests.telemetry.receivers import GrpcReceiver, HttpReceiver, ReceivedSpan
 
 if TYPE_CHECKING:
@@ -32,27 +32,6 @@ def _env(**variables: str) -> dict[str, str]:
     """The environment with no OTEL_* variable of the test process's own, and ``variables``."""
     kept = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "ROOST_OTEL"))}
     return {**kept, "PYTHONPATH": str(ROOT), **variables}
-
-
-def _cli(
-    *args: str,
-    env: dict[str, str],
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-) -> tuple[int, str, str]:
-    """``roost ARGS`` in this process, with ``env`` as its OTEL_* variables: exit code, out, err."""
-    for name in os.environ:
-        if name.startswith(("OTEL_", "ROOST_OTEL")):
-            monkeypatch.delenv(name)
-    for name, value in env.items():
-        monkeypatch.setenv(name, value)
-    try:
-        main(list(args))
-        code = 0
-    except SystemExit as exit_:
-        code = int(exit_.code or 0)
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def _identity(span: ReceivedSpan) -> tuple[object, ...]:
@@ -142,39 +121,3 @@ def test_a_stored_run_that_paused_and_failed_is_sent_with_its_run_span(
     bot = spans["invoke_agent bot"]
     assert bot.status_code == 2 and bot.parent_id == run.span_id
     assert "gen_ai.output.messages" not in bot.attributes  # contents were not asked for
-
-
-def test_spans_that_cannot_be_sent_are_one_line_and_a_failed_exit(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    shutil.copy(ROOT / "flows" / "hello.yaml", tmp_path / "hello.yaml")
-    monkeypatch.chdir(tmp_path)
-    roost.run_sync("hello.yaml", log=JsonlLog("run.jsonl", "hello-1"))
-    with HttpReceiver() as receiver:
-        closed = receiver.endpoint  # a port nothing listens on once the receiver is gone
-    # Two seconds: the exporter retries a refused connection after about one (jittered),
-    # and logs why only when that retry fits in its deadline.
-    env = {"OTEL_EXPORTER_OTLP_ENDPOINT": closed, "OTEL_EXPORTER_OTLP_TIMEOUT": "2"}
-    code, out, err = _cli(
-        "export", "run.jsonl", "--otlp", env=env, monkeypatch=monkeypatch, capsys=capsys
-    )
-    assert (code, out) == (1, "")
-    assert err.startswith(f"tracing: the spans were not sent to {closed}/v1/traces: ")
-    assert "Connection refused" in err and len(err.splitlines()) == 1
-
-    unknown = {"OTEL_TRACES_EXPORTER": "zipkin"}
-    code, out, err = _cli(
-        "export", "run.jsonl", "--otlp", env=unknown, monkeypatch=monkeypatch, capsys=capsys
-    )
-    assert (code, err) == (
-        1,
-        "tracing: OTEL_TRACES_EXPORTER: no installed package provides the 'zipkin' span "
-        "exporter (for OTLP: pip install 'roost[otel]')\n",
-    )
-    # A run asked to be traced where it cannot be still runs, after one warning line.
-    code, out, err = _cli("run", "hello.yaml", env=unknown, monkeypatch=monkeypatch, capsys=capsys)
-    assert "terminated" in out and code == 0
-    assert err == (
-        "roost: warning: tracing: OTEL_TRACES_EXPORTER: no installed package provides the "
-        "'zipkin' span exporter (for OTLP: pip install 'roost[otel]'); the run is not traced\n"
-    )

@@ -22,7 +22,7 @@ from roost.visualize import run_page_html
 from tests.notebook.conftest import FLOW, run_picnic
 from tests.notebook.drawings import NODES, node_titles
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture

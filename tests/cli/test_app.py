@@ -21,7 +21,7 @@ import pytest
 
 from roost.cli.app import COMMANDS, app
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 # Heavy packages the command line must not load before a command needs them.
 HEAVY = (

@@ -14,8 +14,9 @@ from roost.cli import main
 from roost.cli.app import app
 from tests.cli_inprocess import run_cli
 
-CORPUS = Path(__file__).parent / "corpus"
-DATA = Path(__file__).parent / "data"
+FLOW_TESTS = Path(__file__).parents[1] / "flow"  # the flow loader's corpus and data
+CORPUS = FLOW_TESTS / "corpus"
+DATA = FLOW_TESTS / "data"
 GOOD = "roost: 1\nname: ok\nagents:\n  USER: {interrupt: ALWAYS}\n"
 
 
