@@ -1319,6 +1319,7 @@ BACKGROUND = [
 ]
 
 FLOWTEST_TESTS = (
+    "tests/flowtest/test_session.py",
     "tests/flowtest/test_cases.py",
     "tests/cli/test_test_command.py",
     "tests/flowtest/test_report.py",
