@@ -1353,7 +1353,7 @@ FLOWTEST = [
 
 PRICING_TABLE_PY = "roost/pricing/_table.py"
 PRICING_COSTS_PY = "roost/pricing/_costs.py"
-PRICING_TESTS = ("tests/test_pricing.py",)
+PRICING_TESTS = ("tests/pricing/test_costs.py", "tests/pricing/test_table.py")
 
 PRICING = [
     Mutant(
