@@ -1507,7 +1507,8 @@ SERVE = [
     ),
 ]
 
-BATCH_TESTS = "tests/batch/test_batch.py::"
+BATCH_LOCAL = "tests/batch/test_local.py::"
+BATCH_ROWS = "tests/batch/test_rows.py::"
 
 BATCH = [
     Mutant(
@@ -1515,7 +1516,7 @@ BATCH = [
         "roost/batch/local.py",
         "range(min(concurrency, len(todo)))",
         "range(min(1, len(todo)))",
-        (BATCH_TESTS + "test_concurrency_n_runs_n_rows_at_once",),
+        (BATCH_LOCAL + "test_concurrency_n_runs_n_rows_at_once",),
         "--concurrency N runs one row at a time",
     ),
     Mutant(
@@ -1523,10 +1524,7 @@ BATCH = [
         "roost/batch/plan.py",
         "stored.get(item.run_id) in FINISHED",
         'stored.get(item.run_id) == "terminated"',
-        (
-            BATCH_TESTS
-            + "test_a_row_that_ended_paused_counts_as_finished_when_the_batch_runs_again",
-        ),
+        (BATCH_ROWS + "test_a_row_that_ended_paused_counts_as_finished_when_the_batch_runs_again",),
         "a row whose run ended paused is run again by the next batch command",
     ),
     Mutant(
@@ -1534,10 +1532,7 @@ BATCH = [
         "roost/batch/rows.py",
         'FINISHED = ("terminated", "paused")',
         'FINISHED = ("terminated",)',
-        (
-            BATCH_TESTS
-            + "test_a_row_that_ended_paused_counts_as_finished_when_the_batch_runs_again",
-        ),
+        (BATCH_ROWS + "test_a_row_that_ended_paused_counts_as_finished_when_the_batch_runs_again",),
         "a row that ended paused (waiting for a person) fails the batch",
     ),
     Mutant(
@@ -1545,7 +1540,7 @@ BATCH = [
         "roost/batch/session.py",
         "return 3 if self.failed else 0",
         "return 0",
-        (BATCH_TESTS + "test_running_again_runs_only_the_rows_without_a_finished_run",),
+        (BATCH_ROWS + "test_running_again_runs_only_the_rows_without_a_finished_run",),
         "a batch whose rows failed exits 0, and CI takes it for a success",
     ),
     Mutant(
@@ -1553,7 +1548,7 @@ BATCH = [
         "roost/batch/local.py",
         "new = item.run_id not in plan.stored",
         "new = True",
-        (BATCH_TESTS + "test_running_again_runs_only_the_rows_without_a_finished_run",),
+        (BATCH_ROWS + "test_running_again_runs_only_the_rows_without_a_finished_run",),
         "a row that failed is not retried from its run: the next command cannot store it",
     ),
 ]
@@ -1630,7 +1625,7 @@ EDGES_CLI = [
         "roost/pricing/_costs.py",
         "    return round(amount, COST_DECIMALS)\n",
         "    return amount\n",
-        ("tests/batch/test_batch.py",),
+        ("tests/batch/test_rows.py",),
         "a cost is written with the float's noise (1.5149999999999999e-05)",
     ),
     Mutant(
@@ -1731,7 +1726,7 @@ ONE_SOURCE = [
         "roost/ports.py",
         "        return event.model_copy(update=unset) if unset else event",
         "        return event",
-        ("tests/tools/test_subflows.py", "tests/batch/test_batch.py"),
+        ("tests/tools/test_subflows.py", "tests/batch/test_session.py"),
         "a child run no longer names its parent, a batch row's run its batch",
     ),
 ]
@@ -2872,13 +2867,13 @@ SERVE_PRODUCTION = [
         "roost/batch/ray_tasks.py",
         "        previous = signal.signal(signal.SIGTERM, lambda signum, frame: drain.stop())",
         "        previous = signal.getsignal(signal.SIGTERM)",
-        ("tests/batch/test_ray.py::test_sigterm_drains_a_batch_on_the_cluster",),
+        ("tests/batch/test_ray_tasks.py::test_sigterm_drains_a_batch_on_the_cluster",),
         "SIGTERM kills a batch on Ray: no results file, the row in flight left running",
     ),
 ]
 
 STUDIO_CORPUS = ("tests/studio/test_roundtrip.py", "tests/studio/test_corpus.py")
-STUDIO_API = ("tests/studio/test_api.py",)
+STUDIO_API = ("tests/studio/test_routes.py", "tests/studio/test_files.py")
 STUDIO_NODES = ("tests/studio/test_nodes.py",)
 STUDIO = [
     # -- roost studio: edits written back into the author's YAML (roost/studio/)
@@ -3203,7 +3198,7 @@ ROUTES = [
         "roost/batch/rows.py",
         "        data=state.answer_data,\n",
         "",
-        ("tests/batch/test_structured_results.py",),
+        ("tests/batch/test_results.py",),
         "batch results leave out the answer's structured data",
     ),
     Mutant(
@@ -3211,7 +3206,7 @@ ROUTES = [
         "roost/batch/results.py",
         """            fields["data"] = json.dumps(fields["data"], ensure_ascii=False)""",
         """            fields["data"] = str(fields["data"])""",
-        ("tests/batch/test_structured_results.py",),
+        ("tests/batch/test_results.py",),
         "a CSV's data column holds Python's text of the object, not JSON",
     ),
 ]

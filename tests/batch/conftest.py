@@ -12,12 +12,12 @@ from fakes.flows import TELL_TEA
 
 from roost.cli import main
 from roost.events import MessageEvent
+from roost.store.sql import SqlStore
 from tests.store.conftest import pg_server, pg_url  # noqa: F401  (PostgreSQL for batches)
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from roost.store.sql import SqlStore
 
 # Each row: the bot echoes the row's message, then the person ends the run.
 TWO = """\
@@ -98,3 +98,11 @@ def host_said(store: SqlStore, run: str) -> list[str]:
     """What the host of ``run`` said: its one echo shows what it was sent."""
     events = store.log(run).load()
     return [e.content for e in events if isinstance(e, MessageEvent) and e.from_ == "host"]
+
+
+def stored(folder: Path, batch: str | None = None) -> list[str]:
+    store = SqlStore(str(folder / ".roost" / "roost.db"))
+    try:
+        return sorted(run.id for run in store.runs(batch=batch))
+    finally:
+        store.close()
