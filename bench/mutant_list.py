@@ -49,7 +49,7 @@ REPLAY = (
 )
 JSONL = ("tests/store/test_jsonl.py", "tests/store/test_contract.py")
 SQL = ("tests/store/test_contract.py", "tests/store/test_sql.py")
-FORKS = ("tests/store/test_fork_points.py", "tests/store/test_sql.py", "tests/store/test_cli.py")
+FORKS = ("tests/store/test_forks.py", "tests/store/test_sql.py", "tests/store/test_cli.py")
 EDGES = ("tests/providers/test_edges.py", "tests/providers/test_faults.py")
 WIRE = (
     "tests/providers/test_contract.py",
@@ -1459,7 +1459,8 @@ TELEMETRY = [
 # -- serve/ and batch/: texts that other work moves least (the one-turn rule, the worker
 # count, what counts as finished); their tests are named one by one, as the rest of those
 # files start servers.
-QUEUE_TESTS = "tests/serve/test_queue.py::"
+QUEUE_TESTS = "tests/serve/test_session.py::"
+ROWS_TESTS = "tests/serve/test_rows.py::"
 
 SERVE = [
     Mutant(
@@ -1502,7 +1503,7 @@ SERVE = [
         "roost/serve/rows.py",
         '"reason": pending.reason or "human",',
         '"reason": pending.reason,',
-        (QUEUE_TESTS + "test_what_a_paused_run_waits_for_names_the_kind_of_pause",),
+        (ROWS_TESTS + "test_what_a_paused_run_waits_for_names_the_kind_of_pause",),
         "a run paused for a person says it waits for no kind of answer (null)",
     ),
 ]
@@ -2105,7 +2106,7 @@ SERVE_LOAD = [
         "roost/store/sqllog.py",
         "        if limit is not None:\n            query = query.limit(limit)\n        with",
         "        with",
-        ("tests/store/test_since.py",),
+        ("tests/store/test_sqllog.py",),
         "a page of a run's new events is every new event: a long catch-up is one huge read",
     ),
     Mutant(
@@ -2113,7 +2114,7 @@ SERVE_LOAD = [
         "roost/store/sqllog.py",
         "        if info is None or (info.fork_at is not None and after < info.fork_at):",
         "        if True:",
-        ("tests/store/test_since.py", "tests/serve/test_reads.py"),
+        ("tests/store/test_sqllog.py", "tests/serve/test_reads.py"),
         "reading a run's new events reads its whole log again",
     ),
     Mutant(
@@ -2121,7 +2122,7 @@ SERVE_LOAD = [
         "roost/store/sqllog.py",
         "        if info is None or (info.fork_at is not None and after < info.fork_at):",
         "        if info is None:",
-        ("tests/store/test_since.py",),
+        ("tests/store/test_sqllog.py",),
         "a fork's new events, read from before its fork point, leave out the shared ones",
     ),
     Mutant(
@@ -2145,7 +2146,7 @@ SERVE_LOAD = [
         "roost/serve/hub.py",
         "            if not session.leaving:\n                return  # its session takes",
         "            if True:\n                return  # its session takes",
-        ("tests/serve/test_queue.py",),
+        ("tests/serve/test_session.py",),
         "a message sent while the session hands the lease back waits in a run nobody steps",
     ),
     Mutant(
@@ -2658,9 +2659,9 @@ IMPORTERS = [
     ),
 ]
 
-DRAIN_TESTS = ("tests/serve/test_drain.py",)
-METRICS_TESTS = ("tests/serve/test_production.py",)
-LIMITS_TESTS = ("tests/providers/test_limits.py", "tests/serve/test_production.py")
+DRAIN_TESTS = ("tests/serve/test_server_drain.py",)
+METRICS_TESTS = ("tests/serve/test_metrics.py",)
+LIMITS_TESTS = ("tests/providers/test_limits.py", "tests/serve/test_metrics.py")
 BATCH_DRAIN = "tests/batch/test_drain.py::"
 BATCH_DRAIN_TESTS = ("tests/batch/test_drain.py",)
 WAIT_SHOWN_TESTS = (
