@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import pytest
-
 from roost.runstate import RunState
 from roost.serve.rows import waiting_for
 from tests.serve.conftest import paused
 
 
-@pytest.fixture
 def test_what_a_paused_run_waits_for_names_the_kind_of_pause() -> None:
     state = RunState(status="paused", pending=paused(None))
     assert waiting_for(None, state) == {

@@ -1,4 +1,4 @@
-"""Schedules: ticks fired on time by one worker only, missed ticks recorded, the files checked.
+"""Schedules: ticks fired on time by one worker only, missed ticks recorded and never fired.
 
 The scheduler's clock is injected: time moves when a test sets it, never by
 waiting. The real ``roost serve`` process gets its clock from
