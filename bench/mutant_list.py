@@ -50,7 +50,7 @@ REPLAY = (
 JSONL = ("tests/store/test_jsonl.py", "tests/store/test_contract.py")
 SQL = ("tests/store/test_contract.py", "tests/store/test_sql.py")
 FORKS = (
-    "tests/store/test_fork_points.py",
+    "tests/store/test_forks.py",
     "tests/store/test_sql.py",
     "tests/cli/test_store_commands.py",
 )
@@ -1378,7 +1378,7 @@ FLOWTEST = [
 
 PRICING_TABLE_PY = "roost/pricing/_table.py"
 PRICING_COSTS_PY = "roost/pricing/_costs.py"
-PRICING_TESTS = ("tests/test_pricing.py",)
+PRICING_TESTS = ("tests/pricing/test_costs.py", "tests/pricing/test_table.py")
 
 PRICING = [
     Mutant(
@@ -1484,7 +1484,8 @@ TELEMETRY = [
 # -- serve/ and batch/: texts that other work moves least (the one-turn rule, the worker
 # count, what counts as finished); their tests are named one by one, as the rest of those
 # files start servers.
-QUEUE_TESTS = "tests/serve/test_queue.py::"
+QUEUE_TESTS = "tests/serve/test_session.py::"
+ROWS_TESTS = "tests/serve/test_rows.py::"
 
 SERVE = [
     Mutant(
@@ -1527,12 +1528,13 @@ SERVE = [
         "roost/serve/rows.py",
         '"reason": pending.reason or "human",',
         '"reason": pending.reason,',
-        (QUEUE_TESTS + "test_what_a_paused_run_waits_for_names_the_kind_of_pause",),
+        (ROWS_TESTS + "test_what_a_paused_run_waits_for_names_the_kind_of_pause",),
         "a run paused for a person says it waits for no kind of answer (null)",
     ),
 ]
 
-BATCH_TESTS = "tests/batch/test_batch.py::"
+BATCH_LOCAL = "tests/batch/test_local.py::"
+BATCH_ROWS = "tests/batch/test_rows.py::"
 
 BATCH = [
     Mutant(
@@ -1540,7 +1542,7 @@ BATCH = [
         "roost/batch/local.py",
         "range(min(concurrency, len(todo)))",
         "range(min(1, len(todo)))",
-        (BATCH_TESTS + "test_concurrency_n_runs_n_rows_at_once",),
+        (BATCH_LOCAL + "test_concurrency_n_runs_n_rows_at_once",),
         "--concurrency N runs one row at a time",
     ),
     Mutant(
@@ -1548,10 +1550,7 @@ BATCH = [
         "roost/batch/plan.py",
         "stored.get(item.run_id) in FINISHED",
         'stored.get(item.run_id) == "terminated"',
-        (
-            BATCH_TESTS
-            + "test_a_row_that_ended_paused_counts_as_finished_when_the_batch_runs_again",
-        ),
+        (BATCH_ROWS + "test_a_row_that_ended_paused_counts_as_finished_when_the_batch_runs_again",),
         "a row whose run ended paused is run again by the next batch command",
     ),
     Mutant(
@@ -1559,10 +1558,7 @@ BATCH = [
         "roost/batch/rows.py",
         'FINISHED = ("terminated", "paused")',
         'FINISHED = ("terminated",)',
-        (
-            BATCH_TESTS
-            + "test_a_row_that_ended_paused_counts_as_finished_when_the_batch_runs_again",
-        ),
+        (BATCH_ROWS + "test_a_row_that_ended_paused_counts_as_finished_when_the_batch_runs_again",),
         "a row that ended paused (waiting for a person) fails the batch",
     ),
     Mutant(
@@ -1570,7 +1566,7 @@ BATCH = [
         "roost/batch/session.py",
         "return 3 if self.failed else 0",
         "return 0",
-        (BATCH_TESTS + "test_running_again_runs_only_the_rows_without_a_finished_run",),
+        (BATCH_ROWS + "test_running_again_runs_only_the_rows_without_a_finished_run",),
         "a batch whose rows failed exits 0, and CI takes it for a success",
     ),
     Mutant(
@@ -1578,7 +1574,7 @@ BATCH = [
         "roost/batch/local.py",
         "new = item.run_id not in plan.stored",
         "new = True",
-        (BATCH_TESTS + "test_running_again_runs_only_the_rows_without_a_finished_run",),
+        (BATCH_ROWS + "test_running_again_runs_only_the_rows_without_a_finished_run",),
         "a row that failed is not retried from its run: the next command cannot store it",
     ),
 ]
@@ -1655,7 +1651,7 @@ EDGES_CLI = [
         "roost/pricing/_costs.py",
         "    return round(amount, COST_DECIMALS)\n",
         "    return amount\n",
-        ("tests/batch/test_batch.py",),
+        ("tests/batch/test_rows.py",),
         "a cost is written with the float's noise (1.5149999999999999e-05)",
     ),
     Mutant(
@@ -1756,7 +1752,7 @@ ONE_SOURCE = [
         "roost/ports.py",
         "        return event.model_copy(update=unset) if unset else event",
         "        return event",
-        ("tests/tools/test_subflow.py", "tests/batch/test_batch.py"),
+        ("tests/tools/test_subflow.py", "tests/batch/test_session.py"),
         "a child run no longer names its parent, a batch row's run its batch",
     ),
 ]
@@ -2135,7 +2131,7 @@ SERVE_LOAD = [
         "roost/store/sqllog.py",
         "        if limit is not None:\n            query = query.limit(limit)\n        with",
         "        with",
-        ("tests/store/test_since.py",),
+        ("tests/store/test_sqllog.py",),
         "a page of a run's new events is every new event: a long catch-up is one huge read",
     ),
     Mutant(
@@ -2143,7 +2139,7 @@ SERVE_LOAD = [
         "roost/store/sqllog.py",
         "        if info is None or (info.fork_at is not None and after < info.fork_at):",
         "        if True:",
-        ("tests/store/test_since.py", "tests/serve/test_reads.py"),
+        ("tests/store/test_sqllog.py", "tests/serve/test_reads.py"),
         "reading a run's new events reads its whole log again",
     ),
     Mutant(
@@ -2151,7 +2147,7 @@ SERVE_LOAD = [
         "roost/store/sqllog.py",
         "        if info is None or (info.fork_at is not None and after < info.fork_at):",
         "        if info is None:",
-        ("tests/store/test_since.py",),
+        ("tests/store/test_sqllog.py",),
         "a fork's new events, read from before its fork point, leave out the shared ones",
     ),
     Mutant(
@@ -2175,7 +2171,7 @@ SERVE_LOAD = [
         "roost/serve/hub.py",
         "            if not session.leaving:\n                return  # its session takes",
         "            if True:\n                return  # its session takes",
-        ("tests/serve/test_queue.py",),
+        ("tests/serve/test_session.py",),
         "a message sent while the session hands the lease back waits in a run nobody steps",
     ),
     Mutant(
@@ -2688,9 +2684,9 @@ IMPORTERS = [
     ),
 ]
 
-DRAIN_TESTS = ("tests/serve/test_drain.py",)
-METRICS_TESTS = ("tests/serve/test_production.py",)
-LIMITS_TESTS = ("tests/providers/test_limits.py", "tests/serve/test_production.py")
+DRAIN_TESTS = ("tests/serve/test_server_drain.py",)
+METRICS_TESTS = ("tests/serve/test_metrics.py",)
+LIMITS_TESTS = ("tests/providers/test_limits.py", "tests/serve/test_metrics.py")
 BATCH_DRAIN = "tests/batch/test_drain.py::"
 BATCH_DRAIN_TESTS = ("tests/batch/test_drain.py",)
 WAIT_SHOWN_TESTS = (
@@ -2897,13 +2893,13 @@ SERVE_PRODUCTION = [
         "roost/batch/ray_tasks.py",
         "        previous = signal.signal(signal.SIGTERM, lambda signum, frame: drain.stop())",
         "        previous = signal.getsignal(signal.SIGTERM)",
-        ("tests/batch/test_ray.py::test_sigterm_drains_a_batch_on_the_cluster",),
+        ("tests/batch/test_ray_tasks.py::test_sigterm_drains_a_batch_on_the_cluster",),
         "SIGTERM kills a batch on Ray: no results file, the row in flight left running",
     ),
 ]
 
 STUDIO_CORPUS = ("tests/studio/test_roundtrip.py", "tests/studio/test_corpus.py")
-STUDIO_API = ("tests/studio/test_api.py",)
+STUDIO_API = ("tests/studio/test_routes.py", "tests/studio/test_files.py")
 STUDIO_NODES = ("tests/studio/test_nodes.py",)
 STUDIO = [
     # -- roost studio: edits written back into the author's YAML (roost/studio/)
@@ -3228,7 +3224,7 @@ ROUTES = [
         "roost/batch/rows.py",
         "        data=state.answer_data,\n",
         "",
-        ("tests/batch/test_structured_results.py",),
+        ("tests/batch/test_results.py",),
         "batch results leave out the answer's structured data",
     ),
     Mutant(
@@ -3236,7 +3232,7 @@ ROUTES = [
         "roost/batch/results.py",
         """            fields["data"] = json.dumps(fields["data"], ensure_ascii=False)""",
         """            fields["data"] = str(fields["data"])""",
-        ("tests/batch/test_structured_results.py",),
+        ("tests/batch/test_results.py",),
         "a CSV's data column holds Python's text of the object, not JSON",
     ),
 ]

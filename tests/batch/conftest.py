@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
     from roost.store.sql import SqlStore
 
+
 # Each row: the bot echoes the row's message, then the person ends the run.
 TWO = """\
 roost: 1

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import httpx2
 import pytest
 
+from roost.events import InterruptEvent
 from tests.store.conftest import pg_server, pg_url  # noqa: F401 - fixtures for the worker tests
 
 if TYPE_CHECKING:
@@ -368,3 +369,10 @@ def contents(client: httpx2.Client, run_id: str) -> list[tuple[str, str, str]]:
     """(from, to, content) of the run's messages."""
     events = client.get(f"/runs/{run_id}/events").json()
     return [(e["from"], e["to"], e["content"]) for e in events if e["type"] == "message"]
+
+
+def paused(reason: str | None) -> InterruptEvent:
+    """A run paused for USER: a person's turn (None), an approval, a plan or a choice."""
+    return InterruptEvent.model_validate(
+        {"seq": 3, "run": "r", "ts": "t", "from": "USER", "to": "a", "reason": reason}
+    )

@@ -31,11 +31,3 @@ def test_an_interrupt_during_a_batch_is_raised_once_every_log_has_it() -> None:
     with pytest.raises(KeyboardInterrupt):
         TeeLog(primary, [copy]).append(events)
     assert copy.load() == primary.load() == events
-
-
-def test_an_interrupt_between_batches_is_raised_at_once() -> None:
-    with pytest.raises(KeyboardInterrupt):
-        interrupt_now_or_after_the_batch()
-    log = TeeLog(MemoryLog("r"), [MemoryLog("r")])
-    log.append(run_events("r", 2))  # nothing held over from before
-    assert len(log.copies[0].load()) == 2

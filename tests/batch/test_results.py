@@ -1,4 +1,4 @@
-"""Batch results carry the answer's structured data when it has some."""
+"""The results file: a line a row as JSON Lines or CSV, with the answer's structured data."""
 
 from __future__ import annotations
 
@@ -67,3 +67,17 @@ def test_answers_without_data_leave_the_field_and_the_column_out(
     roost("batch", "two.yaml", "q.jsonl", "--out", "r.csv")
     header = (folder / "r.csv").read_text().splitlines()[0]
     assert header == "row,run,status,final,tokens,cost,error"
+
+
+def test_csv_in_and_csv_out(folder: Path, roost: Roost) -> None:
+    (folder / "q.csv").write_text("message,tone\nhi,dry\n,warm\n")
+    code, out, _ = roost("batch", "two.yaml", "q.csv", "--out", "r.csv", "--batch", "b1")
+    assert code == 0, out
+    lines = (folder / "r.csv").read_text().splitlines()
+    assert lines[0] == "row,run,status,final,tokens,cost,error"
+    assert [line.split(",")[0::2] for line in lines[1:]] == [
+        ["2", "terminated", "0", ""],
+        ["3", "terminated", "0", ""],
+    ]
+    code, shown, _ = roost("show", lines[2].split(",")[1])
+    assert "USER → bot: Tell me about owls." in shown  # no message: the flow's start

@@ -9,12 +9,9 @@ from typing import TYPE_CHECKING
 import pytest
 
 from roost.engine.runner import CANCELLED
-from roost.events import InterruptEvent
-from roost.runstate import RunState
-from roost.serve.rows import waiting_for
 from roost.serve.session import one_turn
 from roost.store.leases import Queued
-from tests.serve.conftest import Server, contents, settled, wait_for
+from tests.serve.conftest import Server, contents, paused, settled, wait_for
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -137,13 +134,6 @@ def test_many_runs_take_their_steps_at_the_same_time_on_one_server(
 # ---------------------------------------------------------------------------- one turn's messages
 
 
-def paused(reason: str | None) -> InterruptEvent:
-    """A run paused for USER: a person's turn (None), an approval, a plan or a choice."""
-    return InterruptEvent.model_validate(
-        {"seq": 3, "run": "r", "ts": "t", "from": "USER", "to": "a", "reason": reason}
-    )
-
-
 def queue(*messages: tuple[str, str | None]) -> list[Queued]:
     return [Queued(n, sender, content) for n, (content, sender) in enumerate(messages, 1)]
 
@@ -171,23 +161,6 @@ def test_messages_from_another_sender_are_refused_before_a_turn_and_end_it_after
     waiting = queue(("hi", "bob"), ("one", "USER"), ("me too", "bob"), ("two", "USER"))
     turn, refused = one_turn(waiting, paused(None))
     assert (told(turn), told(refused)) == (["one"], ["hi"])  # "two" waits for the next turn
-
-
-def test_what_a_paused_run_waits_for_names_the_kind_of_pause() -> None:
-    state = RunState(status="paused", pending=paused(None))
-    assert waiting_for(None, state) == {
-        "node": "USER",
-        "answering": "a",
-        "reason": "human",
-        "tool_call": None,
-        "tool_calls": None,
-        "choices": [],
-        "budget": None,
-    }
-    state.pending = paused("tool_approval")
-    assert (waiting_for(None, state) or {})["reason"] == "tool_approval"
-    state.status = "terminated"
-    assert waiting_for(None, state) is None
 
 
 LONG_CHAT = """

@@ -1,4 +1,4 @@
-"""Schedules: ticks fired on time by one worker only, missed ticks recorded, the files checked.
+"""Schedules: ticks fired on time by one worker only, missed ticks recorded and never fired.
 
 The scheduler's clock is injected: time moves when a test sets it, never by
 waiting. The real ``roost serve`` process gets its clock from
@@ -8,18 +8,16 @@ waiting. The real ``roost serve`` process gets its clock from
 from __future__ import annotations
 
 import asyncio
-import threading
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 import pytest
 
-from roost.errors import FlowError, RoostError
+from roost.errors import RoostError
 from roost.serve.scheduler import Scheduler, clock_from, due_ticks
-from roost.serve.servefile import Schedule, load_serve_file, tick_key
+from roost.serve.servefile import Schedule, tick_key
 from roost.store.sql import SqlStore
 from roost.store.ticks import FIRED, MISSED, ScheduleTicks
-from tests.cli_inprocess import run_cli
 from tests.serve.conftest import start_server, wait_for, write_flows
 
 if TYPE_CHECKING:
@@ -148,38 +146,6 @@ def test_a_tick_whose_run_cannot_start_is_recorded_with_the_reason(store: SqlSto
 # ---------------------------------------------------------------------- several workers
 
 
-def _claims_race(url: str) -> None:
-    """Two workers, each with its own connection, claim the same 20 ticks at once."""
-    stores = [SqlStore(url), SqlStore(url)]
-    claimers = [ScheduleTicks(s, f"w{i}") for i, s in enumerate(stores)]
-    wins: list[list[bool]] = [[], []]
-    barrier = threading.Barrier(2)
-
-    def claim(index: int) -> None:
-        for minute in range(20):
-            barrier.wait()
-            tick = f"2026-01-05T09:{minute:02d}:00Z"
-            wins[index].append(claimers[index].claim("minutely", tick, FIRED))
-
-    threads = [threading.Thread(target=claim, args=(i,)) for i in range(2)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    for store in stores:
-        store.close()
-    assert [a + b for a, b in zip(wins[0], wins[1], strict=True)] == [1] * 20
-
-
-def test_two_workers_claim_each_tick_once_on_sqlite(tmp_path: Path) -> None:
-    _claims_race(str(tmp_path / "runs.db"))
-
-
-@pytest.mark.postgres
-def test_two_workers_claim_each_tick_once_on_postgresql(pg_url: str) -> None:
-    _claims_race(pg_url)
-
-
 BACKENDS = ["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)]
 
 
@@ -204,53 +170,6 @@ def test_two_schedulers_start_one_run_per_tick(
     assert len(workers[0].ticks.records("minutely")) == 5
     for store in stores:
         store.close()
-
-
-# ---------------------------------------------------------------------- the file and the CLI
-
-BAD_CRON = """\
-schedules:
-  morning:
-    flow: hello.yaml
-    cron: "61 9 * * *"
-"""
-
-
-@pytest.mark.parametrize("command", [["schedules", "list"], ["serve", "--port", "0"]])
-def test_a_bad_cron_expression_is_one_located_line(tmp_path: Path, command: list[str]) -> None:
-    (tmp_path / "serve.yaml").write_text(BAD_CRON)
-    write_flows(tmp_path)
-    done = run_cli(*command, "--config", "serve.yaml", cwd=tmp_path)
-    assert done.returncode == 2
-    assert done.stderr.splitlines() == [
-        "serve.yaml:4:11: error: schedule 'morning': bad cron expression '61 9 * * *': "
-        "[61 9 * * *] is not acceptable, out of range"
-    ]
-
-
-@pytest.mark.parametrize(
-    ("entry", "expected"),
-    [
-        ('cron: "0 9 * *"', "serve.yaml:3:11: error: schedule 'm': bad cron expression '0 9 * *': "
-         "4 fields; a cron expression has 5: minute hour day-of-month month day-of-week"),
-        ("cron: '@daily'\n    timezone: Moon/Base", "serve.yaml:4:15: error: schedule 'm': "
-         "unknown time zone 'Moon/Base' (an IANA name such as Europe/Paris, or UTC)"),
-    ],
-)  # fmt: skip
-def test_a_bad_schedule_is_located(tmp_path: Path, entry: str, expected: str) -> None:
-    (tmp_path / "serve.yaml").write_text(f"schedules:\n  m:\n    {entry}\n    flow: hello.yaml\n")
-    with pytest.raises(FlowError) as caught:
-        load_serve_file(tmp_path / "serve.yaml")
-    assert str(caught.value).replace(str(tmp_path) + "/", "") == expected
-
-
-def test_a_serve_file_that_is_no_mapping_is_refused_at_its_first_line(tmp_path: Path) -> None:
-    (tmp_path / "serve.yaml").write_text("- cron: '@daily'\n")
-    with pytest.raises(FlowError) as caught:
-        load_serve_file(tmp_path / "serve.yaml")
-    assert str(caught.value).replace(str(tmp_path) + "/", "") == (
-        "serve.yaml:1:1: error: a serve configuration is a mapping (schedules:), not a list"
-    )
 
 
 # ---------------------------------------------------------------------- a real roost serve
