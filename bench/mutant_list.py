@@ -32,10 +32,10 @@ CHANNEL = (
     "tests/engine/test_channel.py",
     "tests/engine/test_channel_plan.py",
 )
-PAIR = ("tests/engine/test_pair.py", "tests/engine/test_basics.py")
-TOOL_LOOP = ("tests/engine/test_tool_loop.py", "tests/engine/test_stopped_runs.py")
+PAIR = ("tests/engine/test_interpreter_pair.py", "tests/engine/test_interpreter.py")
+TOOL_LOOP = ("tests/engine/test_tool_loop.py", "tests/engine/test_unfinished.py")
 HOOK_RUNS = ("tests/engine/test_hooks.py", "tests/engine/test_plan_mode.py")
-STOPPED = ("tests/engine/test_stopped_runs.py", "tests/engine/test_state.py")
+STOPPED = ("tests/engine/test_unfinished.py", "tests/engine/test_state.py")
 SECRETS = (
     "tests/engine/test_secrets_in_events.py",
     "tests/attacks/test_masked_cuts.py",
@@ -44,7 +44,7 @@ SECRETS = (
 FINISH = ("tests/providers/test_finish_in_runs.py", "tests/providers/test_edges.py")
 REPLAY = (
     "tests/engine/test_replay.py",
-    "tests/engine/test_recorded_tools.py",
+    "tests/engine/recorded/test_tools.py",
     "tests/store/test_replay_diff.py",
 )
 JSONL = ("tests/store/test_jsonl.py", "tests/store/test_contract.py")
@@ -877,7 +877,7 @@ LEASES = [
 
 MEMORY_PY = "roost/store/memory.py"
 FORK_MEMORY_PY = "roost/engine/fork_memory.py"
-MEMORY_TESTS = ("tests/store/test_memory.py", "tests/engine/test_memory_forks.py")
+MEMORY_TESTS = ("tests/store/test_memory.py", "tests/engine/test_fork_memory.py")
 
 MEMORY = [
     Mutant(
@@ -1744,7 +1744,7 @@ SPEED = [
         "roost/engine/_call_cursors.py",
         "        at = bisect.bisect_left(self._epochs, epoch)\n",
         "        at = bisect.bisect_right(self._epochs, epoch)\n",
-        ("tests/engine/test_runner_events.py",),
+        ("tests/engine/test_call_cursors.py",),
         "a consumer made just before start() and run after it misses that whole call",
     ),
     Mutant(
@@ -1752,7 +1752,7 @@ SPEED = [
         "roost/engine/_call_cursors.py",
         "            if task not in seen:\n                seen[task] = self.epoch\n",
         "            seen[task] = self.epoch\n",
-        ("tests/engine/test_runner_events.py",),
+        ("tests/engine/test_call_cursors.py",),
         "a consumer made before two calls sees only the last: its making is dated anew",
     ),
     Mutant(
@@ -1760,7 +1760,7 @@ SPEED = [
         "roost/engine/_call_cursors.py",
         "        at = bisect.bisect_left(self._epochs, tasks.oldest())\n",
         "        at = len(self._epochs)\n",
-        ("tests/engine/test_runner_events.py",),
+        ("tests/engine/test_call_cursors.py",),
         "a consumer made before many calls loses them: calls a living task follows are dropped",
     ),
     Mutant(
@@ -1960,7 +1960,7 @@ HARDENING_ENGINE = [
         REPLAY_PY,
         "    end = [recorded[-1].seq + 1] if unfinished else []\n",
         "    end = []\n",
-        ("tests/engine/test_stopped_runs.py",),
+        ("tests/engine/test_unfinished.py",),
         "a run killed mid-step replays past its end and diverges at a call it never recorded",
     ),
     Mutant(
@@ -3362,7 +3362,7 @@ GRADED_TESTS = [
         "roost/engine/runner.py",
         "            self._notify([stamped])  # shown and streamed like the events of a call\n",
         "",
-        ("tests/engine/test_runner_events.py",),
+        ("tests/engine/test_call_cursors.py",),
         "a judge's or a simulated person's call never reaches events() nor on_event",
     ),
     Mutant(
@@ -3649,7 +3649,7 @@ SOURCES = [
         "roost/engine/calls.py",
         "legacy = self.legacy_digests is not None and self.legacy_digests()",
         "legacy = False",
-        ("tests/engine/test_request_digest.py",),
+        ("tests/engine/test_digests.py",),
         "a run recorded before whole-request digests replays as changed at its first call",
     ),
     Mutant(
