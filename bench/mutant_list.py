@@ -28,11 +28,18 @@ class Mutant:
 
 # The tests each area's mutants run (in this order), by what they exercise.
 CHANNEL = (
-    "tests/engine/test_channel_caps.py",
-    "tests/engine/test_channel.py",
-    "tests/engine/test_channel_plan.py",
+    "tests/nodes/test_channel_caps.py",
+    "tests/nodes/test_directors.py",
+    "tests/nodes/test_channel_plan.py",
+    "tests/nodes/test_human.py",
+    "tests/nodes/test_agent.py",
+    "tests/engine/test_channel_steps.py",
 )
-PAIR = ("tests/engine/test_interpreter_pair.py", "tests/engine/test_interpreter.py")
+PAIR = (
+    "tests/engine/test_interpreter_pair.py",
+    "tests/engine/test_interpreter.py",
+    "tests/nodes/test_agent.py",
+)
 TOOL_LOOP = ("tests/engine/test_tool_loop.py", "tests/engine/test_unfinished.py")
 HOOK_RUNS = ("tests/engine/test_hooks.py", "tests/engine/test_plan_mode.py")
 STOPPED = ("tests/engine/test_unfinished.py", "tests/engine/test_state.py")
@@ -1785,7 +1792,7 @@ SPEED = [
         "roost/runstate/_history.py",
         "            lines += new\n",
         "",
-        ("tests/engine/test_channel.py",),
+        ("tests/nodes/test_directors.py",),
         "every choice adds the whole transcript again: a director sees messages twice",
     ),
     Mutant(
@@ -1793,7 +1800,7 @@ SPEED = [
         "roost/runstate/_history.py",
         '            self._text += "".join([text + "\\n" for text in new])\n',
         '            self._text = "".join([text + "\\n" for text in new])\n',
-        ("tests/engine/test_channel.py",),
+        ("tests/nodes/test_directors.py",),
         "a director's prompt shows only the messages since its last choice",
     ),
     Mutant(
@@ -1801,7 +1808,7 @@ SPEED = [
         "roost/runstate/_history.py",
         '"".join([text + "\\n" for text in new])',
         '"\\n".join(new)',
-        ("tests/engine/test_channel.py",),
+        ("tests/nodes/test_directors.py",),
         "the built-in prompt runs a choice's new lines into the next ones",
     ),
     Mutant(
@@ -1809,7 +1816,7 @@ SPEED = [
         DIRECTORS_PY,
         "transcript_text(state, channel) or NOTHING_SAID",
         "transcript_text(state, channel)",
-        ("tests/engine/test_channel.py",),
+        ("tests/nodes/test_directors.py",),
         "a director asked before anyone spoke is shown an empty conversation",
     ),
     # The call of a provider that never waits, unobserved, sets nothing up (issue 27).
@@ -3076,7 +3083,7 @@ STUDIO = [
 # -- routes: conditions, the routed turn, the record a replay reads, validation
 ROUTE_TESTS = ("tests/engine/test_routes.py", "tests/flow/test_routes.py")
 ROUTE_CHECK_TESTS = ("tests/flow/test_route_checks.py",)
-LAST_TESTS = ("tests/engine/test_last_in_templates.py",)
+LAST_TESTS = ("tests/nodes/test_roles.py",)
 ROUTES = [
     Mutant(
         "route-contains-inverted",

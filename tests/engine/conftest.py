@@ -93,3 +93,56 @@ start: {from: USER, to: bot, content: "2 + 2?"}
 
 # A sentence long enough that a few of them fill a small context window.
 LONG = "The tide comes in and the tide goes out, and the gulls call over the water. "
+
+
+def channel(
+    *,
+    replies: str = "[a, b, c, d, e, f, g, h]",
+    strategy: str = "round_robin",
+    members: str = "[x, y, z]",
+    extra: str = "",
+    director_extra: str = "",
+    max_rounds: int = 4,
+    defaults: str = "",
+    start_from: str = "USER",
+    user: str = "{role: A person.}",
+) -> str:
+    return f"""
+roost: 1
+name: chan
+defaults: {{provider: mock{defaults}}}
+providers:
+  mock: {{kind: scripted, replies: {replies}}}
+  boss: {{kind: scripted, replies: []}}
+agents:
+  x: {{role: X role.}}
+  y: {{role: Y role., description: the y expert}}
+  z: {{role: Z role.}}
+  USER: {user}
+channels:
+  team:
+    members: {members}
+    max_rounds: {max_rounds}
+    role: You direct the team.
+    director: {{strategy: {strategy}{director_extra}}}
+{extra}
+start: {{from: {start_from}, to: team, content: Go}}
+"""
+
+
+def selects(log: MemoryLog) -> list[tuple[str, str]]:
+    return [(e.chosen, e.by) for e in log.load() if e.type == "select"]
+
+
+def pair(replies: str, *, extra: str = "", user: str = "{role: A person.}") -> str:
+    return f"""
+roost: 1
+name: pair
+defaults: {{provider: mock{extra}}}
+providers:
+  mock: {{kind: scripted, replies: {replies}}}
+agents:
+  USER: {user}
+  assistant: {{role: You help.}}
+start: {{from: USER, to: assistant, content: Hi}}
+"""
