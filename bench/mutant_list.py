@@ -60,7 +60,9 @@ FORKS = ("tests/store/test_fork_points.py", "tests/store/test_sql.py", "tests/st
 EDGES = ("tests/providers/test_edges.py", "tests/providers/test_faults.py")
 WIRE = (
     "tests/providers/test_contract.py",
-    "tests/providers/test_backends.py",
+    "tests/providers/test_anthropic.py",
+    "tests/providers/test_openai_chat.py",
+    "tests/providers/test_openai_responses.py",
     "tests/providers/test_edges.py",
 )
 
