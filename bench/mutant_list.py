@@ -700,7 +700,7 @@ PROVIDERS = [
         "roost/providers/_errors.py",
         "return _short(redact(text, settings.secrets))",
         "return redact(_short(text), settings.secrets)",
-        ("tests/providers/test_error_masking.py", *EDGES),
+        ("tests/providers/test_errors_masking.py", *EDGES),
         "a server error cut through a key shows the key's first characters",
     ),
     Mutant(
@@ -709,7 +709,7 @@ PROVIDERS = [
         "api_key = LOCAL_SERVER_KEY if config.base_url else _vendor_key(key_env, context)",
         "api_key = _vendor_key(key_env, context)",
         (
-            "tests/providers/test_faults.py::test_the_vendors_key_is_never_sent_to_another_server",
+            "tests/providers/test_common.py::test_the_vendors_key_is_never_sent_to_another_server",
             *WIRE,
             "tests/providers/test_cli_errors.py",
         ),
@@ -730,7 +730,7 @@ PROVIDERS = [
         "roost/providers/_history.py",
         "out.append(result if result is not None else _missing(call))",
         "out.extend([result] if result is not None else [])",
-        WIRE,
+        ("tests/providers/test_history.py", *WIRE),
         "a tool call left without a result is sent unanswered, which the APIs refuse",
     ),
     Mutant(

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
 KINDS = ("openai", "openai-responses", "anthropic")
 API_KEY = "sk-test-SECRET-4242"
+ASK = ModelRequest(system="s", messages=(UserMessage(content="hello"),))
 
 MakeProvider = Callable[..., Provider]
 
