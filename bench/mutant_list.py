@@ -1254,7 +1254,7 @@ HOOKS = [
 ]
 
 BACKGROUND_PY = "roost/engine/background.py"
-BACKGROUND_TESTS = ("tests/tools/test_background.py",)
+BACKGROUND_TESTS = ("tests/engine/test_background.py",)
 
 BACKGROUND = [
     Mutant(
