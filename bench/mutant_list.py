@@ -44,6 +44,7 @@ TOOL_LOOP = ("tests/engine/test_tool_loop.py", "tests/engine/test_unfinished.py"
 HOOK_RUNS = ("tests/engine/test_hooks.py", "tests/engine/test_plan_mode.py")
 STOPPED = ("tests/engine/test_unfinished.py", "tests/engine/test_state.py")
 SECRETS = (
+    "tests/engine/test_calls.py",
     "tests/engine/test_secrets_in_events.py",
     "tests/attacks/test_masked_cuts.py",
     "tests/engine/test_runner.py",

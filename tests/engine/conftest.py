@@ -40,6 +40,9 @@ def runner_for(text: str, **options: Any) -> tuple[Runner, MemoryLog]:
     return Runner(flow=make_flow(text), log=log, **runner_options(options)), log
 
 
+# A value read from the environment, as a key would be.
+SECRET = "sk-live-4242-very-secret"
+
 # A flow that puts the secret it reads as ${TOKEN} in a start message, a tool call and a reply.
 LEAKY = """
 roost: 1
