@@ -3612,7 +3612,7 @@ BUDGETS = [
 ]
 
 SOURCES_TESTS = (
-    "tests/engine/test_clock.py",
+    "tests/engine/test_sources_clock.py",
     "tests/engine/test_skills.py",
     "tests/engine/test_replay.py",
 )
@@ -3631,7 +3631,7 @@ SOURCES = [
         "roost/engine/recorded/world.py",
         "return self._times.get(_next_seq(self._run)) or now_iso()",
         "return now_iso()",
-        ("tests/engine/test_clock.py",),
+        ("tests/engine/test_sources_clock.py",),
         "a replay stamps its events with the time now, not the times the run recorded",
     ),
     Mutant(
