@@ -52,6 +52,8 @@ SECRETS = (
 FINISH = ("tests/providers/test_finish_in_runs.py", "tests/providers/test_edges.py")
 REPLAY = (
     "tests/engine/test_replay.py",
+    "tests/engine/recorded/test_stops.py",
+    "tests/engine/recorded/test_providers.py",
     "tests/engine/recorded/test_tools.py",
     "tests/store/test_replay_diff.py",
 )
@@ -3615,6 +3617,7 @@ SOURCES_TESTS = (
     "tests/engine/test_sources_clock.py",
     "tests/engine/test_skills.py",
     "tests/engine/test_replay.py",
+    "tests/engine/recorded/test_stops.py",
 )
 SOURCES = [
     # -- a Runner's sources, and a replay's from the record (engine/sources.py, engine/recorded/)
@@ -3631,7 +3634,7 @@ SOURCES = [
         "roost/engine/recorded/world.py",
         "return self._times.get(_next_seq(self._run)) or now_iso()",
         "return now_iso()",
-        ("tests/engine/test_sources_clock.py",),
+        ("tests/engine/recorded/test_world.py", "tests/engine/test_sources_clock.py"),
         "a replay stamps its events with the time now, not the times the run recorded",
     ),
     Mutant(
@@ -3639,7 +3642,7 @@ SOURCES = [
         "roost/engine/recorded/world.py",
         "index = bisect.bisect_right(self._seqs, _next_seq(self._run)) - 1",
         "index = len(self._seqs) - 1",
-        ("tests/engine/test_skills.py",),
+        ("tests/engine/recorded/test_world.py", "tests/engine/test_skills.py"),
         "a replay shows the skills list recorded last in the run, not the one in force then",
     ),
     # Left out as equivalent on every reachable path: RecordedTools.answer finds the call

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 from fakes.runners import runner_options
 
 from roost.engine import Runner
+from roost.flow import load_flow_text
 from roost.ports import MemoryLog
 from roost.testing import unchecked_flow
 
@@ -149,3 +150,63 @@ agents:
   assistant: {{role: You help.}}
 start: {{from: USER, to: assistant, content: Hi}}
 """
+
+
+# The runs the replay tests record: a chat with a person, an error and a retry; a tool loop.
+CHAT = """\
+roost: 1
+name: chat
+defaults: {provider: mock, max_rounds: 8}
+providers:
+  mock:
+    kind: scripted
+    replies: ["one", "two", "INTERRUPT", "three", {error: boom}, "four", "five"]
+agents:
+  writer: {role: "You write. {{ vars.tone }}"}
+  critic: {role: You criticise.}
+vars: {tone: calm}
+start: {from: critic, to: writer, content: Write a poem}
+"""
+
+TOOLS_MODULE = '''
+def add(a: int, b: int) -> int:
+    """Adds."""
+    return a + b
+'''
+
+TOOLS = """\
+roost: 1
+name: calc
+defaults: {provider: mock}
+providers:
+  mock:
+    kind: scripted
+    replies:
+      - {tool_calls: [{name: add, arguments: {a: 2, b: 3}}, {name: add, arguments: {a: 1, b: 1}}]}
+      - "TERMINATE"
+tools:
+  add: {python: "replay_tools:add", description: Add two integers}
+agents:
+  user: {}
+  calc: {functions: [add]}
+start: {from: user, to: calc, content: add things}
+"""
+
+
+def flow_from(text: str, folder: Path, name: str = "flow.yaml") -> Flow:
+    path = folder / name
+    path.write_text(text)
+    return load_flow_text(text, str(path))
+
+
+async def record_chat(flow: Flow) -> list[Event]:
+    """A run with a person's answer, an error and a retry."""
+    log = MemoryLog("rec")
+    runner = Runner(flow=flow, log=log)
+    state = await runner.start()
+    assert state.status == "paused"
+    state = await runner.continue_("shorter please")
+    assert state.status == "error"
+    state = await runner.retry()
+    assert state.status == "terminated"
+    return log.load()
