@@ -48,7 +48,7 @@ def test_a_result_answering_no_call_before_it_is_refused_naming_the_provider() -
     assert refused.value.provider == "mine"
 
 
-def test_reasoning_goes_back_only_to_the_provider_that_made_it() -> None:
+def test_own_reasoning_keeps_only_the_parts_the_provider_made() -> None:
     own = ReasoningPart(kind="thinking", text="mine", provider_details={"provider": "mine"})
     other = ReasoningPart(kind="thinking", text="theirs", provider_details={"provider": "other"})
     unmarked = ReasoningPart(kind="thinking", text="unmarked")
