@@ -1251,7 +1251,7 @@ HOOKS = [
         "roost/engine/recorded/decisions.py",
         "event = waiting.popleft()",
         "event = waiting[0]",
-        HOOK_TESTS,
+        ("tests/engine/recorded/test_decisions.py", *HOOK_TESTS),
         "a replay answers every message a before_reply hook saw with its first decision",
     ),
 ]
@@ -3151,7 +3151,7 @@ ROUTES = [
         "roost/engine/recorded/decisions.py",
         "if not has_python(route.when):",
         "if True:",
-        ROUTE_TESTS,
+        ("tests/engine/recorded/test_decisions.py", *ROUTE_TESTS),
         "a replay would call a python condition again instead of reading the record",
     ),
     Mutant(
