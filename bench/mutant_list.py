@@ -28,15 +28,23 @@ class Mutant:
 
 # The tests each area's mutants run (in this order), by what they exercise.
 CHANNEL = (
-    "tests/engine/test_channel_caps.py",
-    "tests/engine/test_channel.py",
-    "tests/engine/test_channel_plan.py",
+    "tests/nodes/test_channel_caps.py",
+    "tests/nodes/test_directors.py",
+    "tests/nodes/test_channel_plan.py",
+    "tests/nodes/test_human.py",
+    "tests/nodes/test_agent.py",
+    "tests/engine/test_channel_steps.py",
 )
-PAIR = ("tests/engine/test_pair.py", "tests/engine/test_basics.py")
-TOOL_LOOP = ("tests/engine/test_tool_loop.py", "tests/engine/test_stopped_runs.py")
+PAIR = (
+    "tests/engine/test_interpreter_pair.py",
+    "tests/engine/test_interpreter.py",
+    "tests/nodes/test_agent.py",
+)
+TOOL_LOOP = ("tests/engine/test_tool_loop.py", "tests/engine/test_unfinished.py")
 HOOK_RUNS = ("tests/engine/test_hooks.py", "tests/engine/test_plan_mode.py")
-STOPPED = ("tests/engine/test_stopped_runs.py", "tests/runstate/test_fold.py")
+STOPPED = ("tests/engine/test_unfinished.py", "tests/runstate/test_fold.py")
 SECRETS = (
+    "tests/engine/test_calls.py",
     "tests/engine/test_secrets_in_events.py",
     "tests/attacks/test_masked_cuts.py",
     "tests/engine/test_runner.py",
@@ -44,7 +52,9 @@ SECRETS = (
 FINISH = ("tests/providers/test_finish_in_runs.py", "tests/providers/test_edges.py")
 REPLAY = (
     "tests/engine/test_replay.py",
-    "tests/engine/test_recorded_tools.py",
+    "tests/engine/recorded/test_stops.py",
+    "tests/engine/recorded/test_providers.py",
+    "tests/engine/recorded/test_tools.py",
     "tests/cli/test_request_diff.py",
 )
 JSONL = ("tests/store/test_jsonl.py", "tests/store/test_contract.py")
@@ -57,7 +67,9 @@ FORKS = (
 EDGES = ("tests/providers/test_edges.py", "tests/providers/test_faults.py")
 WIRE = (
     "tests/providers/test_contract.py",
-    "tests/providers/test_backends.py",
+    "tests/providers/test_anthropic.py",
+    "tests/providers/test_openai_chat.py",
+    "tests/providers/test_openai_responses.py",
     "tests/providers/test_edges.py",
 )
 
@@ -711,7 +723,7 @@ PROVIDERS = [
         "roost/providers/_errors.py",
         "return _short(redact(text, settings.secrets))",
         "return redact(_short(text), settings.secrets)",
-        ("tests/providers/test_error_masking.py", *EDGES),
+        ("tests/providers/test_errors_masking.py", *EDGES),
         "a server error cut through a key shows the key's first characters",
     ),
     Mutant(
@@ -720,7 +732,7 @@ PROVIDERS = [
         "api_key = LOCAL_SERVER_KEY if config.base_url else _vendor_key(key_env, context)",
         "api_key = _vendor_key(key_env, context)",
         (
-            "tests/providers/test_faults.py::test_the_vendors_key_is_never_sent_to_another_server",
+            "tests/providers/test_common.py::test_the_vendors_key_is_never_sent_to_another_server",
             *WIRE,
             "tests/providers/test_cli_errors.py",
         ),
@@ -741,7 +753,7 @@ PROVIDERS = [
         "roost/providers/_history.py",
         "out.append(result if result is not None else _missing(call))",
         "out.extend([result] if result is not None else [])",
-        WIRE,
+        ("tests/providers/test_history.py", *WIRE),
         "a tool call left without a result is sent unanswered, which the APIs refuse",
     ),
     Mutant(
@@ -897,7 +909,7 @@ LEASES = [
 
 MEMORY_PY = "roost/store/memory.py"
 FORK_MEMORY_PY = "roost/engine/fork_memory.py"
-MEMORY_TESTS = ("tests/store/test_memory.py", "tests/engine/test_memory_forks.py")
+MEMORY_TESTS = ("tests/store/test_memory.py", "tests/engine/test_fork_memory.py")
 
 MEMORY = [
     Mutant(
@@ -1259,13 +1271,13 @@ HOOKS = [
         "roost/engine/recorded/decisions.py",
         "event = waiting.popleft()",
         "event = waiting[0]",
-        HOOK_TESTS,
+        ("tests/engine/recorded/test_decisions.py", *HOOK_TESTS),
         "a replay answers every message a before_reply hook saw with its first decision",
     ),
 ]
 
 BACKGROUND_PY = "roost/engine/background.py"
-BACKGROUND_TESTS = ("tests/tools/test_background.py",)
+BACKGROUND_TESTS = ("tests/engine/test_background.py",)
 
 BACKGROUND = [
     Mutant(
@@ -1765,7 +1777,7 @@ SPEED = [
         "roost/engine/_call_cursors.py",
         "        at = bisect.bisect_left(self._epochs, epoch)\n",
         "        at = bisect.bisect_right(self._epochs, epoch)\n",
-        ("tests/engine/test_runner_events.py",),
+        ("tests/engine/test_call_cursors.py",),
         "a consumer made just before start() and run after it misses that whole call",
     ),
     Mutant(
@@ -1773,7 +1785,7 @@ SPEED = [
         "roost/engine/_call_cursors.py",
         "            if task not in seen:\n                seen[task] = self.epoch\n",
         "            seen[task] = self.epoch\n",
-        ("tests/engine/test_runner_events.py",),
+        ("tests/engine/test_call_cursors.py",),
         "a consumer made before two calls sees only the last: its making is dated anew",
     ),
     Mutant(
@@ -1781,7 +1793,7 @@ SPEED = [
         "roost/engine/_call_cursors.py",
         "        at = bisect.bisect_left(self._epochs, tasks.oldest())\n",
         "        at = len(self._epochs)\n",
-        ("tests/engine/test_runner_events.py",),
+        ("tests/engine/test_call_cursors.py",),
         "a consumer made before many calls loses them: calls a living task follows are dropped",
     ),
     Mutant(
@@ -1806,7 +1818,7 @@ SPEED = [
         "roost/runstate/_history.py",
         "            lines += new\n",
         "",
-        ("tests/engine/test_channel.py",),
+        ("tests/nodes/test_directors.py",),
         "every choice adds the whole transcript again: a director sees messages twice",
     ),
     Mutant(
@@ -1814,7 +1826,7 @@ SPEED = [
         "roost/runstate/_history.py",
         '            self._text += "".join([text + "\\n" for text in new])\n',
         '            self._text = "".join([text + "\\n" for text in new])\n',
-        ("tests/engine/test_channel.py",),
+        ("tests/nodes/test_directors.py",),
         "a director's prompt shows only the messages since its last choice",
     ),
     Mutant(
@@ -1822,7 +1834,7 @@ SPEED = [
         "roost/runstate/_history.py",
         '"".join([text + "\\n" for text in new])',
         '"\\n".join(new)',
-        ("tests/engine/test_channel.py",),
+        ("tests/nodes/test_directors.py",),
         "the built-in prompt runs a choice's new lines into the next ones",
     ),
     Mutant(
@@ -1830,7 +1842,7 @@ SPEED = [
         DIRECTORS_PY,
         "transcript_text(state, channel) or NOTHING_SAID",
         "transcript_text(state, channel)",
-        ("tests/engine/test_channel.py",),
+        ("tests/nodes/test_directors.py",),
         "a director asked before anyone spoke is shown an empty conversation",
     ),
     # The call of a provider that never waits, unobserved, sets nothing up (issue 27).
@@ -1981,7 +1993,7 @@ HARDENING_ENGINE = [
         REPLAY_PY,
         "    end = [recorded[-1].seq + 1] if unfinished else []\n",
         "    end = []\n",
-        ("tests/engine/test_stopped_runs.py",),
+        ("tests/engine/test_unfinished.py",),
         "a run killed mid-step replays past its end and diverges at a call it never recorded",
     ),
     Mutant(
@@ -3097,7 +3109,7 @@ STUDIO = [
 # -- routes: conditions, the routed turn, the record a replay reads, validation
 ROUTE_TESTS = ("tests/engine/test_routes.py", "tests/flow/test_routes.py")
 ROUTE_CHECK_TESTS = ("tests/flow/test_route_checks.py",)
-LAST_TESTS = ("tests/engine/test_last_in_templates.py",)
+LAST_TESTS = ("tests/nodes/test_roles.py",)
 ROUTES = [
     Mutant(
         "route-contains-inverted",
@@ -3160,7 +3172,7 @@ ROUTES = [
         "roost/engine/recorded/decisions.py",
         "if not has_python(route.when):",
         "if True:",
-        ROUTE_TESTS,
+        ("tests/engine/recorded/test_decisions.py", *ROUTE_TESTS),
         "a replay would call a python condition again instead of reading the record",
     ),
     Mutant(
@@ -3390,7 +3402,7 @@ GRADED_TESTS = [
         "roost/engine/runner.py",
         "            self._notify([stamped])  # shown and streamed like the events of a call\n",
         "",
-        ("tests/engine/test_runner_events.py",),
+        ("tests/engine/test_call_cursors.py",),
         "a judge's or a simulated person's call never reaches events() nor on_event",
     ),
     Mutant(
@@ -3630,9 +3642,10 @@ BUDGETS = [
 ]
 
 SOURCES_TESTS = (
-    "tests/engine/test_clock.py",
+    "tests/engine/test_sources_clock.py",
     "tests/engine/test_skills.py",
     "tests/engine/test_replay.py",
+    "tests/engine/recorded/test_stops.py",
 )
 SOURCES = [
     # -- a Runner's sources, and a replay's from the record (engine/sources.py, engine/recorded/)
@@ -3649,7 +3662,7 @@ SOURCES = [
         "roost/engine/recorded/world.py",
         "return self._times.get(_next_seq(self._run)) or now_iso()",
         "return now_iso()",
-        ("tests/engine/test_clock.py",),
+        ("tests/engine/recorded/test_world.py", "tests/engine/test_sources_clock.py"),
         "a replay stamps its events with the time now, not the times the run recorded",
     ),
     Mutant(
@@ -3657,7 +3670,7 @@ SOURCES = [
         "roost/engine/recorded/world.py",
         "index = bisect.bisect_right(self._seqs, _next_seq(self._run)) - 1",
         "index = len(self._seqs) - 1",
-        ("tests/engine/test_skills.py",),
+        ("tests/engine/recorded/test_world.py", "tests/engine/test_skills.py"),
         "a replay shows the skills list recorded last in the run, not the one in force then",
     ),
     # Left out as equivalent on every reachable path: RecordedTools.answer finds the call
@@ -3677,7 +3690,7 @@ SOURCES = [
         "roost/engine/calls.py",
         "legacy = self.legacy_digests is not None and self.legacy_digests()",
         "legacy = False",
-        ("tests/engine/test_request_digest.py",),
+        ("tests/engine/test_digests.py",),
         "a run recorded before whole-request digests replays as changed at its first call",
     ),
     Mutant(

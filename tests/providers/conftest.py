@@ -1,7 +1,8 @@
 """Fixtures: a fake LLM server per test and a factory of providers pointed at it.
 
-And helpers the provider tests share: where in a reply's stream its first text and its
-end come, and ``roost`` run as a command with the environment a test gives it.
+And helpers the provider tests share: two calls of one tool loop with thinking, where in a
+reply's stream its first text and its end come, and ``roost`` run as a command with the
+environment a test gives it.
 """
 
 from __future__ import annotations
@@ -14,19 +15,20 @@ import pytest
 from cli_inprocess import Ran, run_cli
 from fakes import wire
 from fakes.llm_server import FakeLLMServer
+from fakes.script import FakeCall, Reply, Thinking
 from pydantic import TypeAdapter
 
 from roost.flow.models import ProviderConfig
+from roost.messages import ModelRequest, ModelResponse, ToolResultMessage, ToolSpec, UserMessage
 from roost.providers.base import Provider, ProviderContext
 from roost.providers.registry import FACTORIES, _factory
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from fakes.script import Reply
-
 KINDS = ("openai", "openai-responses", "anthropic")
 API_KEY = "sk-test-SECRET-4242"
+ASK = ModelRequest(system="s", messages=(UserMessage(content="hello"),))
 
 MakeProvider = Callable[..., Provider]
 
@@ -75,6 +77,35 @@ def make_provider(server: FakeLLMServer) -> MakeProvider:
 @pytest.fixture(params=KINDS)
 def kind(request: pytest.FixtureRequest) -> str:
     return str(request.param)
+
+
+# --------------------------------------------------------------------------- a tool loop
+
+MINE = {"provider": "llm"}  # each reasoning part names the provider that made it
+ADD = ToolSpec(name="add", description="Add", parameters={"type": "object"})
+
+
+async def tool_loop(
+    provider_kind: str, server: FakeLLMServer, make: MakeProvider, **cfg: object
+) -> tuple[ModelResponse, ModelResponse]:
+    """Two calls of one tool loop: a tool call with thinking, then the answer."""
+    provider = make(provider_kind, **cfg)
+    server.script(
+        Reply(
+            calls=(FakeCall("add", {"a": 1}, id="t1"),),
+            thinking=(
+                Thinking("I should add.", "SIG-1"),
+                Thinking(signature="OPAQUE", redacted=True),
+            ),
+        ),
+        Reply(text="It is 1."),
+    )
+    ask = ModelRequest(system="sys", messages=(UserMessage(content="add"),), tools=(ADD,))
+    first = await provider.complete(ask)
+    result = ToolResultMessage(tool_call_id="t1", name="add", content="1")
+    follow = ask.model_copy(update={"messages": (*ask.messages, first.message, result)})
+    second = await provider.complete(follow)
+    return first, second
 
 
 # --------------------------------------------------------------------------- streams

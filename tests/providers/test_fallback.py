@@ -8,17 +8,14 @@ import pytest
 from fakes.script import Broken, Reply, Status
 
 from roost.errors import ProviderError
-from roost.flow.models import Flow
 from roost.messages import ModelRequest, UserMessage
 from roost.providers._retry import StreamInterruptedError
-from roost.providers.base import ProviderContext
-from roost.providers.fallback import FallbackProvider, with_fallbacks
-from roost.providers.registry import build_provider
-
-from .conftest import API_KEY, MakeProvider
+from roost.providers.fallback import with_fallbacks
 
 if TYPE_CHECKING:
     from fakes.llm_server import FakeLLMServer
+
+    from .conftest import MakeProvider
 
 ASK = ModelRequest(messages=(UserMessage(content="hi"),))
 
@@ -78,36 +75,3 @@ async def test_no_fallback_after_text_was_shown(
     with pytest.raises(StreamInterruptedError):
         await chain.complete(ASK, on_text=lambda _: None)
     assert len(server.requests) == 1
-
-
-async def test_registry_builds_the_chain_from_the_flow(
-    server: FakeLLMServer, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("FAKE_KEY", API_KEY)
-    flow = Flow.model_validate(
-        {
-            "roost": 1,
-            "name": "f",
-            "providers": {
-                "gpt": {
-                    "kind": "openai",
-                    "model": "m1",
-                    "base_url": server.url + "/v1",
-                    "api_key": API_KEY,
-                    "max_retries": 0,
-                    "fallback": ["claude"],
-                },
-                "claude": {
-                    "kind": "anthropic",
-                    "model": "m2",
-                    "base_url": server.url,
-                    "api_key": API_KEY,
-                },
-            },
-        }
-    )
-    provider = build_provider("gpt", flow, ProviderContext(secrets=frozenset({API_KEY})))
-    assert isinstance(provider, FallbackProvider)
-    server.script(Status(503), Reply(text="claude here"))
-    response = await provider.complete(ASK)
-    assert response.message.content == "claude here" and response.model == "m2"

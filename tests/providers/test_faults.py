@@ -3,19 +3,19 @@
 from __future__ import annotations
 
 import socket
+from typing import TYPE_CHECKING
 
 import anyio
 import pytest
-from fakes.llm_server import FakeLLMServer
 from fakes.script import Broken, Reply, Status, html, overloaded, rate_limited
 
 from roost.errors import ProviderError
-from roost.messages import ModelRequest, UserMessage
 from roost.providers._retry import StreamInterruptedError
 
-from .conftest import API_KEY, MakeProvider, first_text_event
+from .conftest import API_KEY, ASK, MakeProvider, first_text_event
 
-ASK = ModelRequest(system="s", messages=(UserMessage(content="hello"),))
+if TYPE_CHECKING:
+    from fakes.llm_server import FakeLLMServer
 
 
 def outcomes(attempts: tuple[dict[str, object], ...]) -> list[object]:
@@ -173,32 +173,6 @@ async def test_refused_key_says_what_to_check_and_hides_the_key(
     assert server.requests[0].api_key == API_KEY  # it was sent, just never shown
 
 
-async def test_the_vendors_key_is_never_sent_to_another_server(
-    kind: str, server: FakeLLMServer, make_provider: MakeProvider, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-env-openai-1111")
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-env-anthropic-2222")
-    server.script(Reply(text="local"))
-    response = await make_provider(kind, api_key=None).complete(ASK)
-    assert response.message.content == "local"
-    assert server.requests[0].api_key == "not-needed"
-
-
-def test_the_vendors_key_is_read_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    from roost.providers._common import settings_from
-    from roost.providers.base import ProviderContext
-
-    from .conftest import config
-
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-env-anthropic-2222")
-    with FakeLLMServer() as fake:
-        cfg = config("anthropic", fake, api_key=None).model_copy(update={"base_url": None})
-    settings = settings_from("c", cfg, ProviderContext(), key_env="ANTHROPIC_API_KEY")
-    assert settings.api_key == "sk-env-anthropic-2222"
-    assert "sk-env-anthropic-2222" in settings.secrets
-    assert settings.key_hint() == "ANTHROPIC_API_KEY or the provider's api_key"
-
-
 async def test_unknown_model(kind: str, server: FakeLLMServer, make_provider: MakeProvider) -> None:
     server.script(Status(404, "The model `nope` does not exist", "not_found_error"))
     with pytest.raises(ProviderError, match=r"HTTP 404.*check the model name 'nope'"):
@@ -216,23 +190,6 @@ async def test_unreachable_base_url(kind: str, make_provider: MakeProvider) -> N
     ) as caught:
         await provider.complete(ASK)
     assert outcomes(caught.value.attempts) == ["connection error", "connection error"]
-
-
-async def test_missing_key(kind: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    from roost.providers.base import ProviderContext
-    from roost.providers.registry import _factory
-
-    from .conftest import config
-
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
-    with FakeLLMServer() as fake:
-        cfg = config(kind, fake, api_key=None).model_copy(update={"base_url": None})
-        provider = _factory(kind)("llm", cfg, ProviderContext())
-        env = "ANTHROPIC_API_KEY" if kind == "anthropic" else "OPENAI_API_KEY"
-        with pytest.raises(ProviderError, match=f"no API key: set {env}"):
-            await provider.complete(ASK)
-        assert fake.requests == []
 
 
 async def test_secrets_of_the_flow_never_appear(

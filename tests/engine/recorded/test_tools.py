@@ -22,7 +22,7 @@ from roost.ports import MemoryLog
 if TYPE_CHECKING:
     from roost.flow.models import Flow
 
-DATA = Path(__file__).resolve().parents[1] / "tools" / "data"
+DATA = Path(__file__).resolve().parents[2] / "tools" / "data"
 
 FLOW = """\
 roost: 1

@@ -2,34 +2,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import pytest
 
 from roost.engine import Runner, fold
 from roost.errors import RunStateError
-from roost.messages import AssistantMessage, ModelRequest, ModelResponse
 from roost.ports import MemoryLog
-from tests.engine.conftest import make_flow, messages, runner_for
-
-if TYPE_CHECKING:
-    from pathlib import Path
-
-    from roost.providers.base import TextCallback
-
-
-def pair(replies: str, *, extra: str = "", user: str = "{role: A person.}") -> str:
-    return f"""
-roost: 1
-name: pair
-defaults: {{provider: mock{extra}}}
-providers:
-  mock: {{kind: scripted, replies: {replies}}}
-agents:
-  USER: {user}
-  assistant: {{role: You help.}}
-start: {{from: USER, to: assistant, content: Hi}}
-"""
+from tests.engine.conftest import make_flow, messages, pair, runner_for
 
 
 async def test_the_pair_cap_counts_both_directions_and_terminates() -> None:
@@ -132,41 +110,6 @@ async def test_continue_and_retry_refuse_a_run_in_the_wrong_state() -> None:
         await runner.start()
 
 
-async def test_between_two_agents_each_sees_only_their_messages_with_roles() -> None:
-    runner, log = runner_for(pair("[{echo: last}, second, {echo: system}, TERMINATE]"))
-    await runner.start()
-    said = [m[2] for m in messages(log.load())]
-    assert said[1] == "Hi"  # the last message assistant was shown
-    assert said[3] == "You help."
-
-
-class Recording:
-    """A provider that keeps what each request showed: (node, [(kind, content), ...])."""
-
-    name = "rec"
-    model = "rec-model"
-
-    def __init__(self, replies: list[str]) -> None:
-        self.replies = replies
-        self.seen: list[tuple[str, list[tuple[str, str]]]] = []
-
-    async def complete(
-        self, request: ModelRequest, *, on_text: TextCallback | None = None
-    ) -> ModelResponse:
-        shown = [(type(m).__name__, m.content) for m in request.messages]
-        self.seen.append((request.node, shown))
-        return ModelResponse(message=AssistantMessage(content=self.replies[len(self.seen) - 1]))
-
-
-async def test_each_agent_is_shown_the_whole_exchange_both_ways_with_its_own_as_assistant() -> None:
-    provider = Recording(["a1", "u1", "a2", "TERMINATE"])
-    runner, _log = runner_for(pair("[unused]"), providers=lambda name: provider)
-    await runner.start()
-    you, me = "UserMessage", "AssistantMessage"
-    assert provider.seen[2] == ("assistant", [(you, "Hi"), (me, "a1"), (you, "u1")])
-    assert provider.seen[3] == ("USER", [(me, "Hi"), (you, "a1"), (me, "u1"), (you, "a2")])
-
-
 async def test_a_provider_error_stops_the_run_and_retry_goes_on() -> None:
     runner, log = runner_for(pair("[{error: boom}, fixed, TERMINATE]"))
     state = await runner.start()
@@ -190,46 +133,6 @@ async def test_a_missing_template_variable_is_an_error_entry() -> None:
     state = await runner.start()
     assert state.status == "error"
     assert "undefined" in log.load()[-1].content
-
-
-async def test_roles_see_vars_name_members_and_now() -> None:
-    text = pair("[{echo: system}, TERMINATE]").replace(
-        "{role: You help.}",
-        "{role: \"{{ vars.persona }} {{ name }} {{ members | join(',') }} {{ now[:4] }}\"}",
-    )
-    text = text.replace("name: pair", "name: pair\nvars: {persona: careful}")
-    runner, log = runner_for(text)
-    await runner.start()
-    said = messages(log.load())[1][2]
-    assert said.startswith("careful assistant assistant,USER 20")
-
-
-async def test_timestamps_prefix_user_messages_with_their_recorded_time() -> None:
-    runner, log = runner_for(pair("[{echo: last}, TERMINATE]", extra=", timestamps: true"))
-    await runner.start()
-    start = log.load()[1]
-    assert messages(log.load())[1][2] == f"[{start.ts}] Hi"
-
-
-async def test_context_files_are_read_again_at_every_reply(tmp_path: Path) -> None:
-    notes = tmp_path / "notes"
-    notes.mkdir()
-    (notes / "a.md").write_text("first version")
-    text = pair("[{echo: last}, more, {echo: last}, TERMINATE]").replace(
-        "{role: You help.}", "{role: You help., context: [notes/*.md]}"
-    )
-    flow = make_flow(text, tmp_path / "flow.yaml")
-    log = MemoryLog("r")
-    seen: list[str] = []
-
-    def edit(event: object) -> None:
-        if getattr(event, "type", "") == "message" and getattr(event, "from_", "") == "assistant":
-            seen.append(event.content)  # type: ignore[attr-defined]
-            (notes / "a.md").write_text("second version")
-
-    await Runner(flow=flow, log=log, on_event=edit).start()
-    assert "Hi" in seen[0] and "first version" in seen[0] and "notes/a.md" in seen[0]
-    assert "second version" in seen[1] and "more" in seen[1]
 
 
 async def test_defaults_interrupt_always_pauses_after_every_reply() -> None:

@@ -12,6 +12,7 @@ from roost.errors import FlowError
 from roost.events import MessageEvent, SelectEvent
 from roost.flow import load_flow_text
 from roost.ports import MemoryLog
+from tests.engine.conftest import messages, pair, runner_for
 
 # The writer's second draft is its role echoed: the critic's notes, read from its data.
 REVIEW = """\
@@ -124,3 +125,15 @@ def test_the_start_message_cannot_read_last() -> None:
     with pytest.raises(FlowError) as error:
         load_flow_text(text, "review.yaml")
     assert "the template reads 'last', which is not defined" in str(error.value)
+
+
+async def test_roles_see_vars_name_members_and_now() -> None:
+    text = pair("[{echo: system}, TERMINATE]").replace(
+        "{role: You help.}",
+        "{role: \"{{ vars.persona }} {{ name }} {{ members | join(',') }} {{ now[:4] }}\"}",
+    )
+    text = text.replace("name: pair", "name: pair\nvars: {persona: careful}")
+    runner, log = runner_for(text)
+    await runner.start()
+    said = messages(log.load())[1][2]
+    assert said.startswith("careful assistant assistant,USER 20")
