@@ -1,9 +1,12 @@
-"""The package's shape: no import loop, and no import hidden in a string.
+"""The package's shape: no import loop, no import hidden in a string, and the tests
+laid out like the code.
 
 import-linter's contracts (pyproject.toml) say which layer may import which;
 these tests add what a contract cannot say: no two modules import each other,
 directly or round a longer loop, and no roost module is imported by a name in a
-string, where neither import-linter nor a reader can see the edge.
+string, where neither import-linter nor a reader can see the edge. The last
+tests hold the layout CONTRIBUTING.md describes: each module's tests in the file
+named after it, where a newcomer looks for them.
 """
 
 from __future__ import annotations
@@ -104,3 +107,63 @@ def _names_roost(argument: ast.expr) -> bool:
 
 def _top(module: str) -> str:
     return ".".join(module.split(".")[:2])
+
+
+TESTS = ROOST.parent / "tests"
+
+# Modules with no behaviour of their own, so no test file of their own: why, each.
+NO_TEST_FILE = {
+    "__init__.py": "lazy re-exports of the front door; tests/test_api.py uses them",
+    "__main__.py": "calls roost.entry.main; tests/cli/test_app.py runs python -m roost",
+    "cli/server_options.py": "typer option declarations shared by serve and studio",
+    "engine/__init__.py": "loads Runner, ChildRuns and Sources on first use, nothing else",
+    "events/__init__.py": "re-exports the event models",
+    "flow/models/__init__.py": "re-exports the language's models",
+    "providers/base.py": "the Provider interfaces; each provider's tests test them",
+    "runstate/__init__.py": "re-exports the run state and its fold",
+    "tools/__init__.py": "toolbox_for makes a Toolbox; tests/tools/test_toolbox.py uses it",
+    "tools/refused.py": "one exception class, raised and tested by the built-in tools",
+}
+
+
+def mirror_files(module: Path) -> list[Path]:
+    """Where the tests of ``module`` (a path below roost/) are: ``tests/<path>/test_<name>.py``
+    or ``test_<name>_<side>.py``; a package's ``__init__`` is ``test_<package>`` beside it."""
+    relative = module.relative_to(ROOST)
+    if module.name == "__init__.py":
+        folder, name = TESTS / relative.parent.parent, relative.parent.name
+    else:
+        folder, name = TESTS / relative.parent, module.stem.lstrip("_")
+    return [*folder.glob(f"test_{name}.py"), *folder.glob(f"test_{name}_*.py")]
+
+
+def _has_code(module: Path) -> bool:
+    """Whether a package's ``__init__`` does more than gather names (a def or a class)."""
+    tree = ast.parse(module.read_text(encoding="utf-8"))
+    return any(isinstance(node, ast.FunctionDef | ast.ClassDef) for node in tree.body)
+
+
+def test_every_module_has_its_test_file_where_the_layout_puts_it() -> None:
+    missing = [
+        str(module.relative_to(ROOST))
+        for module in sorted(ROOST.rglob("*.py"))
+        if (module.name != "__init__.py" or _has_code(module))
+        and str(module.relative_to(ROOST)) not in NO_TEST_FILE
+        and not mirror_files(module)
+    ]
+    assert missing == []
+
+
+def test_a_module_said_to_need_no_test_file_is_still_there_and_still_has_none() -> None:
+    stale = [name for name in NO_TEST_FILE if not (ROOST / name).exists()]
+    tested = [
+        name for name in NO_TEST_FILE if (ROOST / name).exists() and mirror_files(ROOST / name)
+    ]
+    assert (stale, tested) == ([], [])
+
+
+def test_the_layout_finds_a_module_s_test_files_and_a_package_s() -> None:
+    found = {path.name for path in mirror_files(ROOST / "store" / "forks.py")}
+    assert {"test_forks.py", "test_forks_file.py"} <= found
+    assert [p.name for p in mirror_files(ROOST / "pricing" / "__init__.py")] == ["test_pricing.py"]
+    assert mirror_files(ROOST / "engine" / "no_such_module.py") == []
