@@ -6,6 +6,7 @@ import asyncio
 import json
 import os
 import sys
+import textwrap
 from typing import TYPE_CHECKING
 
 import mcp_types
@@ -17,6 +18,7 @@ from roost.events import ToolResultEvent
 from roost.flow.models import Flow, McpTool
 from roost.loading import load_flow
 from roost.ports import MemoryLog
+from roost.testing import flow_from_yaml
 from roost.tools import ToolOutcome, check_flow_tools, mcp_tool, toolbox_for
 from roost.tools.mcp_tool import McpHub, McpServerTool
 
@@ -229,16 +231,21 @@ def test_an_sse_endpoint_is_not_reached_as_streamable_http(sse_url: str) -> None
         toolbox.close()
 
 
+def with_secret_key(body: str) -> Flow:
+    """A flow whose ``${KEY}`` is the secret ``s3cr3t-value``, read from its environment."""
+    text = "roost: 1\nname: test\n" + textwrap.dedent(body)
+    return flow_from_yaml(text, replies=["unused"], environ={"KEY": "s3cr3t-value"})
+
+
 def test_an_sse_server_that_is_not_there() -> None:
-    flow = make_flow(
-        {
-            "mcp_servers": {
-                "gone": {"url": "http://127.0.0.1:9/sse?key=s3cr3t-value", "transport": "sse"}
-            },
-            "agents": {"a": {"functions": ["gone#anything"]}},
-        }
+    flow = with_secret_key(
+        """
+        mcp_servers:
+          gone: {url: "http://127.0.0.1:9/sse?key=${KEY}", transport: sse}
+        agents:
+          a: {functions: ["gone#anything"]}
+        """
     )
-    flow._secrets = frozenset({"s3cr3t-value"})
     toolbox = toolbox_for(flow)
     try:
         with pytest.raises(ToolFailure) as caught:
@@ -281,14 +288,16 @@ def test_check_finds_missing_commands_and_servers() -> None:
 
 
 def test_start_failures_keep_secrets_out() -> None:
-    flow = make_flow(
-        {
-            "mcp_servers": {"gone": {"url": "http://127.0.0.1:9/mcp?key=s3cr3t-value"}},
-            "tools": {"gone": {"mcp": "gone"}},
-            "agents": {"a": {"functions": ["gone"]}},
-        }
+    flow = with_secret_key(
+        """
+        mcp_servers:
+          gone: {url: "http://127.0.0.1:9/mcp?key=${KEY}"}
+        tools:
+          gone: {mcp: gone}
+        agents:
+          a: {functions: [gone]}
+        """
     )
-    flow._secrets = frozenset({"s3cr3t-value"})
     toolbox = toolbox_for(flow)
     try:
         with pytest.raises(ToolFailure) as caught:
