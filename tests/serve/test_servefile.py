@@ -15,19 +15,6 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 
-SERVE_YAML = """\
-schedules:
-  morning:
-    cron: "0 9 * * 1-5"
-    flow: hello.yaml
-    message: Good morning.
-    timezone: Europe/Paris
-  minutely:
-    cron: "* * * * *"
-    flow: hello.yaml
-"""
-
-
 BAD_CRON = """\
 schedules:
   morning:
